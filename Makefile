@@ -1,0 +1,31 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/dispatchlab demo
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_sim.py ../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

@@ -1,0 +1,72 @@
+"""Dispatchers (scheduling + allocation) and the view they see.
+
+``make_dispatcher(name, **params)`` builds a registered dispatcher: ``fifo``, ``sjf``,
+``ljf``, ``easy``, ``conservative``. A new dispatcher is one subclass of
+:class:`Dispatcher` with a ``dispatch(view)`` method; see the README.
+"""
+
+from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator, BestFit, FirstFit
+from dispatchlab.dispatch.backfill import EASY, Conservative
+from dispatchlab.dispatch.base import (
+    Allocation,
+    Decision,
+    Dispatcher,
+    DispatchError,
+    Reject,
+    SetSpeed,
+    Start,
+    View,
+)
+from dispatchlab.dispatch.priority import FIFO, LJF, SJF
+from dispatchlab.errors import InputError
+
+DISPATCHERS: dict[str, type[Dispatcher]] = {
+    "fifo": FIFO,
+    "sjf": SJF,
+    "ljf": LJF,
+    "easy": EASY,
+    "conservative": Conservative,
+}
+
+
+def make_dispatcher(name: str, **params: object) -> Dispatcher:
+    """Build a registered dispatcher by name with its ``__init__`` parameters."""
+    try:
+        cls = DISPATCHERS[name]
+    except KeyError:
+        raise InputError(
+            f"unknown dispatcher {name!r} (choose from {', '.join(DISPATCHERS)})",
+            field="dispatcher",
+        ) from None
+    try:
+        disp = cls(**params)
+    except TypeError as exc:
+        raise InputError(f"bad parameters for dispatcher {name!r}: {exc}",
+                         field="dispatcher") from None
+    check = getattr(disp, "_check", None)
+    if check is not None:
+        check()
+    return disp
+
+
+__all__ = [
+    "ALLOCATORS",
+    "DISPATCHERS",
+    "EASY",
+    "FIFO",
+    "LJF",
+    "SJF",
+    "Allocation",
+    "Allocator",
+    "BestFit",
+    "Conservative",
+    "Decision",
+    "DispatchError",
+    "Dispatcher",
+    "FirstFit",
+    "Reject",
+    "SetSpeed",
+    "Start",
+    "View",
+    "make_dispatcher",
+]

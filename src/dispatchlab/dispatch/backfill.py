@@ -1,0 +1,271 @@
+"""Backfilling dispatchers: EASY (with K reservations) and conservative.
+
+**EASY** (Mu'alem & Feitelson 2001), ``EASY()``. At each pass:
+
+1. start jobs in queue order while they fit;
+2. the first job that does not fit (the *head*) gets a reservation at its *shadow
+   time*: the earliest time it fits, found by releasing running jobs in order of
+   estimated end (an end already past counts as now; jobs started in step 1 release
+   at ``now + max(estimate, 1)``). The *extra* capacity is what is free at the shadow
+   time, counting every job whose estimated end is at or before it, minus what the head
+   needs;
+3. the rest of the queue is scanned in queue order (``order="sjf"``: by estimate,
+   ties by queue order - EASY-SJBF; the head stays the oldest job). A job that fits now
+   starts if ``now + max(estimate, 1) <= shadow``; otherwise it starts only if it also
+   fits in the extra capacity, which it then consumes.
+
+*Guarantee*: when estimates are exact, a backfilled job never delays the head's
+reservation. Only the head is protected: other jobs may be delayed (unbounded).
+
+**EASY with K reservations**, ``EASY(reservations=K)``: walking the queue in order,
+each job gets the earliest reservation in the availability profile (running jobs plus
+earlier reservations; see :mod:`dispatchlab.dispatch.profile`); a job whose
+reservation is now and that physically fits starts now and does not count; the others
+count as reserved until K jobs hold a reservation. Every later job (scanned in queue
+or estimate order) starts now iff it fits now and in the profile over its planned
+duration. ``reservations=1`` gives exactly the EASY schedule.
+
+**Conservative**, ``Conservative()``: every waiting job gets a reservation, in queue
+order, re-planned from scratch at every pass (EASY with K = infinity). A job starts
+now when its reservation is now. *Guarantee*: with exact estimates no job is ever
+started later than the first reservation it got.
+
+*Knobs*: ``order`` ("fifo" | "sjf", the backfill scan order), ``reservations``
+(1 <= K; EASY only), ``allocator`` (node-level platforms only), ``explain`` (record
+every pass's shadow time, extra capacity and backfilled jobs in ``self.log_``).
+
+*Speed*: on counting platforms the per-pass scans are numpy masks over the queue's
+columns; the conservative planner stops as soon as no later job could start now (the
+free cores now are fewer than the smallest remaining request), which changes no
+decision of the pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
+from dispatchlab.dispatch.profile import CoreProfile, NodeProfile, planned
+from dispatchlab.errors import InputError
+
+ORDERS = ("fifo", "sjf")
+
+
+class _Backfill(Dispatcher):
+    order: str
+    reservations: int | None
+    allocator: str
+    explain: bool
+
+    def _check(self) -> None:
+        if self.order not in ORDERS:
+            raise InputError(f"order must be one of {ORDERS}, got {self.order!r}", field="order")
+        if self.reservations is not None and (
+            not isinstance(self.reservations, int) or self.reservations < 1
+        ):
+            raise InputError(f"reservations must be an integer >= 1, got {self.reservations!r}",
+                             field="reservations")
+
+    def start(self, view: View) -> None:
+        self._check()
+        self.allocator_: Allocator = make_allocator(self.allocator)
+        self.log_: list[dict] = []
+
+    def dispatch(self, view: View) -> list[Decision]:
+        if view.queue_length == 0:
+            return []
+        k = self.reservations if self.reservations is not None else view.queue_length + 1
+        if not view.counting:
+            return self._plan_nodes(view, k)
+        if k == 1:
+            return self._easy_counting(view)
+        return self._plan_counting(view, k)
+
+    # ------------------------------------------------------------------ EASY, counting
+    def _easy_counting(self, view: View) -> list[Decision]:
+        now = view.now
+        jobs, units, est = view.queue
+        n = len(jobs)
+        free = view.free_cores
+        out: list[Decision] = []
+        i = 0
+        while i < n:
+            u = int(units[i])
+            if u > free:
+                break
+            free -= u
+            out.append(Start(int(jobs[i])))
+            i += 1
+        if i == n or free <= 0:
+            return out
+        need = int(units[i])
+        ends, held, _ = view.running
+        if i:  # jobs started above hold their cores until now + planned duration
+            ends = np.concatenate((ends, now + np.maximum(est[:i], 1)))
+            held = np.concatenate((held, units[:i]))
+            by_end = np.argsort(ends, kind="stable")
+            ends, held = ends[by_end], held[by_end]
+        avail = free + np.cumsum(held)
+        shadow = int(ends[int(np.searchsorted(avail, need, side="left"))])
+        extra = int(avail[int(np.searchsorted(ends, shadow, side="right")) - 1]) - need
+        rest = np.arange(i + 1, n)
+        if self.order == "sjf" and len(rest) > 1:
+            rest = rest[np.argsort(est[i + 1 :], kind="stable")]
+        u_rest = units[rest]
+        ends_before = now + np.maximum(est[rest], 1) <= shadow
+        cand = np.flatnonzero((u_rest <= free) & (ends_before | (u_rest <= extra)))
+        backfilled = []
+        for c in cand.tolist():
+            u = int(u_rest[c])
+            if u > free:
+                continue
+            if ends_before[c]:
+                free -= u
+            elif u <= extra:
+                free -= u
+                extra -= u
+            else:
+                continue
+            job = int(jobs[rest[c]])
+            out.append(Start(job))
+            backfilled.append(job)
+            if free == 0:
+                break
+        if self.explain:
+            self.log_.append({"now": now, "head": int(jobs[i]), "shadow": shadow,
+                              "extra": extra, "backfilled": backfilled})
+        return out
+
+    # ------------------------------------------------------------- K reservations, counting
+    def _plan_counting(self, view: View, k: int) -> list[Decision]:
+        now = view.now
+        jobs, units, est = view.queue
+        n = len(jobs)
+        free = view.free_cores
+        ends, held, _ = view.running
+        prof = CoreProfile(now, ends, held, free)
+        smallest_after = np.minimum.accumulate(units[::-1])[::-1]
+        out: list[Decision] = []
+        reserved: list[tuple[int, int]] = []
+        i = 0
+        while i < n and len(reserved) < k:
+            if min(free, int(prof.free[0])) < smallest_after[i]:
+                self._log(now, reserved, out)
+                return out  # no later job can start now: the rest changes no decision
+            u = int(units[i])
+            d = planned(int(est[i]))
+            t = prof.earliest(u, d)
+            prof.reserve(t, d, u)
+            if t == now and u <= free:
+                free -= u
+                out.append(Start(int(jobs[i])))
+            else:
+                reserved.append((int(jobs[i]), t))
+            i += 1
+        if i < n and free > 0:
+            rest = np.arange(i, n)
+            if self.order == "sjf" and len(rest) > 1:
+                rest = rest[np.argsort(est[i:], kind="stable")]
+            u_rest = units[rest]
+            stop = now + np.maximum(est[rest], 1)
+            pos = 0
+            while free > 0 and pos < len(rest):
+                fits = (u_rest[pos:] <= free) & (u_rest[pos:] <= prof.prefix_min_until(stop[pos:]))
+                hit = np.flatnonzero(fits)
+                if len(hit) == 0:
+                    break
+                c = pos + int(hit[0])
+                u = int(u_rest[c])
+                prof.reserve(now, int(stop[c]) - now, u)
+                free -= u
+                out.append(Start(int(jobs[rest[c]])))
+                pos = c + 1
+        self._log(now, reserved, out, prof)
+        return out
+
+    def _log(self, now: int, reserved: list, out: list, prof: CoreProfile | None = None) -> None:
+        if self.explain:
+            self.log_.append({"now": now, "reservations": list(reserved),
+                              "started": [d.job for d in out],
+                              "profile": prof.rows() if prof is not None else None})
+
+    # ---------------------------------------------------------------- node level (any K)
+    def _plan_nodes(self, view: View, k: int) -> list[Decision]:
+        now = view.now
+        jobs, units, est = view.queue
+        n = len(jobs)
+        reqs = view.requests
+        n_nodes = view.free.shape[0]
+        physical = view.free.copy()
+        ends, _held, running_jobs = view.running
+        releases = [
+            (int(t), view.allocation(int(j)).matrix(reqs[int(j)], n_nodes))
+            for t, j in zip(ends.tolist(), running_jobs.tolist(), strict=True)
+        ]
+        prof = NodeProfile(now, physical, releases)
+        alloc_ = self.allocator_
+        out: list[Decision] = []
+        reserved: list[tuple[int, int]] = []
+        i = 0
+        while i < n and len(reserved) < k:
+            job, u, d = int(jobs[i]), int(units[i]), planned(int(est[i]))
+            t, alloc = prof.earliest(alloc_, reqs[job], u, d)
+            if t == now:
+                now_alloc = alloc_.allocate(reqs[job], u,
+                                            np.minimum(physical, prof.window_min(now, d)))
+                if now_alloc is not None:
+                    used = now_alloc.matrix(reqs[job], n_nodes)
+                    prof.reserve(now, d, used)
+                    physical -= used
+                    out.append(Start(job, now_alloc))
+                    i += 1
+                    continue
+            prof.reserve(t, d, alloc.matrix(reqs[job], n_nodes))
+            reserved.append((job, t))
+            i += 1
+        rest = list(range(i, n))
+        if self.order == "sjf" and len(rest) > 1:
+            rest = (i + np.argsort(est[i:], kind="stable")).tolist()
+        for p in rest:
+            job, u, d = int(jobs[p]), int(units[p]), planned(int(est[p]))
+            alloc = alloc_.allocate(reqs[job], u, np.minimum(physical, prof.window_min(now, d)))
+            if alloc is None:
+                continue
+            used = alloc.matrix(reqs[job], n_nodes)
+            prof.reserve(now, d, used)
+            physical -= used
+            out.append(Start(job, alloc))
+        if self.explain:
+            self.log_.append({"now": now, "reservations": reserved,
+                              "started": [d.job for d in out]})
+        return out
+
+
+class EASY(_Backfill):
+    """EASY backfilling; ``reservations=K`` protects the first K waiting jobs."""
+
+    name = "easy"
+
+    def __init__(self, order: str = "fifo", reservations: int = 1,
+                 allocator: str = "first-fit", explain: bool = False) -> None:
+        self.order = order
+        self.reservations = reservations
+        self.allocator = allocator
+        self.explain = explain
+
+
+class Conservative(_Backfill):
+    """Conservative backfilling: every waiting job holds a reservation."""
+
+    name = "conservative"
+
+    def __init__(self, order: str = "fifo", allocator: str = "first-fit",
+                 explain: bool = False) -> None:
+        self.order = order
+        self.allocator = allocator
+        self.explain = explain
+
+    @property
+    def reservations(self) -> None:
+        return None

@@ -1,0 +1,169 @@
+"""What a dispatcher sees (:class:`View`) and what it may decide (:class:`Start`, ...).
+
+A dispatcher is called once per dispatch pass with a read-only, lazy view of the
+system and returns a list of decisions. The engine applies them in order and
+re-validates each (the job must be waiting, its allocation must fit the free
+resources), so a buggy dispatcher cannot corrupt a run: an invalid decision raises
+:class:`DispatchError` naming the dispatcher, the job and the reason.
+
+Two ways of fitting jobs exist:
+
+* **counting** (``view.counting`` is True): every job unit is exactly one core and the
+  platform has no other resource, so a job fits iff ``units <= view.free_cores``.
+  Placement is not simulated; a :class:`Start` carries no allocation.
+* **node-level**: ``view.free`` is the (nodes x resources) matrix of free capacity and a
+  :class:`Start` must carry an :class:`Allocation` (units per node), usually made by
+  the dispatcher's allocator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dispatchlab.params import Params
+
+if TYPE_CHECKING:
+    from dispatchlab.platform import Platform
+    from dispatchlab.workload.jobs import JobTable
+
+
+class DispatchError(RuntimeError):
+    """A dispatcher returned a decision the engine cannot apply (a bug in the dispatcher)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Units of a job per node: ``nodes[k]`` gets ``counts[k]`` units (int64 arrays)."""
+
+    nodes: np.ndarray
+    counts: np.ndarray
+
+    def matrix(self, request: np.ndarray, n_nodes: int) -> np.ndarray:
+        """Resources used per node (nodes x resources)."""
+        used = np.zeros((n_nodes, len(request)), dtype=np.int64)
+        used[self.nodes] = self.counts[:, None] * request[None, :]
+        return used
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Start waiting job ``job`` (row in the job table) now, on ``allocation``."""
+
+    job: int
+    allocation: Allocation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Remove waiting job ``job`` from the queue without running it."""
+
+    job: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetSpeed:
+    """Run job ``job`` at ``speed`` (work per second, 1.0 = nominal) from now on; the
+    engine reschedules its end (and scales its remaining estimate the same way)."""
+
+    job: int
+    speed: float
+
+
+Decision = Start | Reject | SetSpeed
+
+
+class View:
+    """A read-only, lazy view of the system at one dispatch pass.
+
+    Attributes are computed on access from the engine's state; arrays are read-only
+    numpy views valid during the ``dispatch`` call only. Times are integer seconds in
+    the trace's time origin; estimates are seconds.
+    """
+
+    def __init__(self, engine) -> None:  # engine: dispatchlab.sim.engine.Simulation
+        self._engine = engine
+        self.now: int = 0
+
+    # --- static facts -----------------------------------------------------------
+    @property
+    def jobs(self) -> JobTable:
+        return self._engine.jobs
+
+    @property
+    def platform(self) -> Platform:
+        return self._engine.platform
+
+    @property
+    def counting(self) -> bool:
+        """True when fit reduces to counting free cores (see module docstring)."""
+        return self._engine.counting
+
+    @property
+    def requests(self) -> np.ndarray:
+        """Per-unit request of every job (jobs x resources, platform resource order)."""
+        return self._engine.requests
+
+    # --- the queue ----------------------------------------------------------------
+    @property
+    def queue(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Waiting jobs in queue order (submit time, then file order):
+        ``(jobs, units, estimates)``."""
+        return self._engine.queue.columns()
+
+    @property
+    def queue_length(self) -> int:
+        return len(self._engine.queue)
+
+    # --- running jobs -------------------------------------------------------------
+    @property
+    def running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Running jobs in order of estimated end: ``(est_end, units, jobs)``.
+
+        ``est_end`` is effective: an estimated end already past counts as now."""
+        est_end, units, jobs = self._engine.running.columns()
+        if len(est_end) and est_end[0] < self.now:
+            est_end = np.maximum(est_end, self.now)
+        return est_end, units, jobs
+
+    def allocation(self, job: int) -> Allocation | None:
+        """The allocation of a running job (None in counting mode)."""
+        return self._engine.allocations.get(job)
+
+    def start_time(self, job: int) -> int:
+        return int(self._engine.start[job])
+
+    # --- free resources ---------------------------------------------------------------
+    @property
+    def free_cores(self) -> int:
+        """Free cores over the whole platform."""
+        return self._engine.free_cores
+
+    @property
+    def free(self) -> np.ndarray:
+        """Free capacity per node and resource (nodes x resources); node-level mode only."""
+        return self._engine.free_view
+
+    # --- requests to the engine ---------------------------------------------------
+    def wake_at(self, time: int) -> None:
+        """Ask for a dispatch pass at ``time`` (> now) even if no job event happens then."""
+        self._engine.request_wakeup(int(time))
+
+
+class Dispatcher(Params):
+    """Base class of all dispatchers: override :meth:`dispatch`.
+
+    Parameters are ``__init__`` keywords (see :class:`dispatchlab.params.Params`).
+    ``start(engine_facts)`` is called once before the run; per-run state goes there.
+    """
+
+    name: str = "dispatcher"
+
+    def start(self, view: View) -> None:  # noqa: B027 - optional hook
+        """Called once before the first pass."""
+
+    def dispatch(self, view: View) -> list[Decision]:
+        raise NotImplementedError

@@ -1,0 +1,303 @@
+"""System metrics over the measured jobs, and the JSON summary of a run.
+
+The *measured jobs* are the rows inside the measurement window
+(:class:`~dispatchlab.metrics.jobs.Measure`, default: all rows) that were not
+rejected. Over them, with ``T0 = min(submit)`` and ``T1 = max(end)`` (seconds):
+
+- ``makespan = T1 - T0``;
+- ``utilization[r] = sum(units x per-unit r x run) / (capacity[r] x makespan)``;
+- the time series (:func:`measured_series`) are built **from the measured jobs only**
+  and restricted to the horizon ``[T0, T1)``: the queue length counts measured jobs
+  waiting (``[submit, start)``), the resource in use counts measured jobs running
+  (``[start, end)``). Warm-up and cool-down jobs outside the window are not in these
+  series even while they wait or run inside ``[T0, T1)``. With this choice the
+  time-weighted mean of ``in_use[r] / capacity[r]`` over ``[T0, T1)`` equals
+  ``utilization[r]`` exactly, and the time-weighted mean queue length equals
+  ``sum(wait) / makespan``.
+
+Rejected jobs are counted (``rejected``) and excluded from everything else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dispatchlab.errors import InputError
+from dispatchlab.metrics.jobs import (
+    DEFAULT_TAU,
+    KILLED,
+    REJECTED,
+    Measure,
+    _block,
+    _int_array,
+    check_results,
+    check_tau,
+    job_columns,
+)
+from dispatchlab.metrics.jobs import JOB_CLASS_LABELS as _LABELS
+from dispatchlab.metrics.series import StepFunction, queue_length, resource_in_use
+from dispatchlab.workload.jobs import JobTable
+
+
+def _json_value(x: Any) -> Any:
+    """Python scalars for JSON: numpy scalars unwrapped, NaN/inf -> None, dicts recursed."""
+    if isinstance(x, Mapping):
+        return {str(k): _json_value(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_value(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _check_capacity(capacity: Mapping[str, int]) -> dict[str, int]:
+    if not capacity:
+        raise InputError("platform capacity must name at least one resource")
+    out: dict[str, int] = {}
+    for name, value in capacity.items():
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 0:
+            raise InputError(
+                f"capacity of {name!r} must be a non-negative integer, got {value!r}",
+                field="capacity",
+            )
+        out[str(name)] = int(value)
+    return out
+
+
+def _amounts(
+    units: ArrayLike, resources: Mapping[str, ArrayLike], n: int
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    u = _int_array(units, "units")
+    if len(u) != n:
+        raise InputError(f"units has {len(u)} rows, expected {n}", field="units")
+    res: dict[str, np.ndarray] = {}
+    for name, per_unit in resources.items():
+        r = _int_array(per_unit, f"resources[{name}]")
+        if len(r) != n:
+            raise InputError(f"resource {name!r} has {len(r)} rows, expected {n}", field=name)
+        res[name] = u * r
+    return u, res
+
+
+def primary_resource(capacity: Mapping[str, int]) -> str:
+    """The resource reported as ``utilization``: ``"core"`` if present, else the first one."""
+    if "core" in capacity:
+        return "core"
+    return next(iter(capacity))
+
+
+@dataclass(frozen=True, eq=False)
+class MeasuredSeries:
+    """Time series over the measured jobs, on the horizon ``[t0, t1)`` (s).
+
+    ``queue``: number of measured jobs waiting; ``in_use[r]``: amount of resource ``r``
+    held by measured jobs (``units x per-unit r``); ``capacity[r]``: platform total.
+    ``t0``/``t1`` are None (and the series empty) when no job is measured.
+    """
+
+    queue: StepFunction
+    in_use: dict[str, StepFunction]
+    capacity: dict[str, int]
+    t0: int | None = None
+    t1: int | None = None
+
+    def utilization(self, resource: str) -> StepFunction:
+        """``in_use[resource] / capacity[resource]`` as a step function (float values)."""
+        cap = self.capacity[resource]
+        return self.in_use[resource].scaled(1.0 / cap if cap else float("nan"))
+
+
+def measured_series(
+    submit: ArrayLike,
+    start: ArrayLike,
+    end: ArrayLike,
+    status: ArrayLike,
+    units: ArrayLike,
+    resources: Mapping[str, ArrayLike],
+    capacity: Mapping[str, int],
+    *,
+    measure: Measure | None = None,
+) -> MeasuredSeries:
+    """Queue length and resources in use of the measured jobs on ``[T0, T1)``.
+
+    See the module docstring for exactly which jobs and which horizon. Resources in
+    ``capacity`` that the jobs do not request are in use 0; a resource that measured
+    jobs use (amount > 0) but that has no capacity raises :class:`InputError`.
+    """
+    sub, sta, en, st = check_results(submit, start, end, status)
+    cap = _check_capacity(capacity)
+    _, amounts = _amounts(units, resources, len(sub))
+    rows = (measure or Measure()).mask(sub) & (st != REJECTED)
+    for name, amount in amounts.items():
+        if name not in cap and np.any(amount[rows] > 0):
+            raise InputError(f"jobs use resource {name!r} but the platform has no capacity for it")
+    if not rows.any():
+        empty = StepFunction(np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
+        return MeasuredSeries(empty, dict.fromkeys(cap, empty), cap)
+    t0, t1 = int(sub[rows].min()), int(en[rows].max())
+    horizon = (t0, t1)
+    queue = queue_length(sub[rows], sta[rows], horizon=horizon)
+    in_use: dict[str, StepFunction] = {}
+    for name in cap:
+        amount = amounts[name][rows] if name in amounts else np.zeros(int(rows.sum()), np.int64)
+        in_use[name] = resource_in_use(sta[rows], en[rows], amount, horizon=horizon)
+    return MeasuredSeries(queue, in_use, cap, t0, t1)
+
+
+def decision_time_stats(seconds: ArrayLike | None) -> dict[str, Any]:
+    """Dispatcher decision time (wall clock, s per call): calls, mean, p99, total.
+
+    ``p99`` uses linear interpolation (``np.percentile(x, 99)``). No calls gives
+    ``calls = 0``, ``total = 0.0`` and NaN mean/p99.
+    """
+    x = np.zeros(0) if seconds is None else np.asarray(seconds, dtype=np.float64)
+    if x.ndim != 1:
+        raise InputError("decision times must be a 1-D array of seconds")
+    if np.any(~np.isfinite(x)) or np.any(x < 0):
+        raise InputError("decision times must be finite and >= 0 seconds")
+    if x.size == 0:
+        return {"calls": 0, "mean": float("nan"), "p99": float("nan"), "total": 0.0}
+    return {
+        "calls": int(x.size),
+        "mean": float(x.mean()),
+        "p99": float(np.percentile(x, 99.0)),
+        "total": float(x.sum()),
+    }
+
+
+def summarize(
+    submit: ArrayLike,
+    start: ArrayLike,
+    end: ArrayLike,
+    status: ArrayLike,
+    units: ArrayLike,
+    resources: Mapping[str, ArrayLike],
+    capacity: Mapping[str, int],
+    *,
+    tau: float = DEFAULT_TAU,
+    measure: Measure | None = None,
+    decision_times: ArrayLike | None = None,
+) -> dict[str, Any]:
+    """The metrics summary of one run as a JSON-able dict (floats, ints, None, str).
+
+    Arrays are aligned with the job table rows; times in seconds; ``resources`` maps a
+    resource name to the per-unit request; ``capacity`` maps a resource name to the
+    platform total over all nodes. NaN (an undefined statistic) is written as None.
+
+    Keys:
+
+    - counts: ``total_jobs`` (rows), ``measured_jobs`` (rows in the window),
+      ``jobs`` (measured and not rejected), ``rejected`` (measured rows rejected),
+      ``rejected_total`` (all rejected rows), ``killed`` (measured rows killed at
+      their requested time);
+    - ``tau`` (s), ``measure`` (the window as ``"all"``, ``"time:T0:T1"`` or
+      ``"index:I0:I1"``);
+    - ``{mean,median,p95,max}_{wait,turnaround,run,slowdown,bsld}``;
+    - ``by_class``: ``{"short"|"medium"|"long": {"jobs": n, <the same 20 keys>}}``;
+    - ``first_submit``, ``last_end``, ``makespan`` (s);
+    - ``utilization`` (of ``utilization_resource``: ``"core"`` if present, else the
+      first resource of ``capacity``) and ``utilization_by_resource``;
+    - ``mean_queue_length`` (time-weighted over ``[first_submit, last_end)``),
+      ``mean_queue_length_nonempty``, ``median_queue_length_nonempty``,
+      ``p95_queue_length_nonempty`` (time-weighted, excluding empty-queue periods,
+      inverted-CDF quantiles) and ``max_queue_length``;
+    - ``decision_calls``, ``mean_decision_time``, ``p99_decision_time``,
+      ``total_decision_time`` (s, wall clock; 0 calls when not given).
+    """
+    t = check_tau(tau)
+    sub, sta, en, st = check_results(submit, start, end, status)
+    cap = _check_capacity(capacity)
+    measure = measure or Measure()
+    in_window = measure.mask(sub)
+    rows = in_window & (st != REJECTED)
+    series = measured_series(sub, sta, en, st, units, resources, cap, measure=measure)
+    _, amounts = _amounts(units, resources, len(sub))
+
+    cols = job_columns(sub, sta, en, st, tau=t)
+    out: dict[str, Any] = {
+        "total_jobs": len(sub),
+        "measured_jobs": int(in_window.sum()),
+        "jobs": int(rows.sum()),
+        "rejected": int(np.count_nonzero(in_window & (st == REJECTED))),
+        "rejected_total": int(np.count_nonzero(st == REJECTED)),
+        "killed": int(np.count_nonzero(in_window & (st == KILLED))),
+        "tau": t,
+        "measure": str(measure),
+    }
+    block = _block(cols, rows)
+    del block["jobs"]
+    out.update(block)
+    out["by_class"] = {
+        label: _block(cols, rows & (cols["job_class"] == code))
+        for code, label in enumerate(_LABELS)
+    }
+
+    makespan = None if series.t0 is None else series.t1 - series.t0  # type: ignore[operator]
+    out["first_submit"] = series.t0
+    out["last_end"] = series.t1
+    out["makespan"] = makespan
+    util: dict[str, float] = {}
+    run = cols["run"]
+    for name, total in cap.items():
+        if not makespan or total == 0:
+            util[name] = float("nan")
+            continue
+        # float64: units x resource x seconds can pass 2**63 on big platforms.
+        used = 0.0
+        if name in amounts:
+            used = float(np.dot(amounts[name][rows].astype(np.float64), run[rows]))
+        util[name] = used / (total * makespan)
+    primary = primary_resource(cap)
+    out["utilization_resource"] = primary
+    out["utilization"] = util[primary]
+    out["utilization_by_resource"] = util
+
+    q = series.queue
+    out["mean_queue_length"] = q.mean()
+    out["mean_queue_length_nonempty"] = q.mean(exclude_zero=True)
+    med, p95 = q.quantile([0.5, 0.95], exclude_zero=True)
+    out["median_queue_length_nonempty"] = float(med)
+    out["p95_queue_length_nonempty"] = float(p95)
+    out["max_queue_length"] = int(q.values.max()) if len(q) else None
+
+    dec = decision_time_stats(decision_times)
+    out["decision_calls"] = dec["calls"]
+    out["mean_decision_time"] = dec["mean"]
+    out["p99_decision_time"] = dec["p99"]
+    out["total_decision_time"] = dec["total"]
+    return _json_value(out)
+
+
+def summarize_table(
+    table: JobTable,
+    start: ArrayLike,
+    end: ArrayLike,
+    status: ArrayLike,
+    capacity: Mapping[str, int],
+    *,
+    tau: float = DEFAULT_TAU,
+    measure: Measure | None = None,
+    decision_times: ArrayLike | None = None,
+) -> dict[str, Any]:
+    """:func:`summarize` taking ``submit``, ``units`` and ``resources`` from ``table``."""
+    return summarize(
+        table["submit"],
+        start,
+        end,
+        status,
+        table["units"],
+        table.resources,
+        capacity,
+        tau=tau,
+        measure=measure,
+        decision_times=decision_times,
+    )

@@ -1,0 +1,8 @@
+"""Platforms: node types and their resource capacities."""
+
+from dispatchlab.platform.platform import NodeType, Platform
+
+homogeneous = Platform.homogeneous
+eurora = Platform.eurora
+
+__all__ = ["NodeType", "Platform", "eurora", "homogeneous"]

@@ -1,0 +1,414 @@
+"""The discrete-event engine: the whole life of a job, top to bottom.
+
+Time is integer seconds in the trace's own origin; the clock jumps from event to event
+(no idle stepping). At every timestamp with an event, in this order:
+
+1. **completions** of jobs ending now, in the order they started: resources are freed
+   and the predictor observes the finished job;
+2. **submissions** at this time, in file order: a job that cannot fit the empty
+   platform is rejected (status ``rejected``, with its reason); every other job gets
+   its estimate from the predictor and joins the end of the queue;
+3. one **dispatch pass**: running jobs that outlived their estimates get a new one from
+   the predictor's ``on_expiry`` (or count as ending now); then the dispatcher is
+   called with a read-only view and its decisions are validated and applied. If jobs
+   started by the pass end at this same timestamp (0-second jobs), their completions
+   are handled and another pass runs, until none does.
+
+A pass also happens at a time a dispatcher asked for with ``view.wake_at``. Built-in
+dispatchers ask for none.
+
+A started job holds its allocation until it ends: after its actual run time
+(``overrun="run"``) or at its requested time if that comes first (``overrun="kill"``,
+status ``killed``). A running job's speed can be changed (``SetSpeed``): its remaining
+work is rescheduled at the new speed (end = now + ceil(remaining work / speed)).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from dispatchlab.dispatch.allocators import units_per_node
+from dispatchlab.dispatch.base import (
+    Allocation,
+    Dispatcher,
+    DispatchError,
+    Reject,
+    SetSpeed,
+    Start,
+    View,
+)
+from dispatchlab.errors import InputError
+from dispatchlab.platform import Platform
+from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
+from dispatchlab.sim.result import (
+    STATUS_COMPLETED,
+    STATUS_KILLED,
+    STATUS_REJECTED,
+    STATUS_RUNNING,
+    STATUS_WAITING,
+    SimulationResult,
+)
+from dispatchlab.sim.state import RunningSet, WaitingQueue
+from dispatchlab.workload.jobs import JobTable
+
+OVERRUN_MODES = ("run", "kill")
+
+
+class Simulation:
+    """One simulation of ``jobs`` on ``platform`` under ``dispatcher`` and ``predictor``.
+
+    ``Simulation(platform, jobs, dispatcher, predictor).run()`` returns a
+    :class:`~dispatchlab.sim.result.SimulationResult`. A Simulation object runs once;
+    the dispatcher and predictor passed in are cloned, so the originals stay unstarted
+    and can be reused.
+    """
+
+    def __init__(
+        self,
+        platform: Platform,
+        jobs: JobTable,
+        dispatcher: Dispatcher,
+        predictor: Predictor | None = None,
+        *,
+        overrun: str = "run",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        if overrun not in OVERRUN_MODES:
+            raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}", field="overrun")
+        self.platform = platform
+        self.jobs = jobs
+        self.dispatcher = dispatcher.clone()
+        self.predictor = (predictor or WalltimePredictor()).clone()
+        self.overrun = overrun
+        self._progress = progress
+        self._ran = False
+
+        n = len(jobs)
+        run = jobs["run"]
+        if n and run.min() < 0:
+            bad = int(np.argmax(run < 0))
+            raise InputError(
+                f"job {int(jobs['job_id'][bad])} has a negative run time; clean the trace",
+                file=jobs.info.source, line=int(jobs["line"][bad]) or None, field="run")
+        units = jobs["units"]
+        if n and units.min() <= 0:
+            bad = int(np.argmax(units <= 0))
+            raise InputError(
+                f"job {int(jobs['job_id'][bad])} requests {int(units[bad])} units; clean the trace",
+                file=jobs.info.source, line=int(jobs["line"][bad]) or None, field="units")
+        requested = jobs["requested_time"]
+        if n and requested.min() < 0:
+            bad = int(np.argmax(requested < 0))
+            raise InputError(
+                f"job {int(jobs['job_id'][bad])} has no requested time",
+                file=jobs.info.source, line=int(jobs["line"][bad]) or None,
+                field="requested_time")
+        # the duration each job will be simulated for
+        self.sim_run = np.minimum(run, requested) if overrun == "kill" else run.copy()
+
+        # per-unit requests in platform resource order (jobs x resources)
+        names = platform.resource_names
+        unknown = set(jobs.resources) - set(names)
+        for r in sorted(unknown):
+            if jobs.resources[r].any():
+                raise InputError(f"jobs request resource {r!r}, which the platform lacks "
+                                 f"(it has {', '.join(names)})", field="resources")
+        self.requests = np.zeros((n, len(names)), dtype=np.int64)
+        for k, r in enumerate(names):
+            if r in jobs.resources:
+                self.requests[:, k] = jobs.resources[r]
+        core_k = names.index("core") if "core" in names else -1
+        self.counting = (
+            core_k >= 0
+            and platform.is_core_only()
+            and bool(np.all(self.requests[:, core_k] == 1))
+            and bool(np.all(np.delete(self.requests, core_k, axis=1) == 0))
+        ) or (platform.is_pooled and len(names) == 1)
+        self._capacity = platform.capacity_matrix()
+        self.total_cores = int(self._capacity[:, core_k].sum()) if core_k >= 0 else 0
+
+        # state
+        self.start = np.full(n, -1, dtype=np.int64)
+        self.end = np.full(n, -1, dtype=np.int64)
+        self.status = np.full(n, STATUS_WAITING, dtype=np.int8)
+        self.estimate0 = np.full(n, -1, dtype=np.int64)  # estimate at submission
+        self.est_end = np.full(n, -1, dtype=np.int64)  # current estimated end (running)
+        self.reject_reason: dict[int, str] = {}
+        self.queue = WaitingQueue(1024)
+        self.running = RunningSet(1024)
+        self.allocations: dict[int, Allocation] = {}
+        self.free_cores = self.total_cores
+        self._free = self._capacity.copy()
+        self.free_view = self._free.view()
+        self.free_view.flags.writeable = False
+        self._heap: list[tuple[int, int, int]] = []  # (end time, start sequence, job)
+        self._seq = 0
+        self._end_of: dict[int, int] = {}  # job -> scheduled end (for speed changes)
+        self._speed: dict[int, float] = {}
+        self._wake: list[int] = []
+        self._final_expired: set[int] = set()
+        self.now = 0
+        self.events = 0
+        self.passes = 0
+        self._decision_times: list[float] = []
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> SimulationResult:
+        """Simulate every job to completion and return the result."""
+        if self._ran:
+            raise RuntimeError("a Simulation runs once; build a new one")
+        self._ran = True
+        wall0 = time.perf_counter()
+        jobs = self.jobs
+        n = len(jobs)
+        submit = jobs["submit"]
+        fits = self._fits_empty_platform()
+        self.predictor.start(PredictorContext(jobs, self.overrun, self.start.view()))
+        view = View(self)
+        self.view = view
+        self.dispatcher.start(view)
+        heap = self._heap
+        wake = self._wake
+        next_sub = 0
+        inf = math.inf
+        progress_every = max(n // 200, 1)
+        while True:
+            t_sub = submit[next_sub] if next_sub < n else inf
+            t_end = heap[0][0] if heap else inf
+            t_wake = wake[0] if wake else inf
+            now = min(t_sub, t_end, t_wake)
+            if now == inf:
+                break
+            now = int(now)
+            self.now = view.now = now
+            # 1. completions
+            while heap and heap[0][0] == now:
+                self._complete(heapq.heappop(heap))
+            # 2. submissions, in file order
+            while next_sub < n and submit[next_sub] == now:
+                self._submit(next_sub, now, fits)
+                next_sub += 1
+                if self._progress is not None and next_sub % progress_every == 0:
+                    self._progress(next_sub, n)
+            while wake and wake[0] <= now:
+                heapq.heappop(wake)
+                self.events += 1
+            # 3. dispatch passes (again while 0-second jobs end now)
+            while True:
+                self._pass(view)
+                if not (heap and heap[0][0] == now):
+                    break
+                while heap and heap[0][0] == now:
+                    self._complete(heapq.heappop(heap))
+        if self._progress is not None:
+            self._progress(n, n)
+        waiting = np.flatnonzero(self.status == STATUS_WAITING)
+        if len(waiting):  # only possible with a dispatcher that never starts a job
+            raise DispatchError(
+                f"{self.dispatcher!r} left {len(waiting)} jobs waiting forever "
+                f"(first: job {int(jobs['job_id'][waiting[0]])}) though they fit the platform")
+        return SimulationResult(
+            jobs=jobs,
+            platform=self.platform,
+            dispatcher=repr(self.dispatcher),
+            predictor=repr(self.predictor),
+            overrun=self.overrun,
+            start=self.start,
+            end=self.end,
+            status=self.status,
+            estimate=self.estimate0,
+            reject_reason=self.reject_reason,
+            events=self.events,
+            passes=self.passes,
+            decision_times=np.asarray(self._decision_times, dtype=np.float64),
+            wall_seconds=time.perf_counter() - wall0,
+        )
+
+    # ------------------------------------------------------------------ events
+    def _submit(self, job: int, now: int, fits: np.ndarray) -> None:
+        self.events += 1
+        if not fits[job]:
+            self.status[job] = STATUS_REJECTED
+            self.reject_reason[job] = self._why_not_fit(job)
+            return
+        estimate = self.predictor.predict(job, now)
+        if estimate is None or estimate < 0:
+            raise DispatchError(f"{self.predictor!r} predicted {estimate!r} for job "
+                                f"{int(self.jobs['job_id'][job])}; estimates are seconds >= 0")
+        estimate = int(estimate)
+        self.estimate0[job] = estimate
+        self.queue.append(job, int(self.jobs["units"][job]), estimate)
+
+    def _complete(self, entry: tuple[int, int, int]) -> None:
+        end, _seq, job = entry
+        if self._end_of.get(job) != end:  # superseded by a speed change
+            return
+        self.events += 1
+        del self._end_of[job]
+        units = int(self.jobs["units"][job])
+        if self.counting:
+            self.free_cores += units
+        else:
+            alloc = self.allocations.pop(job)
+            self._free[alloc.nodes] += alloc.counts[:, None] * self.requests[job][None, :]
+            self.free_cores = int(self._free[:, self.platform.resource_names.index("core")].sum()) \
+                if self.total_cores else 0
+        self.running.remove(job, int(self.est_end[job]))
+        self._final_expired.discard(job)
+        self._speed.pop(job, None)
+        self.end[job] = end
+        self.status[job] = STATUS_KILLED if self.sim_run[job] < self.jobs["run"][job] \
+            else STATUS_COMPLETED
+        self.predictor.observe(job, end)
+
+    def _start(self, job: int, alloc: Allocation | None) -> None:
+        now = self.now
+        if self.status[job] != STATUS_WAITING or self.start[job] >= 0:
+            raise DispatchError(f"{self.dispatcher!r} started job "
+                                f"{int(self.jobs['job_id'][job])}, which is not waiting")
+        units = int(self.jobs["units"][job])
+        if self.counting:
+            if units > self.free_cores:
+                raise DispatchError(f"{self.dispatcher!r} started job "
+                                    f"{int(self.jobs['job_id'][job])} ({units} cores) with only "
+                                    f"{self.free_cores} free")
+            self.free_cores -= units
+        else:
+            if alloc is None or int(alloc.counts.sum()) != units or (alloc.counts <= 0).any():
+                raise DispatchError(f"{self.dispatcher!r} started job "
+                                    f"{int(self.jobs['job_id'][job])} without a valid allocation "
+                                    f"of its {units} units")
+            used = alloc.counts[:, None] * self.requests[job][None, :]
+            if len(np.unique(alloc.nodes)) != len(alloc.nodes) or \
+                    (self._free[alloc.nodes] < used).any():
+                raise DispatchError(f"{self.dispatcher!r} allocated job "
+                                    f"{int(self.jobs['job_id'][job])} beyond the free resources")
+            self._free[alloc.nodes] -= used
+            self.allocations[job] = alloc
+            if self.total_cores:
+                self.free_cores = int(
+                    self._free[:, self.platform.resource_names.index("core")].sum())
+        self.start[job] = now
+        self.status[job] = STATUS_RUNNING
+        est_end = now + int(self.estimate0[job])
+        self.est_end[job] = est_end
+        self.running.insert(job, est_end, units)
+        end = now + int(self.sim_run[job])
+        self._end_of[job] = end
+        self._seq += 1
+        heapq.heappush(self._heap, (end, self._seq, job))
+
+    # ------------------------------------------------------------------ a pass
+    def _pass(self, view: View) -> None:
+        self.passes += 1
+        self._expire()
+        t0 = time.perf_counter()
+        decisions = self.dispatcher.dispatch(view)
+        self._decision_times.append(time.perf_counter() - t0)
+        if not decisions:
+            return
+        started: list[int] = []
+        for d in decisions:
+            if type(d) is Start:
+                self._start(d.job, d.allocation)
+                started.append(d.job)
+            elif type(d) is Reject:
+                self._reject_waiting(d.job, d.reason)
+                started.append(d.job)
+            elif type(d) is SetSpeed:
+                self._set_speed(d.job, d.speed)
+            else:
+                raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
+        if started:
+            qjobs = self.queue.columns()[0]
+            positions = np.flatnonzero(np.isin(qjobs, started)).tolist() \
+                if len(started) > 1 else np.flatnonzero(qjobs == started[0]).tolist()
+            self.queue.remove_positions(positions)
+
+    def _expire(self) -> None:
+        """Running jobs at or past their estimated end get a new estimate (or end now)."""
+        running = self.running
+        first = running.first_end()
+        if first is None or first > self.now:
+            return
+        est_end, _units, jobs = running.columns()
+        k = int(np.searchsorted(est_end, self.now, side="right"))
+        if k <= len(self._final_expired):
+            return
+        for job in [int(j) for j in jobs[:k] if int(j) not in self._final_expired]:
+            new = self.predictor.on_expiry(job, self.now)
+            started = int(self.start[job])
+            if new is not None and started + int(new) > self.now:
+                units = int(self.jobs["units"][job])
+                running.remove(job, int(self.est_end[job]))
+                self.est_end[job] = started + int(new)
+                running.insert(job, int(self.est_end[job]), units)
+            else:
+                self._final_expired.add(job)
+
+    def _reject_waiting(self, job: int, reason: str) -> None:
+        if self.status[job] != STATUS_WAITING:
+            raise DispatchError(f"{self.dispatcher!r} rejected job "
+                                f"{int(self.jobs['job_id'][job])}, which is not waiting")
+        self.status[job] = STATUS_REJECTED
+        self.reject_reason[job] = reason
+
+    def _set_speed(self, job: int, speed: float) -> None:
+        if job not in self._end_of:
+            raise DispatchError(f"{self.dispatcher!r} changed the speed of job "
+                                f"{int(self.jobs['job_id'][job])}, which is not running")
+        if not speed > 0:
+            raise DispatchError(f"{self.dispatcher!r} set speed {speed!r}; it must be > 0")
+        now = self.now
+        old = self._speed.get(job, 1.0)
+        # the work left is what the old speed would have done until the scheduled end
+        work_left = float(self._end_of[job] - now) * old
+        self._speed[job] = float(speed)
+        new_end = now + math.ceil(work_left / speed - 1e-9)
+        self._end_of[job] = new_end
+        self._seq += 1
+        heapq.heappush(self._heap, (new_end, self._seq, job))
+        est_end = int(self.est_end[job])
+        if est_end > now:
+            new_est_end = now + math.ceil((est_end - now) * old / speed - 1e-9)
+            units = int(self.jobs["units"][job])
+            self.running.remove(job, est_end)
+            self.est_end[job] = new_est_end
+            self.running.insert(job, new_est_end, units)
+
+    def request_wakeup(self, t: int) -> None:
+        if t <= self.now:
+            raise DispatchError(f"{self.dispatcher!r} asked to wake at {t}, not after now "
+                                f"({self.now})")
+        heapq.heappush(self._wake, t)
+
+    # ------------------------------------------------------------------ helpers
+    def _fits_empty_platform(self) -> np.ndarray:
+        """Whether each job fits the empty platform (else it is rejected at submission)."""
+        units = self.jobs["units"]
+        if self.counting:
+            return units <= self.total_cores
+        fits = np.zeros(len(units), dtype=bool)
+        uniq, inverse = np.unique(self.requests, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for k, req in enumerate(uniq):
+            cap_units = int(units_per_node(req, self._capacity).sum())
+            rows = inverse == k
+            fits[rows] = units[rows] <= cap_units
+        return fits
+
+    def _why_not_fit(self, job: int) -> str:
+        units = int(self.jobs["units"][job])
+        if self.counting:
+            return f"needs {units} cores, the platform has {self.total_cores}"
+        req = self.requests[job]
+        cap_units = int(units_per_node(req, self._capacity).sum())
+        names = self.platform.resource_names
+        per_unit = ", ".join(f"{int(v)} {names[k]}" for k, v in enumerate(req) if v)
+        return (f"needs {units} units of ({per_unit}); the empty platform can host "
+                f"{cap_units} such units")

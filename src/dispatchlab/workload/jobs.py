@@ -1,0 +1,204 @@
+"""The columnar job table every layer above ``workload`` reads.
+
+A :class:`JobTable` holds one numpy array per field, all of the same length ``n``,
+with jobs **ordered by submit time with a stable sort**: ties keep the order of the
+source file. That order is the *file order* used everywhere for tie-breaking
+(queue order = submit time, then file order = row index).
+
+Times are integer seconds in the trace's own origin (no re-basing unless a window
+or fraction was selected when the trace was loaded). ``-1`` means *missing*, as in
+the Standard Workload Format (SWF).
+
+Columns (int64 unless noted):
+
+========================  ===========================================================
+``job_id``                SWF field 1, the job number
+``submit``                SWF field 2, submit time (s)
+``wait``                  SWF field 3, the wait time recorded in the trace (s)
+``run``                   SWF field 4, the actual run time (s)
+``alloc_procs``           SWF field 5, allocated processors
+``avg_cpu``               SWF field 6, average CPU time used (s, float64: fractional
+                          in several PWA logs)
+``used_mem``              SWF field 7, used memory per processor (KB, float64)
+``req_procs``             SWF field 8, requested processors
+``req_time``              SWF field 9, requested time as written in the file (s)
+``req_mem``               SWF field 10, requested memory per processor (KB)
+``status``                SWF field 11
+``user``                  SWF field 12
+``group``                 SWF field 13
+``app``                   SWF field 14, executable (application) number
+``queue``                 SWF field 15
+``partition``             SWF field 16
+``prev_job``              SWF field 17, preceding job number
+``think_time``            SWF field 18 (s)
+``units``                 derived: job units requested (field 8, or field 5 when
+                          field 8 is -1)
+``requested_time``        derived: the wall-time used by the simulator (field 9, or
+                          the fallback described in :class:`TraceInfo`)
+``line``                  derived: 1-based line number in the source file (0 when the
+                          table was not read from a text file)
+========================  ===========================================================
+
+``resources`` maps each resource name to the per-unit request (int64 arrays of length
+``n``); an SWF job asks for ``units`` units of ``{"core": 1}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+#: SWF field names, in file order (fields 1..18).
+SWF_FIELDS: tuple[str, ...] = (
+    "job_id",
+    "submit",
+    "wait",
+    "run",
+    "alloc_procs",
+    "avg_cpu",
+    "used_mem",
+    "req_procs",
+    "req_time",
+    "req_mem",
+    "status",
+    "user",
+    "group",
+    "app",
+    "queue",
+    "partition",
+    "prev_job",
+    "think_time",
+)
+#: SWF fields stored as float64 because real logs write fractions there.
+FLOAT_FIELDS: frozenset[str] = frozenset({"avg_cpu", "used_mem"})
+#: Columns derived when a trace is loaded.
+DERIVED_FIELDS: tuple[str, ...] = ("units", "requested_time", "line")
+ALL_FIELDS: tuple[str, ...] = SWF_FIELDS + DERIVED_FIELDS
+
+
+@dataclass
+class TraceInfo:
+    """Facts about where a job table came from and what loading did to it.
+
+    ``header`` holds the SWF header comments as raw strings (key -> value);
+    ``max_procs``/``max_nodes``/``max_runtime``/``unix_start_time``/``max_jobs``/
+    ``max_records`` are the leading integers of those header values (``None`` when
+    absent or without a leading integer, e.g. ``N/A``).
+
+    ``dropped`` counts removed jobs per reason (cleaning and filters);
+    ``malformed_skipped`` counts lines skipped in lenient mode;
+    ``estimate_fallbacks`` counts jobs whose requested time was -1 and got
+    ``estimate_fallback_value`` from ``estimate_fallback_source``
+    (``"MaxRuntime"``, ``"max requested time"``, or ``"max run time"`` when no line
+    has a requested time and the header has no MaxRuntime).
+    ``time_offset`` is what was subtracted from all times when a window or fraction
+    re-based the table to t=0 (0 otherwise).
+    ``header_lines`` keeps the comment lines of the source file verbatim (in file
+    order, so that :func:`~dispatchlab.workload.swf.write_swf` can preserve them);
+    ``rounded`` counts, per column, the non-integral values found in integer SWF
+    fields that the simulation does not use (they are rounded to the nearest
+    integer, see :mod:`dispatchlab.workload.swf`).
+    """
+
+    source: str = "<memory>"
+    header: dict[str, str] = field(default_factory=dict)
+    max_procs: int | None = None
+    max_nodes: int | None = None
+    max_runtime: int | None = None
+    unix_start_time: int | None = None
+    max_jobs: int | None = None
+    max_records: int | None = None
+    lines_read: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    malformed_skipped: int = 0
+    estimate_fallbacks: int = 0
+    estimate_fallback_source: str | None = None
+    estimate_fallback_value: int | None = None
+    time_offset: int = 0
+    header_lines: tuple[str, ...] = ()
+    rounded: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class JobTable:
+    """Jobs as columns (see the module docstring for the columns and their order)."""
+
+    columns: dict[str, np.ndarray]
+    resources: dict[str, np.ndarray]
+    info: TraceInfo = field(default_factory=TraceInfo)
+
+    def __post_init__(self) -> None:
+        n = len(self.columns["submit"])
+        for name, col in {**self.columns, **self.resources}.items():
+            if len(col) != n:
+                raise ValueError(f"column {name!r} has {len(col)} rows, expected {n}")
+
+    def __len__(self) -> int:
+        return len(self.columns["submit"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    @property
+    def n(self) -> int:
+        return len(self)
+
+    def take(self, index: np.ndarray) -> JobTable:
+        """A new table with rows ``index`` (a boolean mask or integer positions)."""
+        return replace(
+            self,
+            columns={k: v[index] for k, v in self.columns.items()},
+            resources={k: v[index] for k, v in self.resources.items()},
+            info=replace(self.info, dropped=dict(self.info.dropped), header=dict(self.info.header)),
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        submit: np.ndarray | list[int],
+        run: np.ndarray | list[int],
+        units: np.ndarray | list[int],
+        requested_time: np.ndarray | list[int] | None = None,
+        resources: dict[str, np.ndarray | list[int]] | None = None,
+        info: TraceInfo | None = None,
+        **extra: np.ndarray | list[int],
+    ) -> JobTable:
+        """Build a table from a few columns (handy in tests and notebooks).
+
+        Missing SWF fields are filled with -1, ``job_id`` with 1..n, ``requested_time``
+        with ``run`` (exact estimates), ``resources`` with one core per unit. Rows are
+        stably sorted by ``submit``.
+        """
+        submit_a = np.asarray(submit, dtype=np.int64)
+        n = len(submit_a)
+        cols: dict[str, np.ndarray] = {}
+        for name in SWF_FIELDS:
+            dtype = np.float64 if name in FLOAT_FIELDS else np.int64
+            cols[name] = np.full(n, -1, dtype=dtype)
+        cols["job_id"] = np.arange(1, n + 1, dtype=np.int64)
+        cols["submit"] = submit_a
+        cols["run"] = np.asarray(run, dtype=np.int64)
+        cols["units"] = np.asarray(units, dtype=np.int64)
+        cols["req_procs"] = cols["units"].copy()
+        rt = cols["run"] if requested_time is None else requested_time
+        cols["requested_time"] = np.asarray(rt, dtype=np.int64).copy()
+        cols["req_time"] = cols["requested_time"].copy()
+        cols["line"] = np.zeros(n, dtype=np.int64)
+        for name, values in extra.items():
+            if name not in cols:
+                raise TypeError(f"unknown job column {name!r}")
+            cols[name] = np.asarray(values, dtype=cols[name].dtype)
+        res = {"core": np.ones(n, dtype=np.int64)} if resources is None else {
+            k: np.asarray(v, dtype=np.int64) for k, v in resources.items()
+        }
+        order = np.argsort(submit_a, kind="stable")
+        table = cls(columns=cols, resources=res, info=info or TraceInfo())
+        if n and np.any(order != np.arange(n)):
+            table = table.take(order)
+        return table
+
+    def source_path(self) -> Path | None:
+        return None if self.info.source.startswith("<") else Path(self.info.source)
