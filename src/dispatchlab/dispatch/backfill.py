@@ -71,6 +71,7 @@ class _Backfill(Dispatcher):
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
         self.log_: list[dict] = []
+        self._cache: tuple | None = None
 
     def dispatch(self, view: View) -> list[Decision]:
         if view.queue_length == 0:
@@ -83,58 +84,120 @@ class _Backfill(Dispatcher):
         return self._plan_counting(view, k)
 
     # ------------------------------------------------------------------ EASY, counting
+    #: queues up to this length are scanned with plain Python loops, longer ones with
+    #: numpy masks; both give the same decisions (the tests run both)
+    small_queue: int = 64
+
     def _easy_counting(self, view: View) -> list[Decision]:
         now = view.now
         jobs, units, est = view.queue
         n = len(jobs)
+        cache = self._cache
+        # Shortcut: if only submissions happened since the previous pass (no completion,
+        # no new estimate, no estimate running out), every job already in the queue fails
+        # again (free cores and extra capacity are unchanged and ``now + d <= shadow`` only
+        # gets harder), so only the new jobs need scanning.
+        if cache is not None and cache[0] == view.changes and int(jobs[0]) == cache[1]:
+            first_end = view.first_estimated_end()
+            if first_end is not None and first_end > now:
+                _, head, shadow, extra, free, last_job = cache
+                new_from = int(jobs.searchsorted(last_job, side="right"))
+                if new_from == n:
+                    return []
+                return self._backfill(view, jobs, units, est, new_from, free, shadow,
+                                      extra, [], head)
+        self._cache = None
         free = view.free_cores
         out: list[Decision] = []
         i = 0
-        while i < n:
-            u = int(units[i])
-            if u > free:
-                break
-            free -= u
-            out.append(Start(int(jobs[i])))
-            i += 1
-        if i == n or free <= 0:
+        if n <= self.small_queue:
+            units_l = units.tolist()
+            while i < n and units_l[i] <= free:
+                free -= units_l[i]
+                out.append(Start(int(jobs[i])))
+                i += 1
+        else:
+            i = int((units.cumsum() > free).argmax()) if units[0] <= free else 0
+            if i == 0 and units[0] <= free:  # everything fits
+                i = n
+            for p in range(i):
+                out.append(Start(int(jobs[p])))
+            free -= int(units[:i].sum())
+        if i == n:
+            return out
+        if free <= 0:  # nothing can start before a job ends
+            self._cache = (view.changes, int(jobs[i]), now, 0, 0, int(jobs[n - 1]))
             return out
         need = int(units[i])
         ends, held, _ = view.running
         if i:  # jobs started above hold their cores until now + planned duration
             ends = np.concatenate((ends, now + np.maximum(est[:i], 1)))
             held = np.concatenate((held, units[:i]))
-            by_end = np.argsort(ends, kind="stable")
+            by_end = ends.argsort(kind="stable")
             ends, held = ends[by_end], held[by_end]
-        avail = free + np.cumsum(held)
-        shadow = int(ends[int(np.searchsorted(avail, need, side="left"))])
-        extra = int(avail[int(np.searchsorted(ends, shadow, side="right")) - 1]) - need
-        rest = np.arange(i + 1, n)
-        if self.order == "sjf" and len(rest) > 1:
-            rest = rest[np.argsort(est[i + 1 :], kind="stable")]
-        u_rest = units[rest]
-        ends_before = now + np.maximum(est[rest], 1) <= shadow
-        cand = np.flatnonzero((u_rest <= free) & (ends_before | (u_rest <= extra)))
-        backfilled = []
-        for c in cand.tolist():
-            u = int(u_rest[c])
-            if u > free:
-                continue
-            if ends_before[c]:
-                free -= u
-            elif u <= extra:
-                free -= u
-                extra -= u
+        avail = held.cumsum() + free
+        shadow = int(ends[int(avail.searchsorted(need, side="left"))])
+        extra = int(avail[int(ends.searchsorted(shadow, side="right")) - 1]) - need
+        return self._backfill(view, jobs, units, est, i + 1, free, shadow, extra, out,
+                              int(jobs[i]))
+
+    def _backfill(self, view: View, jobs: np.ndarray, units: np.ndarray, est: np.ndarray,
+                  first: int, free: int, shadow: int, extra: int, out: list[Decision],
+                  head: int) -> list[Decision]:
+        """Scan queue positions ``first..`` for EASY backfilling (see the class doc)."""
+        now = view.now
+        n = len(jobs)
+        backfilled: list[int] = []
+        if free > 0 and first < n:
+            if n - first <= self.small_queue:
+                rest = range(first, n)
+                est_l = est[first:].tolist()
+                if self.order == "sjf":
+                    rest = sorted(rest, key=lambda p: est_l[p - first])
+                units_l = units.tolist()
+                for p in rest:
+                    u = units_l[p]
+                    if u > free:
+                        continue
+                    e = est_l[p - first]
+                    if now + (e if e > 0 else 1) <= shadow:
+                        free -= u
+                    elif u <= extra:
+                        free -= u
+                        extra -= u
+                    else:
+                        continue
+                    backfilled.append(int(jobs[p]))
+                    if free == 0:
+                        break
             else:
-                continue
-            job = int(jobs[rest[c]])
-            out.append(Start(job))
-            backfilled.append(job)
-            if free == 0:
-                break
+                rest = np.arange(first, n)
+                if self.order == "sjf":
+                    rest = rest[est[first:].argsort(kind="stable")]
+                u_rest = units[rest]
+                ends_before = now + np.maximum(est[rest], 1) <= shadow
+                cand = ((u_rest <= free) & (ends_before | (u_rest <= extra))).nonzero()[0]
+                for c in cand.tolist():
+                    u = int(u_rest[c])
+                    if u > free:
+                        continue
+                    if ends_before[c]:
+                        free -= u
+                    elif u <= extra:
+                        free -= u
+                        extra -= u
+                    else:
+                        continue
+                    backfilled.append(int(jobs[rest[c]]))
+                    if free == 0:
+                        break
+            out.extend(Start(j) for j in backfilled)
         if self.explain:
-            self.log_.append({"now": now, "head": int(jobs[i]), "shadow": shadow,
-                              "extra": extra, "backfilled": backfilled})
+            self.log_.append({"now": now, "head": head, "shadow": shadow, "extra": extra,
+                              "backfilled": backfilled})
+        # what the next pass may reuse if only submissions happen before it
+        if head not in backfilled:
+            self._cache = (view.changes, head, shadow, extra, free, int(jobs[n - 1]))
         return out
 
     # ------------------------------------------------------------- K reservations, counting
@@ -150,7 +213,7 @@ class _Backfill(Dispatcher):
         reserved: list[tuple[int, int]] = []
         i = 0
         while i < n and len(reserved) < k:
-            if min(free, int(prof.free[0])) < smallest_after[i]:
+            if min(free, prof.free[0]) < smallest_after[i]:
                 self._log(now, reserved, out)
                 return out  # no later job can start now: the rest changes no decision
             u = int(units[i])

@@ -123,11 +123,24 @@ class View:
     def running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Running jobs in order of estimated end: ``(est_end, units, jobs)``.
 
-        ``est_end`` is effective: an estimated end already past counts as now."""
+        ``est_end`` is the planned end, start + max(estimate, 1) (a 0-second estimate
+        is planned to hold its resources for 1 s), and it is effective: an end already
+        past counts as now."""
         est_end, units, jobs = self._engine.running.columns()
         if len(est_end) and est_end[0] < self.now:
             est_end = np.maximum(est_end, self.now)
         return est_end, units, jobs
+
+    @property
+    def changes(self) -> int:
+        """A counter of changes to the running jobs that the dispatcher did not make
+        itself (completions, new estimates, speed changes, rejections). When it has not
+        moved since the previous pass, only submissions happened in between."""
+        return self._engine.changes
+
+    def first_estimated_end(self) -> int | None:
+        """The earliest (raw, unclamped) estimated end among running jobs."""
+        return self._engine.running.first_end()
 
     def allocation(self, job: int) -> Allocation | None:
         """The allocation of a running job (None in counting mode)."""
@@ -162,7 +175,7 @@ class Dispatcher(Params):
 
     name: str = "dispatcher"
 
-    def start(self, view: View) -> None:  # noqa: B027 - optional hook
+    def start(self, view: View) -> None:
         """Called once before the first pass."""
 
     def dispatch(self, view: View) -> list[Decision]:

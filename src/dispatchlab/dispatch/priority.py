@@ -32,7 +32,7 @@ class ListDispatcher(Dispatcher):
         return None
 
     def dispatch(self, view: View) -> list[Decision]:
-        jobs, units, est = view.queue
+        jobs, units, _est = view.queue
         n = len(jobs)
         if n == 0:
             return []

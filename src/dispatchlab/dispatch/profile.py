@@ -16,12 +16,12 @@ Both profiles can be dumped (``rows()``) for debugging.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 import numpy as np
 
 from dispatchlab.dispatch.allocators import Allocator
 from dispatchlab.dispatch.base import Allocation
-
-INF_TIME = np.iinfo(np.int64).max // 4
 
 
 def planned(estimate: int) -> int:
@@ -30,69 +30,77 @@ def planned(estimate: int) -> int:
 
 
 class CoreProfile:
-    """Free cores over time (counting mode)."""
+    """Free cores over time (counting mode).
+
+    Kept as two Python lists: a plan touches a few dozen breakpoints, where plain
+    loops beat numpy's per-call overhead.
+    """
 
     def __init__(self, now: int, ends: np.ndarray, units: np.ndarray, free_now: int) -> None:
         """``ends`` (effective, >= now, ascending) and ``units`` of running jobs; ``free_now``
         physical free cores."""
         self.now = now
-        if len(ends):
-            uniq, first = np.unique(ends, return_index=True)
-            released = np.add.reduceat(units, first)
-            if uniq[0] == now:
-                base = free_now + int(released[0])
-                uniq, released = uniq[1:], released[1:]
+        times = [now]
+        free = [free_now]
+        level = free_now
+        for t, u in zip(ends.tolist(), units.tolist(), strict=True):
+            level += u
+            if t == times[-1]:
+                free[-1] = level
             else:
-                base = free_now
-            self.times = np.concatenate(([now], uniq)).astype(np.int64)
-            self.free = (base + np.concatenate(([0], np.cumsum(released)))).astype(np.int64)
-        else:
-            self.times = np.array([now], dtype=np.int64)
-            self.free = np.array([free_now], dtype=np.int64)
+                times.append(t)
+                free.append(level)
+        self.times = times
+        self.free = free
 
     def earliest(self, units: int, duration: int) -> int:
         """Earliest start ``t >= now`` with ``units`` free on ``[t, t + duration)``."""
-        free, times = self.free, self.times
-        bad = np.flatnonzero(free < units)
-        if len(bad) == 0:
-            return self.now
-        if bad[0] > 0 and times[bad[0]] >= self.now + duration:
-            return self.now
+        times, free = self.times, self.free
         m = len(times)
-        nxt = np.searchsorted(bad, np.arange(m))
-        next_bad_time = np.where(nxt < len(bad), times[bad[np.minimum(nxt, len(bad) - 1)]],
-                                 INF_TIME)
-        ok = (free >= units) & (next_bad_time >= times + duration)
-        return int(times[int(np.argmax(ok))])
+        k = 0
+        while True:
+            while free[k] < units:  # the last level is the whole platform: always fits
+                k += 1
+            stop = times[k] + duration
+            j = k + 1
+            while j < m and times[j] < stop:
+                if free[j] < units:
+                    break
+                j += 1
+            else:
+                return times[k]
+            k = j + 1
 
     def min_over(self, start: int, duration: int) -> int:
-        """Minimum free cores on ``[start, start + duration)`` (start is a breakpoint)."""
-        i = int(np.searchsorted(self.times, start, side="right")) - 1
-        j = int(np.searchsorted(self.times, start + duration, side="left"))
-        return int(self.free[i:j].min())
+        """Minimum free cores on ``[start, start + duration)``."""
+        times = self.times
+        i = bisect_right(times, start) - 1
+        j = bisect_left(times, start + duration)
+        return min(self.free[i:j])
 
     def reserve(self, start: int, duration: int, units: int) -> None:
         """Take ``units`` cores on ``[start, start + duration)``."""
-        times = self.times
-        i = int(np.searchsorted(times, start, side="left"))
+        times, free = self.times, self.free
+        i = bisect_left(times, start)
         if i == len(times) or times[i] != start:
-            self.times = times = np.insert(times, i, start)
-            self.free = np.insert(self.free, i, self.free[i - 1])
+            times.insert(i, start)
+            free.insert(i, free[i - 1])
         stop = start + duration
-        j = int(np.searchsorted(times, stop, side="left"))
+        j = bisect_left(times, stop, i)
         if j == len(times) or times[j] != stop:
-            self.times = np.insert(times, j, stop)
-            self.free = np.insert(self.free, j, self.free[j - 1])
-        self.free[i:j] -= units
+            times.insert(j, stop)
+            free.insert(j, free[j - 1])
+        for k in range(i, j):
+            free[k] -= units
 
     def prefix_min_until(self, stops: np.ndarray) -> np.ndarray:
         """For each stop time s > now, the minimum free cores on ``[now, s)``."""
-        pm = np.minimum.accumulate(self.free)
-        idx = np.searchsorted(self.times, stops, side="left") - 1
+        pm = np.minimum.accumulate(np.asarray(self.free, dtype=np.int64))
+        idx = np.asarray(self.times, dtype=np.int64).searchsorted(stops, side="left") - 1
         return pm[idx]
 
     def rows(self) -> list[tuple[int, int]]:
-        return list(zip(self.times.tolist(), self.free.tolist(), strict=True))
+        return list(zip(self.times, self.free, strict=True))
 
 
 class NodeProfile:

@@ -67,7 +67,8 @@ class Platform:
     def homogeneous(cls, nodes: int, cores_per_node: int, **other: int) -> Platform:
         """``nodes`` identical nodes of ``cores_per_node`` cores (and ``other`` resources)."""
         if nodes <= 0 or cores_per_node <= 0:
-            raise InputError(f"nodes and cores per node must be > 0, got {nodes} x {cores_per_node}")
+            raise InputError(
+                f"nodes and cores per node must be > 0, got {nodes} x {cores_per_node}")
         cap = {"core": int(cores_per_node), **{k: int(v) for k, v in other.items()}}
         return cls((NodeType("node", int(nodes), cap),), name=f"{nodes}x{cores_per_node}")
 

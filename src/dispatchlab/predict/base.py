@@ -56,7 +56,7 @@ class Predictor(Params):
     def predict(self, job: int, now: int) -> int:
         raise NotImplementedError
 
-    def observe(self, job: int, now: int) -> None:  # noqa: B027 - optional hook
+    def observe(self, job: int, now: int) -> None:
         """Learn from ``job``, which completed at ``now`` (default: nothing)."""
 
     def on_expiry(self, job: int, now: int) -> int | None:
@@ -114,4 +114,5 @@ def make_predictor(name: str, **params: object) -> Predictor:
     try:
         return cls(**params)
     except TypeError as exc:
-        raise InputError(f"bad parameters for predictor {name!r}: {exc}", field="predictor") from None
+        raise InputError(f"bad parameters for predictor {name!r}: {exc}",
+                         field="predictor") from None

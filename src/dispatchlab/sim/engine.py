@@ -47,6 +47,7 @@ from dispatchlab.platform import Platform
 from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
+    STATUS_FUTURE,
     STATUS_KILLED,
     STATUS_REJECTED,
     STATUS_RUNNING,
@@ -132,10 +133,15 @@ class Simulation:
         self._capacity = platform.capacity_matrix()
         self.total_cores = int(self._capacity[:, core_k].sum()) if core_k >= 0 else 0
 
+        # hot-path copies as Python lists (scalar access to numpy arrays is slow)
+        self._units = jobs["units"].tolist()
+        self._run_for = self.sim_run.tolist()
+        self._est: list[int] = [0] * n
+
         # state
         self.start = np.full(n, -1, dtype=np.int64)
         self.end = np.full(n, -1, dtype=np.int64)
-        self.status = np.full(n, STATUS_WAITING, dtype=np.int8)
+        self.status = np.full(n, STATUS_FUTURE, dtype=np.int8)
         self.estimate0 = np.full(n, -1, dtype=np.int64)  # estimate at submission
         self.est_end = np.full(n, -1, dtype=np.int64)  # current estimated end (running)
         self.reject_reason: dict[int, str] = {}
@@ -153,6 +159,10 @@ class Simulation:
         self._wake: list[int] = []
         self._final_expired: set[int] = set()
         self.now = 0
+        # counts changes to running jobs not made by the dispatcher's own starts
+        # (completions, new estimates, speed changes): lets a dispatcher know that only
+        # new submissions happened since its previous pass
+        self.changes = 0
         self.events = 0
         self.passes = 0
         self._decision_times: list[float] = []
@@ -166,8 +176,8 @@ class Simulation:
         wall0 = time.perf_counter()
         jobs = self.jobs
         n = len(jobs)
-        submit = jobs["submit"]
-        fits = self._fits_empty_platform()
+        submit = jobs["submit"].tolist()
+        fits = self._fits_empty_platform().tolist()
         self.predictor.start(PredictorContext(jobs, self.overrun, self.start.view()))
         view = View(self)
         self.view = view
@@ -242,15 +252,18 @@ class Simulation:
                                 f"{int(self.jobs['job_id'][job])}; estimates are seconds >= 0")
         estimate = int(estimate)
         self.estimate0[job] = estimate
-        self.queue.append(job, int(self.jobs["units"][job]), estimate)
+        self._est[job] = estimate
+        self.status[job] = STATUS_WAITING
+        self.queue.append(job, self._units[job], estimate)
 
     def _complete(self, entry: tuple[int, int, int]) -> None:
         end, _seq, job = entry
         if self._end_of.get(job) != end:  # superseded by a speed change
             return
         self.events += 1
+        self.changes += 1
         del self._end_of[job]
-        units = int(self.jobs["units"][job])
+        units = self._units[job]
         if self.counting:
             self.free_cores += units
         else:
@@ -262,16 +275,18 @@ class Simulation:
         self._final_expired.discard(job)
         self._speed.pop(job, None)
         self.end[job] = end
-        self.status[job] = STATUS_KILLED if self.sim_run[job] < self.jobs["run"][job] \
-            else STATUS_COMPLETED
+        self.status[job] = STATUS_KILLED if self._killed(job) else STATUS_COMPLETED
         self.predictor.observe(job, end)
+
+    def _killed(self, job: int) -> bool:
+        return self.overrun == "kill" and self._run_for[job] < int(self.jobs["run"][job])
 
     def _start(self, job: int, alloc: Allocation | None) -> None:
         now = self.now
-        if self.status[job] != STATUS_WAITING or self.start[job] >= 0:
+        if self.status[job] != STATUS_WAITING:
             raise DispatchError(f"{self.dispatcher!r} started job "
                                 f"{int(self.jobs['job_id'][job])}, which is not waiting")
-        units = int(self.jobs["units"][job])
+        units = self._units[job]
         if self.counting:
             if units > self.free_cores:
                 raise DispatchError(f"{self.dispatcher!r} started job "
@@ -295,10 +310,11 @@ class Simulation:
                     self._free[:, self.platform.resource_names.index("core")].sum())
         self.start[job] = now
         self.status[job] = STATUS_RUNNING
-        est_end = now + int(self.estimate0[job])
+        estimate = self._est[job]
+        est_end = now + (estimate if estimate > 0 else 1)  # planned end: at least 1 s
         self.est_end[job] = est_end
         self.running.insert(job, est_end, units)
-        end = now + int(self.sim_run[job])
+        end = now + self._run_for[job]
         self._end_of[job] = end
         self._seq += 1
         heapq.heappush(self._heap, (end, self._seq, job))
@@ -325,10 +341,7 @@ class Simulation:
             else:
                 raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
         if started:
-            qjobs = self.queue.columns()[0]
-            positions = np.flatnonzero(np.isin(qjobs, started)).tolist() \
-                if len(started) > 1 else np.flatnonzero(qjobs == started[0]).tolist()
-            self.queue.remove_positions(positions)
+            self.queue.remove_jobs(started)
 
     def _expire(self) -> None:
         """Running jobs at or past their estimated end get a new estimate (or end now)."""
@@ -340,6 +353,7 @@ class Simulation:
         k = int(np.searchsorted(est_end, self.now, side="right"))
         if k <= len(self._final_expired):
             return
+        self.changes += 1
         for job in [int(j) for j in jobs[:k] if int(j) not in self._final_expired]:
             new = self.predictor.on_expiry(job, self.now)
             started = int(self.start[job])
@@ -355,6 +369,7 @@ class Simulation:
         if self.status[job] != STATUS_WAITING:
             raise DispatchError(f"{self.dispatcher!r} rejected job "
                                 f"{int(self.jobs['job_id'][job])}, which is not waiting")
+        self.changes += 1
         self.status[job] = STATUS_REJECTED
         self.reject_reason[job] = reason
 
@@ -365,6 +380,7 @@ class Simulation:
         if not speed > 0:
             raise DispatchError(f"{self.dispatcher!r} set speed {speed!r}; it must be > 0")
         now = self.now
+        self.changes += 1
         old = self._speed.get(job, 1.0)
         # the work left is what the old speed would have done until the scheduled end
         work_left = float(self._end_of[job] - now) * old

@@ -28,6 +28,7 @@ from dispatchlab.metrics.jobs import REJECTED as STATUS_REJECTED
 
 STATUS_WAITING = 3  # internal: never in a result
 STATUS_RUNNING = 4  # internal: never in a result
+STATUS_FUTURE = 5  # internal: not submitted yet
 STATUS_NAMES = {STATUS_COMPLETED: "completed", STATUS_KILLED: "killed",
                 STATUS_REJECTED: "rejected"}
 

@@ -52,19 +52,33 @@ class WaitingQueue:
         d = self._data[:, self.lo : self.hi]
         return d[0], d[1], d[2]
 
-    def remove_positions(self, positions: list[int]) -> None:
-        """Remove rows at the given positions (0-based within the queue, ascending)."""
-        if not positions:
+    def remove_jobs(self, jobs: list[int]) -> None:
+        """Remove the given jobs (rows of the job table) from the queue."""
+        k = len(jobs)
+        if k == 0:
             return
-        k = len(positions)
-        if positions[-1] == k - 1:  # a prefix: just move the window
-            self.lo += k
+        window = self._data[0, self.lo : self.hi]
+        if k == 1:
+            if window[0] == jobs[0]:
+                self.lo += 1
+                return
+            positions = window.searchsorted(jobs)
+        else:
+            positions = window.searchsorted(sorted(jobs))
+            if positions[-1] == k - 1:  # a prefix: just move the window
+                self.lo += k
+                return
+        d = self._data
+        if k <= 8:  # shift the tail left over each removed row, last one first
+            for pos in sorted(positions.tolist(), reverse=True):
+                p = self.lo + pos
+                d[:, p : self.hi - 1] = d[:, p + 1 : self.hi]
+                self.hi -= 1
             return
         keep = np.ones(len(self), dtype=bool)
         keep[positions] = False
-        window = self._data[:, self.lo : self.hi]
-        kept = window[:, keep]
-        self._data[:, self.lo : self.lo + kept.shape[1]] = kept
+        kept = d[:, self.lo : self.hi][:, keep]
+        d[:, self.lo : self.lo + kept.shape[1]] = kept
         self.hi = self.lo + kept.shape[1]
 
 
@@ -89,7 +103,7 @@ class RunningSet:
             new[:, :n] = self._data[:, :n]
             self._data = new
         d = self._data
-        pos = int(np.searchsorted(d[0, :n], est_end, side="right"))
+        pos = int(d[0, :n].searchsorted(est_end, side="right"))
         if pos < n:
             d[:, pos + 1 : n + 1] = d[:, pos:n]
         d[0, pos] = est_end
@@ -100,8 +114,9 @@ class RunningSet:
     def remove(self, job: int, est_end: int) -> None:
         d = self._data
         n = self.n
-        pos = int(np.searchsorted(d[0, :n], est_end, side="left"))
-        while d[2, pos] != job:
+        pos = int(d[0, :n].searchsorted(est_end, side="left"))
+        jobs = d[2]
+        while jobs[pos] != job:
             pos += 1
         if pos < n - 1:
             d[:, pos : n - 1] = d[:, pos + 1 : n]

@@ -1,0 +1,324 @@
+"""The ``dispatchlab`` command line (thin: parsing, then calls into the library).
+
+Every user mistake ends with exactly one ``error: ...`` line on stderr and exit status
+2 (no traceback); see :class:`dispatchlab.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dispatchlab.errors import InputError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dispatchlab")
+def app() -> None:
+    """Simulate an HPC workload manager on real traces: dispatchers, predictors, metrics."""
+
+
+@app.group("trace")
+def trace_app() -> None:
+    """Inspect workload traces."""
+
+
+def _pair(text: str | None, option: str, cast=int) -> tuple[Any, Any] | None:
+    if text is None:
+        return None
+    parts = text.split(":")
+    if len(parts) != 2:
+        raise InputError(f"expected A:B, got {text!r}", field=option)
+    try:
+        return cast(parts[0]), cast(parts[1])
+    except ValueError:
+        raise InputError(f"expected two numbers A:B, got {text!r}", field=option) from None
+
+
+def _fraction(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    parts = text.split(":")
+    if len(parts) != 2 or parts[0] not in ("first", "last"):
+        raise InputError(f"expected first:F or last:F, got {text!r}", field="--fraction")
+    try:
+        return parts[0], float(parts[1])
+    except ValueError:
+        raise InputError(f"expected a number after ':', got {text!r}", field="--fraction") from None
+
+
+def _load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: bool = False,
+          window: str | None = None, jobs: str | None = None, fraction: str | None = None):
+    from dispatchlab.workload.load import load_trace
+
+    return load_trace(
+        trace,
+        lenient=lenient,
+        drop_overrun=drop_overrun,
+        max_procs=True if max_procs else None,
+        window=_pair(window, "--window"),
+        jobs=_pair(jobs, "--jobs"),
+        fraction=_fraction(fraction),
+    )
+
+
+def _platform(jobs, platform: str | None, nodes: int | None, cores_per_node: int | None):
+    from dispatchlab.platform import Platform
+
+    if platform is not None and (nodes is not None or cores_per_node is not None):
+        raise InputError("give either --platform or --nodes/--cores-per-node, not both",
+                         field="--platform")
+    if platform is not None:
+        if platform == "eurora":
+            return Platform.eurora()
+        return Platform.from_toml(platform)
+    if nodes is not None or cores_per_node is not None:
+        if nodes is None or cores_per_node is None:
+            raise InputError("--nodes and --cores-per-node go together", field="--nodes")
+        return Platform.homogeneous(nodes, cores_per_node)
+    info = jobs.info
+    cores = info.max_procs or info.max_nodes
+    if not cores:
+        raise InputError("the trace header has neither MaxProcs nor MaxNodes; give "
+                         "--platform or --nodes and --cores-per-node", file=info.source)
+    return Platform.pooled(cores, name=f"MaxProcs={cores}" if info.max_procs else
+                           f"MaxNodes={cores}")
+
+
+def _dispatcher(name: str, order: str | None, reservations: int | None, skip: bool,
+                allocator: str):
+    from dispatchlab.dispatch import make_dispatcher
+
+    params: dict[str, Any] = {"allocator": allocator}
+    if order is not None:
+        if name not in ("easy", "conservative"):
+            raise InputError(f"--order applies to easy and conservative, not {name!r}",
+                             field="--order")
+        params["order"] = order
+    if reservations is not None:
+        if name != "easy":
+            raise InputError(f"--reservations applies to easy, not {name!r}",
+                             field="--reservations")
+        params["reservations"] = reservations
+    if skip:
+        if name not in ("sjf", "ljf"):
+            raise InputError(f"--skip applies to sjf and ljf, not {name!r}", field="--skip")
+        params["skip"] = True
+    return make_dispatcher(name, **params)
+
+
+def _progress(enabled: bool):
+    """A rich progress bar on stderr for long runs (only when stderr is a terminal)."""
+    if not enabled or not sys.stderr.isatty():
+        return None, None
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
+                        "{task.total:,} jobs submitted"), TimeRemainingColumn(),
+                        console=Console(stderr=True), transient=True)
+    task = progress.add_task("sim", total=1)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return progress, update
+
+
+def _console(stderr: bool = False):
+    """A rich console; 120 columns wide when not writing to a terminal (logs, pipes)."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 120)
+
+
+def _summary_table(rows: list[tuple[str, dict]], title: str):
+    from rich.table import Table
+
+    table = Table(title=title, caption="times in seconds; bsld: bounded slowdown "
+                  "(tau = {:g} s); util: core utilization".format(rows[0][1]["tau"]))
+    for col in ("run", "jobs", "rejected", "mean wait", "p95 wait", "mean slowdown",
+                "mean bsld", "util", "makespan", "sim time"):
+        table.add_column(col, justify="left" if col == "run" else "right")
+
+    def num(v, fmt="{:,.1f}"):
+        return "-" if v is None else fmt.format(v)
+
+    for name, s in rows:
+        table.add_row(name, f"{s['jobs']:,}", f"{s['rejected']:,}", num(s["mean_wait"]),
+                      num(s["p95_wait"]), num(s["mean_slowdown"], "{:,.2f}"),
+                      num(s["mean_bsld"], "{:,.2f}"), num(s["utilization"], "{:.3f}"),
+                      num(s["makespan"], "{:,.0f}"), num(s["simulate_seconds"], "{:.2f}"))
+    return table
+
+
+TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
+
+
+@app.command()
+@TRACE_ARG
+@click.option("--dispatcher", default="easy", show_default=True,
+              help="fifo | sjf | ljf | easy | conservative")
+@click.option("--predictor", default="walltime", show_default=True, help="walltime | real")
+@click.option("--platform", default=None, help="platform TOML file, or 'eurora'")
+@click.option("--nodes", type=int, default=None, help="homogeneous platform: node count")
+@click.option("--cores-per-node", type=int, default=None, help="homogeneous platform")
+@click.option("--allocator", default="first-fit", show_default=True,
+              help="first-fit | best-fit (node-level platforms)")
+@click.option("--order", default=None, help="backfill scan order (easy, conservative): fifo | sjf")
+@click.option("--reservations", type=int, default=None, help="easy: reserved jobs K >= 1")
+@click.option("--skip", is_flag=True, help="sjf/ljf: walk past jobs that do not fit")
+@click.option("--overrun", default="run", show_default=True, help="run | kill")
+@click.option("--tau", type=float, default=10.0, show_default=True,
+              help="bounded-slowdown threshold (s)")
+@click.option("--measure", default="all", show_default=True,
+              help="jobs counted in metrics: all | time:T0:T1 | index:I0:I1")
+@click.option("--lenient", is_flag=True,
+              help="skip malformed trace lines (counted) instead of failing")
+@click.option("--drop-overrun", is_flag=True,
+              help="drop jobs whose run time exceeds their requested time")
+@click.option("--max-procs", is_flag=True,
+              help="drop jobs requesting more processors than the header's MaxProcs")
+@click.option("--window", default=None,
+              help="keep jobs submitted in [T0, T1) (trace seconds), re-based to 0")
+@click.option("--jobs", "jobs_range", default=None,
+              help="keep cleaned jobs I0..I1-1 (0-based), re-based to 0")
+@click.option("--fraction", default=None,
+              help="keep first:F or last:F of the cleaned jobs (0 < F <= 1)")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="write jobs.parquet and summary.json into this folder")
+@click.option("--csv", is_flag=True, help="also write jobs.csv")
+def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
+             nodes: int | None, cores_per_node: int | None, allocator: str,
+             order: str | None, reservations: int | None, skip: bool, overrun: str,
+             tau: float, measure: str, lenient: bool, drop_overrun: bool, max_procs: bool,
+             window: str | None, jobs_range: str | None, fraction: str | None,
+             out: Path | None, csv: bool) -> None:
+    """Simulate TRACE under one dispatcher and predictor; print and write the results."""
+    t0 = time.perf_counter()
+
+    from dispatchlab.metrics import Measure, check_tau
+    from dispatchlab.predict import make_predictor
+    from dispatchlab.sim import Simulation
+
+    check_tau(tau)
+    try:
+        measure_spec = Measure.parse(measure)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--measure") from None
+    disp = _dispatcher(dispatcher, order, reservations, skip, allocator)
+    pred = make_predictor(predictor)
+    if overrun not in ("run", "kill"):
+        raise InputError(f"must be 'run' or 'kill', got {overrun!r}", field="--overrun")
+    jobs = _load(trace, lenient=lenient, drop_overrun=drop_overrun, max_procs=max_procs,
+                 window=window, jobs=jobs_range, fraction=fraction)
+    plat = _platform(jobs, platform, nodes, cores_per_node)
+    progress, update = _progress(len(jobs) > 20_000)
+    sim = Simulation(plat, jobs, disp, pred, overrun=overrun, progress=update)
+    if progress is not None:
+        with progress:
+            result = sim.run()
+    else:
+        result = sim.run()
+    extra = {"wall_seconds": None}
+    if out is not None:
+        extra["wall_seconds"] = time.perf_counter() - t0
+        summary = result.write(out, tau=tau, measure=measure_spec, extra_summary=extra)
+        if csv:
+            import pyarrow.csv as pacsv
+
+            pacsv.write_csv(result.to_arrow(), Path(out) / "jobs.csv")
+    else:
+        summary = result.summary(tau=tau, measure=measure_spec)
+    summary["wall_seconds"] = time.perf_counter() - t0
+    console = _console()
+    console.print(_summary_table([(f"{dispatcher} / {predictor}", summary)],
+                                 title=f"{Path(trace).name} on {plat.describe()}"))
+    notes = []
+    if jobs.info.dropped:
+        notes.append("dropped at load: " + ", ".join(f"{v:,} ({k})"
+                                                    for k, v in jobs.info.dropped.items()))
+    if jobs.info.malformed_skipped:
+        notes.append(f"malformed lines skipped: {jobs.info.malformed_skipped:,}")
+    if jobs.info.estimate_fallbacks:
+        notes.append(f"requested time -1 replaced for {jobs.info.estimate_fallbacks:,} jobs "
+                     f"({jobs.info.estimate_fallback_source})")
+    if summary.get("rejected_total"):
+        notes.append(f"rejected (cannot fit the platform): {summary['rejected_total']:,}")
+    for note in notes:
+        console.print(f"[dim]{note}[/dim]")
+    if out is not None:
+        console.print(f"[dim]wrote {Path(out) / 'jobs.parquet'} and summary.json[/dim]")
+
+
+@trace_app.command("info")
+@TRACE_ARG
+@click.option("--lenient", is_flag=True, help="skip malformed lines (counted)")
+def trace_info_cmd(trace: Path, lenient: bool) -> None:
+    """Print a trace's header facts, field population and job statistics."""
+    from dispatchlab.workload.load import render_trace_info, trace_info
+
+    jobs = _load(trace, lenient=lenient)
+    _console().print(render_trace_info(trace_info(jobs)))
+
+
+@app.command()
+@click.option("--jobs", type=int, default=5000, show_default=True, help="synthetic jobs")
+@click.option("--cores", type=int, default=256, show_default=True, help="pooled cores")
+@click.option("--seed", type=int, default=1, show_default=True, help="generator seed")
+@click.option("--load", type=float, default=0.85, show_default=True, help="offered load")
+def demo(jobs: int, cores: int, seed: int, load: float) -> None:
+    """Generate a synthetic workload and compare FIFO, SJF, EASY and conservative on it."""
+    from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
+    from dispatchlab.platform import Platform
+    from dispatchlab.predict import RealPredictor, WalltimePredictor
+    from dispatchlab.sim import Simulation
+    from dispatchlab.workload.synthetic import generate_synthetic
+
+    console = _console()
+    table = generate_synthetic(jobs, cores=cores, seed=seed, load=load)
+    console.print(f"synthetic workload: {len(table):,} jobs on a pooled machine of {cores} "
+                  f"cores (seed {seed}, offered load {load})")
+    plat = Platform.pooled(cores)
+    runs = [("fifo", FIFO(), WalltimePredictor()), ("sjf", SJF(), WalltimePredictor()),
+            ("easy", EASY(), WalltimePredictor()), ("easy-sjbf", EASY(order="sjf"),
+                                                    WalltimePredictor()),
+            ("conservative", Conservative(), WalltimePredictor()),
+            ("easy (real run times)", EASY(), RealPredictor())]
+    rows = []
+    for name, disp, pred in runs:
+        result = Simulation(plat, table, disp, pred).run()
+        rows.append((name, result.summary()))
+    console.print(_summary_table(rows, title="dispatchers compared (estimates: requested "
+                                           "time unless noted)"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, turning user mistakes into one line on stderr."""
+    try:
+        rc = app.main(args=argv, prog_name="dispatchlab", standalone_mode=False)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except click.exceptions.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx is not None else "dispatchlab --help")
+        return 0
+    except click.ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        return 2
+    except click.exceptions.Abort:
+        print("error: aborted", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return rc if isinstance(rc, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
