@@ -147,7 +147,8 @@ class Simulation:
         self.reject_reason: dict[int, str] = {}
         self.queue = WaitingQueue(1024)
         self.running = RunningSet(1024)
-        self.allocations: dict[int, Allocation] = {}
+        self.allocations: dict[int, Allocation] = {}  # running jobs (node level)
+        self.allocation_log: dict[int, Allocation] = {}  # every started job (node level)
         self.free_cores = self.total_cores
         self._free = self._capacity.copy()
         self.free_view = self._free.view()
@@ -233,6 +234,7 @@ class Simulation:
             status=self.status,
             estimate=self.estimate0,
             reject_reason=self.reject_reason,
+            allocations=self.allocation_log,
             events=self.events,
             passes=self.passes,
             decision_times=np.asarray(self._decision_times, dtype=np.float64),
@@ -305,6 +307,7 @@ class Simulation:
                                     f"{int(self.jobs['job_id'][job])} beyond the free resources")
             self._free[alloc.nodes] -= used
             self.allocations[job] = alloc
+            self.allocation_log[job] = alloc
             if self.total_cores:
                 self.free_cores = int(
                     self._free[:, self.platform.resource_names.index("core")].sum())

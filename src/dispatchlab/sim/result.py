@@ -51,6 +51,7 @@ class SimulationResult:
     status: np.ndarray
     estimate: np.ndarray
     reject_reason: dict[int, str]
+    allocations: dict[int, Any]  # job row -> Allocation (node-level runs only)
     events: int
     passes: int
     decision_times: np.ndarray
@@ -60,6 +61,16 @@ class SimulationResult:
     @property
     def wait(self) -> np.ndarray:
         return np.where(self.start >= 0, self.start - self.jobs["submit"], -1)
+
+    def allocation_strings(self) -> np.ndarray:
+        """Per job ``"node:units,node:units"`` (nodes numbered from 0 in platform order);
+        None for rejected jobs and for counting-mode runs, where placement is not
+        simulated."""
+        out = np.full(len(self.jobs), None, dtype=object)
+        for row, alloc in self.allocations.items():
+            out[row] = ",".join(f"{n}:{c}" for n, c in
+                                zip(alloc.nodes.tolist(), alloc.counts.tolist(), strict=True))
+        return out
 
     def to_arrow(self) -> pa.Table:
         """One row per job (rejected included), in table order (submit, file order)."""
@@ -83,6 +94,7 @@ class SimulationResult:
             "status": pa.array(names[self.status], type=pa.string()),
             "estimate": self.estimate,
             "reject_reason": pa.array(reasons, type=pa.string()),
+            "allocation": pa.array(self.allocation_strings(), type=pa.string()),
         }
         for name, values in j.resources.items():
             if name != "core" or np.any(values != 1):
