@@ -57,6 +57,7 @@ class _Backfill(Dispatcher):
     reservations: int | None
     allocator: str
     explain: bool
+    call_on_empty_queue = False
 
     def _check(self) -> None:
         if self.order not in ORDERS:

@@ -23,6 +23,7 @@ class ListDispatcher(Dispatcher):
     """Shared machinery: walk an ordered list of queue positions, starting what fits."""
 
     allocator: str
+    call_on_empty_queue = False
 
     def start(self, view: View) -> None:
         self.allocator_: Allocator = make_allocator(self.allocator)

@@ -168,5 +168,11 @@ class Platform:
         return all(v == 0 for r, v in self.total_capacity().items() if r != "core")
 
     def describe(self) -> str:
-        parts = [f"{nt.count} x {nt.name} {nt.capacity}" for nt in self.node_types]
-        return ("pooled " if self.is_pooled else "") + "; ".join(parts)
+        if self.is_pooled:
+            return ", ".join(f"{v:,} {r}s" for r, v in self.total_capacity().items()) + \
+                " (pooled)"
+        parts = []
+        for nt in self.node_types:
+            cap = ", ".join(f"{v:,} {r}" for r, v in nt.capacity.items())
+            parts.append(f"{nt.count} x {nt.name} ({cap})")
+        return "; ".join(parts)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from array import array
 from collections.abc import Callable
 
 import numpy as np
@@ -60,6 +61,13 @@ from dispatchlab.workload.jobs import JobTable
 OVERRUN_MODES = ("run", "kill")
 
 
+def _int_buffer(values: np.ndarray) -> array:
+    """An ``array('q')`` copy of an integer numpy array."""
+    buf = array("q")
+    buf.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return buf
+
+
 class Simulation:
     """One simulation of ``jobs`` on ``platform`` under ``dispatcher`` and ``predictor``.
 
@@ -84,6 +92,7 @@ class Simulation:
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
+        self._call_on_empty = bool(getattr(self.dispatcher, "call_on_empty_queue", True))
         self.predictor = (predictor or WalltimePredictor()).clone()
         self.overrun = overrun
         self._progress = progress
@@ -133,31 +142,37 @@ class Simulation:
         self._capacity = platform.capacity_matrix()
         self.total_cores = int(self._capacity[:, core_k].sum()) if core_k >= 0 else 0
 
-        # hot-path copies as Python lists (scalar access to numpy arrays is slow)
-        self._units = jobs["units"].tolist()
-        self._run_for = self.sim_run.tolist()
-        self._est: list[int] = [0] * n
+        # Per-job state lives in compact array.array buffers (fast scalar access from
+        # Python, 8 bytes a job); the numpy arrays below are views of the same memory.
+        self._units = _int_buffer(jobs["units"])
+        self._run_for = _int_buffer(self.sim_run)
+        self._start_at = _int_buffer(np.full(n, -1))
+        self._end_at = _int_buffer(np.full(n, -1))
+        self._est0 = _int_buffer(np.full(n, -1))  # estimate at submission (s)
+        self._est_end = _int_buffer(np.full(n, -1))  # planned end of a running job
+        self._status = array("b", bytes([STATUS_FUTURE]) * n)
+        self.start = np.frombuffer(self._start_at, dtype=np.int64)
+        self.end = np.frombuffer(self._end_at, dtype=np.int64)
+        self.estimate0 = np.frombuffer(self._est0, dtype=np.int64)
+        self.est_end = np.frombuffer(self._est_end, dtype=np.int64)
+        self.status = np.frombuffer(self._status, dtype=np.int8)
 
-        # state
-        self.start = np.full(n, -1, dtype=np.int64)
-        self.end = np.full(n, -1, dtype=np.int64)
-        self.status = np.full(n, STATUS_FUTURE, dtype=np.int8)
-        self.estimate0 = np.full(n, -1, dtype=np.int64)  # estimate at submission
-        self.est_end = np.full(n, -1, dtype=np.int64)  # current estimated end (running)
         self.reject_reason: dict[int, str] = {}
         self.queue = WaitingQueue(1024)
-        self.running = RunningSet(1024)
+        self.running = RunningSet(jobs["units"], n, 1024)
         self.allocations: dict[int, Allocation] = {}  # running jobs (node level)
         self.allocation_log: dict[int, Allocation] = {}  # every started job (node level)
         self.free_cores = self.total_cores
         self._free = self._capacity.copy()
         self.free_view = self._free.view()
         self.free_view.flags.writeable = False
+        self._core_k = core_k
         self._heap: list[tuple[int, int, int]] = []  # (end time, start sequence, job)
         self._seq = 0
         self._end_of: dict[int, int] = {}  # job -> scheduled end (for speed changes)
         self._speed: dict[int, float] = {}
         self._wake: list[int] = []
+        self._woken = False  # a requested wake-up fired at this timestamp
         self._final_expired: set[int] = set()
         self.now = 0
         # counts changes to running jobs not made by the dispatcher's own starts
@@ -166,7 +181,7 @@ class Simulation:
         self.changes = 0
         self.events = 0
         self.passes = 0
-        self._decision_times: list[float] = []
+        self._decision_times = array("d")
 
     # ------------------------------------------------------------------ the run
     def run(self) -> SimulationResult:
@@ -177,7 +192,7 @@ class Simulation:
         wall0 = time.perf_counter()
         jobs = self.jobs
         n = len(jobs)
-        submit = jobs["submit"].tolist()
+        submit = _int_buffer(jobs["submit"])
         fits = self._fits_empty_platform().tolist()
         self.predictor.start(PredictorContext(jobs, self.overrun, self.start.view()))
         view = View(self)
@@ -206,9 +221,11 @@ class Simulation:
                 next_sub += 1
                 if self._progress is not None and next_sub % progress_every == 0:
                     self._progress(next_sub, n)
+            self._woken = False
             while wake and wake[0] <= now:
                 heapq.heappop(wake)
                 self.events += 1
+                self._woken = True
             # 3. dispatch passes (again while 0-second jobs end now)
             while True:
                 self._pass(view)
@@ -219,6 +236,8 @@ class Simulation:
         if self._progress is not None:
             self._progress(n, n)
         waiting = np.flatnonzero(self.status == STATUS_WAITING)
+        self.start, self.end = self.start.copy(), self.end.copy()
+        self.status, self.estimate0 = self.status.copy(), self.estimate0.copy()
         if len(waiting):  # only possible with a dispatcher that never starts a job
             raise DispatchError(
                 f"{self.dispatcher!r} left {len(waiting)} jobs waiting forever "
@@ -237,7 +256,7 @@ class Simulation:
             allocations=self.allocation_log,
             events=self.events,
             passes=self.passes,
-            decision_times=np.asarray(self._decision_times, dtype=np.float64),
+            decision_times=np.frombuffer(self._decision_times, dtype=np.float64).copy(),
             wall_seconds=time.perf_counter() - wall0,
         )
 
@@ -245,7 +264,7 @@ class Simulation:
     def _submit(self, job: int, now: int, fits: np.ndarray) -> None:
         self.events += 1
         if not fits[job]:
-            self.status[job] = STATUS_REJECTED
+            self._status[job] = STATUS_REJECTED
             self.reject_reason[job] = self._why_not_fit(job)
             return
         estimate = self.predictor.predict(job, now)
@@ -253,9 +272,8 @@ class Simulation:
             raise DispatchError(f"{self.predictor!r} predicted {estimate!r} for job "
                                 f"{int(self.jobs['job_id'][job])}; estimates are seconds >= 0")
         estimate = int(estimate)
-        self.estimate0[job] = estimate
-        self._est[job] = estimate
-        self.status[job] = STATUS_WAITING
+        self._est0[job] = estimate
+        self._status[job] = STATUS_WAITING
         self.queue.append(job, self._units[job], estimate)
 
     def _complete(self, entry: tuple[int, int, int]) -> None:
@@ -265,27 +283,30 @@ class Simulation:
         self.events += 1
         self.changes += 1
         del self._end_of[job]
-        units = self._units[job]
         if self.counting:
-            self.free_cores += units
+            self.free_cores += self._units[job]
         else:
             alloc = self.allocations.pop(job)
             self._free[alloc.nodes] += alloc.counts[:, None] * self.requests[job][None, :]
-            self.free_cores = int(self._free[:, self.platform.resource_names.index("core")].sum()) \
-                if self.total_cores else 0
-        self.running.remove(job, int(self.est_end[job]))
-        self._final_expired.discard(job)
-        self._speed.pop(job, None)
-        self.end[job] = end
-        self.status[job] = STATUS_KILLED if self._killed(job) else STATUS_COMPLETED
+            self._count_free_cores()
+        self.running.remove(job, self._est_end[job])
+        if self._final_expired:
+            self._final_expired.discard(job)
+        if self._speed:
+            self._speed.pop(job, None)
+        self._end_at[job] = end
+        self._status[job] = STATUS_KILLED if self._killed(job) else STATUS_COMPLETED
         self.predictor.observe(job, end)
 
     def _killed(self, job: int) -> bool:
         return self.overrun == "kill" and self._run_for[job] < int(self.jobs["run"][job])
 
+    def _count_free_cores(self) -> None:
+        self.free_cores = int(self._free[:, self._core_k].sum()) if self._core_k >= 0 else 0
+
     def _start(self, job: int, alloc: Allocation | None) -> None:
         now = self.now
-        if self.status[job] != STATUS_WAITING:
+        if self._status[job] != STATUS_WAITING:
             raise DispatchError(f"{self.dispatcher!r} started job "
                                 f"{int(self.jobs['job_id'][job])}, which is not waiting")
         units = self._units[job]
@@ -308,15 +329,13 @@ class Simulation:
             self._free[alloc.nodes] -= used
             self.allocations[job] = alloc
             self.allocation_log[job] = alloc
-            if self.total_cores:
-                self.free_cores = int(
-                    self._free[:, self.platform.resource_names.index("core")].sum())
-        self.start[job] = now
-        self.status[job] = STATUS_RUNNING
-        estimate = self._est[job]
+            self._count_free_cores()
+        self._start_at[job] = now
+        self._status[job] = STATUS_RUNNING
+        estimate = self._est0[job]
         est_end = now + (estimate if estimate > 0 else 1)  # planned end: at least 1 s
-        self.est_end[job] = est_end
-        self.running.insert(job, est_end, units)
+        self._est_end[job] = est_end
+        self.running.insert(job, est_end)
         end = now + self._run_for[job]
         self._end_of[job] = end
         self._seq += 1
@@ -326,6 +345,8 @@ class Simulation:
     def _pass(self, view: View) -> None:
         self.passes += 1
         self._expire()
+        if not self._call_on_empty and self.queue.hi == self.queue.lo and not self._woken:
+            return  # the dispatcher declared it has nothing to do without waiting jobs
         t0 = time.perf_counter()
         decisions = self.dispatcher.dispatch(view)
         self._decision_times.append(time.perf_counter() - t0)
@@ -359,21 +380,20 @@ class Simulation:
         self.changes += 1
         for job in [int(j) for j in jobs[:k] if int(j) not in self._final_expired]:
             new = self.predictor.on_expiry(job, self.now)
-            started = int(self.start[job])
+            started = self._start_at[job]
             if new is not None and started + int(new) > self.now:
-                units = int(self.jobs["units"][job])
-                running.remove(job, int(self.est_end[job]))
-                self.est_end[job] = started + int(new)
-                running.insert(job, int(self.est_end[job]), units)
+                running.remove(job, self._est_end[job])
+                self._est_end[job] = started + int(new)
+                running.insert(job, self._est_end[job])
             else:
                 self._final_expired.add(job)
 
     def _reject_waiting(self, job: int, reason: str) -> None:
-        if self.status[job] != STATUS_WAITING:
+        if self._status[job] != STATUS_WAITING:
             raise DispatchError(f"{self.dispatcher!r} rejected job "
                                 f"{int(self.jobs['job_id'][job])}, which is not waiting")
         self.changes += 1
-        self.status[job] = STATUS_REJECTED
+        self._status[job] = STATUS_REJECTED
         self.reject_reason[job] = reason
 
     def _set_speed(self, job: int, speed: float) -> None:
@@ -392,13 +412,12 @@ class Simulation:
         self._end_of[job] = new_end
         self._seq += 1
         heapq.heappush(self._heap, (new_end, self._seq, job))
-        est_end = int(self.est_end[job])
+        est_end = self._est_end[job]
         if est_end > now:
             new_est_end = now + math.ceil((est_end - now) * old / speed - 1e-9)
-            units = int(self.jobs["units"][job])
             self.running.remove(job, est_end)
-            self.est_end[job] = new_est_end
-            self.running.insert(job, new_est_end, units)
+            self._est_end[job] = new_est_end
+            self.running.insert(job, new_est_end)
 
     def request_wakeup(self, t: int) -> None:
         if t <= self.now:

@@ -83,49 +83,48 @@ class WaitingQueue:
 
 
 class RunningSet:
-    """Running jobs sorted by estimated end (ties: the order they were inserted).
+    """Running jobs sorted by estimated end, ties by job row.
 
-    Columns: ``est_end`` (start + current estimate, seconds; may lie in the past when a
-    job outlives its estimate), ``units``, ``jobs``.
+    One sorted int64 array of keys ``est_end << shift | job`` (``est_end`` is start +
+    planned duration, seconds; it may lie in the past when a job outlives its estimate);
+    units are looked up in ``units_of`` (per job row) when the columns are asked for.
     """
 
-    def __init__(self, capacity: int = 1024) -> None:
-        self._data = np.empty((3, max(capacity, 16)), dtype=np.int64)
+    def __init__(self, units_of: np.ndarray, n_jobs: int, capacity: int = 1024) -> None:
+        self._keys = np.empty(max(capacity, 16), dtype=np.int64)
         self.n = 0
+        self.shift = max(20, int(n_jobs).bit_length())
+        self.mask = (1 << self.shift) - 1
+        self._units_of = units_of
 
     def __len__(self) -> int:
         return self.n
 
-    def insert(self, job: int, est_end: int, units: int) -> None:
+    def insert(self, job: int, est_end: int) -> None:
         n = self.n
-        if n == self._data.shape[1]:
-            new = np.empty((3, n * 2), dtype=np.int64)
-            new[:, :n] = self._data[:, :n]
-            self._data = new
-        d = self._data
-        pos = int(d[0, :n].searchsorted(est_end, side="right"))
+        keys = self._keys
+        if n == len(keys):
+            self._keys = keys = np.concatenate((keys, np.empty(n, dtype=np.int64)))
+        key = (est_end << self.shift) | job
+        pos = int(keys[:n].searchsorted(key))
         if pos < n:
-            d[:, pos + 1 : n + 1] = d[:, pos:n]
-        d[0, pos] = est_end
-        d[1, pos] = units
-        d[2, pos] = job
+            keys[pos + 1 : n + 1] = keys[pos:n]
+        keys[pos] = key
         self.n = n + 1
 
     def remove(self, job: int, est_end: int) -> None:
-        d = self._data
         n = self.n
-        pos = int(d[0, :n].searchsorted(est_end, side="left"))
-        jobs = d[2]
-        while jobs[pos] != job:
-            pos += 1
+        keys = self._keys
+        pos = int(keys[:n].searchsorted((est_end << self.shift) | job))
         if pos < n - 1:
-            d[:, pos : n - 1] = d[:, pos + 1 : n]
+            keys[pos : n - 1] = keys[pos + 1 : n]
         self.n = n - 1
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Read-only views (est_end, units, jobs) in estimated-end order."""
-        d = self._data[:, : self.n]
-        return d[0], d[1], d[2]
+        """(est_end, units, jobs) in estimated-end order (new arrays)."""
+        keys = self._keys[: self.n]
+        jobs = keys & self.mask
+        return keys >> self.shift, self._units_of[jobs], jobs
 
     def first_end(self) -> int | None:
-        return int(self._data[0, 0]) if self.n else None
+        return int(self._keys[0]) >> self.shift if self.n else None

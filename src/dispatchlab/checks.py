@@ -1,0 +1,155 @@
+"""Conformance checks you can run on your own dispatcher or predictor class.
+
+Like scikit-learn's ``check_estimator``: each function raises ``AssertionError`` with an
+explanation at the first broken contract, and returns a small report dict otherwise::
+
+    from dispatchlab.checks import check_dispatcher, check_predictor
+    check_dispatcher(MyDispatcher)      # a class (built with its defaults) or an instance
+    check_predictor(MyPredictor())
+
+What is checked:
+
+* the parameter contract (:mod:`dispatchlab.params`): ``get_params`` returns the
+  ``__init__`` keywords, ``clone`` builds an equal, independent copy, ``repr`` works;
+* on seeded random workloads built to contend (big jobs block the head, many small ones
+  can backfill, tied submit times, 0-second jobs, under- and over-estimates), for a
+  dispatcher: every job that fits the platform ends, no job starts before its
+  submission, cores in use never exceed the capacity (checked from the per-job output
+  table, not from engine counters), and two runs give identical schedules;
+* for a predictor: estimates are integers >= 0, two runs give identical estimates, and
+  it is causal: the estimates of the first half of a FIFO run do not change when the
+  second half of the trace is removed (under FIFO the early jobs' schedule does not
+  depend on later jobs, so only look-ahead could change them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.dispatch.base import Dispatcher
+from dispatchlab.dispatch.priority import FIFO
+from dispatchlab.platform import Platform
+from dispatchlab.predict.base import Predictor
+from dispatchlab.sim.engine import Simulation
+from dispatchlab.workload.jobs import JobTable
+
+
+def contending_workloads(count: int = 6, seed: int = 0) -> list[tuple[Platform, JobTable]]:
+    """Small seeded workloads on pooled machines of 8..32 cores that make queues form."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        cores = int(rng.integers(8, 33))
+        n = int(rng.integers(20, 60))
+        # bursts of arrivals (many ties) so that the queue builds up
+        submit = np.sort(rng.integers(0, n * 4, size=n) // 5 * 5)
+        big = rng.random(n) < 0.3
+        units = np.where(big, rng.integers(cores // 2, cores + 1, size=n),
+                         rng.integers(1, max(cores // 4, 2), size=n))
+        run = rng.integers(0, 200, size=n)
+        run[rng.random(n) < 0.1] = 0
+        factor = rng.choice([0.5, 1.0, 1.0, 2.0, 5.0], size=n)
+        requested = np.maximum(np.ceil(run * factor), 0).astype(np.int64)
+        out.append((Platform.pooled(cores), JobTable.from_arrays(
+            submit=submit, run=run, units=units, requested_time=requested,
+            user=rng.integers(1, 5, size=n))))
+    return out
+
+
+def _instance(obj: Any, base: type) -> Any:
+    inst = obj() if isinstance(obj, type) else obj
+    if not isinstance(inst, base):
+        raise AssertionError(f"{inst!r} is not a {base.__name__}")
+    return inst
+
+
+def _check_params(inst: Any) -> None:
+    name = type(inst).__name__
+    params = inst.get_params()
+    for key, value in params.items():
+        if getattr(inst, key) is not value:
+            raise AssertionError(f"{name}: parameter {key!r} must be stored unchanged on "
+                                 f"self.{key}")
+    twin = inst.clone()
+    if twin is inst or type(twin) is not type(inst):
+        raise AssertionError(f"{name}: clone() must return a new {name}")
+    if twin.get_params() != params:
+        raise AssertionError(f"{name}: clone() changed the parameters: {twin.get_params()} "
+                             f"!= {params}")
+    if not isinstance(repr(inst), str):
+        raise AssertionError(f"{name}: repr() failed")
+
+
+def _check_capacity(result, cores: int, where: str) -> None:
+    table = result.to_arrow()
+    start = np.asarray(table["start"])
+    end = np.asarray(table["end"])
+    submit = np.asarray(table["submit"])
+    procs = np.asarray(table["procs"])
+    status = table["status"].to_pylist()
+    ran = start >= 0
+    for i, st in enumerate(status):
+        if st != "rejected" and not ran[i]:
+            raise AssertionError(f"{where}: job {i} never started")
+        if st == "rejected" and procs[i] <= cores:
+            raise AssertionError(f"{where}: job {i} fits the platform but was rejected")
+    if (start[ran] < submit[ran]).any():
+        i = int(np.flatnonzero(ran & (start < submit))[0])
+        raise AssertionError(f"{where}: job {i} starts at {start[i]} before its "
+                             f"submission at {submit[i]}")
+    # sweep: at equal times, ends release before starts take
+    times = np.concatenate((start[ran], end[ran]))
+    delta = np.concatenate((procs[ran], -procs[ran]))
+    kind = np.concatenate((np.ones(ran.sum()), np.zeros(ran.sum())))
+    order = np.lexsort((kind, times))
+    in_use = np.cumsum(delta[order])
+    if len(in_use) and in_use.max() > cores:
+        k = int(np.argmax(in_use > cores))
+        raise AssertionError(f"{where}: {int(in_use[k])} cores in use at t={times[order][k]}"
+                             f" on a {cores}-core platform")
+
+
+def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: int = 6,
+                     seed: int = 0) -> dict[str, int]:
+    """Run the dispatcher contract checks (see the module docstring)."""
+    inst = _instance(dispatcher, Dispatcher)
+    _check_params(inst)
+    jobs_checked = 0
+    for k, (platform, jobs) in enumerate(contending_workloads(workloads, seed)):
+        where = f"{inst!r} on workload {k} ({len(jobs)} jobs, {platform.describe()})"
+        first = Simulation(platform, jobs, inst).run()
+        _check_capacity(first, platform.total_capacity()["core"], where)
+        second = Simulation(platform, jobs, inst.clone()).run()
+        if not (np.array_equal(first.start, second.start)
+                and np.array_equal(first.end, second.end)):
+            raise AssertionError(f"{where}: two runs gave different schedules")
+        jobs_checked += len(jobs)
+    return {"workloads": workloads, "jobs": jobs_checked}
+
+
+def check_predictor(predictor: type[Predictor] | Predictor, *, workloads: int = 6,
+                    seed: int = 0) -> dict[str, int]:
+    """Run the predictor contract checks (see the module docstring)."""
+    inst = _instance(predictor, Predictor)
+    _check_params(inst)
+    jobs_checked = 0
+    for k, (platform, jobs) in enumerate(contending_workloads(workloads, seed)):
+        where = f"{inst!r} on workload {k} ({len(jobs)} jobs)"
+        first = Simulation(platform, jobs, FIFO(), inst).run()
+        est = first.estimate[first.status != 2]
+        if (est < 0).any():
+            raise AssertionError(f"{where}: negative estimate")
+        second = Simulation(platform, jobs, FIFO(), inst.clone()).run()
+        if not np.array_equal(first.estimate, second.estimate):
+            raise AssertionError(f"{where}: two runs gave different estimates")
+        half = len(jobs) // 2
+        cut = Simulation(platform, jobs.take(np.arange(half)), FIFO(), inst.clone()).run()
+        if not np.array_equal(cut.estimate, first.estimate[:half]):
+            i = int(np.flatnonzero(cut.estimate != first.estimate[:half])[0])
+            raise AssertionError(
+                f"{where}: not causal: job {i}'s estimate is {first.estimate[i]} with the "
+                f"whole trace but {cut.estimate[i]} when later jobs are removed")
+        jobs_checked += len(jobs)
+    return {"workloads": workloads, "jobs": jobs_checked}

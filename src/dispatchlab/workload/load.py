@@ -1,0 +1,291 @@
+"""Load a trace from any supported file, and summarize it (``dispatchlab trace info``).
+
+:func:`load_trace` picks the reader from the file name: ``.swf`` / ``.swf.gz``
+(:func:`~dispatchlab.workload.swf.read_swf`), ``.parquet`` / ``.pq`` and ``.csv`` /
+``.csv.gz`` (:mod:`dispatchlab.workload.tables`). It then applies the default
+cleaning and the optional filters of :mod:`dispatchlab.workload.clean`.
+
+The result is ordered by submit time (stable: ties keep the file order); times are
+seconds in the trace's own origin unless a window, job range or fraction re-based
+them to t=0 (``info.time_offset`` then holds what was subtracted).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dispatchlab.errors import InputError
+from dispatchlab.workload.clean import (
+    Fraction,
+    JobRange,
+    MaxProcs,
+    Window,
+    check_filters,
+    select,
+)
+from dispatchlab.workload.clean import clean as clean_table
+from dispatchlab.workload.jobs import SWF_FIELDS, JobTable
+from dispatchlab.workload.swf import HEADER_INT_KEYS, ExtraFields, read_swf
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+__all__ = ["SUFFIXES", "load_trace", "render_trace_info", "trace_format", "trace_info"]
+
+#: File-name endings understood by :func:`load_trace`, and their format.
+SUFFIXES: dict[str, str] = {
+    ".swf": "swf",
+    ".swf.gz": "swf",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".csv.gz": "csv",
+}
+
+
+def trace_format(path: str | Path) -> str:
+    """``"swf"``, ``"parquet"`` or ``"csv"`` from the file name (InputError otherwise)."""
+    name = Path(path).name.lower()
+    for suffix in sorted(SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return SUFFIXES[suffix]
+    raise InputError(
+        "unknown trace format: expected a name ending with " + ", ".join(SUFFIXES),
+        file=str(path),
+    )
+
+
+def load_trace(
+    path: str | Path,
+    *,
+    lenient: bool = False,
+    clean: bool = True,
+    extra_fields: ExtraFields = "error",
+    drop_overrun: bool = False,
+    max_procs: MaxProcs = None,
+    window: Window | None = None,
+    jobs: JobRange | None = None,
+    fraction: Fraction | None = None,
+) -> JobTable:
+    """Read a trace file and prepare it for simulation.
+
+    * ``lenient``: skip malformed SWF lines (counted in ``info.malformed_skipped``)
+      instead of raising :class:`InputError`.
+    * ``clean``: apply the default cleaning (drop jobs with ``units <= 0``,
+      ``run < 0`` or ``submit < 0``; counts in ``info.dropped``).
+    * ``extra_fields="ignore"``: accept SWF lines with more than 18 fields.
+    * ``drop_overrun``: drop jobs with ``run > requested_time``.
+    * ``max_procs``: drop jobs with more units than the header's MaxProcs (``True``)
+      or than the given number.
+    * ``window=(t0, t1)``: keep jobs submitted in ``[t0, t1)``; ``jobs=(i0, i1)``:
+      keep rows ``i0..i1-1`` of the cleaned table; ``fraction=("first"|"last", f)``:
+      keep the first/last fraction ``f`` of the cleaned jobs. At most one of the
+      three; each re-bases the submit times so that the first kept job is at t=0.
+
+    Raises :class:`InputError` for a missing, unreadable or malformed file, a bad
+    option value (naming the option), or when no job is left.
+    """
+    filters = check_filters(
+        drop_overrun=drop_overrun, max_procs=max_procs, window=window, jobs=jobs, fraction=fraction
+    )
+    if extra_fields not in ("error", "ignore"):
+        raise InputError(f"must be 'error' or 'ignore', not {extra_fields!r}", field="extra_fields")
+    path = Path(path)
+    kind = trace_format(path)
+    if not path.exists():
+        raise InputError("no such file", file=str(path))
+    if kind == "swf":
+        table = read_swf(path, lenient=lenient, extra_fields=extra_fields)
+    else:
+        from dispatchlab.workload import tables
+
+        table = tables.read_parquet(path) if kind == "parquet" else tables.read_csv(path)
+    options: dict[str, Any] = {
+        "drop_overrun": filters.drop_overrun,
+        "max_procs": filters.max_procs,
+        "window": filters.window,
+        "jobs": filters.jobs,
+        "fraction": filters.fraction,
+    }
+    if clean:
+        table = clean_table(table, copy=False, **options)
+    else:
+        table = select(table, copy=False, **options)
+    if len(table) == 0:
+        raise InputError(
+            f"no jobs left after cleaning (dropped: {table.info.dropped})", file=str(path)
+        )
+    return table
+
+
+# --------------------------------------------------------------------------------------
+# trace info
+# --------------------------------------------------------------------------------------
+
+#: Quantiles reported by :func:`trace_info` (label, q).
+QUANTILES: tuple[tuple[str, float], ...] = (
+    ("min", 0.0),
+    ("p10", 0.1),
+    ("p25", 0.25),
+    ("median", 0.5),
+    ("p75", 0.75),
+    ("p90", 0.9),
+    ("p99", 0.99),
+    ("max", 1.0),
+)
+#: Raw header keys shown by :func:`trace_info` (besides the integer facts).
+TEXT_KEYS: tuple[str, ...] = (
+    "Version",
+    "Computer",
+    "Installation",
+    "TimeZoneString",
+    "StartTime",
+    "EndTime",
+    "Preemption",
+)
+
+
+def _stats(values: np.ndarray) -> dict[str, float | int | None]:
+    out: dict[str, float | int | None] = {}
+    if values.size == 0:
+        out.update({label: None for label, _ in QUANTILES})
+        out["mean"] = None
+        return out
+    qs = np.quantile(values, [q for _, q in QUANTILES], method="inverted_cdf")
+    for (label, _), v in zip(QUANTILES, qs, strict=True):
+        out[label] = int(v)
+    out["mean"] = float(values.mean())
+    return out
+
+
+def trace_info(table: JobTable) -> dict[str, Any]:
+    """Facts about a loaded trace, as a JSON-ready dict.
+
+    * ``header``: the integer header facts (MaxJobs, MaxRecords, MaxProcs, MaxNodes,
+      MaxRuntime, UnixStartTime; None when absent) and a few text ones;
+    * ``loading``: lines read, malformed lines skipped, dropped jobs per reason,
+      estimate fallbacks, time offset, rounded values;
+    * ``population``: for each SWF field, the share (0..1) of rows whose value is
+      not -1;
+    * ``jobs``: count, first submit, last end (max of submit + wait + run, with
+      missing wait/run taken as 0), span (s and days), number of distinct users,
+      share of jobs with ``run > requested_time``, and quantiles (plus mean) of the
+      run time (rows with run >= 0), requested time (>= 0) and units (> 0).
+    """
+    info = table.info
+    cols = table.columns
+    n = len(table)
+    lower = {k.lower(): v for k, v in info.header.items()}
+    header: dict[str, Any] = {key: getattr(info, attr) for attr, key in HEADER_INT_KEYS.items()}
+    for key in TEXT_KEYS:
+        header[key] = lower.get(key.lower())
+    population = {
+        name: (float(np.count_nonzero(cols[name] != -1)) / n if n else 0.0) for name in SWF_FIELDS
+    }
+    submit, run, wait = cols["submit"], cols["run"], cols["wait"]
+    req = cols["requested_time"]
+    units = cols["units"]
+    if n:
+        end = submit + np.maximum(wait, 0) + np.maximum(run, 0)
+        first, last = int(submit.min()), int(end.max())
+    else:
+        first = last = 0
+    users = cols["user"]
+    jobs = {
+        "count": n,
+        "first_submit": first,
+        "last_end": last,
+        "span_s": last - first,
+        "span_days": (last - first) / 86400.0,
+        "users": int(np.unique(users[users != -1]).size),
+        "overrun_share": float(np.count_nonzero(run > req)) / n if n else 0.0,
+        "run": _stats(run[run >= 0]),
+        "requested_time": _stats(req[req >= 0]),
+        "units": _stats(units[units > 0]),
+    }
+    loading = {
+        "lines_read": info.lines_read,
+        "malformed_skipped": info.malformed_skipped,
+        "dropped": dict(info.dropped),
+        "estimate_fallbacks": info.estimate_fallbacks,
+        "estimate_fallback_source": info.estimate_fallback_source,
+        "estimate_fallback_value": info.estimate_fallback_value,
+        "time_offset": info.time_offset,
+        "rounded": dict(info.rounded),
+    }
+    return {
+        "source": info.source,
+        "header": header,
+        "loading": loading,
+        "population": population,
+        "jobs": jobs,
+    }
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.1f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_fmt(x)}" for k, x in v.items()) or "-"
+    return str(v)
+
+
+def render_trace_info(info: dict[str, Any]) -> RenderableType:
+    """A rich renderable (tables) for the dict returned by :func:`trace_info`."""
+    from rich.console import Group
+    from rich.table import Table
+
+    facts = Table(title=f"Trace {info['source']}", show_header=False, title_justify="left")
+    facts.add_column("fact", style="bold")
+    facts.add_column("value")
+    for key, value in info["header"].items():
+        if value is not None:
+            facts.add_row(key, _fmt(value))
+    jobs = info["jobs"]
+    loading = info["loading"]
+    facts.add_row("jobs", _fmt(jobs["count"]))
+    facts.add_row("lines read", _fmt(loading["lines_read"]))
+    facts.add_row("malformed lines skipped", _fmt(loading["malformed_skipped"]))
+    facts.add_row("dropped", _fmt(loading["dropped"]))
+    if loading["estimate_fallbacks"]:
+        facts.add_row(
+            "requested time fallback",
+            f"{loading['estimate_fallbacks']:,} jobs get {_fmt(loading['estimate_fallback_value'])}"
+            f" s ({loading['estimate_fallback_source']})",
+        )
+    if loading["time_offset"]:
+        facts.add_row("time offset", f"{_fmt(loading['time_offset'])} s")
+    if loading["rounded"]:
+        facts.add_row("rounded decimals", _fmt(loading["rounded"]))
+    facts.add_row(
+        "span",
+        f"{_fmt(jobs['first_submit'])} .. {_fmt(jobs['last_end'])} s "
+        f"({jobs['span_days']:.1f} days)",
+    )
+    facts.add_row("users", _fmt(jobs["users"]))
+    facts.add_row("run > requested", f"{100 * jobs['overrun_share']:.1f} %")
+
+    stats = Table(title="Job statistics", title_justify="left")
+    stats.add_column("")
+    for name in ("run", "requested_time", "units"):
+        stats.add_column(name.replace("_", " "), justify="right")
+    labels = [label for label, _ in QUANTILES] + ["mean"]
+    for label in labels:
+        stats.add_row(
+            label, *(_fmt(jobs[name][label]) for name in ("run", "requested_time", "units"))
+        )
+
+    pop = Table(title="Field population (share of rows != -1)", title_justify="left")
+    pop.add_column("#", justify="right")
+    pop.add_column("field")
+    pop.add_column("share", justify="right")
+    for i, (name, share) in enumerate(info["population"].items(), start=1):
+        pop.add_row(str(i), name, f"{100 * share:.1f} %")
+    return Group(facts, stats, pop)

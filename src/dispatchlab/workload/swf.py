@@ -1,0 +1,762 @@
+"""Read and write the Standard Workload Format (SWF), plain or gzip-compressed.
+
+Reading (:func:`read_swf`)
+--------------------------
+* A job line has the 18 SWF fields separated by whitespace (spaces, tabs; a ``\\r``
+  before the newline is accepted). Lines whose first non-blank character is ``;``
+  are comments; blank lines are ignored. Line numbers are 1-based and count every
+  line of the (decompressed) file.
+* Every field is read as int64 except fields 6 and 7 (average CPU time, used
+  memory), which are float64 because PWA logs write fractions there (e.g. ``0.03``
+  or ``142.00`` in field 6 of CTC, HPC2N, SDSC-BLUE...). ``-1`` means *missing* and
+  is legal in every field.
+* Decimals in integer fields. In the traces shipped in ``shared/traces`` only field
+  6 carries decimals (CTC, HPC2N, LANL-CM5, OSC, SDSC-BLUE/DS/Par/SP2, Sandia-Ross),
+  plus the non-SWF 21st field of the Alea file. The rule is:
+
+  - a value with a decimal point that is integral (``3600.00``) is read as that
+    integer, in any field;
+  - a non-integral value in a field the simulation uses (``SIM_FIELDS``: field 2
+    submit, 4 run, 5 allocated processors, 8 requested processors, 9 requested
+    time) is an error naming the file, line and field (a malformed line: skipped
+    and counted with ``lenient=True``);
+  - a non-integral value in another integer field (job number, wait time,
+    requested memory, status, user, ...) is rounded to the nearest integer (ties
+    to even) and counted per column in ``TraceInfo.rounded``;
+  - magnitudes of 2**53 or more in an integer field are an error.
+
+* A line with a wrong number of fields, or a token that is not a number, is
+  *structurally malformed*: :class:`~dispatchlab.errors.InputError` naming the
+  file, the 1-based line and the field (``field 4 (run)``), unless
+  ``lenient=True``, which skips the line and counts it in
+  ``TraceInfo.malformed_skipped``. Files with more than 18 fields per line
+  (the Alea ``wagap-2013`` file has 21, with non-numeric extras) are read with
+  ``extra_fields="ignore"``, which drops every field after the 18th unparsed.
+* Only the fields the simulation uses are validated further: a job that has
+  processors (``units > 0``) and a run time (``run >= 0``) must have a submit
+  time ``>= 0`` (a missing submit, -1, is an error naming the line). Lines
+  where submit, processors and run time are all missing (LLNL-Thunder has 1,190
+  such records of jobs that never ran) are kept and removed by the default
+  cleaning (``units <= 0``). A requested time below -1 is an error.
+* Derived columns: ``units`` = field 8 (requested processors), or field 5
+  (allocated processors) when field 8 is -1 (both -1 gives -1, which cleaning
+  drops). ``requested_time`` = field 9; where field 9 is -1 it is the fallback
+  value, taken, in this order, from a ``; DispatchlabEstimateFallback:`` header
+  line (written by :func:`write_swf`), the header's ``MaxRuntime`` (if > 0), the
+  largest requested time over all lines of the file (before any cleaning), or,
+  when no line has a requested time, the largest run time. The number of jobs
+  concerned, the source and the value are recorded in :class:`TraceInfo`.
+* Jobs are ordered by submit time with a **stable** sort, so jobs submitted at
+  the same second keep their file order. Times are kept exactly as in the file
+  (no re-basing). ``line`` holds the 1-based source line of each job.
+* Header comments ``; Key: value`` are stored raw in ``TraceInfo.header`` (a key
+  that appears several times, like ``Queue`` or ``Note``, has its values joined
+  with newlines); the integer facts (MaxJobs, MaxRecords, MaxProcs, MaxNodes,
+  MaxRuntime, UnixStartTime) are the leading integer of the value
+  (``1664 (72, 1368, 224)`` -> 1664; ``N/A`` -> ``None``). A key starts with a
+  capital letter and is followed by ``:`` and a blank, so continuation lines such
+  as ``;      http://...`` are not keys. All comment lines are also kept verbatim
+  in ``TraceInfo.header_lines``.
+
+Parsing is vectorized: the decompressed text is processed in chunks of whole
+lines (``chunk_bytes``); token boundaries and field counts are found with numpy,
+and the numbers are converted by ``numpy.fromstring`` as int64 (decimal points
+are removed and their scale applied afterwards, which gives the correctly rounded
+float64 for fields 6 and 7). Chunks containing exponents or very long tokens use
+a float64 path. No Python object is created per line except for comment lines
+and, when a line is malformed, to locate the offending field.
+
+Writing (:func:`write_swf`)
+---------------------------
+The original comment lines are written first, then ``; Note: written by
+dispatchlab`` (and a ``DispatchlabEstimateFallback`` line when some jobs have no
+requested time, so that reading the file back gives the same
+``requested_time``), then one line per job with the 18 fields separated by single
+spaces. Fields 6 and 7 are written as integers when integral, otherwise with the
+shortest decimal representation that reads back to the same float64. Reading the
+written file gives back the same columns, except ``line`` which then refers to
+the new file. The file is gzip-compressed when its name ends with ``.gz``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Literal
+
+import numpy as np
+
+from dispatchlab.errors import InputError
+from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
+
+__all__ = [
+    "CHUNK_BYTES",
+    "HEADER_INT_KEYS",
+    "N_FIELDS",
+    "SIM_FIELDS",
+    "field_label",
+    "leading_int",
+    "parse_header",
+    "read_swf",
+    "write_swf",
+]
+
+#: Number of fields of a strict SWF job line.
+N_FIELDS = 18
+#: SWF fields the simulation uses; a non-integral value there is an error.
+SIM_FIELDS: frozenset[str] = frozenset({"submit", "run", "alloc_procs", "req_procs", "req_time"})
+#: Bytes of decompressed text parsed at a time.
+CHUNK_BYTES = 1 << 20
+#: TraceInfo attribute -> SWF header key holding an integer fact.
+HEADER_INT_KEYS: dict[str, str] = {
+    "max_jobs": "MaxJobs",
+    "max_records": "MaxRecords",
+    "max_procs": "MaxProcs",
+    "max_nodes": "MaxNodes",
+    "max_runtime": "MaxRuntime",
+    "unix_start_time": "UnixStartTime",
+}
+#: Header key written by :func:`write_swf` to record the requested-time fallback.
+FALLBACK_KEY = "DispatchlabEstimateFallback"
+WRITTEN_NOTE = "; Note: written by dispatchlab"
+_REBASE_NOTE = "; Note: dispatchlab re-based the times:"
+
+ExtraFields = Literal["error", "ignore"]
+
+_FLOAT_COLS = tuple(i for i, name in enumerate(SWF_FIELDS) if name in FLOAT_FIELDS)
+_EXACT = float(2**53)
+_IDX = {name: i for i, name in enumerate(SWF_FIELDS)}
+_SIM_IDX = frozenset(_IDX[name] for name in SIM_FIELDS)
+
+# Byte classes. Whitespace is what numpy.fromstring(sep=" ") skips (C isspace).
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True
+_ALLOWED = _WS.copy()
+_ALLOWED[ord("0") : ord("9") + 1] = True
+for _c in b"+-.eE":
+    _ALLOWED[_c] = True
+_NL, _SEMI, _DOT, _SPACE = 10, 59, 46, 32
+
+_KEY_RE = re.compile(r"^\s*;\s*([A-Z][A-Za-z0-9]*):(?:\s(.*))?$")
+_INT_RE = re.compile(r"\s*([+-]?\d+)")
+_OWN_LINE_RE = re.compile(
+    rf"^;\s*({re.escape(FALLBACK_KEY)}:|Note: written by dispatchlab|"
+    rf"Note: dispatchlab re-based the times:)"
+)
+
+
+def field_label(index: int) -> str:
+    """``"4 (run)"`` for the 0-based field ``index`` 3 (just the number past 18)."""
+    if index < N_FIELDS:
+        return f"{index + 1} ({SWF_FIELDS[index]})"
+    return str(index + 1)
+
+
+def leading_int(value: str | None) -> int | None:
+    """The integer a header value starts with (``"1664 (72, 1368)"`` -> 1664), else None."""
+    if value is None:
+        return None
+    m = _INT_RE.match(value)
+    return int(m.group(1)) if m else None
+
+
+def parse_header(lines: Sequence[str]) -> dict[str, str]:
+    """``; Key: value`` comment lines -> {key: raw value}; repeated keys join with newlines.
+
+    Comment lines without a key (continuations, blank ``;`` lines, rulers) are ignored.
+    """
+    header: dict[str, str] = {}
+    for line in lines:
+        m = _KEY_RE.match(line)
+        if m is None:
+            continue
+        key, value = m.group(1), (m.group(2) or "").strip()
+        header[key] = f"{header[key]}\n{value}" if key in header else value
+    return header
+
+
+def header_facts(header: dict[str, str]) -> dict[str, int | None]:
+    """The integer facts of a header, as TraceInfo attribute -> value (keys case-insensitive)."""
+    lower = {k.lower(): v for k, v in header.items()}
+    return {attr: leading_int(lower.get(key.lower())) for attr, key in HEADER_INT_KEYS.items()}
+
+
+# --------------------------------------------------------------------------------------
+# reading
+# --------------------------------------------------------------------------------------
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    if not path.exists():
+        raise InputError("no such file", file=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, not a trace file", file=str(path))
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", file=str(path)) from exc
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")
+    if path.name.endswith(".gz"):
+        raise InputError("not a gzip file (the name ends with .gz)", file=str(path))
+    return open(path, "rb")
+
+
+def _decompressed_size(path: Path, fh: IO[bytes]) -> int:
+    """The size of the text (gzip: the trailer's ISIZE, i.e. modulo 4 GiB; 0 if unknown)."""
+    try:
+        size = path.stat().st_size
+        if not isinstance(fh, gzip.GzipFile):
+            return size
+        if size < 18:
+            return 0
+        with open(path, "rb") as raw:
+            raw.seek(-4, 2)
+            return int.from_bytes(raw.read(4), "little")
+    except OSError:
+        return 0
+
+
+def _iter_chunks(fh: IO[bytes], chunk_bytes: int) -> Iterator[bytes]:
+    """Blocks of whole lines, each ending with a newline."""
+    rest = b""
+    while True:
+        block = fh.read(chunk_bytes)
+        if not block:
+            break
+        if rest:
+            block = rest + block
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            rest = block
+            continue
+        rest = block[cut:]
+        yield block[:cut] if cut < len(block) else block
+    if rest:
+        yield rest + b"\n"
+
+
+def _blank(buf: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    """Overwrite the disjoint byte ranges [a, b) of ``buf`` with spaces."""
+    if a.size == 0:
+        return
+    delta = np.zeros(buf.size + 1, dtype=np.int8)
+    np.add.at(delta, a, 1)
+    np.add.at(delta, b, -1)
+    buf[np.cumsum(delta[:-1], dtype=np.int8).view(bool)] = _SPACE
+
+
+class _Parser:
+    """Accumulates the columns of an SWF file fed chunk by chunk."""
+
+    def __init__(self, path: str, *, lenient: bool, ignore_extra: bool, size_hint: int = 0) -> None:
+        self.path = path
+        self.lenient = lenient
+        self.ignore_extra = ignore_extra
+        # Output columns are preallocated from an estimate of the number of rows
+        # (decompressed size x rows per byte seen so far) and grown when needed:
+        # appending chunk pieces and concatenating them at the end fragments the heap
+        # and nearly doubles the peak RSS.
+        self.size_hint = size_hint
+        self.bytes_seen = 0
+        self.n = 0
+        self.out: list[np.ndarray] = []  # 18 SWF columns + line
+        self.comments: list[str] = []
+        self.skipped = 0
+        self.rounded: dict[str, int] = {}
+        self.lines_seen = 0
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _fail(self, base: int, problems: list[tuple[int, int, str]]) -> None:
+        i, f, msg = min(problems, key=lambda p: (p[0], p[1]))
+        raise InputError(msg, file=self.path, line=base + i + 1, field=field_label(f))
+
+    @staticmethod
+    def _token(data: bytes, tok_s: np.ndarray, tok_e: np.ndarray, t: int) -> str:
+        text = data[int(tok_s[t]) : int(tok_e[t])].decode("utf-8", "replace")
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    @staticmethod
+    def _locate(
+        data: bytes, starts: np.ndarray, nl: np.ndarray, lines: np.ndarray
+    ) -> list[tuple[int, int, str]]:
+        """Slow path, only after numpy refused a chunk: the first bad token of each line."""
+        found: list[tuple[int, int, str]] = []
+        for i in lines.tolist():
+            for j, tok in enumerate(data[int(starts[i]) : int(nl[i])].split()[:N_FIELDS]):
+                try:
+                    float(tok)
+                except ValueError:
+                    found.append((i, j, f"not a number: '{tok.decode('utf-8', 'replace')}'"))
+                    break
+        return found
+
+    # -- one chunk -------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Parse a block of whole lines (``data`` ends with a newline)."""
+        base = self.lines_seen
+        self.bytes_seen += len(data)
+        buf = np.frombuffer(data, dtype=np.uint8).copy()
+        nl = np.flatnonzero(buf == _NL)
+        nlines = nl.size
+        self.lines_seen += nlines
+        starts = np.empty_like(nl)
+        starts[:1] = 0
+        starts[1:] = nl[:-1] + 1
+
+        # token boundaries: a token starts at a non-blank byte after a blank one
+        ws = _WS[buf]
+        mark = ~ws
+        mark[1:] &= ws[:-1]
+        tok_s = np.flatnonzero(mark)
+        mark = ~ws
+        mark[:-1] &= ws[1:]
+        tok_e = np.flatnonzero(mark) + 1
+        del mark, ws
+        ftok = np.searchsorted(tok_s, starts)  # first token of each line
+        ntok = np.diff(ftok, append=tok_s.size)  # tokens per line
+        has = ntok > 0
+        first = np.zeros(nlines, dtype=np.uint8)
+        first[has] = buf[tok_s[ftok[has]]]
+        comment = first == _SEMI
+        job = has & ~comment
+        for i in np.flatnonzero(comment).tolist():
+            text = data[int(starts[i]) : int(nl[i])].decode("utf-8", "replace")
+            self.comments.append(text.rstrip("\r"))
+
+        bad = np.zeros(nlines, dtype=bool)
+        problems: list[tuple[int, int, str]] = []
+
+        # field count per line
+        few = job & (ntok < N_FIELDS)
+        many = job & (ntok > N_FIELDS)
+        if few.any():
+            i = int(np.argmax(few))
+            n = int(ntok[i])
+            problems.append((i, n, f"missing: the line has {n} fields, SWF has {N_FIELDS}"))
+            bad |= few
+        if many.any() and not self.ignore_extra:
+            i = int(np.argmax(many))
+            n = int(ntok[i])
+            problems.append(
+                (
+                    i,
+                    N_FIELDS,
+                    f"unexpected extra field: the line has {n} fields, SWF has {N_FIELDS} "
+                    "(extra_fields='ignore' drops the fields after the 18th)",
+                )
+            )
+            bad |= many
+        drop = comment | bad
+        a = [starts[drop]]
+        b = [nl[drop]]
+        if self.ignore_extra:
+            ext = many & ~bad
+            if ext.any():  # blank everything after the 18th token
+                a.append(tok_e[ftok[ext] + N_FIELDS - 1])
+                b.append(nl[ext])
+        _blank(buf, np.concatenate(a), np.concatenate(b))
+
+        def reject(lines: np.ndarray) -> None:
+            lines = np.unique(lines)
+            lines = lines[~bad[lines]]
+            bad[lines] = True
+            _blank(buf, starts[lines], nl[lines])
+
+        # characters that cannot be part of a number
+        badc = np.flatnonzero(~_ALLOWED[buf])
+        if badc.size:
+            lines = np.searchsorted(nl, badc)
+            t = int(np.searchsorted(tok_s, badc[0], side="right")) - 1
+            i = int(lines[0])
+            tok = self._token(data, tok_s, tok_e, t)
+            problems.append((i, t - int(ftok[i]), f"not a number: '{tok}'"))
+            reject(lines)
+
+        # tokens with two decimal points
+        dots = np.flatnonzero(buf == _DOT)
+        dtok = np.searchsorted(tok_s, dots, side="right") - 1
+        if dots.size > 1:
+            dup = np.flatnonzero(dtok[1:] == dtok[:-1]) + 1
+            if dup.size:
+                lines = np.searchsorted(nl, dots[dup])
+                i, t = int(lines[0]), int(dtok[dup[0]])
+                tok = self._token(data, tok_s, tok_e, t)
+                problems.append((i, t - int(ftok[i]), f"not a number: '{tok}'"))
+                reject(lines)
+
+        # exponents or long tokens: parse as float64 instead of int64
+        slow = bool(np.any((buf == ord("e")) | (buf == ord("E"))))
+        if not slow:
+            long_tok = np.flatnonzero(tok_e - tok_s > 18)
+            if long_tok.size:
+                lines = np.searchsorted(nl, tok_s[long_tok])
+                inside = job[lines] & ~bad[lines] & (long_tok - ftok[lines] < N_FIELDS)
+                slow = bool(inside.any())
+
+        # numbers
+        for _ in range(3):
+            keep = job & ~bad
+            kl = np.flatnonzero(keep)
+            nk = kl.size
+            if nk == 0:
+                break
+            vals: np.ndarray | None
+            try:
+                if slow:
+                    vals = np.fromstring(buf.tobytes(), sep=" ")
+                else:
+                    text = buf[buf != _DOT] if dots.size else buf
+                    vals = np.fromstring(text.tobytes(), dtype=np.int64, sep=" ")
+                    del text
+            except ValueError:
+                vals = None
+            if vals is not None and vals.size == nk * N_FIELDS:
+                break
+            found = self._locate(data, starts, nl, kl)
+            if not found:
+                raise InputError(
+                    f"cannot parse the numbers of lines {base + kl[0] + 1}-{base + kl[-1] + 1}",
+                    file=self.path,
+                )
+            problems.append(found[0])
+            reject(np.array([f[0] for f in found], dtype=np.int64))
+        else:  # pragma: no cover - the locator always finds the bad lines
+            raise InputError("cannot parse the numbers", file=self.path, line=base + 1)
+
+        if nk == 0:
+            if problems and not self.lenient:
+                self._fail(base, problems)
+            self.skipped += int(bad.sum())
+            return
+
+        assert vals is not None
+        mat = vals.reshape(nk, N_FIELDS)
+        del vals
+        row_of_line = np.cumsum(keep) - 1
+        bad_rows = np.zeros(nk, dtype=bool)
+        cols: list[np.ndarray] = []
+
+        def tok_text(rows: np.ndarray, j: int) -> str:
+            t = int(ftok[kl[rows[0]]]) + j
+            return self._token(data, tok_s, tok_e, t)
+
+        if slow:
+            for j in range(N_FIELDS):
+                col = mat[:, j]
+                if j in _FLOAT_COLS:
+                    inf = np.flatnonzero(~np.isfinite(col))
+                    if inf.size:
+                        problems.append(
+                            (int(kl[inf[0]]), j, f"value out of range: '{tok_text(inf, j)}'")
+                        )
+                        bad_rows[inf] = True
+                    cols.append(col.copy())
+                    continue
+                huge = np.flatnonzero(~(np.abs(col) < _EXACT))
+                if huge.size:
+                    problems.append(
+                        (int(kl[huge[0]]), j, f"value out of range: '{tok_text(huge, j)}'")
+                    )
+                    bad_rows[huge] = True
+                    col = np.where(bad_rows, 0.0, col)
+                frac = np.flatnonzero(col != np.floor(col))
+                if frac.size:
+                    if j in _SIM_IDX:
+                        problems.append(
+                            (int(kl[frac[0]]), j, f"not a whole number: '{tok_text(frac, j)}'")
+                        )
+                        bad_rows[frac] = True
+                    else:
+                        name = SWF_FIELDS[j]
+                        self.rounded[name] = self.rounded.get(name, 0) + int(frac.size)
+                    col = np.rint(col)
+                cols.append(col.astype(np.int64))
+        else:
+            keep_dot = keep[np.searchsorted(nl, dots)] if dots.size else np.zeros(0, bool)
+            dots, dtok = dots[keep_dot], dtok[keep_dot]
+            dline = np.searchsorted(nl, dots)
+            dfield = dtok - ftok[dline]
+            drow = row_of_line[dline]
+            ddig = tok_e[dtok] - dots - 1  # digits after the decimal point
+            for j in range(N_FIELDS):
+                col = mat[:, j]
+                sel = dfield == j
+                if j in _FLOAT_COLS:
+                    fcol = col.astype(np.float64)
+                    if sel.any():
+                        r = drow[sel]
+                        fcol[r] = col[r] / np.power(10.0, ddig[sel])
+                    cols.append(fcol)
+                    continue
+                col = col.copy()
+                if sel.any():
+                    r = drow[sel]
+                    scale = np.power(np.int64(10), ddig[sel])
+                    q, rem = np.divmod(col[r], scale)
+                    whole = rem == 0
+                    col[r[whole]] = q[whole]
+                    if not whole.all():
+                        fr = r[~whole]
+                        if j in _SIM_IDX:
+                            problems.append(
+                                (int(kl[fr[0]]), j, f"not a whole number: '{tok_text(fr, j)}'")
+                            )
+                            bad_rows[fr] = True
+                        else:
+                            name = SWF_FIELDS[j]
+                            self.rounded[name] = self.rounded.get(name, 0) + int(fr.size)
+                            col[fr] = np.rint(col[fr] / scale[~whole]).astype(np.int64)
+                cols.append(col)
+        del mat
+
+        # values the simulation relies on
+        submit, run, req_time = cols[_IDX["submit"]], cols[_IDX["run"]], cols[_IDX["req_time"]]
+        units = np.where(
+            cols[_IDX["req_procs"]] != -1, cols[_IDX["req_procs"]], cols[_IDX["alloc_procs"]]
+        )
+        nosub = np.flatnonzero((submit < 0) & (units > 0) & (run >= 0) & ~bad_rows)
+        if nosub.size:
+            v = int(submit[nosub[0]])
+            msg = "missing submit time (-1)" if v == -1 else f"negative submit time {v}"
+            problems.append(
+                (
+                    int(kl[nosub[0]]),
+                    _IDX["submit"],
+                    msg + " for a job with processors and a run time",
+                )
+            )
+            bad_rows[nosub] = True
+        negreq = np.flatnonzero((req_time < -1) & ~bad_rows)
+        if negreq.size:
+            v = int(req_time[negreq[0]])
+            problems.append(
+                (
+                    int(kl[negreq[0]]),
+                    _IDX["req_time"],
+                    f"negative requested time {v} (only -1 = missing is allowed)",
+                )
+            )
+            bad_rows[negreq] = True
+
+        if problems and not self.lenient:
+            self._fail(base, problems)
+        self.skipped += int(bad.sum()) + int(bad_rows.sum())
+        ok = ~bad_rows if bad_rows.any() else slice(None)
+        cols.append(kl + (base + 1))
+        k = nk - int(bad_rows.sum())
+        self._reserve(self.n + k)
+        for j, col in enumerate(cols):
+            self.out[j][self.n : self.n + k] = col[ok]
+        self.n += k
+
+    def _reserve(self, need: int) -> None:
+        cap = self.out[0].size if self.out else 0
+        if need <= cap:
+            return
+        estimate = int(need * max(self.size_hint, self.bytes_seen) / max(self.bytes_seen, 1))
+        new_cap = max(need, estimate + estimate // 50 + 64, cap + cap // 4)
+        if not self.out:
+            dtypes = [np.float64 if name in FLOAT_FIELDS else np.int64 for name in SWF_FIELDS]
+            self.out = [np.empty(new_cap, dtype=dt) for dt in [*dtypes, np.int64]]
+            return
+        for j, old in enumerate(self.out):  # one column at a time
+            new = np.empty(new_cap, dtype=old.dtype)
+            new[: self.n] = old[: self.n]
+            self.out[j] = new
+            del old, new
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The parsed columns (trimmed to the rows read, one column at a time)."""
+        names = [*SWF_FIELDS, "line"]
+        if not self.out:
+            dtypes = [np.float64 if name in FLOAT_FIELDS else np.int64 for name in names]
+            return {name: np.empty(0, dtype=dt) for name, dt in zip(names, dtypes, strict=True)}
+        cols: dict[str, np.ndarray] = {}
+        out, self.out = self.out, []
+        out.reverse()
+        for name in names:
+            col = out.pop()  # drop our reference so the untrimmed buffer is freed
+            cols[name] = col[: self.n].copy() if col.size > self.n else col
+            del col
+        return cols
+
+
+def estimate_fallback(
+    req_time: np.ndarray, run: np.ndarray, header: dict[str, str]
+) -> tuple[str, int]:
+    """The (source, value) used where the requested time is -1 (see the module docstring)."""
+    own = header.get(FALLBACK_KEY)
+    value = leading_int(own)
+    if value is not None:
+        m = re.search(r"\((.*)\)", own or "")
+        return (m.group(1) if m else "recorded"), value
+    max_runtime = header_facts(header)["max_runtime"]
+    if max_runtime is not None and max_runtime > 0:
+        return "MaxRuntime", max_runtime
+    if req_time.size and (req_time >= 0).any():
+        return "max requested time", int(req_time.max())
+    return "max run time", int(run.max()) if run.size else -1
+
+
+def finish_table(
+    cols: dict[str, np.ndarray],
+    resources: dict[str, np.ndarray] | None,
+    info: TraceInfo,
+) -> JobTable:
+    """Derive ``units``/``requested_time`` when absent, sort stably by submit, build the table.
+
+    ``cols`` must hold the 18 SWF columns and ``line``; it is modified in place.
+    ``info.header`` must already be set (for the estimate fallback).
+    """
+    n = cols["submit"].size
+    if "units" not in cols:
+        req, alloc = cols["req_procs"], cols["alloc_procs"]
+        cols["units"] = np.where(req != -1, req, alloc)
+    if "requested_time" not in cols:
+        missing = cols["req_time"] == -1
+        count = int(missing.sum())
+        if count:
+            source, value = estimate_fallback(cols["req_time"], cols["run"], info.header)
+            info.estimate_fallbacks = count
+            info.estimate_fallback_source = source
+            info.estimate_fallback_value = value
+            cols["requested_time"] = np.where(missing, np.int64(value), cols["req_time"])
+        else:
+            cols["requested_time"] = cols["req_time"].copy()
+        del missing
+    if resources is None:
+        resources = {"core": np.ones(n, dtype=np.int64)}
+    ordered = {name: cols.pop(name) for name in ALL_FIELDS}
+    ordered.update(cols)  # extra columns (tables only) keep their place after the known ones
+    submit = ordered["submit"]
+    if n > 1 and bool(np.any(submit[1:] < submit[:-1])):
+        order = np.argsort(submit, kind="stable")
+        for group in (ordered, resources):
+            for name in list(group):
+                group[name] = group[name][order]
+        del order
+    return JobTable(columns=ordered, resources=resources, info=info)
+
+
+def read_swf(
+    path: str | Path,
+    *,
+    lenient: bool = False,
+    extra_fields: ExtraFields = "error",
+    chunk_bytes: int = CHUNK_BYTES,
+) -> JobTable:
+    """Read an SWF file (``.swf`` or gzip-compressed ``.swf.gz``) into a :class:`JobTable`.
+
+    Jobs are sorted by submit time with a stable sort (ties keep the file order);
+    times are in seconds exactly as in the file. No cleaning is done here (see
+    :mod:`dispatchlab.workload.clean`). ``lenient=True`` skips malformed lines
+    instead of raising; ``extra_fields="ignore"`` accepts lines with more than 18
+    fields and drops the extras. See the module docstring for the details.
+
+    Raises :class:`InputError` for a missing or corrupt file, a malformed line
+    (naming file, line and field), or a file without job lines.
+    """
+    if extra_fields not in ("error", "ignore"):
+        raise InputError(
+            f"extra_fields must be 'error' or 'ignore', not {extra_fields!r}", field="extra_fields"
+        )
+    if chunk_bytes < 1:
+        raise InputError("chunk_bytes must be positive", field="chunk_bytes")
+    path = Path(path)
+    name = str(path)
+    fh = _open_binary(path)
+    parser = _Parser(
+        name,
+        lenient=lenient,
+        ignore_extra=extra_fields == "ignore",
+        size_hint=_decompressed_size(path, fh),
+    )
+    try:
+        with fh:
+            for chunk in _iter_chunks(fh, chunk_bytes):
+                parser.feed(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        kind = "corrupt or truncated gzip file" if isinstance(fh, gzip.GzipFile) else "read error"
+        raise InputError(f"{kind}: {exc}", file=name) from exc
+    cols = parser.columns()
+    if cols["submit"].size == 0:
+        extra = f" ({parser.skipped} malformed lines skipped)" if parser.skipped else ""
+        raise InputError(f"no jobs: the file has no job lines{extra}", file=name)
+    header = parse_header(parser.comments)
+    info = TraceInfo(
+        source=name,
+        header=header,
+        lines_read=int(cols["submit"].size),
+        malformed_skipped=parser.skipped,
+        header_lines=tuple(parser.comments),
+        rounded=dict(parser.rounded),
+        **header_facts(header),
+    )
+    return finish_table(cols, None, info)
+
+
+# --------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------
+
+
+def _header_lines_for(table: JobTable) -> list[str]:
+    info = table.info
+    lines = [line for line in info.header_lines if not _OWN_LINE_RE.match(line)]
+    if not lines:
+        for key, value in info.header.items():
+            if key == FALLBACK_KEY:
+                continue
+            lines.extend(f"; {key}: {part}" for part in value.split("\n"))
+    lines.append(WRITTEN_NOTE)
+    if info.time_offset:
+        lines.append(f"{_REBASE_NOTE} {info.time_offset} s were subtracted from the submit times")
+    req_time = table.columns["req_time"]
+    missing = req_time == -1
+    if missing.any():
+        values = table.columns["requested_time"][missing]
+        lo, hi = int(values.min()), int(values.max())
+        if lo == hi:
+            source = info.estimate_fallback_source or "recorded"
+            lines.append(f"; {FALLBACK_KEY}: {lo} ({source})")
+    return lines
+
+
+def _open_write(path: Path) -> IO[bytes]:
+    try:
+        if path.name.endswith(".gz"):
+            return gzip.open(path, "wb", compresslevel=6)
+        return open(path, "wb")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
+
+
+def write_swf(table: JobTable, path: str | Path) -> None:
+    """Write ``table`` as SWF (gzip-compressed when ``path`` ends with ``.gz``).
+
+    The source's comment lines are preserved, followed by ``; Note: written by
+    dispatchlab``; then one line per job in table order with the 18 fields.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    path = Path(path)
+    cols = table.columns
+    for name in SWF_FIELDS:
+        if name in FLOAT_FIELDS and not np.all(np.isfinite(cols[name])):
+            raise InputError(f"column {name!r} has non-finite values", file=str(path), field=name)
+    arrow = pa.Table.from_arrays(
+        [pa.array(np.asarray(cols[name])) for name in SWF_FIELDS], names=list(SWF_FIELDS)
+    )
+    head = "\n".join(_header_lines_for(table)) + "\n"
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    with _open_write(path) as fh:
+        fh.write(head.encode("utf-8"))
+        pacsv.write_csv(arrow, fh, options)
