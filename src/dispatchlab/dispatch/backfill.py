@@ -52,6 +52,41 @@ from dispatchlab.errors import InputError
 ORDERS = ("fifo", "sjf")
 
 
+def shadow_and_extra(free: int, need: int, ends: np.ndarray, held: np.ndarray,
+                     started: list[tuple[int, int]] = ()) -> tuple[int, int]:
+    """EASY's shadow time and extra cores for a head needing ``need`` (> ``free``) cores.
+
+    ``free``: cores free now; ``ends``/``held``: running jobs' effective ends (sorted) and
+    cores; ``started``: (planned end, cores) of jobs started earlier in the same pass.
+    Releasing all of them in time order, the shadow time is the first release time at
+    which ``free`` plus the released cores reaches ``need``; the extra is that amount
+    minus ``need``. Costs one cumulative sum and a few binary searches (no sorting of the
+    running jobs).
+    """
+    avail = held.cumsum()
+    avail += free  # avail[q]: free cores once ends[0..q] have ended
+
+    def running_avail(t: int) -> int:
+        p = int(ends.searchsorted(t, side="right"))
+        return int(avail[p - 1]) if p else free
+
+    released = 0  # cores of this pass's started jobs released so far
+    for end, cores in [*sorted(started), (None, 0)]:
+        # the first running end (before this started end) at which the head fits
+        q = int(avail.searchsorted(need - released, side="left"))
+        if q < len(ends) and (end is None or int(ends[q]) < end):
+            shadow = int(ends[q])
+            break
+        if end is None:
+            raise ValueError(f"a head of {need} cores never fits ({free} free)")
+        released += cores
+        if running_avail(end) + released >= need:
+            shadow = end
+            break
+    released_by_shadow = sum(c for e, c in started if e <= shadow)
+    return shadow, running_avail(shadow) + released_by_shadow - need
+
+
 class _Backfill(Dispatcher):
     order: str
     reservations: int | None
@@ -87,26 +122,26 @@ class _Backfill(Dispatcher):
     # ------------------------------------------------------------------ EASY, counting
     #: queues up to this length are scanned with plain Python loops, longer ones with
     #: numpy masks; both give the same decisions (the tests run both)
-    small_queue: int = 64
+    small_queue: int = 16
 
     def _easy_counting(self, view: View) -> list[Decision]:
         now = view.now
-        jobs, units, est = view.queue
-        n = len(jobs)
         cache = self._cache
         # Shortcut: if only submissions happened since the previous pass (no completion,
         # no new estimate, no estimate running out), every job already in the queue fails
         # again (free cores and extra capacity are unchanged and ``now + d <= shadow`` only
         # gets harder), so only the new jobs need scanning.
-        if cache is not None and cache[0] == view.changes and int(jobs[0]) == cache[1]:
+        if cache is not None and cache[0] == view.changes:
             first_end = view.first_estimated_end()
             if first_end is not None and first_end > now:
                 _, head, shadow, extra, free, last_job = cache
-                new_from = int(jobs.searchsorted(last_job, side="right"))
-                if new_from == n:
+                new_jobs, new_units, new_est = view.queued_after(last_job)
+                if len(new_jobs) == 0:
                     return []
-                return self._backfill(view, jobs, units, est, new_from, free, shadow,
+                return self._backfill(view, new_jobs, new_units, new_est, 0, free, shadow,
                                       extra, [], head)
+        jobs, units, est = view.queue
+        n = len(jobs)
         self._cache = None
         free = view.free_cores
         out: list[Decision] = []
@@ -131,14 +166,9 @@ class _Backfill(Dispatcher):
             return out
         need = int(units[i])
         ends, held, _ = view.running
-        if i:  # jobs started above hold their cores until now + planned duration
-            ends = np.concatenate((ends, now + np.maximum(est[:i], 1)))
-            held = np.concatenate((held, units[:i]))
-            by_end = ends.argsort(kind="stable")
-            ends, held = ends[by_end], held[by_end]
-        avail = held.cumsum() + free
-        shadow = int(ends[int(avail.searchsorted(need, side="left"))])
-        extra = int(avail[int(ends.searchsorted(shadow, side="right")) - 1]) - need
+        started = [(now + max(int(e), 1), int(u)) for e, u in zip(est[:i], units[:i], strict=True)] \
+            if i else []
+        shadow, extra = shadow_and_extra(free, need, ends, held, started)
         return self._backfill(view, jobs, units, est, i + 1, free, shadow, extra, out,
                               int(jobs[i]))
 
@@ -177,21 +207,28 @@ class _Backfill(Dispatcher):
                     rest = rest[est[first:].argsort(kind="stable")]
                 u_rest = units[rest]
                 ends_before = now + np.maximum(est[rest], 1) <= shadow
-                cand = ((u_rest <= free) & (ends_before | (u_rest <= extra))).nonzero()[0]
-                for c in cand.tolist():
-                    u = int(u_rest[c])
-                    if u > free:
-                        continue
-                    if ends_before[c]:
-                        free -= u
-                    elif u <= extra:
-                        free -= u
-                        extra -= u
-                    else:
-                        continue
-                    backfilled.append(int(jobs[rest[c]]))
-                    if free == 0:
+                pos = 0
+                while free > 0:
+                    # candidates under the current free cores and extra capacity (the
+                    # first few: starts shrink free/extra, and then we re-filter)
+                    u_sub, eb_sub = u_rest[pos:], ends_before[pos:]
+                    cand = ((u_sub <= free) & (eb_sub | (u_sub <= extra))).nonzero()[0]
+                    if len(cand) == 0:
                         break
+                    cand = cand[:32]
+                    pos = int(cand[-1]) + pos + 1
+                    for c, u, short in zip((cand + (pos - 1 - int(cand[-1]))).tolist(),
+                                           u_sub[cand].tolist(), eb_sub[cand].tolist(),
+                                           strict=True):
+                        if u > free or (not short and u > extra):
+                            pos = c  # starts above shrank free/extra: re-filter from here
+                            break
+                        free -= u
+                        if not short:
+                            extra -= u
+                        backfilled.append(int(jobs[rest[c]]))
+                        if free == 0:
+                            break
             out.extend(Start(j) for j in backfilled)
         if self.explain:
             self.log_.append({"now": now, "head": head, "shadow": shadow, "extra": extra,

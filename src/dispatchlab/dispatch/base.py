@@ -18,6 +18,7 @@ Two ways of fitting jobs exist:
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -117,6 +118,22 @@ class View:
     @property
     def queue_length(self) -> int:
         return len(self._engine.queue)
+
+    def queue_head(self, k: int) -> tuple[list[int], list[int]]:
+        """The first ``k`` waiting jobs in queue order as Python lists ``(jobs, units)``:
+        cheap whatever the queue length, for dispatchers that walk from the head."""
+        eng = self._engine
+        rows = eng.queue.jobs[:k].tolist()
+        units_of = eng._units
+        return rows, [units_of[r] for r in rows]
+
+    def queued_after(self, job: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(jobs, units, estimates)`` of the waiting jobs submitted after ``job`` (a
+        row), in queue order. Cheap when few: for dispatchers that remember the queue."""
+        buf = self._engine.queue.jobs
+        rows = np.array(buf[bisect_right(buf, job):], dtype=np.int64)
+        eng = self._engine
+        return rows, eng.jobs["units"][rows], eng.estimate0[rows]
 
     # --- running jobs -------------------------------------------------------------
     @property

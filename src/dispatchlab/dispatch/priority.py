@@ -33,23 +33,29 @@ class ListDispatcher(Dispatcher):
         return None
 
     def dispatch(self, view: View) -> list[Decision]:
+        out: list[Decision] = []
+        if view.counting and type(self).order is ListDispatcher.order:
+            # queue order on a counting platform: walk from the head, a chunk at a time
+            free = view.free_cores
+            taken, chunk = 0, 16
+            while True:
+                rows, units = view.queue_head(taken + chunk)
+                for job, u in zip(rows[taken:], units[taken:], strict=True):
+                    if u > free:
+                        return out
+                    free -= u
+                    out.append(Start(job))
+                if len(rows) < taken + chunk:
+                    return out
+                taken, chunk = len(rows), chunk * 4
         jobs, units, _est = view.queue
         n = len(jobs)
         if n == 0:
             return []
         order = self.order(view)
         skip = getattr(self, "skip", False)
-        out: list[Decision] = []
         if view.counting:
             free = view.free_cores
-            if order is None:
-                for i in range(n):
-                    u = int(units[i])
-                    if u > free:
-                        break
-                    free -= u
-                    out.append(Start(int(jobs[i])))
-                return out
             u_sorted = units[order]
             if not skip:
                 # strict: the longest prefix of the sorted list whose total fits

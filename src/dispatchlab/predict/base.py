@@ -56,6 +56,11 @@ class Predictor(Params):
     def predict(self, job: int, now: int) -> int:
         raise NotImplementedError
 
+    def static_estimates(self) -> np.ndarray | None:
+        """Every job's estimate at once, for predictors that use no history (the engine
+        then skips :meth:`predict`); ``None`` (the default) for learning predictors."""
+        return None
+
     def observe(self, job: int, now: int) -> None:
         """Learn from ``job``, which completed at ``now`` (default: nothing)."""
 
@@ -77,6 +82,9 @@ class WalltimePredictor(Predictor):
     def predict(self, job: int, now: int) -> int:
         return int(self._requested[job])
 
+    def static_estimates(self) -> np.ndarray:
+        return self._requested
+
 
 class RealPredictor(Predictor):
     """R: the oracle. Predicts the duration the job will actually be simulated for
@@ -94,6 +102,9 @@ class RealPredictor(Predictor):
 
     def predict(self, job: int, now: int) -> int:
         return int(self._actual[job])
+
+    def static_estimates(self) -> np.ndarray:
+        return self._actual
 
 
 PREDICTORS: dict[str, type[Predictor]] = {

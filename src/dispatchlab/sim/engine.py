@@ -29,6 +29,7 @@ import heapq
 import math
 import time
 from array import array
+from time import perf_counter
 from collections.abc import Callable
 
 import numpy as np
@@ -94,6 +95,8 @@ class Simulation:
         self.dispatcher = dispatcher.clone()
         self._call_on_empty = bool(getattr(self.dispatcher, "call_on_empty_queue", True))
         self.predictor = (predictor or WalltimePredictor()).clone()
+        # predictors that learn nothing are not called at completions
+        self._observes = type(self.predictor).observe is not Predictor.observe
         self.overrun = overrun
         self._progress = progress
         self._ran = False
@@ -158,8 +161,8 @@ class Simulation:
         self.status = np.frombuffer(self._status, dtype=np.int8)
 
         self.reject_reason: dict[int, str] = {}
-        self.queue = WaitingQueue(1024)
-        self.running = RunningSet(jobs["units"], n, 1024)
+        self.queue = WaitingQueue(jobs["units"], self.estimate0)
+        self.running = RunningSet(jobs["units"], n)
         self.allocations: dict[int, Allocation] = {}  # running jobs (node level)
         self.allocation_log: dict[int, Allocation] = {}  # every started job (node level)
         self.free_cores = self.total_cores
@@ -169,10 +172,13 @@ class Simulation:
         self._core_k = core_k
         self._heap: list[tuple[int, int, int]] = []  # (end time, start sequence, job)
         self._seq = 0
-        self._end_of: dict[int, int] = {}  # job -> scheduled end (for speed changes)
+        self._sched_end = _int_buffer(np.full(n, -1))  # scheduled end (speed changes move it)
+        self._kill = overrun == "kill"
+        self._trace_run = _int_buffer(run) if self._kill else None
         self._speed: dict[int, float] = {}
         self._wake: list[int] = []
         self._woken = False  # a requested wake-up fired at this timestamp
+        self._static_estimates: array | None = None
         self._final_expired: set[int] = set()
         self.now = 0
         # counts changes to running jobs not made by the dispatcher's own starts
@@ -192,52 +198,64 @@ class Simulation:
         wall0 = time.perf_counter()
         jobs = self.jobs
         n = len(jobs)
-        submit = _int_buffer(jobs["submit"])
         fits = self._fits_empty_platform().tolist()
-        self.predictor.start(PredictorContext(jobs, self.overrun, self.start.view()))
+        self.predictor.start(PredictorContext(jobs, self.overrun, self.start))
+        static = self.predictor.static_estimates()
+        if static is not None:  # estimates that use no history: computed once, vectorized
+            static = np.asarray(static)
+            if static.shape != (n,) or (n and static.min() < 0):
+                raise DispatchError(f"{self.predictor!r}: static_estimates() must give one "
+                                    "estimate >= 0 per job")
+            self._static_estimates = _int_buffer(static)
         view = View(self)
         self.view = view
         self.dispatcher.start(view)
-        heap = self._heap
-        wake = self._wake
+
+        submit = _int_buffer(jobs["submit"])
+        heap = self._heap  # (end time, start sequence, job) of running jobs
+        wake = self._wake  # times a dispatcher asked for a pass
+        heappop = heapq.heappop
+        complete = self._complete
+        submit_job = self._submit
+        dispatch_pass = self._pass
+        progress, progress_every = self._progress, max(n // 200, 1)
+        never = 1 << 62
         next_sub = 0
-        inf = math.inf
-        progress_every = max(n // 200, 1)
         while True:
-            t_sub = submit[next_sub] if next_sub < n else inf
-            t_end = heap[0][0] if heap else inf
-            t_wake = wake[0] if wake else inf
-            now = min(t_sub, t_end, t_wake)
-            if now == inf:
+            # the next timestamp with an event
+            now = submit[next_sub] if next_sub < n else never
+            if heap and heap[0][0] < now:
+                now = heap[0][0]
+            if wake and wake[0] < now:
+                now = wake[0]
+            if now == never:
                 break
-            now = int(now)
             self.now = view.now = now
-            # 1. completions
+            # 1. completions, in the order the jobs started
             while heap and heap[0][0] == now:
-                self._complete(heapq.heappop(heap))
+                complete(heappop(heap))
             # 2. submissions, in file order
             while next_sub < n and submit[next_sub] == now:
-                self._submit(next_sub, now, fits)
+                submit_job(next_sub, now, fits[next_sub])
                 next_sub += 1
-                if self._progress is not None and next_sub % progress_every == 0:
-                    self._progress(next_sub, n)
+                if progress is not None and next_sub % progress_every == 0:
+                    progress(next_sub, n)
             self._woken = False
             while wake and wake[0] <= now:
-                heapq.heappop(wake)
+                heappop(wake)
                 self.events += 1
                 self._woken = True
-            # 3. dispatch passes (again while 0-second jobs end now)
-            while True:
-                self._pass(view)
-                if not (heap and heap[0][0] == now):
-                    break
+            # 3. a dispatch pass, and another while 0-second jobs end now
+            dispatch_pass(view)
+            while heap and heap[0][0] == now:
                 while heap and heap[0][0] == now:
-                    self._complete(heapq.heappop(heap))
-        if self._progress is not None:
-            self._progress(n, n)
-        waiting = np.flatnonzero(self.status == STATUS_WAITING)
+                    complete(heappop(heap))
+                dispatch_pass(view)
+        if progress is not None:
+            progress(n, n)
         self.start, self.end = self.start.copy(), self.end.copy()
         self.status, self.estimate0 = self.status.copy(), self.estimate0.copy()
+        waiting = np.flatnonzero(self.status == STATUS_WAITING)
         if len(waiting):  # only possible with a dispatcher that never starts a job
             raise DispatchError(
                 f"{self.dispatcher!r} left {len(waiting)} jobs waiting forever "
@@ -261,28 +279,31 @@ class Simulation:
         )
 
     # ------------------------------------------------------------------ events
-    def _submit(self, job: int, now: int, fits: np.ndarray) -> None:
+    def _submit(self, job: int, now: int, fits: bool) -> None:
         self.events += 1
-        if not fits[job]:
+        if not fits:
             self._status[job] = STATUS_REJECTED
             self.reject_reason[job] = self._why_not_fit(job)
             return
-        estimate = self.predictor.predict(job, now)
-        if estimate is None or estimate < 0:
-            raise DispatchError(f"{self.predictor!r} predicted {estimate!r} for job "
-                                f"{int(self.jobs['job_id'][job])}; estimates are seconds >= 0")
-        estimate = int(estimate)
+        if self._static_estimates is not None:
+            estimate = self._static_estimates[job]
+        else:
+            estimate = self.predictor.predict(job, now)
+            if estimate is None or estimate < 0:
+                raise DispatchError(f"{self.predictor!r} predicted {estimate!r} for job "
+                                    f"{int(self.jobs['job_id'][job])}; estimates are seconds "
+                                    ">= 0")
+            estimate = int(estimate)
         self._est0[job] = estimate
         self._status[job] = STATUS_WAITING
-        self.queue.append(job, self._units[job], estimate)
+        self.queue.append(job)
 
     def _complete(self, entry: tuple[int, int, int]) -> None:
         end, _seq, job = entry
-        if self._end_of.get(job) != end:  # superseded by a speed change
+        if self._sched_end[job] != end:  # superseded by a speed change
             return
         self.events += 1
         self.changes += 1
-        del self._end_of[job]
         if self.counting:
             self.free_cores += self._units[job]
         else:
@@ -295,11 +316,10 @@ class Simulation:
         if self._speed:
             self._speed.pop(job, None)
         self._end_at[job] = end
-        self._status[job] = STATUS_KILLED if self._killed(job) else STATUS_COMPLETED
-        self.predictor.observe(job, end)
-
-    def _killed(self, job: int) -> bool:
-        return self.overrun == "kill" and self._run_for[job] < int(self.jobs["run"][job])
+        self._status[job] = STATUS_KILLED if self._kill and self._run_for[job] < \
+            self._trace_run[job] else STATUS_COMPLETED
+        if self._observes:
+            self.predictor.observe(job, end)
 
     def _count_free_cores(self) -> None:
         self.free_cores = int(self._free[:, self._core_k].sum()) if self._core_k >= 0 else 0
@@ -337,56 +357,57 @@ class Simulation:
         self._est_end[job] = est_end
         self.running.insert(job, est_end)
         end = now + self._run_for[job]
-        self._end_of[job] = end
+        self._sched_end[job] = end
         self._seq += 1
         heapq.heappush(self._heap, (end, self._seq, job))
 
     # ------------------------------------------------------------------ a pass
     def _pass(self, view: View) -> None:
         self.passes += 1
-        self._expire()
-        if not self._call_on_empty and self.queue.hi == self.queue.lo and not self._woken:
+        keys = self.running.keys
+        if keys and keys[0] >> self.running.shift <= self.now:
+            self._expire()
+        if not self.queue.jobs and not self._call_on_empty and not self._woken:
             return  # the dispatcher declared it has nothing to do without waiting jobs
-        t0 = time.perf_counter()
+        t0 = perf_counter()
         decisions = self.dispatcher.dispatch(view)
-        self._decision_times.append(time.perf_counter() - t0)
+        self._decision_times.append(perf_counter() - t0)
         if not decisions:
             return
-        started: list[int] = []
+        left_queue: list[int] = []
         for d in decisions:
-            if type(d) is Start:
+            kind = type(d)
+            if kind is Start:
                 self._start(d.job, d.allocation)
-                started.append(d.job)
-            elif type(d) is Reject:
+                left_queue.append(d.job)
+            elif kind is Reject:
                 self._reject_waiting(d.job, d.reason)
-                started.append(d.job)
-            elif type(d) is SetSpeed:
+                left_queue.append(d.job)
+            elif kind is SetSpeed:
                 self._set_speed(d.job, d.speed)
             else:
                 raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
-        if started:
-            self.queue.remove_jobs(started)
+        if left_queue:
+            self.queue.remove_jobs(left_queue)
 
     def _expire(self) -> None:
-        """Running jobs at or past their estimated end get a new estimate (or end now)."""
-        running = self.running
-        first = running.first_end()
-        if first is None or first > self.now:
-            return
-        est_end, _units, jobs = running.columns()
-        k = int(np.searchsorted(est_end, self.now, side="right"))
-        if k <= len(self._final_expired):
+        """Running jobs at or past their estimated end get a new estimate from the
+        predictor's ``on_expiry``, or count as ending now (``_final_expired``)."""
+        running, now, final = self.running, self.now, self._final_expired
+        k = running.count_ending_by(now)
+        if k <= len(final):  # every expired job already counts as ending now
             return
         self.changes += 1
-        for job in [int(j) for j in jobs[:k] if int(j) not in self._final_expired]:
-            new = self.predictor.on_expiry(job, self.now)
+        mask = running.mask
+        for job in [key & mask for key in running.keys[:k] if key & mask not in final]:
+            new = self.predictor.on_expiry(job, now)
             started = self._start_at[job]
-            if new is not None and started + int(new) > self.now:
+            if new is not None and started + int(new) > now:
                 running.remove(job, self._est_end[job])
                 self._est_end[job] = started + int(new)
                 running.insert(job, self._est_end[job])
             else:
-                self._final_expired.add(job)
+                final.add(job)
 
     def _reject_waiting(self, job: int, reason: str) -> None:
         if self._status[job] != STATUS_WAITING:
@@ -397,7 +418,7 @@ class Simulation:
         self.reject_reason[job] = reason
 
     def _set_speed(self, job: int, speed: float) -> None:
-        if job not in self._end_of:
+        if self._status[job] != STATUS_RUNNING:
             raise DispatchError(f"{self.dispatcher!r} changed the speed of job "
                                 f"{int(self.jobs['job_id'][job])}, which is not running")
         if not speed > 0:
@@ -406,10 +427,10 @@ class Simulation:
         self.changes += 1
         old = self._speed.get(job, 1.0)
         # the work left is what the old speed would have done until the scheduled end
-        work_left = float(self._end_of[job] - now) * old
+        work_left = float(self._sched_end[job] - now) * old
         self._speed[job] = float(speed)
         new_end = now + math.ceil(work_left / speed - 1e-9)
-        self._end_of[job] = new_end
+        self._sched_end[job] = new_end
         self._seq += 1
         heapq.heappush(self._heap, (new_end, self._seq, job))
         est_end = self._est_end[job]

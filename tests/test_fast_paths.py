@@ -1,0 +1,128 @@
+"""Every speed shortcut must give the schedule of the plain computation.
+
+* EASY's Python loop (short queues) and numpy masks (long queues) agree;
+* EASY's fast path agrees with the general K-reservation planner at K = 1;
+* EASY's reuse of the previous pass when only submissions happened agrees with a
+  dispatcher that recomputes every pass;
+* conservative agrees with EASY with more reservations than jobs;
+* FIFO's walk from the queue head agrees with a plain list scheduler;
+* ``shadow_and_extra`` agrees with sorting all releases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.dispatch import EASY, FIFO, Conservative
+from dispatchlab.dispatch.backfill import shadow_and_extra
+from dispatchlab.dispatch.priority import ListDispatcher
+from dispatchlab.predict import RealPredictor, WalltimePredictor
+
+
+@st.composite
+def workloads(draw, max_jobs=40):
+    cores = draw(st.integers(4, 16))
+    n = draw(st.integers(5, max_jobs))
+    submit = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
+    units = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
+    run = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+    req = [max(0, r + d) for r, d in zip(run, draw(st.lists(
+        st.integers(-10, 30), min_size=n, max_size=n)), strict=True)]
+    return cores, JobTable.from_arrays(submit=submit, run=run, units=units, requested_time=req)
+
+
+def _starts(cores, jobs, dispatcher, predictor=None, overrun="run"):
+    return Simulation(Platform.pooled(cores), jobs, dispatcher, predictor,
+                      overrun=overrun).run().start.tolist()
+
+
+class NumpyEasy(EASY):
+    small_queue = 0  # always the numpy masks
+
+
+class PythonEasy(EASY):
+    small_queue = 10**9  # always the Python loop
+
+
+class GeneralEasy(EASY):
+    """EASY through the general K-reservation planner (no fast path, no reuse)."""
+
+    def dispatch(self, view):
+        if view.queue_length == 0:
+            return []
+        return self._plan_counting(view, self.reservations)
+
+
+class NoReuseEasy(EASY):
+    """EASY's fast path but recomputed from scratch at every pass."""
+
+    def dispatch(self, view):
+        self._cache = None
+        return super().dispatch(view)
+
+
+class PlainFIFO(ListDispatcher):
+    def __init__(self, allocator: str = "first-fit") -> None:
+        self.allocator = allocator
+
+    def order(self, view):
+        return np.arange(view.queue_length)  # forces the general sorted-list code
+
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(workloads(), st.sampled_from(["fifo", "sjf"]), st.booleans(), st.booleans())
+def test_easy_paths_agree(w, order, real, kill):
+    cores, jobs = w
+    pred = RealPredictor() if real else WalltimePredictor()
+    overrun = "kill" if kill else "run"
+    ref = _starts(cores, jobs, NoReuseEasy(order=order), pred, overrun)
+    assert _starts(cores, jobs, EASY(order=order), pred, overrun) == ref
+    assert _starts(cores, jobs, NumpyEasy(order=order), pred, overrun) == ref
+    assert _starts(cores, jobs, PythonEasy(order=order), pred, overrun) == ref
+    assert _starts(cores, jobs, GeneralEasy(order=order), pred, overrun) == ref
+
+
+@SETTINGS
+@given(workloads(), st.booleans())
+def test_conservative_is_easy_with_unbounded_reservations(w, real):
+    cores, jobs = w
+    pred = RealPredictor() if real else WalltimePredictor()
+    assert _starts(cores, jobs, Conservative(), pred) == \
+        _starts(cores, jobs, EASY(reservations=10**6), pred)
+
+
+@SETTINGS
+@given(workloads())
+def test_fifo_head_walk_matches_plain_list_scheduler(w):
+    cores, jobs = w
+    assert _starts(cores, jobs, FIFO()) == _starts(cores, jobs, PlainFIFO())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 8)), min_size=0, max_size=12),
+       st.lists(st.tuples(st.integers(1, 50), st.integers(1, 8)), min_size=0, max_size=4),
+       st.integers(0, 8), st.integers(1, 60))
+def test_shadow_and_extra_matches_sorting_all_releases(running, started, free, need):
+    total = free + sum(u for _, u in running) + sum(u for _, u in started)
+    if need <= free or need > total:
+        return
+    running = sorted(running)
+    ends = np.array([e for e, _ in running], dtype=np.int64)
+    held = np.array([u for _, u in running], dtype=np.int64)
+    shadow, extra = shadow_and_extra(free, need, ends, held, started)
+    releases = sorted(running + started)
+    avail = free
+    for t, u in releases:  # the obvious computation
+        avail += u
+        if avail >= need:
+            expect_shadow = t
+            break
+    expect_extra = free + sum(u for t, u in releases if t <= expect_shadow) - need
+    assert (shadow, extra) == (expect_shadow, expect_extra)
