@@ -166,8 +166,8 @@ class _Backfill(Dispatcher):
             return out
         need = int(units[i])
         ends, held, _ = view.running
-        started = [(now + max(int(e), 1), int(u)) for e, u in zip(est[:i], units[:i], strict=True)] \
-            if i else []
+        started = [(now + max(e, 1), u) for e, u in
+                   zip(est[:i].tolist(), units[:i].tolist(), strict=True)]
         shadow, extra = shadow_and_extra(free, need, ends, held, started)
         return self._backfill(view, jobs, units, est, i + 1, free, shadow, extra, out,
                               int(jobs[i]))

@@ -29,8 +29,8 @@ import heapq
 import math
 import time
 from array import array
-from time import perf_counter
 from collections.abc import Callable
+from time import perf_counter
 
 import numpy as np
 
