@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from dispatchlab._memory import release_free_memory
 from dispatchlab.errors import InputError
 
 
@@ -52,12 +53,17 @@ def _fraction(text: str | None) -> tuple[str, float] | None:
 
 
 def _load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: bool = False,
-          window: str | None = None, jobs: str | None = None, fraction: str | None = None):
+          window: str | None = None, jobs: str | None = None, fraction: str | None = None,
+          extra_fields: str = "error"):
     from dispatchlab.workload.load import load_trace
 
+    if extra_fields not in ("error", "ignore"):
+        raise InputError(f"must be 'error' or 'ignore', got {extra_fields!r}",
+                         field="--extra-fields")
     return load_trace(
         trace,
         lenient=lenient,
+        extra_fields=extra_fields,
         drop_overrun=drop_overrun,
         max_procs=True if max_procs else None,
         window=_pair(window, "--window"),
@@ -180,6 +186,8 @@ TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
               help="jobs counted in metrics: all | time:T0:T1 | index:I0:I1")
 @click.option("--lenient", is_flag=True,
               help="skip malformed trace lines (counted) instead of failing")
+@click.option("--extra-fields", default="error", show_default=True,
+              help="SWF lines with more than 18 fields: error | ignore (keep the first 18)")
 @click.option("--drop-overrun", is_flag=True,
               help="drop jobs whose run time exceeds their requested time")
 @click.option("--max-procs", is_flag=True,
@@ -196,7 +204,8 @@ TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
 def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
              nodes: int | None, cores_per_node: int | None, allocator: str,
              order: str | None, reservations: int | None, skip: bool, overrun: str,
-             tau: float, measure: str, lenient: bool, drop_overrun: bool, max_procs: bool,
+             tau: float, measure: str, lenient: bool, extra_fields: str, drop_overrun: bool,
+             max_procs: bool,
              window: str | None, jobs_range: str | None, fraction: str | None,
              out: Path | None, csv: bool) -> None:
     """Simulate TRACE under one dispatcher and predictor; print and write the results."""
@@ -216,7 +225,8 @@ def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
     if overrun not in ("run", "kill"):
         raise InputError(f"must be 'run' or 'kill', got {overrun!r}", field="--overrun")
     jobs = _load(trace, lenient=lenient, drop_overrun=drop_overrun, max_procs=max_procs,
-                 window=window, jobs=jobs_range, fraction=fraction)
+                 window=window, jobs=jobs_range, fraction=fraction, extra_fields=extra_fields)
+    release_free_memory()
     plat = _platform(jobs, platform, nodes, cores_per_node)
     progress, update = _progress(len(jobs) > 20_000)
     sim = Simulation(plat, jobs, disp, pred, overrun=overrun, progress=update)
@@ -225,17 +235,13 @@ def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
             result = sim.run()
     else:
         result = sim.run()
-    extra = {"wall_seconds": None}
+    del sim  # the engine's buffers are no longer needed: keep peak memory down
+    release_free_memory()
     if out is not None:
-        extra["wall_seconds"] = time.perf_counter() - t0
-        summary = result.write(out, tau=tau, measure=measure_spec, extra_summary=extra)
-        if csv:
-            import pyarrow.csv as pacsv
-
-            pacsv.write_csv(result.to_arrow(), Path(out) / "jobs.csv")
+        summary = result.write(out, tau=tau, measure=measure_spec, started_at=t0, csv=csv)
     else:
         summary = result.summary(tau=tau, measure=measure_spec)
-    summary["wall_seconds"] = time.perf_counter() - t0
+        summary["wall_seconds"] = time.perf_counter() - t0
     console = _console()
     console.print(_summary_table([(f"{dispatcher} / {predictor}", summary)],
                                  title=f"{Path(trace).name} on {plat.describe()}"))
@@ -259,11 +265,13 @@ def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
 @trace_app.command("info")
 @TRACE_ARG
 @click.option("--lenient", is_flag=True, help="skip malformed lines (counted)")
-def trace_info_cmd(trace: Path, lenient: bool) -> None:
+@click.option("--extra-fields", default="error", show_default=True,
+              help="SWF lines with more than 18 fields: error | ignore")
+def trace_info_cmd(trace: Path, lenient: bool, extra_fields: str) -> None:
     """Print a trace's header facts, field population and job statistics."""
     from dispatchlab.workload.load import render_trace_info, trace_info
 
-    jobs = _load(trace, lenient=lenient)
+    jobs = _load(trace, lenient=lenient, extra_fields=extra_fields)
     _console().print(render_trace_info(trace_info(jobs)))
 
 

@@ -208,7 +208,6 @@ class Simulation:
                                     "estimate >= 0 per job")
             self._static_estimates = _int_buffer(static)
         view = View(self)
-        self.view = view
         self.dispatcher.start(view)
 
         submit = _int_buffer(jobs["submit"])

@@ -8,17 +8,20 @@ dispatcher rejected it). Rejected jobs have ``start = end = -1``.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
+from dispatchlab._memory import release_free_memory
+from dispatchlab.errors import InputError
 from dispatchlab.metrics import Measure, summarize_table
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from dispatchlab.platform import Platform
     from dispatchlab.workload.jobs import JobTable
 
@@ -62,44 +65,56 @@ class SimulationResult:
     def wait(self) -> np.ndarray:
         return np.where(self.start >= 0, self.start - self.jobs["submit"], -1)
 
-    def allocation_strings(self) -> np.ndarray:
-        """Per job ``"node:units,node:units"`` (nodes numbered from 0 in platform order);
-        None for rejected jobs and for counting-mode runs, where placement is not
-        simulated."""
-        out = np.full(len(self.jobs), None, dtype=object)
-        for row, alloc in self.allocations.items():
-            out[row] = ",".join(f"{n}:{c}" for n, c in
-                                zip(alloc.nodes.tolist(), alloc.counts.tolist(), strict=True))
-        return out
+    def to_arrow(self, rows: slice | None = None) -> pa.Table:
+        """One row per job (rejected included), in table order (submit, file order);
+        ``rows`` selects a slice of them.
 
-    def to_arrow(self) -> pa.Table:
-        """One row per job (rejected included), in table order (submit, file order)."""
+        ``status`` is dictionary-encoded (completed / killed / rejected); ``run`` is the
+        simulated run (end - start), ``trace_run`` the run time in the trace."""
+        import pyarrow as pa  # imported here: it is heavy and only outputs need it
+
         j = self.jobs
-        ran = self.start >= 0
-        names = np.array([STATUS_NAMES[k] for k in range(3)], dtype=object)
-        reasons = np.full(len(j), None, dtype=object)
-        for row, why in self.reject_reason.items():
-            reasons[row] = why
+        sl = rows if rows is not None else slice(0, len(j))
+        lo, hi, _ = sl.indices(len(j))
+        n = hi - lo
+        start, end, submit = self.start[sl], self.end[sl], j["submit"][sl]
+        ran = start >= 0
+
+        def strings(values: dict[int, str]) -> pa.Array:
+            picked = {r - lo: t for r, t in values.items() if lo <= r < hi}
+            if not picked:
+                return pa.nulls(n, pa.string())
+            full: list[str | None] = [None] * n
+            for row, text in picked.items():
+                full[row] = text
+            return pa.array(full, type=pa.string())
+
+        allocations = {row: ",".join(f"{node}:{c}" for node, c in zip(
+            a.nodes.tolist(), a.counts.tolist(), strict=True))
+            for row, a in self.allocations.items() if lo <= row < hi}
         cols = {
-            "job_id": j["job_id"],
-            "submit": j["submit"],
-            "start": self.start,
-            "end": self.end,
-            "wait": self.wait,
-            "run": np.where(ran, self.end - self.start, -1),
-            "trace_run": j["run"],
-            "requested_time": j["requested_time"],
-            "procs": j["units"],
-            "user": j["user"],
-            "status": pa.array(names[self.status], type=pa.string()),
-            "estimate": self.estimate,
-            "reject_reason": pa.array(reasons, type=pa.string()),
-            "allocation": pa.array(self.allocation_strings(), type=pa.string()),
+            "job_id": j["job_id"][sl],
+            "submit": submit,
+            "start": start,
+            "end": end,
+            "wait": np.where(ran, start - submit, -1),
+            "run": np.where(ran, end - start, -1),
+            "trace_run": j["run"][sl],
+            "requested_time": j["requested_time"][sl],
+            "procs": j["units"][sl],
+            "user": j["user"][sl],
+            "status": pa.DictionaryArray.from_arrays(
+                pa.array(self.status[sl], type=pa.int8()),
+                pa.array([STATUS_NAMES[k] for k in range(3)], type=pa.string())),
+            "estimate": self.estimate[sl],
+            "reject_reason": strings(self.reject_reason),
+            "allocation": strings(allocations),
         }
         for name, values in j.resources.items():
             if name != "core" or np.any(values != 1):
-                cols[f"res_{name}"] = values
-        return pa.table(cols)
+                cols[f"res_{name}"] = values[sl]
+        return pa.table({k: np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
+                         for k, v in cols.items()})
 
     def summary(self, *, tau: float = 10.0, measure: Measure | None = None) -> dict[str, Any]:
         """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts."""
@@ -125,15 +140,48 @@ class SimulationResult:
         return out
 
     def write(self, out_dir: str | Path, *, tau: float = 10.0, measure: Measure | None = None,
-              extra_summary: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Write ``jobs.parquet`` and ``summary.json`` into ``out_dir``; return the summary.
+              started_at: float | None = None, csv: bool = False) -> dict[str, Any]:
+        """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``) and then
+        ``summary.json`` into ``out_dir``; return the summary.
 
-        The Parquet file is deterministic: same inputs, same bytes."""
+        The ``allocation`` column is ``"node:units,..."`` (nodes numbered from 0 in
+        platform order) for node-level runs, null for rejected jobs and for counting
+        runs, where placement is not simulated.
+
+        ``started_at`` is a ``time.perf_counter()`` value: ``wall_seconds`` in the summary
+        is then the time from it until the summary is written (outputs included).
+        Rows are written in batches to bound memory. The Parquet file is deterministic:
+        same inputs, same bytes."""
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        pq.write_table(self.to_arrow(), out / "jobs.parquet", compression="zstd")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the output folder: {exc.strerror}",
+                             file=str(out)) from None
         summary = self.summary(tau=tau, measure=measure)
-        if extra_summary:
-            summary.update(extra_summary)
+        release_free_memory()  # before pyarrow's share: keeps the peak RSS down
+
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
+        # small batches and the system allocator (which gives memory back) bound the
+        # extra memory of writing to a few MB
+        n, batch, pool = len(self.jobs), 1 << 14, pa.system_memory_pool()
+        first = self.to_arrow(slice(0, min(batch, n)))
+        with pq.ParquetWriter(out / "jobs.parquet", first.schema, compression="zstd",
+                              memory_pool=pool) as pw:
+            csv_writer = pacsv.CSVWriter(out / "jobs.csv", first.schema,
+                                         memory_pool=pool) if csv else None
+            for lo in range(0, max(n, 1), batch):
+                table = first if lo == 0 else self.to_arrow(slice(lo, min(lo + batch, n)))
+                pw.write_table(table)
+                if csv_writer is not None:
+                    csv_writer.write_table(table)
+            if csv_writer is not None:
+                csv_writer.close()
+        del first, table
+        summary["wall_seconds"] = (time.perf_counter() - started_at
+                                   if started_at is not None else None)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         return summary

@@ -23,13 +23,18 @@ from dispatchlab.workload.load import (
     trace_info,
 )
 from dispatchlab.workload.swf import SIM_FIELDS, read_swf, write_swf
-from dispatchlab.workload.tables import (
-    read_csv,
-    read_parquet,
-    read_table,
-    write_csv,
-    write_parquet,
-)
+
+# The Parquet/CSV functions need pyarrow (about 40 MB once imported): load it on first use.
+_TABLE_FUNCTIONS = ("read_csv", "read_parquet", "read_table", "write_csv", "write_parquet")
+
+
+def __getattr__(name: str):
+    if name in _TABLE_FUNCTIONS:
+        from dispatchlab.workload import tables
+
+        return getattr(tables, name)
+    raise AttributeError(f"module 'dispatchlab.workload' has no attribute {name!r}")
+
 
 __all__ = [
     "ALL_FIELDS",

@@ -200,5 +200,17 @@ class JobTable:
             table = table.take(order)
         return table
 
+    def compact(self) -> JobTable:
+        """Store every column whose rows all hold one value (e.g. an SWF field that is -1
+        throughout) as a read-only broadcast view: same values, no memory. Returns self."""
+        n = len(self)
+        if n == 0:
+            return self
+        for group in (self.columns, self.resources):
+            for name, col in group.items():
+                if col.strides != (0,) and bool((col == col[0]).all()):
+                    group[name] = np.broadcast_to(col[:1].copy(), (n,))
+        return self
+
     def source_path(self) -> Path | None:
         return None if self.info.source.startswith("<") else Path(self.info.source)

@@ -118,7 +118,7 @@ def load_trace(
         raise InputError(
             f"no jobs left after cleaning (dropped: {table.info.dropped})", file=str(path)
         )
-    return table
+    return table.compact()
 
 
 # --------------------------------------------------------------------------------------
