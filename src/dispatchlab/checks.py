@@ -24,6 +24,7 @@ What is checked:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -65,13 +66,19 @@ def _instance(obj: Any, base: type) -> Any:
     return inst
 
 
-def _check_params(inst: Any) -> None:
+def _check_params(inst: Any, built_from_class: bool) -> None:
     name = type(inst).__name__
     params = inst.get_params()
-    for key, value in params.items():
-        if getattr(inst, key) is not value:
-            raise AssertionError(f"{name}: parameter {key!r} must be stored unchanged on "
-                                 f"self.{key}")
+    if built_from_class:  # built with the defaults: each must be stored as given
+        defaults = {k: p.default for k, p in
+                    inspect.signature(type(inst).__init__).parameters.items() if k != "self"}
+        for key, value in params.items():
+            if defaults[key] is inspect.Parameter.empty:
+                raise AssertionError(f"{name}: parameter {key!r} needs a default")
+            if not (value is defaults[key] or value == defaults[key]):
+                raise AssertionError(f"{name}: parameter {key!r} must be stored unchanged on "
+                                     f"self.{key} (default {defaults[key]!r}, stored "
+                                     f"{value!r})")
     twin = inst.clone()
     if twin is inst or type(twin) is not type(inst):
         raise AssertionError(f"{name}: clone() must return a new {name}")
@@ -115,7 +122,7 @@ def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: in
                      seed: int = 0) -> dict[str, int]:
     """Run the dispatcher contract checks (see the module docstring)."""
     inst = _instance(dispatcher, Dispatcher)
-    _check_params(inst)
+    _check_params(inst, isinstance(dispatcher, type))
     jobs_checked = 0
     for k, (platform, jobs) in enumerate(contending_workloads(workloads, seed)):
         where = f"{inst!r} on workload {k} ({len(jobs)} jobs, {platform.describe()})"
@@ -133,7 +140,7 @@ def check_predictor(predictor: type[Predictor] | Predictor, *, workloads: int = 
                     seed: int = 0) -> dict[str, int]:
     """Run the predictor contract checks (see the module docstring)."""
     inst = _instance(predictor, Predictor)
-    _check_params(inst)
+    _check_params(inst, isinstance(predictor, type))
     jobs_checked = 0
     for k, (platform, jobs) in enumerate(contending_workloads(workloads, seed)):
         where = f"{inst!r} on workload {k} ({len(jobs)} jobs)"

@@ -65,6 +65,9 @@ def shadow_and_extra(free: int, need: int, ends: np.ndarray, held: np.ndarray,
     """
     avail = held.cumsum()
     avail += free  # avail[q]: free cores once ends[0..q] have ended
+    if not started:
+        shadow = int(ends[int(avail.searchsorted(need, side="left"))])
+        return shadow, int(avail[int(ends.searchsorted(shadow, side="right")) - 1]) - need
 
     def running_avail(t: int) -> int:
         p = int(ends.searchsorted(t, side="right"))
@@ -165,10 +168,29 @@ class _Backfill(Dispatcher):
             self._cache = (view.changes, int(jobs[i]), now, 0, 0, int(jobs[n - 1]))
             return out
         need = int(units[i])
-        ends, held, _ = view.running
-        started = [(now + max(e, 1), u) for e, u in
-                   zip(est[:i].tolist(), units[:i].tolist(), strict=True)]
-        shadow, extra = shadow_and_extra(free, need, ends, held, started)
+        shadow = None
+        if not i:
+            # usually the first few jobs to end release enough: walk them in Python
+            ends_l, held_l = view.running_head(self.small_queue)
+            avail = free
+            for k, (end, cores) in enumerate(zip(ends_l, held_l, strict=True)):
+                avail += cores
+                if avail >= need:
+                    shadow = end
+                    for end2, cores2 in zip(ends_l[k + 1 :], held_l[k + 1 :], strict=True):
+                        if end2 != shadow:
+                            break
+                        avail += cores2
+                    else:
+                        if len(ends_l) == self.small_queue:
+                            shadow = None  # more jobs may end at the shadow time
+                    extra = avail - need
+                    break
+        if shadow is None:
+            ends, held, _ = view.running
+            started = [(now + max(e, 1), u) for e, u in
+                       zip(est[:i].tolist(), units[:i].tolist(), strict=True)]
+            shadow, extra = shadow_and_extra(free, need, ends, held, started)
         return self._backfill(view, jobs, units, est, i + 1, free, shadow, extra, out,
                               int(jobs[i]))
 
@@ -229,13 +251,14 @@ class _Backfill(Dispatcher):
                         backfilled.append(int(jobs[rest[c]]))
                         if free == 0:
                             break
-            out.extend(Start(j) for j in backfilled)
+            if backfilled:
+                out.extend([Start(j) for j in backfilled])
         if self.explain:
             self.log_.append({"now": now, "head": head, "shadow": shadow, "extra": extra,
                               "backfilled": backfilled})
         # what the next pass may reuse if only submissions happen before it
         if head not in backfilled:
-            self._cache = (view.changes, head, shadow, extra, free, int(jobs[n - 1]))
+            self._cache = (view.changes, head, shadow, extra, free, int(jobs[-1]))
         return out
 
     # ------------------------------------------------------------- K reservations, counting

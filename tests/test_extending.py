@@ -1,0 +1,141 @@
+"""A researcher's own dispatcher or predictor: the README examples run, and the
+conformance checks accept correct classes and catch broken ones."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dispatchlab import Dispatcher, Platform, Predictor, Simulation
+from dispatchlab.checks import check_dispatcher, check_predictor
+from dispatchlab.dispatch import DISPATCHERS, EASY, FIFO, Start
+from dispatchlab.predict import PREDICTORS
+from dispatchlab.workload.synthetic import generate_synthetic
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["custom_dispatcher", "custom_predictor"])
+def test_readme_shows_the_example_classes_verbatim(name):
+    source = (ROOT / "examples" / f"{name}.py").read_text()
+    cls = re.search(r"^class .*?(?=\n\n\n)", source, re.S | re.M).group(0)
+    readme = (ROOT / "README.md").read_text()
+    assert cls in readme, f"README's copy of examples/{name}.py is out of date"
+
+
+def test_custom_dispatcher_is_under_30_lines_passes_checks_and_runs():
+    mod = _load_example("custom_dispatcher")
+    source = (ROOT / "examples" / "custom_dispatcher.py").read_text()
+    cls = re.search(r"^class .*?(?=\n\n\n)", source, re.S | re.M).group(0)
+    assert len(cls.splitlines()) < 30
+    report = check_dispatcher(mod.WidestFirst)
+    assert report["jobs"] > 100
+    jobs = generate_synthetic(500, cores=32, seed=2)
+    result = Simulation(Platform.pooled(32), jobs, mod.WidestFirst(max_starts=3)).run()
+    assert (result.start >= jobs["submit"]).all()
+    assert repr(mod.WidestFirst(max_starts=3)) == "WidestFirst(max_starts=3)"
+
+
+def test_custom_predictor_passes_checks_and_learns():
+    mod = _load_example("custom_predictor")
+    check_predictor(mod.LastRun)
+    jobs = generate_synthetic(500, cores=32, seed=2)
+    result = Simulation(Platform.pooled(32), jobs, EASY(), mod.LastRun()).run()
+    # after the first completions, some estimates are below the wall-time
+    assert (result.estimate < jobs["requested_time"]).any()
+
+
+@pytest.mark.parametrize("name", sorted(DISPATCHERS))
+def test_builtin_dispatchers_pass_the_checks(name):
+    check_dispatcher(DISPATCHERS[name])
+
+
+@pytest.mark.parametrize("name", sorted(PREDICTORS))
+def test_builtin_predictors_pass_the_checks(name):
+    check_predictor(PREDICTORS[name])
+
+
+# ------------------------------------------------------------------ broken classes
+class _NeverStarts(Dispatcher):
+    def __init__(self):
+        pass
+
+    def dispatch(self, view):
+        return []
+
+
+class _Nondeterministic(Dispatcher):
+    """Starts jobs that fit in a random order: different schedules from run to run."""
+
+    def __init__(self):
+        pass
+
+    def dispatch(self, view):
+        jobs, units, _ = view.queue
+        free = view.free_cores
+        out = []
+        for pos in np.random.default_rng().permutation(len(jobs)):
+            if units[pos] <= free:
+                free -= int(units[pos])
+                out.append(Start(int(jobs[pos])))
+        return out
+
+
+class _ChangesParameter(FIFO):
+    def __init__(self, allocator: str = "First-Fit"):
+        self.allocator = allocator.lower()  # not stored as given: clone() would differ
+
+
+class _LooksAhead(Predictor):
+    """Predicts from the NEXT job's run time: uses the future."""
+
+    def __init__(self):
+        pass
+
+    def predict(self, job, now):
+        run = self.jobs_["run"]
+        return int(run[job + 1]) if job + 1 < len(run) else 60
+
+
+class _Negative(Predictor):
+    def __init__(self):
+        pass
+
+    def predict(self, job, now):
+        return -5
+
+
+def test_checks_catch_a_dispatcher_that_never_starts_jobs():
+    with pytest.raises(Exception, match="waiting forever"):
+        check_dispatcher(_NeverStarts)
+
+
+def test_checks_catch_a_nondeterministic_dispatcher():
+    with pytest.raises(AssertionError, match="different schedules"):
+        check_dispatcher(_Nondeterministic)
+
+
+def test_checks_catch_a_parameter_not_stored_as_given():
+    with pytest.raises(AssertionError, match="stored unchanged"):
+        check_dispatcher(_ChangesParameter)
+
+
+def test_checks_catch_a_predictor_that_looks_ahead():
+    with pytest.raises(AssertionError, match="not causal"):
+        check_predictor(_LooksAhead)
+
+
+def test_checks_catch_negative_estimates():
+    with pytest.raises(Exception, match="estimates are seconds >= 0"):
+        check_predictor(_Negative)
