@@ -18,11 +18,11 @@ demo: $(STAMP)
 	$(BIN)/dispatchlab demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sim.py ../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
