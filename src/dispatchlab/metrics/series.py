@@ -86,7 +86,7 @@ class StepFunction:
 
     def integral(self) -> float:
         """Sum of value x seconds over the domain (e.g. job-seconds of waiting)."""
-        return float(np.dot(self.values.astype(np.float64), self.durations()))
+        return float((self.values.astype(np.float64) * self.durations()).sum())
 
     def mean(self, *, exclude_zero: bool = False) -> float:
         """Time-weighted mean; with ``exclude_zero`` only over the time the value is non-zero.
@@ -98,7 +98,7 @@ class StepFunction:
         if total == 0:
             return float("nan")
         # float64 products: amount x seconds can pass 2**63 (e.g. memory in KB).
-        return float(np.dot(vals.astype(np.float64), secs)) / total
+        return float((vals.astype(np.float64) * secs).sum()) / total
 
     def max(self) -> float:
         """Largest value (NaN for an empty function)."""

@@ -254,7 +254,7 @@ def summarize(
         # float64: units x resource x seconds can pass 2**63 on big platforms.
         used = 0.0
         if name in amounts:
-            used = float(np.dot(amounts[name][rows].astype(np.float64), run[rows]))
+            used = float((amounts[name][rows].astype(np.float64) * run[rows]).sum())
         util[name] = used / (total * makespan)
     primary = primary_resource(cap)
     out["utilization_resource"] = primary
