@@ -12,7 +12,7 @@ import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative, make_dispatcher
-from dispatchlab.predict import RealPredictor
+from dispatchlab.predict import Predictor, RealPredictor
 
 
 def simulate(submit, run, units, req, cores=10, dispatcher=None, predictor=None, **kw):
@@ -301,3 +301,34 @@ def test_results_are_identical_across_runs():
         a = Simulation(Platform.pooled(32), jobs, d).run()
         b = Simulation(Platform.pooled(32), jobs, d).run()
         assert np.array_equal(a.start, b.start) and a.events == b.events
+
+
+# ------------------------------------------------------------------ predictor expiry
+class _HalfWall(Predictor):  # half the requested time
+    def __init__(self, give_up: bool = False):
+        self.give_up = give_up
+
+    def predict(self, job, now):
+        return int(self.jobs_["requested_time"][job]) // 2
+
+    def on_expiry(self, job, now):
+        return None if self.give_up else super().on_expiry(job, now)
+
+
+def test_underestimate_expiry_jumps_to_the_walltime():
+    # C=4, estimates = half the requested time. J1 (3 cores, run 100, est 50) at 0;
+    # J2 (4 cores) at 1 blocks: shadow 50 (J1's planned end), extra 0.
+    # J3 (1 core, est 20, runs 40) at 2: 2 + 20 <= 50 -> backfilled at 2, ends at 42.
+    # J4 (1 core, est 15, runs 30) at 45: shadow still 50, 45 + 15 > 50, extra 0 -> waits.
+    # At 60 (J5 arrives) J1 has outlived its estimate: Tsafrir's rule gives it its
+    # wall-time, planned end 100 -> shadow 100, and J4 (60 + 15 <= 100) starts at 60.
+    # J4 ends at 90: J5 (1 core, est 5) has 90 + 5 <= 100 -> starts at 90.
+    # At 100 J1 (and J5) end: J2 starts.
+    args = ([0, 1, 2, 45, 60], [100, 10, 40, 30, 10], [3, 4, 1, 1, 1], [100, 10, 40, 30, 10])
+    r = simulate(*args, cores=4, predictor=_HalfWall())
+    assert starts(r) == [0, 100, 2, 60, 90]
+    # If the predictor gives up (no later estimate), J1 counts as ending now: at 60 the
+    # shadow is 60, extra = 1 + 3 - 4 = 0, so J4 cannot backfill; J2 runs 100..110 and
+    # then J4 and J5 start together.
+    r = simulate(*args, cores=4, predictor=_HalfWall(give_up=True))
+    assert starts(r) == [0, 100, 2, 110, 110]
