@@ -123,7 +123,7 @@ class _Backfill(Dispatcher):
         return self._plan_counting(view, k)
 
     # ------------------------------------------------------------------ EASY, counting
-    #: queues up to this length are scanned with plain Python loops, longer ones with
+    #: queues up to this length are handled with plain Python lists, longer ones with
     #: numpy masks; both give the same decisions (the tests run both)
     small_queue: int = 16
 
@@ -138,81 +138,83 @@ class _Backfill(Dispatcher):
             first_end = view.first_estimated_end()
             if first_end is not None and first_end > now:
                 _, head, shadow, extra, free, last_job = cache
-                new_jobs, new_units, new_est = view.queued_after(last_job)
-                if len(new_jobs) == 0:
+                rows, units, ests = view.queued_after(last_job)
+                if not rows:
                     return []
-                return self._backfill(view, new_jobs, new_units, new_est, 0, free, shadow,
-                                      extra, [], head)
-        jobs, units, est = view.queue
-        n = len(jobs)
+                return self._scan(view, rows, units, ests, free, shadow, extra, [], head)
         self._cache = None
+        n = view.queue_length
         free = view.free_cores
         out: list[Decision] = []
-        i = 0
         if n <= self.small_queue:
-            units_l = units.tolist()
-            while i < n and units_l[i] <= free:
-                free -= units_l[i]
-                out.append(Start(int(jobs[i])))
+            rows, units, ests = view.queue_head(n)
+            i = 0
+            while i < n and units[i] <= free:
+                free -= units[i]
+                out.append(Start(rows[i]))
                 i += 1
         else:
-            i = int((units.cumsum() > free).argmax()) if units[0] <= free else 0
-            if i == 0 and units[0] <= free:  # everything fits
+            rows_a, units_a, est_a = view.queue
+            i = int((units_a.cumsum() > free).argmax()) if units_a[0] <= free else 0
+            if i == 0 and units_a[0] <= free:  # everything fits
                 i = n
-            for p in range(i):
-                out.append(Start(int(jobs[p])))
-            free -= int(units[:i].sum())
+            out.extend([Start(j) for j in rows_a[:i].tolist()])
+            free -= int(units_a[:i].sum())
+            rows, units, ests = rows_a, units_a, est_a
         if i == n:
             return out
+        head = int(rows[i])
+        last_job = int(rows[-1])
         if free <= 0:  # nothing can start before a job ends
-            self._cache = (view.changes, int(jobs[i]), now, 0, 0, int(jobs[n - 1]))
+            self._cache = (view.changes, head, now, 0, 0, last_job)
             return out
         need = int(units[i])
-        shadow = None
-        if not i:
+        started = [(now + max(int(e), 1), int(u)) for e, u in
+                   zip(ests[:i], units[:i], strict=True)]
+        shadow, extra = self._shadow(view, free, need, started)
+        return self._scan(view, rows[i + 1 :], units[i + 1 :], ests[i + 1 :], free, shadow,
+                          extra, out, head, last_job)
+
+    def _shadow(self, view: View, free: int, need: int,
+                started: list[tuple[int, int]]) -> tuple[int, int]:
+        """EASY's shadow time and extra cores (see :func:`shadow_and_extra`)."""
+        if not started:
             # usually the first few jobs to end release enough: walk them in Python
-            ends_l, held_l = view.running_head(self.small_queue)
+            k_max = self.small_queue
+            ends, held = view.running_head(k_max)
             avail = free
-            for k, (end, cores) in enumerate(zip(ends_l, held_l, strict=True)):
+            for k, (end, cores) in enumerate(zip(ends, held, strict=True)):
                 avail += cores
                 if avail >= need:
-                    shadow = end
-                    for end2, cores2 in zip(ends_l[k + 1 :], held_l[k + 1 :], strict=True):
-                        if end2 != shadow:
-                            break
+                    for end2, cores2 in zip(ends[k + 1 :], held[k + 1 :], strict=True):
+                        if end2 != end:
+                            return end, avail - need
                         avail += cores2
-                    else:
-                        if len(ends_l) == self.small_queue:
-                            shadow = None  # more jobs may end at the shadow time
-                    extra = avail - need
+                    if len(ends) < k_max:  # no more running jobs end at the shadow time
+                        return end, avail - need
                     break
-        if shadow is None:
-            ends, held, _ = view.running
-            started = [(now + max(e, 1), u) for e, u in
-                       zip(est[:i].tolist(), units[:i].tolist(), strict=True)]
-            shadow, extra = shadow_and_extra(free, need, ends, held, started)
-        return self._backfill(view, jobs, units, est, i + 1, free, shadow, extra, out,
-                              int(jobs[i]))
+        ends_a, held_a, _ = view.running
+        return shadow_and_extra(free, need, ends_a, held_a, started)
 
-    def _backfill(self, view: View, jobs: np.ndarray, units: np.ndarray, est: np.ndarray,
-                  first: int, free: int, shadow: int, extra: int, out: list[Decision],
-                  head: int) -> list[Decision]:
-        """Scan queue positions ``first..`` for EASY backfilling (see the class doc)."""
+    def _scan(self, view: View, rows, units, ests, free: int, shadow: int, extra: int,
+              out: list[Decision], head: int, last_job: int | None = None) -> list[Decision]:
+        """EASY's backfill scan over the jobs after the head (lists or numpy arrays, in
+        queue order; ``order="sjf"`` scans them by estimate, ties by queue order)."""
         now = view.now
-        n = len(jobs)
+        n = len(rows)
         backfilled: list[int] = []
-        if free > 0 and first < n:
-            if n - first <= self.small_queue:
-                rest = range(first, n)
-                est_l = est[first:].tolist()
+        if free > 0 and n:
+            if n <= self.small_queue:
+                if not isinstance(rows, list):
+                    rows, units, ests = rows.tolist(), units.tolist(), ests.tolist()
+                order = range(n)
                 if self.order == "sjf":
-                    rest = sorted(rest, key=lambda p: est_l[p - first])
-                units_l = units.tolist()
-                for p in rest:
-                    u = units_l[p]
+                    order = sorted(order, key=ests.__getitem__)
+                for p in order:
+                    u = units[p]
                     if u > free:
                         continue
-                    e = est_l[p - first]
+                    e = ests[p]
                     if now + (e if e > 0 else 1) <= shadow:
                         free -= u
                     elif u <= extra:
@@ -220,46 +222,54 @@ class _Backfill(Dispatcher):
                         extra -= u
                     else:
                         continue
-                    backfilled.append(int(jobs[p]))
+                    backfilled.append(rows[p])
                     if free == 0:
                         break
             else:
-                rest = np.arange(first, n)
-                if self.order == "sjf":
-                    rest = rest[est[first:].argsort(kind="stable")]
-                u_rest = units[rest]
-                ends_before = now + np.maximum(est[rest], 1) <= shadow
-                pos = 0
-                while free > 0:
-                    # candidates under the current free cores and extra capacity (the
-                    # first few: starts shrink free/extra, and then we re-filter)
-                    u_sub, eb_sub = u_rest[pos:], ends_before[pos:]
-                    cand = ((u_sub <= free) & (eb_sub | (u_sub <= extra))).nonzero()[0]
-                    if len(cand) == 0:
-                        break
-                    cand = cand[:32]
-                    pos = int(cand[-1]) + pos + 1
-                    for c, u, short in zip((cand + (pos - 1 - int(cand[-1]))).tolist(),
-                                           u_sub[cand].tolist(), eb_sub[cand].tolist(),
-                                           strict=True):
-                        if u > free or (not short and u > extra):
-                            pos = c  # starts above shrank free/extra: re-filter from here
-                            break
-                        free -= u
-                        if not short:
-                            extra -= u
-                        backfilled.append(int(jobs[rest[c]]))
-                        if free == 0:
-                            break
+                free, extra = self._scan_numpy(now, np.asarray(rows), np.asarray(units),
+                                               np.asarray(ests), free, shadow, extra,
+                                               backfilled)
             if backfilled:
-                out.extend([Start(j) for j in backfilled])
+                out.extend([Start(int(j)) for j in backfilled])
         if self.explain:
             self.log_.append({"now": now, "head": head, "shadow": shadow, "extra": extra,
                               "backfilled": backfilled})
         # what the next pass may reuse if only submissions happen before it
-        if head not in backfilled:
-            self._cache = (view.changes, head, shadow, extra, free, int(jobs[-1]))
+        last = int(rows[-1]) if n else last_job
+        self._cache = (view.changes, head, shadow, extra, free,
+                       last if last is not None else head)
         return out
+
+    def _scan_numpy(self, now: int, rows: np.ndarray, units: np.ndarray, ests: np.ndarray,
+                    free: int, shadow: int, extra: int, backfilled: list[int]
+                    ) -> tuple[int, int]:
+        """The backfill scan with numpy masks (long queues); appends to ``backfilled``."""
+        order = ests.argsort(kind="stable") if self.order == "sjf" else None
+        if order is not None:
+            rows, units, ests = rows[order], units[order], ests[order]
+        ends_before = now + np.maximum(ests, 1) <= shadow
+        pos = 0
+        while free > 0:
+            # candidates under the current free cores and extra capacity (the first few:
+            # starts shrink free/extra, and then we re-filter)
+            u_sub, eb_sub = units[pos:], ends_before[pos:]
+            cand = ((u_sub <= free) & (eb_sub | (u_sub <= extra))).nonzero()[0][:32]
+            if len(cand) == 0:
+                break
+            base = pos
+            pos = base + int(cand[-1]) + 1
+            for c, u, short in zip((cand + base).tolist(), u_sub[cand].tolist(),
+                                   eb_sub[cand].tolist(), strict=True):
+                if u > free or (not short and u > extra):
+                    pos = c  # starts above shrank free/extra: re-filter from here
+                    break
+                free -= u
+                if not short:
+                    extra -= u
+                backfilled.append(int(rows[c]))
+                if free == 0:
+                    break
+        return free, extra
 
     # ------------------------------------------------------------- K reservations, counting
     def _plan_counting(self, view: View, k: int) -> list[Decision]:

@@ -119,21 +119,23 @@ class View:
     def queue_length(self) -> int:
         return len(self._engine.queue)
 
-    def queue_head(self, k: int) -> tuple[list[int], list[int]]:
-        """The first ``k`` waiting jobs in queue order as Python lists ``(jobs, units)``:
-        cheap whatever the queue length, for dispatchers that walk from the head."""
+    def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
+        """The first ``k`` waiting jobs in queue order as Python lists
+        ``(jobs, units, estimates)``: cheap whatever the queue length, for dispatchers
+        that walk from the head."""
         eng = self._engine
         rows = eng.queue.jobs[:k].tolist()
-        units_of = eng._units
-        return rows, [units_of[r] for r in rows]
+        units_of, est_of = eng._units, eng._est0
+        return rows, [units_of[r] for r in rows], [est_of[r] for r in rows]
 
-    def queued_after(self, job: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(jobs, units, estimates)`` of the waiting jobs submitted after ``job`` (a
-        row), in queue order. Cheap when few: for dispatchers that remember the queue."""
-        buf = self._engine.queue.jobs
-        rows = np.array(buf[bisect_right(buf, job):], dtype=np.int64)
+    def queued_after(self, job: int) -> tuple[list[int], list[int], list[int]]:
+        """``(jobs, units, estimates)`` as Python lists for the waiting jobs submitted
+        after ``job`` (a row), in queue order: for dispatchers that remember the queue."""
         eng = self._engine
-        return rows, eng.jobs["units"][rows], eng.estimate0[rows]
+        buf = eng.queue.jobs
+        rows = buf[bisect_right(buf, job):].tolist()
+        units_of, est_of = eng._units, eng._est0
+        return rows, [units_of[r] for r in rows], [est_of[r] for r in rows]
 
     # --- running jobs -------------------------------------------------------------
     @property

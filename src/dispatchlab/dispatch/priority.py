@@ -39,7 +39,7 @@ class ListDispatcher(Dispatcher):
             free = view.free_cores
             taken, chunk = 0, 16
             while True:
-                rows, units = view.queue_head(taken + chunk)
+                rows, units, _ = view.queue_head(taken + chunk)
                 for job, u in zip(rows[taken:], units[taken:], strict=True):
                     if u > free:
                         return out
