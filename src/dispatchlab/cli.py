@@ -218,8 +218,9 @@ def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
     check_tau(tau)
     try:
         measure_spec = Measure.parse(measure)
-    except ValueError as exc:
-        raise InputError(str(exc), field="--measure") from None
+    except (ValueError, InputError) as exc:
+        message = exc.message if isinstance(exc, InputError) else str(exc)
+        raise InputError(message, field="--measure") from None
     disp = _dispatcher(dispatcher, order, reservations, skip, allocator)
     pred = make_predictor(predictor)
     if overrun not in ("run", "kill"):

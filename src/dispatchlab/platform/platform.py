@@ -107,12 +107,19 @@ class Platform:
             raise InputError("platform file not found", file=str(p)) from None
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"invalid TOML: {exc}", file=str(p)) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                             file=str(p)) from None
         except OSError as exc:
             raise InputError(f"cannot read platform file: {exc.strerror}", file=str(p)) from None
         return cls.from_dict(data, source=str(p))
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "<platform>") -> Platform:
+        unknown = set(data) - {"name", "pooled", "node_type"}
+        if unknown:
+            raise InputError(f"unknown keys {sorted(unknown)} (expected name, pooled, "
+                             "node_type)", file=source, field=sorted(unknown)[0])
         types = data.get("node_type")
         if not isinstance(types, list) or not types:
             raise InputError("needs at least one [[node_type]] table", file=source,
@@ -137,9 +144,18 @@ class Platform:
                 if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                     raise InputError(f"must be a non-negative integer, got {v!r}", file=source,
                                      field=f"{where}.capacity.{r}")
+            for key in ("idle_power", "max_power"):
+                watts = t.get(key)
+                if watts is not None and (isinstance(watts, bool)
+                                          or not isinstance(watts, int | float) or watts < 0):
+                    raise InputError(f"must be a number of watts >= 0, got {watts!r}",
+                                     file=source, field=f"{where}.{key}")
             out.append(NodeType(str(t.get("name", f"type{k}")), count, dict(cap),
                                 t.get("idle_power"), t.get("max_power")))
-        pooled = bool(data.get("pooled", False))
+        pooled = data.get("pooled", False)
+        if not isinstance(pooled, bool):
+            raise InputError(f"must be true or false, got {pooled!r}", file=source,
+                             field="pooled")
         if pooled and (len(out) != 1 or out[0].count != 1):
             raise InputError("a pooled platform has exactly one node type with count = 1",
                              file=source, field="pooled")

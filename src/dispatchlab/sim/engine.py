@@ -123,6 +123,28 @@ class Simulation:
                 field="requested_time")
         # the duration each job will be simulated for
         self.sim_run = np.minimum(run, requested) if overrun == "kill" else run.copy()
+        # Times are packed with a job row into one int64 key (state.RunningSet), which
+        # bounds them: no simulated time can pass the last submission plus every run
+        # (all jobs one after another) plus the longest requested time.
+        shift = max(20, int(n).bit_length())
+        self.time_limit = 1 << (62 - shift)
+        if n:
+            submit = jobs["submit"]
+            if int(submit.min()) < 0:
+                bad = int(np.argmin(submit))
+                raise InputError(f"job {int(jobs['job_id'][bad])} has a negative submit time",
+                                 file=jobs.info.source, line=int(jobs["line"][bad]) or None,
+                                 field="submit")
+            horizon = int(submit.max()) + int(self.sim_run.sum(dtype=np.float64)) \
+                + int(max(requested.max(), run.max())) + 1
+            if horizon >= self.time_limit:
+                col = max(("submit", "requested_time", "run"), key=lambda c: int(jobs[c].max()))
+                bad = int(np.argmax(jobs[col]))
+                raise InputError(
+                    f"simulated times must stay below {self.time_limit:,} s "
+                    f"({self.time_limit / 3.156e7:,.0f} years) for {n:,} jobs; job "
+                    f"{int(jobs['job_id'][bad])} has {col} {int(jobs[col][bad]):,}",
+                    file=jobs.info.source, line=int(jobs["line"][bad]) or None, field=col)
 
         # per-unit requests in platform resource order (jobs x resources)
         names = platform.resource_names
@@ -203,7 +225,8 @@ class Simulation:
         static = self.predictor.static_estimates()
         if static is not None:  # estimates that use no history: computed once, vectorized
             static = np.asarray(static)
-            if static.shape != (n,) or (n and static.min() < 0):
+            if static.shape != (n,) or (n and (static.min() < 0
+                                                or static.max() >= self.time_limit // 4)):
                 raise DispatchError(f"{self.predictor!r}: static_estimates() must give one "
                                     "estimate >= 0 per job")
             self._static_estimates = _int_buffer(static)
@@ -288,10 +311,10 @@ class Simulation:
             estimate = self._static_estimates[job]
         else:
             estimate = self.predictor.predict(job, now)
-            if estimate is None or estimate < 0:
+            if estimate is None or not 0 <= estimate < self.time_limit // 4:
                 raise DispatchError(f"{self.predictor!r} predicted {estimate!r} for job "
                                     f"{int(self.jobs['job_id'][job])}; estimates are seconds "
-                                    ">= 0")
+                                    f">= 0 (and below {self.time_limit // 4:,})")
             estimate = int(estimate)
         self._est0[job] = estimate
         self._status[job] = STATUS_WAITING
@@ -401,7 +424,7 @@ class Simulation:
         for job in [key & mask for key in running.keys[:k] if key & mask not in final]:
             new = self.predictor.on_expiry(job, now)
             started = self._start_at[job]
-            if new is not None and started + int(new) > now:
+            if new is not None and now < started + int(new) < self.time_limit // 2:
                 running.remove(job, self._est_end[job])
                 self._est_end[job] = started + int(new)
                 running.insert(job, self._est_end[job])

@@ -159,7 +159,8 @@ class SimulationResult:
             raise InputError(f"cannot create the output folder: {exc.strerror}",
                              file=str(out)) from None
         summary = self.summary(tau=tau, measure=measure)
-        release_free_memory()  # before pyarrow's share: keeps the peak RSS down
+        if len(self.jobs) > 50_000:
+            release_free_memory()  # before pyarrow's share: keeps the peak RSS down
 
         import pyarrow as pa
         import pyarrow.csv as pacsv

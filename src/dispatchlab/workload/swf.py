@@ -128,6 +128,7 @@ ExtraFields = Literal["error", "ignore"]
 
 _FLOAT_COLS = tuple(i for i, name in enumerate(SWF_FIELDS) if name in FLOAT_FIELDS)
 _EXACT = float(2**53)
+_EXACT_INT = 2**53
 _IDX = {name: i for i, name in enumerate(SWF_FIELDS)}
 _SIM_IDX = frozenset(_IDX[name] for name in SIM_FIELDS)
 
@@ -513,6 +514,13 @@ class _Parser:
                             name = SWF_FIELDS[j]
                             self.rounded[name] = self.rounded.get(name, 0) + int(fr.size)
                             col[fr] = np.rint(col[fr] / scale[~whole]).astype(np.int64)
+                huge = np.flatnonzero((col >= _EXACT_INT) | (col <= -_EXACT_INT))
+                if huge.size:
+                    problems.append(
+                        (int(kl[huge[0]]), j, f"value out of range: '{tok_text(huge, j)}'")
+                    )
+                    bad_rows[huge] = True
+                    col[huge] = 0
                 cols.append(col)
         del mat
 

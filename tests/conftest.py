@@ -1,0 +1,28 @@
+"""Shared fixtures: the location of the public traces in ``/work/shared/traces``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+#: ``<repo>/../shared/traces`` (the repository is ``/work/main``).
+TRACES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+KTH_NAME = "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+@pytest.fixture(scope="session")
+def traces_dir() -> Path:
+    """The shared traces folder; the test is skipped when it is absent."""
+    if not TRACES_DIR.is_dir():
+        pytest.skip(f"shared traces absent: {TRACES_DIR} is not a folder")
+    return TRACES_DIR
+
+
+@pytest.fixture(scope="session")
+def kth_trace(traces_dir: Path) -> Path:
+    """The KTH SP2 trace (cleaned PWA version); skipped when absent."""
+    path = traces_dir / KTH_NAME
+    if not path.is_file():
+        pytest.skip(f"trace {KTH_NAME} not found in {traces_dir}")
+    return path
