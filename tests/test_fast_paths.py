@@ -41,10 +41,16 @@ def _starts(cores, jobs, dispatcher, predictor=None, overrun="run"):
 
 class NumpyEasy(EASY):
     small_queue = 0  # always the numpy masks
+    shadow_walk = 0  # and the numpy shadow time
 
 
 class PythonEasy(EASY):
     small_queue = 10**9  # always the Python loop
+    shadow_walk = 10**9  # and the Python shadow walk
+
+
+class ShortWalkEasy(EASY):
+    shadow_walk = 2  # the walk often runs out and falls back
 
 
 class GeneralEasy(EASY):
@@ -86,6 +92,7 @@ def test_easy_paths_agree(w, order, real, kill):
     assert _starts(cores, jobs, EASY(order=order), pred, overrun) == ref
     assert _starts(cores, jobs, NumpyEasy(order=order), pred, overrun) == ref
     assert _starts(cores, jobs, PythonEasy(order=order), pred, overrun) == ref
+    assert _starts(cores, jobs, ShortWalkEasy(order=order), pred, overrun) == ref
     assert _starts(cores, jobs, GeneralEasy(order=order), pred, overrun) == ref
 
 

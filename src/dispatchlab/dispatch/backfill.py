@@ -175,24 +175,41 @@ class _Backfill(Dispatcher):
         return self._scan(view, rows[i + 1 :], units[i + 1 :], ests[i + 1 :], free, shadow,
                           extra, out, head, last_job)
 
+    #: how many of the first running jobs EASY walks in Python to find the shadow time
+    #: before it falls back to numpy over all of them (same result either way)
+    shadow_walk: int = 64
+
     def _shadow(self, view: View, free: int, need: int,
                 started: list[tuple[int, int]]) -> tuple[int, int]:
-        """EASY's shadow time and extra cores (see :func:`shadow_and_extra`)."""
-        if not started:
-            # usually the first few jobs to end release enough: walk them in Python
-            k_max = self.small_queue
-            ends, held = view.running_head(k_max)
-            avail = free
-            for k, (end, cores) in enumerate(zip(ends, held, strict=True)):
-                avail += cores
-                if avail >= need:
-                    for end2, cores2 in zip(ends[k + 1 :], held[k + 1 :], strict=True):
-                        if end2 != end:
-                            return end, avail - need
-                        avail += cores2
-                    if len(ends) < k_max:  # no more running jobs end at the shadow time
-                        return end, avail - need
-                    break
+        """EASY's shadow time and extra cores (see :func:`shadow_and_extra`).
+
+        Usually the first few jobs to end release enough: walk them (merged with the jobs
+        started in this pass) in Python; fall back to numpy over all running jobs."""
+        k_max = self.shadow_walk
+        ends, held = view.running_head(k_max)
+        truncated = len(ends) == k_max
+        if started:
+            started = sorted(started)
+        i = j = 0
+        n_run, n_start = len(ends), len(started)
+        avail = free
+        shadow = None
+        while True:
+            if j < n_start and (i >= n_run or started[j][0] <= ends[i]):
+                t, cores = started[j]
+                j += 1
+            elif i < n_run:
+                t, cores = ends[i], held[i]
+                i += 1
+            else:
+                break  # walked everything we have
+            if shadow is not None and t != shadow:
+                return shadow, avail - need  # every release at the shadow time counted
+            avail += cores
+            if shadow is None and avail >= need:
+                shadow = t
+        if shadow is not None and not truncated:
+            return shadow, avail - need
         ends_a, held_a, _ = view.running
         return shadow_and_extra(free, need, ends_a, held_a, started)
 

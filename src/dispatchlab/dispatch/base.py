@@ -165,10 +165,11 @@ class View:
         """The ``k`` running jobs that end first, as Python lists ``(est_end, units)``
         (effective ends, as in :attr:`running`): cheap whatever the number running."""
         running = self._engine.running
-        keys = running.keys[:k].tolist()
-        shift, mask, units_of, now = running.shift, running.mask, self._engine._units, self.now
-        return ([max(key >> shift, now) for key in keys],
-                [units_of[key & mask] for key in keys])
+        ends = running.ends[:k].tolist()
+        if ends and ends[0] < self.now:
+            now = self.now
+            ends = [e if e > now else now for e in ends]
+        return ends, running.units[:k].tolist()
 
     def allocation(self, job: int) -> Allocation | None:
         """The allocation of a running job (None in counting mode)."""

@@ -37,7 +37,7 @@ class ListDispatcher(Dispatcher):
         if view.counting and type(self).order is ListDispatcher.order:
             # queue order on a counting platform: walk from the head, a chunk at a time
             free = view.free_cores
-            taken, chunk = 0, 16
+            taken, chunk = 0, 1  # most passes stop at a blocked head
             while True:
                 rows, units, _ = view.queue_head(taken + chunk)
                 for job, u in zip(rows[taken:], units[taken:], strict=True):
@@ -47,7 +47,7 @@ class ListDispatcher(Dispatcher):
                     out.append(Start(job))
                 if len(rows) < taken + chunk:
                     return out
-                taken, chunk = len(rows), chunk * 4
+                taken, chunk = len(rows), chunk * 8
         jobs, units, _est = view.queue
         n = len(jobs)
         if n == 0:

@@ -377,7 +377,7 @@ class Simulation:
         estimate = self._est0[job]
         est_end = now + (estimate if estimate > 0 else 1)  # planned end: at least 1 s
         self._est_end[job] = est_end
-        self.running.insert(job, est_end)
+        self.running.insert(job, est_end, units)
         end = now + self._run_for[job]
         self._sched_end[job] = end
         self._seq += 1
@@ -386,8 +386,8 @@ class Simulation:
     # ------------------------------------------------------------------ a pass
     def _pass(self, view: View) -> None:
         self.passes += 1
-        keys = self.running.keys
-        if keys and keys[0] >> self.running.shift <= self.now:
+        ends = self.running.ends
+        if ends and ends[0] <= self.now:
             self._expire()
         if not self.queue.jobs and not self._call_on_empty and not self._woken:
             return  # the dispatcher declared it has nothing to do without waiting jobs
@@ -427,7 +427,7 @@ class Simulation:
             if new is not None and now < started + int(new) < self.time_limit // 2:
                 running.remove(job, self._est_end[job])
                 self._est_end[job] = started + int(new)
-                running.insert(job, self._est_end[job])
+                running.insert(job, self._est_end[job], self._units[job])
             else:
                 final.add(job)
 
@@ -460,7 +460,7 @@ class Simulation:
             new_est_end = now + math.ceil((est_end - now) * old / speed - 1e-9)
             self.running.remove(job, est_end)
             self._est_end[job] = new_est_end
-            self.running.insert(job, new_est_end)
+            self.running.insert(job, new_est_end, self._units[job])
 
     def request_wakeup(self, t: int) -> None:
         if t <= self.now:

@@ -69,11 +69,14 @@ class RunningSet:
 
     ``keys`` is a sorted buffer of ``est_end << shift | job``; ``est_end`` is the job's
     start + planned duration (seconds), which may lie in the past when the job outlives
-    its estimate.
+    its estimate. ``ends`` and ``units`` are kept aligned with ``keys`` so that the first
+    few can be read without decoding.
     """
 
     def __init__(self, units_of: np.ndarray, n_jobs: int) -> None:
         self.keys = array("q")
+        self.ends = array("q")
+        self.units = array("q")
         self.shift = max(20, int(n_jobs).bit_length())
         self.mask = (1 << self.shift) - 1
         self._units_of = units_of
@@ -81,25 +84,25 @@ class RunningSet:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def insert(self, job: int, est_end: int) -> None:
+    def insert(self, job: int, est_end: int, units: int) -> None:
         key = (est_end << self.shift) | job
-        keys = self.keys
-        keys.insert(bisect_left(keys, key), key)
+        pos = bisect_left(self.keys, key)
+        self.keys.insert(pos, key)
+        self.ends.insert(pos, est_end)
+        self.units.insert(pos, units)
 
     def remove(self, job: int, est_end: int) -> None:
-        keys = self.keys
-        del keys[bisect_left(keys, (est_end << self.shift) | job)]
+        pos = bisect_left(self.keys, (est_end << self.shift) | job)
+        del self.keys[pos], self.ends[pos], self.units[pos]
 
     def count_ending_by(self, t: int) -> int:
         """How many running jobs have an estimated end at or before ``t``."""
-        return bisect_right(self.keys, (t << self.shift) | self.mask)
+        return bisect_right(self.ends, t)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(est_end, units, jobs) in estimated-end order (new arrays)."""
-        keys = _np(self.keys)
-        jobs = keys & self.mask
-        return keys >> self.shift, self._units_of[jobs], jobs
+        return _np(self.ends), _np(self.units), _np(self.keys) & self.mask
 
     def first_end(self) -> int | None:
-        keys = self.keys
-        return keys[0] >> self.shift if keys else None
+        ends = self.ends
+        return ends[0] if ends else None
