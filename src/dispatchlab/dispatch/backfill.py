@@ -187,14 +187,17 @@ class _Backfill(Dispatcher):
         started in this pass) in Python; fall back to numpy over all running jobs."""
         k_max = self.shadow_walk
         ends, held = view.running_head(k_max)
+        # if more jobs run than we walk, only releases before the last walked end are
+        # known completely
         truncated = len(ends) == k_max
+        limit = (ends[-1] if ends else None) if truncated else None
         if started:
             started = sorted(started)
         i = j = 0
         n_run, n_start = len(ends), len(started)
         avail = free
         shadow = None
-        while True:
+        while not (truncated and limit is None):
             if j < n_start and (i >= n_run or started[j][0] <= ends[i]):
                 t, cores = started[j]
                 j += 1
@@ -202,9 +205,11 @@ class _Backfill(Dispatcher):
                 t, cores = ends[i], held[i]
                 i += 1
             else:
-                break  # walked everything we have
+                break  # walked everything
             if shadow is not None and t != shadow:
                 return shadow, avail - need  # every release at the shadow time counted
+            if truncated and t >= limit:
+                break  # unwalked jobs may release at or before t
             avail += cores
             if shadow is None and avail >= need:
                 shadow = t

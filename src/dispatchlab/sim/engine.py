@@ -192,8 +192,9 @@ class Simulation:
         self.free_view = self._free.view()
         self.free_view.flags.writeable = False
         self._core_k = core_k
-        self._heap: list[tuple[int, int, int]] = []  # (end time, start sequence, job)
-        self._seq = 0
+        self._heap: list[int] = []  # scheduled ends as keys end << shift | job
+        self._heap_shift = self.running.shift
+        self._heap_mask = self.running.mask
         self._sched_end = _int_buffer(np.full(n, -1))  # scheduled end (speed changes move it)
         self._kill = overrun == "kill"
         self._trace_run = _int_buffer(run) if self._kill else None
@@ -229,37 +230,48 @@ class Simulation:
                                                 or static.max() >= self.time_limit // 4)):
                 raise DispatchError(f"{self.predictor!r}: static_estimates() must give one "
                                     "estimate >= 0 per job")
-            self._static_estimates = _int_buffer(static)
+            self._static_estimates = static = _int_buffer(static)
         view = View(self)
         self.dispatcher.start(view)
 
         submit = _int_buffer(jobs["submit"])
-        heap = self._heap  # (end time, start sequence, job) of running jobs
+        heap = self._heap  # running jobs' scheduled ends, as keys end << shift | job
+        shift = self._heap_shift
         wake = self._wake  # times a dispatcher asked for a pass
         heappop = heapq.heappop
         complete = self._complete
         submit_job = self._submit
         dispatch_pass = self._pass
+        # the common submission (fits, estimate known in advance), done inline
+        queue_jobs, status, est0 = self.queue.jobs, self._status, self._est0
         progress, progress_every = self._progress, max(n // 200, 1)
         never = 1 << 62
         next_sub = 0
         while True:
             # the next timestamp with an event
             now = submit[next_sub] if next_sub < n else never
-            if heap and heap[0][0] < now:
-                now = heap[0][0]
+            if heap and heap[0] >> shift < now:
+                now = heap[0] >> shift
             if wake and wake[0] < now:
                 now = wake[0]
             if now == never:
                 break
             self.now = view.now = now
-            # 1. completions, in the order the jobs started
-            while heap and heap[0][0] == now:
+            # 1. completions, in job (file) order
+            while heap and heap[0] >> shift == now:
                 complete(heappop(heap))
             # 2. submissions, in file order
             while next_sub < n and submit[next_sub] == now:
-                submit_job(next_sub, now, fits[next_sub])
+                job = next_sub
                 next_sub += 1
+                if static is not None and fits[job]:
+                    self.events += 1
+                    est0[job] = static[job]
+                    status[job] = STATUS_WAITING
+                    queue_jobs.append(job)
+                    self.queue._cols = None
+                else:
+                    submit_job(job, now, fits[job])
                 if progress is not None and next_sub % progress_every == 0:
                     progress(next_sub, n)
             self._woken = False
@@ -269,8 +281,8 @@ class Simulation:
                 self._woken = True
             # 3. a dispatch pass, and another while 0-second jobs end now
             dispatch_pass(view)
-            while heap and heap[0][0] == now:
-                while heap and heap[0][0] == now:
+            while heap and heap[0] >> shift == now:
+                while heap and heap[0] >> shift == now:
                     complete(heappop(heap))
                 dispatch_pass(view)
         if progress is not None:
@@ -320,8 +332,8 @@ class Simulation:
         self._status[job] = STATUS_WAITING
         self.queue.append(job)
 
-    def _complete(self, entry: tuple[int, int, int]) -> None:
-        end, _seq, job = entry
+    def _complete(self, key: int) -> None:
+        end, job = key >> self._heap_shift, key & self._heap_mask
         if self._sched_end[job] != end:  # superseded by a speed change
             return
         self.events += 1
@@ -380,8 +392,7 @@ class Simulation:
         self.running.insert(job, est_end, units)
         end = now + self._run_for[job]
         self._sched_end[job] = end
-        self._seq += 1
-        heapq.heappush(self._heap, (end, self._seq, job))
+        heapq.heappush(self._heap, (end << self._heap_shift) | job)
 
     # ------------------------------------------------------------------ a pass
     def _pass(self, view: View) -> None:
@@ -453,8 +464,7 @@ class Simulation:
         self._speed[job] = float(speed)
         new_end = now + math.ceil(work_left / speed - 1e-9)
         self._sched_end[job] = new_end
-        self._seq += 1
-        heapq.heappush(self._heap, (new_end, self._seq, job))
+        heapq.heappush(self._heap, (new_end << self._heap_shift) | job)
         est_end = self._est_end[job]
         if est_end > now:
             new_est_end = now + math.ceil((est_end - now) * old / speed - 1e-9)
