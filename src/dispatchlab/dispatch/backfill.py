@@ -137,11 +137,16 @@ class _Backfill(Dispatcher):
         if cache is not None and cache[0] == view.changes:
             first_end = view.first_estimated_end()
             if first_end is not None and first_end > now:
-                _, head, shadow, extra, free, last_job = cache
+                _, head, need, shadow, extra, free, last_job = cache
                 rows, units, ests = view.queued_after(last_job)
                 if not rows:
                     return []
-                return self._scan(view, rows, units, ests, free, shadow, extra, [], head)
+                if shadow is None and min(units) <= free:
+                    # not computed at the previous pass (nothing could use it): the
+                    # running jobs are the same, so it is the same now
+                    shadow, extra = self._shadow(view, free, need, [])
+                return self._scan(view, rows, units, ests, free, shadow, extra, [], head,
+                                  need)
         self._cache = None
         n = view.queue_length
         free = view.free_cores
@@ -165,15 +170,19 @@ class _Backfill(Dispatcher):
             return out
         head = int(rows[i])
         last_job = int(rows[-1])
-        if free <= 0:  # nothing can start before a job ends
-            self._cache = (view.changes, head, now, 0, 0, last_job)
-            return out
         need = int(units[i])
+        rest_units = units[i + 1 :]
+        if free <= 0 or not len(rest_units) or (
+                rest_units.min() if isinstance(rest_units, np.ndarray) else min(rest_units)
+        ) > free:
+            # no job after the head fits now: the shadow time is not needed (yet)
+            self._cache = (view.changes, head, need, None, 0, free, last_job)
+            return out
         started = [(now + max(int(e), 1), int(u)) for e, u in
                    zip(ests[:i], units[:i], strict=True)]
         shadow, extra = self._shadow(view, free, need, started)
-        return self._scan(view, rows[i + 1 :], units[i + 1 :], ests[i + 1 :], free, shadow,
-                          extra, out, head, last_job)
+        return self._scan(view, rows[i + 1 :], rest_units, ests[i + 1 :], free, shadow,
+                          extra, out, head, need, last_job)
 
     #: how many of the first running jobs EASY walks in Python to find the shadow time
     #: before it falls back to numpy over all of them (same result either way)
@@ -218,14 +227,15 @@ class _Backfill(Dispatcher):
         ends_a, held_a, _ = view.running
         return shadow_and_extra(free, need, ends_a, held_a, started)
 
-    def _scan(self, view: View, rows, units, ests, free: int, shadow: int, extra: int,
-              out: list[Decision], head: int, last_job: int | None = None) -> list[Decision]:
+    def _scan(self, view: View, rows, units, ests, free: int, shadow: int | None,
+              extra: int, out: list[Decision], head: int, need: int,
+              last_job: int | None = None) -> list[Decision]:
         """EASY's backfill scan over the jobs after the head (lists or numpy arrays, in
         queue order; ``order="sjf"`` scans them by estimate, ties by queue order)."""
         now = view.now
         n = len(rows)
         backfilled: list[int] = []
-        if free > 0 and n:
+        if free > 0 and n and shadow is not None:
             if n <= self.small_queue:
                 if not isinstance(rows, list):
                     rows, units, ests = rows.tolist(), units.tolist(), ests.tolist()
@@ -258,7 +268,7 @@ class _Backfill(Dispatcher):
                               "backfilled": backfilled})
         # what the next pass may reuse if only submissions happen before it
         last = int(rows[-1]) if n else last_job
-        self._cache = (view.changes, head, shadow, extra, free,
+        self._cache = (view.changes, head, need, shadow, extra, free,
                        last if last is not None else head)
         return out
 
