@@ -113,13 +113,14 @@ class _Backfill(Dispatcher):
         self._cache: tuple | None = None
 
     def dispatch(self, view: View) -> list[Decision]:
-        if view.queue_length == 0:
+        n = view.queue_length
+        if n == 0:
             return []
-        k = self.reservations if self.reservations is not None else view.queue_length + 1
+        k = self.reservations if self.reservations is not None else n + 1
         if not view.counting:
             return self._plan_nodes(view, k)
         if k == 1:
-            return self._easy_counting(view)
+            return self._easy_counting(view, n)
         return self._plan_counting(view, k)
 
     # ------------------------------------------------------------------ EASY, counting
@@ -127,7 +128,7 @@ class _Backfill(Dispatcher):
     #: numpy masks; both give the same decisions (the tests run both)
     small_queue: int = 16
 
-    def _easy_counting(self, view: View) -> list[Decision]:
+    def _easy_counting(self, view: View, n: int) -> list[Decision]:
         now = view.now
         cache = self._cache
         # Shortcut: if only submissions happened since the previous pass (no completion,
@@ -148,7 +149,6 @@ class _Backfill(Dispatcher):
                 return self._scan(view, rows, units, ests, free, shadow, extra, [], head,
                                   need)
         self._cache = None
-        n = view.queue_length
         free = view.free_cores
         out: list[Decision] = []
         if n <= self.small_queue:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -49,24 +49,21 @@ class Allocation:
         return used
 
 
-@dataclass(frozen=True, slots=True)
-class Start:
+class Start(NamedTuple):
     """Start waiting job ``job`` (row in the job table) now, on ``allocation``."""
 
     job: int
     allocation: Allocation | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reject:
+class Reject(NamedTuple):
     """Remove waiting job ``job`` from the queue without running it."""
 
     job: int
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class SetSpeed:
+class SetSpeed(NamedTuple):
     """Run job ``job`` at ``speed`` (work per second, 1.0 = nominal) from now on; the
     engine reschedules its end (and scales its remaining estimate the same way)."""
 
