@@ -42,6 +42,9 @@ decision of the pass.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+
 import numpy as np
 
 from dispatchlab.dispatch.allocators import Allocator, make_allocator
@@ -196,34 +199,25 @@ class _Backfill(Dispatcher):
         started in this pass) in Python; fall back to numpy over all running jobs."""
         k_max = self.shadow_walk
         ends, held = view.running_head(k_max)
-        # if more jobs run than we walk, only releases before the last walked end are
-        # known completely
-        truncated = len(ends) == k_max
-        limit = (ends[-1] if ends else None) if truncated else None
-        if started:
-            started = sorted(started)
-        i = j = 0
-        n_run, n_start = len(ends), len(started)
-        avail = free
-        shadow = None
-        while not (truncated and limit is None):
-            if j < n_start and (i >= n_run or started[j][0] <= ends[i]):
-                t, cores = started[j]
-                j += 1
-            elif i < n_run:
-                t, cores = ends[i], held[i]
-                i += 1
-            else:
-                break  # walked everything
-            if shadow is not None and t != shadow:
-                return shadow, avail - need  # every release at the shadow time counted
-            if truncated and t >= limit:
-                break  # unwalked jobs may release at or before t
-            avail += cores
-            if shadow is None and avail >= need:
-                shadow = t
-        if shadow is not None and not truncated:
-            return shadow, avail - need
+        if ends:
+            # the same computation as shadow_and_extra, on Python lists (bisect and
+            # accumulate run in C); valid if every job ending by the shadow was walked
+            acc = list(accumulate(held, initial=free))  # acc[p] = free + held[:p]
+            n_run, released, shadow = len(ends), 0, None
+            for end, cores in [*sorted(started), (None, 0)]:
+                q = bisect_left(acc, need - released, 1)
+                if q <= n_run and (end is None or ends[q - 1] < end):
+                    shadow = ends[q - 1]
+                    break
+                if end is None:
+                    break
+                released += cores
+                if acc[bisect_right(ends, end)] + released >= need:
+                    shadow = end
+                    break
+            if shadow is not None and (n_run < k_max or shadow < ends[-1]):
+                released_by_shadow = sum(c for e, c in started if e <= shadow)
+                return shadow, acc[bisect_right(ends, shadow)] + released_by_shadow - need
         ends_a, held_a, _ = view.running
         return shadow_and_extra(free, need, ends_a, held_a, started)
 
