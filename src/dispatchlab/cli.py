@@ -136,30 +136,31 @@ def _progress(enabled: bool):
 
 
 def _console(stderr: bool = False):
-    """A rich console; 120 columns wide when not writing to a terminal (logs, pipes)."""
+    """A rich console; 140 columns wide when not writing to a terminal (logs, pipes)."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 120)
+    return Console(stderr=stderr, width=None if stream.isatty() else 140)
 
 
 def _summary_table(rows: list[tuple[str, dict]], title: str):
     from rich.table import Table
 
-    table = Table(title=title, caption="times in seconds; bsld: bounded slowdown "
-                  "(tau = {:g} s); util: core utilization".format(rows[0][1]["tau"]))
-    for col in ("run", "jobs", "rejected", "mean wait", "p95 wait", "mean slowdown",
-                "mean bsld", "util", "makespan", "sim time"):
-        table.add_column(col, justify="left" if col == "run" else "right")
+    table = Table(title=title, caption="times in seconds; slowdown and bounded slowdown "
+                  "(bsld, tau = {:g} s) are means; util: core utilization".format(
+                      rows[0][1]["tau"]))
+    for col in ("run", "jobs", "rejected", "mean wait", "p95 wait", "slowdown", "bsld",
+                "util", "makespan", "sim time"):
+        table.add_column(col, justify="left" if col == "run" else "right", no_wrap=True)
 
-    def num(v, fmt="{:,.1f}"):
+    def num(v, fmt="{:,.0f}"):
         return "-" if v is None else fmt.format(v)
 
     for name, s in rows:
         table.add_row(name, f"{s['jobs']:,}", f"{s['rejected']:,}", num(s["mean_wait"]),
-                      num(s["p95_wait"]), num(s["mean_slowdown"], "{:,.2f}"),
-                      num(s["mean_bsld"], "{:,.2f}"), num(s["utilization"], "{:.3f}"),
-                      num(s["makespan"], "{:,.0f}"), num(s["simulate_seconds"], "{:.2f}"))
+                      num(s["p95_wait"]), num(s["mean_slowdown"], "{:,.1f}"),
+                      num(s["mean_bsld"], "{:,.1f}"), num(s["utilization"], "{:.3f}"),
+                      num(s["makespan"]), num(s["simulate_seconds"], "{:.2f}"))
     return table
 
 
