@@ -129,7 +129,7 @@ class _Backfill(Dispatcher):
     # ------------------------------------------------------------------ EASY, counting
     #: queues up to this length are handled with plain Python lists, longer ones with
     #: numpy masks; both give the same decisions (the tests run both)
-    small_queue: int = 16
+    small_queue: int = 64
 
     def _easy_counting(self, view: View, n: int) -> list[Decision]:
         now = view.now
