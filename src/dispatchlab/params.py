@@ -49,3 +49,20 @@ class Params:
         }
         shown = [f"{k}={v!r}" for k, v in self.get_params().items() if defaults.get(k) != v]
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any]) -> Any:
+    """Build ``registry[name](**params)``; an unknown name or bad parameters raise
+    :class:`~dispatchlab.errors.InputError` naming the choices (``kind``: "dispatcher",
+    "predictor", ...)."""
+    from dispatchlab.errors import InputError
+
+    try:
+        cls = registry[name]
+    except KeyError:
+        raise InputError(f"unknown {kind} {name!r} (choose from {', '.join(registry)})",
+                         field=kind) from None
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=kind) from None

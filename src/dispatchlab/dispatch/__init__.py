@@ -18,7 +18,7 @@ from dispatchlab.dispatch.base import (
     View,
 )
 from dispatchlab.dispatch.priority import FIFO, LJF, SJF
-from dispatchlab.errors import InputError
+from dispatchlab.params import build
 
 DISPATCHERS: dict[str, type[Dispatcher]] = {
     "fifo": FIFO,
@@ -31,18 +31,7 @@ DISPATCHERS: dict[str, type[Dispatcher]] = {
 
 def make_dispatcher(name: str, **params: object) -> Dispatcher:
     """Build a registered dispatcher by name with its ``__init__`` parameters."""
-    try:
-        cls = DISPATCHERS[name]
-    except KeyError:
-        raise InputError(
-            f"unknown dispatcher {name!r} (choose from {', '.join(DISPATCHERS)})",
-            field="dispatcher",
-        ) from None
-    try:
-        disp = cls(**params)
-    except TypeError as exc:
-        raise InputError(f"bad parameters for dispatcher {name!r}: {exc}",
-                         field="dispatcher") from None
+    disp = build(DISPATCHERS, "dispatcher", name, params)
     check = getattr(disp, "_check", None)
     if check is not None:
         check()

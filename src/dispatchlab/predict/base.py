@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dispatchlab.errors import InputError
-from dispatchlab.params import Params
+from dispatchlab.params import Params, build
 
 if TYPE_CHECKING:
     from dispatchlab.workload.jobs import JobTable
@@ -115,15 +114,4 @@ PREDICTORS: dict[str, type[Predictor]] = {
 
 def make_predictor(name: str, **params: object) -> Predictor:
     """Build a registered predictor by name (``walltime``, ``real``)."""
-    try:
-        cls = PREDICTORS[name]
-    except KeyError:
-        raise InputError(
-            f"unknown predictor {name!r} (choose from {', '.join(sorted(PREDICTORS))})",
-            field="predictor",
-        ) from None
-    try:
-        return cls(**params)
-    except TypeError as exc:
-        raise InputError(f"bad parameters for predictor {name!r}: {exc}",
-                         field="predictor") from None
+    return build(PREDICTORS, "predictor", name, params)

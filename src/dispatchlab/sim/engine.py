@@ -102,49 +102,10 @@ class Simulation:
         self._ran = False
 
         n = len(jobs)
-        run = jobs["run"]
-        if n and run.min() < 0:
-            bad = int(np.argmax(run < 0))
-            raise InputError(
-                f"job {int(jobs['job_id'][bad])} has a negative run time; clean the trace",
-                file=jobs.info.source, line=int(jobs["line"][bad]) or None, field="run")
-        units = jobs["units"]
-        if n and units.min() <= 0:
-            bad = int(np.argmax(units <= 0))
-            raise InputError(
-                f"job {int(jobs['job_id'][bad])} requests {int(units[bad])} units; clean the trace",
-                file=jobs.info.source, line=int(jobs["line"][bad]) or None, field="units")
-        requested = jobs["requested_time"]
-        if n and requested.min() < 0:
-            bad = int(np.argmax(requested < 0))
-            raise InputError(
-                f"job {int(jobs['job_id'][bad])} has no requested time",
-                file=jobs.info.source, line=int(jobs["line"][bad]) or None,
-                field="requested_time")
+        run, requested = jobs["run"], jobs["requested_time"]
         # the duration each job will be simulated for
         self.sim_run = np.minimum(run, requested) if overrun == "kill" else run.copy()
-        # Times are packed with a job row into one int64 key (state.RunningSet), which
-        # bounds them: no simulated time can pass the last submission plus every run
-        # (all jobs one after another) plus the longest requested time.
-        shift = max(20, int(n).bit_length())
-        self.time_limit = 1 << (62 - shift)
-        if n:
-            submit = jobs["submit"]
-            if int(submit.min()) < 0:
-                bad = int(np.argmin(submit))
-                raise InputError(f"job {int(jobs['job_id'][bad])} has a negative submit time",
-                                 file=jobs.info.source, line=int(jobs["line"][bad]) or None,
-                                 field="submit")
-            horizon = int(submit.max()) + int(self.sim_run.sum(dtype=np.float64)) \
-                + int(max(requested.max(), run.max())) + 1
-            if horizon >= self.time_limit:
-                col = max(("submit", "requested_time", "run"), key=lambda c: int(jobs[c].max()))
-                bad = int(np.argmax(jobs[col]))
-                raise InputError(
-                    f"simulated times must stay below {self.time_limit:,} s "
-                    f"({self.time_limit / 3.156e7:,.0f} years) for {n:,} jobs; job "
-                    f"{int(jobs['job_id'][bad])} has {col} {int(jobs[col][bad]):,}",
-                    file=jobs.info.source, line=int(jobs["line"][bad]) or None, field=col)
+        self.time_limit = self._check_jobs()
 
         # per-unit requests in platform resource order (jobs x resources)
         names = platform.resource_names
@@ -158,12 +119,13 @@ class Simulation:
             if r in jobs.resources:
                 self.requests[:, k] = jobs.resources[r]
         core_k = names.index("core") if "core" in names else -1
+        # counting mode: every unit is exactly one core and the platform has only cores
         self.counting = (
             core_k >= 0
             and platform.is_core_only()
             and bool(np.all(self.requests[:, core_k] == 1))
             and bool(np.all(np.delete(self.requests, core_k, axis=1) == 0))
-        ) or (platform.is_pooled and len(names) == 1)
+        )
         self._capacity = platform.capacity_matrix()
         self.total_cores = int(self._capacity[:, core_k].sum()) if core_k >= 0 else 0
 
@@ -479,6 +441,46 @@ class Simulation:
         heapq.heappush(self._wake, t)
 
     # ------------------------------------------------------------------ helpers
+    def _check_jobs(self) -> int:
+        """Validate the fields the engine uses; return the time limit (seconds).
+
+        Times are packed with a job row into one int64 key (``state.RunningSet``), which
+        bounds them: no simulated time can pass the last submission plus every run (all
+        jobs one after another) plus the longest requested time.
+        """
+        jobs = self.jobs
+        n = len(jobs)
+        limit = 1 << (62 - max(20, int(n).bit_length()))
+        if n == 0:
+            return limit
+        where = {"file": jobs.info.source}
+
+        def fail(row: int, field: str, message: str) -> InputError:
+            return InputError(f"job {int(jobs['job_id'][row])} {message}",
+                              line=int(jobs["line"][row]) or None, field=field, **where)
+
+        run, units, requested = jobs["run"], jobs["units"], jobs["requested_time"]
+        submit = jobs["submit"]
+        if run.min() < 0:
+            raise fail(int(np.argmax(run < 0)), "run", "has a negative run time; clean the "
+                       "trace")
+        if units.min() <= 0:
+            row = int(np.argmax(units <= 0))
+            raise fail(row, "units", f"requests {int(units[row])} units; clean the trace")
+        if requested.min() < 0:
+            raise fail(int(np.argmax(requested < 0)), "requested_time",
+                       "has no requested time")
+        if submit.min() < 0:
+            raise fail(int(np.argmin(submit)), "submit", "has a negative submit time")
+        horizon = int(submit.max()) + int(self.sim_run.sum(dtype=np.float64)) \
+            + int(max(requested.max(), run.max())) + 1
+        if horizon >= limit:
+            col = max(("submit", "requested_time", "run"), key=lambda c: int(jobs[c].max()))
+            row = int(np.argmax(jobs[col]))
+            raise fail(row, col, f"has {col} {int(jobs[col][row]):,}: simulated times must "
+                       f"stay below {limit:,} s ({limit / 3.156e7:,.0f} years) for {n:,} jobs")
+        return limit
+
     def _fits_empty_platform(self) -> np.ndarray:
         """Whether each job fits the empty platform (else it is rejected at submission)."""
         units = self.jobs["units"]
