@@ -332,3 +332,13 @@ def test_underestimate_expiry_jumps_to_the_walltime():
     # then J4 and J5 start together.
     r = simulate(*args, cores=4, predictor=_HalfWall(give_up=True))
     assert starts(r) == [0, 100, 2, 110, 110]
+
+
+def test_pooled_platform_with_multi_core_units_counts_cores_not_units():
+    # Pooled 8 cores; units of 2 cores. J1: 3 units (6 cores, 10 s) at 0; J2: 2 units
+    # (4 cores) at 0 does not fit the 2 free cores -> starts when J1 ends at 10.
+    # (Counting units as cores would wrongly start J2 at 0.)
+    jobs = JobTable.from_arrays(submit=[0, 0], run=[10, 10], units=[3, 2],
+                                resources={"core": [2, 2]})
+    r = Simulation(Platform.pooled(8), jobs, FIFO()).run()
+    assert starts(r) == [0, 10]
