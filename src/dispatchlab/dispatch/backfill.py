@@ -175,9 +175,9 @@ class _Backfill(Dispatcher):
         last_job = int(rows[-1])
         need = int(units[i])
         rest_units = units[i + 1 :]
-        if free <= 0 or not len(rest_units) or (
+        if not self.explain and (free <= 0 or not len(rest_units) or (
                 rest_units.min() if isinstance(rest_units, np.ndarray) else min(rest_units)
-        ) > free:
+        ) > free):
             # no job after the head fits now: the shadow time is not needed (yet)
             self._cache = (view.changes, head, need, None, 0, free, last_job)
             return out
@@ -259,7 +259,8 @@ class _Backfill(Dispatcher):
                 out.extend([Start(int(j)) for j in backfilled])
         if self.explain:
             self.log_.append({"now": now, "head": head, "shadow": shadow, "extra": extra,
-                              "backfilled": backfilled})
+                              "backfilled": backfilled, "reservations": [(head, shadow)],
+                              "started": [d.job for d in out]})
         # what the next pass may reuse if only submissions happen before it
         last = int(rows[-1]) if n else last_job
         self._cache = (view.changes, head, need, shadow, extra, free,
