@@ -16,6 +16,8 @@ order), ``free`` the (nodes x resources) free matrix. A node can host
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from dispatchlab.dispatch.base import Allocation
@@ -44,13 +46,14 @@ def _take_in_order(order: np.ndarray, fit: np.ndarray, units: int) -> Allocation
     return Allocation(nodes[nz].astype(np.int64), counts[nz])
 
 
-class Allocator(Params):
+class Allocator(Params, ABC):
     """Base class: override :meth:`allocate`."""
 
     name = "allocator"
 
+    @abstractmethod
     def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
-        raise NotImplementedError
+        """Subclasses implement this."""
 
 
 class FirstFit(Allocator):

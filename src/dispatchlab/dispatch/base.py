@@ -18,6 +18,7 @@ Two ways of fitting jobs exist:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -192,7 +193,7 @@ class View:
         self._engine.request_wakeup(int(time))
 
 
-class Dispatcher(Params):
+class Dispatcher(Params, ABC):
     """Base class of all dispatchers: override :meth:`dispatch`.
 
     Parameters are ``__init__`` keywords (see :class:`dispatchlab.params.Params`).
@@ -204,5 +205,6 @@ class Dispatcher(Params):
     def start(self, view: View) -> None:
         """Called once before the first pass."""
 
+    @abstractmethod
     def dispatch(self, view: View) -> list[Decision]:
-        raise NotImplementedError
+        """Subclasses implement this."""

@@ -8,12 +8,21 @@ from dispatchlab.predict.base import (
     WalltimePredictor,
     make_predictor,
 )
+from dispatchlab.predict.history import HistoryPredictor
+from dispatchlab.predict.tsafrir import TsafrirPredictor
+
+# registered here (not in base) to avoid a circular import; ``make_predictor`` reads
+# this same dict, and importing ``dispatchlab.predict.base`` runs this module first
+PREDICTORS["history"] = HistoryPredictor
+PREDICTORS["tsafrir"] = TsafrirPredictor
 
 __all__ = [
     "PREDICTORS",
+    "HistoryPredictor",
     "Predictor",
     "PredictorContext",
     "RealPredictor",
+    "TsafrirPredictor",
     "WalltimePredictor",
     "make_predictor",
 ]

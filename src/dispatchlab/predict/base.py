@@ -21,6 +21,7 @@ job outlives its estimate. The engine calls, in simulated-time order:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,7 @@ class PredictorContext:
     start_times: np.ndarray  # int64 per job, -1 until the job starts (live, read-only)
 
 
-class Predictor(Params):
+class Predictor(Params, ABC):
     """Base class: subclass it and override :meth:`predict` (and :meth:`observe`)."""
 
     #: short name used by the CLI and in output files
@@ -52,8 +53,9 @@ class Predictor(Params):
         self.context_ = context
         self._requested = context.jobs["requested_time"]
 
+    @abstractmethod
     def predict(self, job: int, now: int) -> int:
-        raise NotImplementedError
+        """Subclasses implement this."""
 
     def static_estimates(self) -> np.ndarray | None:
         """Every job's estimate at once, for predictors that use no history (the engine
