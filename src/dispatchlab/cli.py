@@ -171,7 +171,8 @@ TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
 @TRACE_ARG
 @click.option("--dispatcher", default="easy", show_default=True,
               help="fifo | sjf | ljf | easy | conservative")
-@click.option("--predictor", default="walltime", show_default=True, help="walltime | real")
+@click.option("--predictor", default="walltime", show_default=True,
+              help="walltime | real | history | tsafrir")
 @click.option("--platform", default=None, help="platform TOML file, or 'eurora'")
 @click.option("--nodes", type=int, default=None, help="homogeneous platform: node count")
 @click.option("--cores-per-node", type=int, default=None, help="homogeneous platform")
