@@ -115,7 +115,7 @@ class View:
 
     @property
     def queue_length(self) -> int:
-        return len(self._engine.queue)
+        return len(self._engine.queue.jobs)
 
     def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
         """The first ``k`` waiting jobs in queue order as Python lists
@@ -157,7 +157,8 @@ class View:
 
     def first_estimated_end(self) -> int | None:
         """The earliest (raw, unclamped) estimated end among running jobs."""
-        return self._engine.running.first_end()
+        ends = self._engine.running.ends
+        return ends[0] if ends else None
 
     def running_head(self, k: int) -> tuple[list[int], list[int]]:
         """The ``k`` running jobs that end first, as Python lists ``(est_end, units)``
