@@ -3,7 +3,7 @@
 Time is integer seconds in the trace's own origin; the clock jumps from event to event
 (no idle stepping). At every timestamp with an event, in this order:
 
-1. **completions** of jobs ending now, in the order they started: resources are freed
+1. **completions** of jobs ending now, in job (file) order: resources are freed
    and the predictor observes the finished job;
 2. **submissions** at this time, in file order: a job that cannot fit the empty
    platform is rejected (status ``rejected``, with its reason); every other job gets
@@ -205,7 +205,7 @@ class Simulation:
         submit_job = self._submit
         dispatch_pass = self._pass
         # the common submission (fits, estimate known in advance), done inline
-        queue_jobs, status, est0 = self.queue.jobs, self._status, self._est0
+        enqueue, status, est0 = self.queue.append, self._status, self._est0
         progress, progress_every = self._progress, max(n // 200, 1)
         never = 1 << 62
         next_sub = 0
@@ -230,8 +230,7 @@ class Simulation:
                     self.events += 1
                     est0[job] = static[job]
                     status[job] = STATUS_WAITING
-                    queue_jobs.append(job)
-                    self.queue._cols = None
+                    enqueue(job)
                 else:
                     submit_job(job, now, fits[job])
                 if progress is not None and next_sub % progress_every == 0:
