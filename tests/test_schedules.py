@@ -342,3 +342,27 @@ def test_pooled_platform_with_multi_core_units_counts_cores_not_units():
                                 resources={"core": [2, 2]})
     r = Simulation(Platform.pooled(8), jobs, FIFO()).run()
     assert starts(r) == [0, 10]
+
+
+def test_a_dispatcher_may_reject_waiting_jobs():
+    # A FIFO that refuses jobs wider than 2 cores: J2 (3 cores) is rejected at its
+    # submission pass (t=1) with the dispatcher's reason. That pass returns only the
+    # rejection, and there is one pass per timestamp, so J3 waits for the next event:
+    # J1's end at 10, when it starts (no 3-core head blocks it any more).
+    from dispatchlab.dispatch import Reject
+
+    class NarrowOnly(FIFO):
+        def dispatch(self, view):
+            jobs, units, _ = view.queue
+            wide = [Reject(int(j), "wider than 2 cores") for j, u in zip(jobs, units,
+                                                                        strict=True) if u > 2]
+            if wide:
+                return wide
+            return super().dispatch(view)
+
+    r = simulate([0, 1, 1], [10, 10, 10], [2, 3, 2], [10, 10, 10], cores=4,
+                 dispatcher=NarrowOnly())
+    table = r.to_arrow()
+    assert table["status"].to_pylist() == ["completed", "rejected", "completed"]
+    assert table["reject_reason"][1].as_py() == "wider than 2 cores"
+    assert starts(r) == [0, -1, 10]
