@@ -108,3 +108,13 @@ def test_kth_fifo_through_the_cli(kth_trace: Path, tmp_path: Path) -> None:
     assert summary["cores"] == KTH_CORES
     assert summary["dropped"] == {"units <= 0": 1}
     assert "dropped at load: 1 (units <= 0)" in proc.stdout
+
+
+def test_kth_event_and_pass_counts_are_pinned(kth_fifo, kth_easy) -> None:
+    # As SimPy's benchmarks do: the exact work done guards determinism (and flags any
+    # change to the event semantics). Every job is one submission and one completion;
+    # passes = distinct event timestamps + repeated passes after 0-second jobs.
+    assert kth_fifo.events == kth_easy.events == 2 * KTH_JOBS
+    assert kth_fifo.passes == 55_695
+    assert kth_easy.passes == 56_257
+    assert round(float(kth_easy.summary()["mean_wait"]), 1) == 6_847.5
