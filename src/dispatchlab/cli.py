@@ -265,6 +265,67 @@ def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
         console.print(f"[dim]wrote {Path(out) / 'jobs.parquet'} and summary.json[/dim]")
 
 
+@app.command("predict")
+@TRACE_ARG
+@click.option("--predictors", default="walltime,history,tsafrir", show_default=True,
+              help="comma-separated: walltime | real | history | tsafrir")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="write predictions.parquet, prediction_errors.png and "
+                   "prediction_summary.json into this folder")
+@click.option("--lenient", is_flag=True,
+              help="skip malformed trace lines (counted) instead of failing")
+@click.option("--extra-fields", default="error", show_default=True,
+              help="SWF lines with more than 18 fields: error | ignore (keep the first 18)")
+def predict(trace: Path, predictors: str, out: Path | None, lenient: bool,
+            extra_fields: str) -> None:
+    """Score duration predictors on TRACE's recorded schedule (no dispatcher)."""
+    from rich.table import Table
+
+    from dispatchlab.predict import make_predictor
+    from dispatchlab.predict.evaluate import evaluate_predictors
+
+    names = [x.strip() for x in predictors.split(",")]
+    if not any(names) or not all(names):
+        raise InputError(f"expected comma-separated names, got {predictors!r}",
+                         field="--predictors")
+    preds = [make_predictor(name) for name in names]
+    jobs = _load(trace, lenient=lenient, extra_fields=extra_fields)
+    report = evaluate_predictors(jobs, preds)
+    table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs, recorded schedule replayed",
+                  caption="errors in minutes; under/over: predicted < / > actual run; "
+                          "within 25 %: |error| <= 25 % of the run; classes by actual run")
+    for col in ("predictor", "MAE min", "median AE min", "under %", "over %", "within 25 %",
+                *(f"MAE {c}" for c in ("short", "medium", "long"))):
+        table.add_column(col, justify="left" if col == "predictor" else "right", no_wrap=True)
+
+    def num(v, fmt="{:,.1f}"):
+        return "-" if v is None else fmt.format(v)
+
+    for name, m in report.metrics.items():
+        a = m["all"]
+        table.add_row(name, num(a["mae_min"]), num(a["median_ae_min"]),
+                      num(a["under"], "{:.1%}"), num(a["over"], "{:.1%}"),
+                      num(a["within_25"], "{:.1%}"),
+                      *(num(m[c]["mae_min"]) for c in ("short", "medium", "long")))
+    console = _console()
+    console.print(table)
+    if report.wait_missing:
+        console.print("[yellow]note: the trace has no wait times (-1 throughout): "
+                      "replayed with wait 0 (start = submit)[/yellow]")
+    elif report.missing_waits:
+        console.print(f"[dim]wait -1 replaced by 0 for {report.missing_waits:,} jobs[/dim]")
+    for name, counts in report.rule_counts.items():
+        console.print(f"[dim]{name} rules: " + ", ".join(f"{k}: {v:,}"
+                                                        for k, v in counts.items()) + "[/dim]")
+    if jobs.info.dropped:
+        console.print("[dim]dropped at load: " + ", ".join(
+            f"{v:,} ({k})" for k, v in jobs.info.dropped.items()) + "[/dim]")
+    if out is not None:
+        report.write(out)
+        console.print(f"[dim]wrote {Path(out) / 'predictions.parquet'}, "
+                      "prediction_errors.png and prediction_summary.json[/dim]")
+
+
 @trace_app.command("info")
 @TRACE_ARG
 @click.option("--lenient", is_flag=True, help="skip malformed lines (counted)")
