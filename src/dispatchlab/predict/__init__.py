@@ -9,16 +9,22 @@ from dispatchlab.predict.base import (
     make_predictor,
 )
 from dispatchlab.predict.history import HistoryPredictor
+from dispatchlab.predict.ml import MLPredictor
+from dispatchlab.predict.safety import Inflated
 from dispatchlab.predict.tsafrir import TsafrirPredictor
 
 # registered here (not in base) to avoid a circular import; ``make_predictor`` reads
 # this same dict, and importing ``dispatchlab.predict.base`` runs this module first
 PREDICTORS["history"] = HistoryPredictor
 PREDICTORS["tsafrir"] = TsafrirPredictor
+PREDICTORS["ml"] = MLPredictor
+PREDICTORS["inflated"] = Inflated
 
 __all__ = [
     "PREDICTORS",
     "HistoryPredictor",
+    "Inflated",
+    "MLPredictor",
     "Predictor",
     "PredictorContext",
     "RealPredictor",
