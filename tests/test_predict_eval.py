@@ -179,3 +179,19 @@ def test_kth_history_beats_walltime():
     assert report.metrics["history"]["all"]["jobs"] == len(jobs)
     assert (report.metrics["history"]["all"]["mae_min"]
             < report.metrics["walltime"]["all"]["mae_min"])
+
+
+def test_cli_reports_jobs_without_user_ids(tmp_path: Path) -> None:
+    # every job has user -1: the user-based predictors fall back per job, and the
+    # report says how many jobs that was
+    lines = ["; MaxProcs: 8"] + [
+        f"{i + 1} {i * 10} 0 50 1 -1 -1 1 100 -1 1 -1 -1 -1 -1 -1 -1 -1" for i in range(6)]
+    trace = tmp_path / "nouser.swf"
+    trace.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "dispatchlab.cli", "predict", str(trace),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "6 jobs have no user id" in proc.stdout
+    summary = json.loads((tmp_path / "out" / "prediction_summary.json").read_text())
+    assert summary["jobs_without_user"] == 6
+    assert summary["rule_counts"]["history"]["no_user"] == 6

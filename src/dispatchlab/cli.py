@@ -314,6 +314,9 @@ def predict(trace: Path, predictors: str, out: Path | None, lenient: bool,
                       "replayed with wait 0 (start = submit)[/yellow]")
     elif report.missing_waits:
         console.print(f"[dim]wait -1 replaced by 0 for {report.missing_waits:,} jobs[/dim]")
+    if report.no_user:
+        console.print(f"[yellow]note: {report.no_user:,} jobs have no user id: history, "
+                      "tsafrir and ml give them their wall-time[/yellow]")
     for name, counts in report.rule_counts.items():
         console.print(f"[dim]{name} rules: " + ", ".join(f"{k}: {v:,}"
                                                         for k, v in counts.items()) + "[/dim]")

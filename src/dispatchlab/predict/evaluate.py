@@ -87,6 +87,8 @@ class PredictionReport:
     missing_waits: int = 0
     rule_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     source: str = "<memory>"
+    #: jobs whose user id is missing (-1): user-based predictors give them the wall-time
+    no_user: int = 0
 
     @property
     def names(self) -> list[str]:
@@ -122,6 +124,7 @@ class PredictionReport:
             "replay": "recorded schedule: start = submit + wait, end = start + run",
             "metrics": self.metrics,
             "rule_counts": self.rule_counts,
+            "jobs_without_user": self.no_user,
         }
 
     def plot(self, path: str | Path) -> None:
@@ -252,4 +255,5 @@ def evaluate_predictors(jobs: JobTable,
     return PredictionReport(
         job_id=jobs["job_id"].astype(np.int64), submit=submit, actual=actual,
         predicted=predicted, metrics=metrics, wait_missing=all_missing,
-        missing_waits=n_missing, rule_counts=rule_counts, source=str(jobs.info.source))
+        missing_waits=n_missing, rule_counts=rule_counts, source=str(jobs.info.source),
+        no_user=int(np.count_nonzero(jobs["user"] == -1)))
