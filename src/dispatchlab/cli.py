@@ -167,6 +167,33 @@ def _summary_table(rows: list[tuple[str, dict]], title: str):
 TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
 
 
+def _options(*options):
+    """Several click options as one decorator (shared by the commands that read traces)."""
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
+
+
+#: how a trace is read
+READ_OPTIONS = _options(
+    click.option("--lenient", is_flag=True,
+                 help="skip malformed trace lines (counted) instead of failing"),
+    click.option("--extra-fields", default="error", show_default=True,
+                 help="SWF lines with more than 18 fields: error | ignore (keep the first 18)"),
+)
+#: which part of a trace is kept (each re-bases times to 0)
+SELECT_OPTIONS = _options(
+    click.option("--window", default=None,
+                 help="keep jobs submitted in [T0, T1) (trace seconds), re-based to 0"),
+    click.option("--jobs", "jobs_range", default=None,
+                 help="keep cleaned jobs I0..I1-1 (0-based), re-based to 0"),
+    click.option("--fraction", default=None,
+                 help="keep first:F or last:F of the cleaned jobs (0 < F <= 1)"),
+)
+
+
 @app.command()
 @TRACE_ARG
 @click.option("--dispatcher", default="easy", show_default=True,
@@ -186,20 +213,12 @@ TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
               help="bounded-slowdown threshold (s)")
 @click.option("--measure", default="all", show_default=True,
               help="jobs counted in metrics: all | time:T0:T1 | index:I0:I1")
-@click.option("--lenient", is_flag=True,
-              help="skip malformed trace lines (counted) instead of failing")
-@click.option("--extra-fields", default="error", show_default=True,
-              help="SWF lines with more than 18 fields: error | ignore (keep the first 18)")
+@READ_OPTIONS
 @click.option("--drop-overrun", is_flag=True,
               help="drop jobs whose run time exceeds their requested time")
 @click.option("--max-procs", is_flag=True,
               help="drop jobs requesting more processors than the header's MaxProcs")
-@click.option("--window", default=None,
-              help="keep jobs submitted in [T0, T1) (trace seconds), re-based to 0")
-@click.option("--jobs", "jobs_range", default=None,
-              help="keep cleaned jobs I0..I1-1 (0-based), re-based to 0")
-@click.option("--fraction", default=None,
-              help="keep first:F or last:F of the cleaned jobs (0 < F <= 1)")
+@SELECT_OPTIONS
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="write jobs.parquet and summary.json into this folder")
 @click.option("--csv", is_flag=True, help="also write jobs.csv")
@@ -272,10 +291,7 @@ def simulate(trace: Path, dispatcher: str, predictor: str, platform: str | None,
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="write predictions.parquet, prediction_errors.png and "
                    "prediction_summary.json into this folder")
-@click.option("--lenient", is_flag=True,
-              help="skip malformed trace lines (counted) instead of failing")
-@click.option("--extra-fields", default="error", show_default=True,
-              help="SWF lines with more than 18 fields: error | ignore (keep the first 18)")
+@READ_OPTIONS
 def predict(trace: Path, predictors: str, out: Path | None, lenient: bool,
             extra_fields: str) -> None:
     """Score duration predictors on TRACE's recorded schedule (no dispatcher)."""
@@ -331,9 +347,7 @@ def predict(trace: Path, predictors: str, out: Path | None, lenient: bool,
 
 @trace_app.command("info")
 @TRACE_ARG
-@click.option("--lenient", is_flag=True, help="skip malformed lines (counted)")
-@click.option("--extra-fields", default="error", show_default=True,
-              help="SWF lines with more than 18 fields: error | ignore")
+@READ_OPTIONS
 def trace_info_cmd(trace: Path, lenient: bool, extra_fields: str) -> None:
     """Print a trace's header facts, field population and job statistics."""
     from dispatchlab.workload.load import render_trace_info, trace_info
@@ -391,16 +405,8 @@ def study_app() -> None:
 @click.option("--platform", default=None, help="platform TOML file, or 'eurora'")
 @click.option("--nodes", type=int, default=None, help="homogeneous platform: node count")
 @click.option("--cores-per-node", type=int, default=None, help="homogeneous platform")
-@click.option("--lenient", is_flag=True,
-              help="skip malformed trace lines (counted) instead of failing")
-@click.option("--extra-fields", default="error", show_default=True,
-              help="SWF lines with more than 18 fields: error | ignore (keep the first 18)")
-@click.option("--window", default=None,
-              help="keep jobs submitted in [T0, T1) (trace seconds), re-based to 0")
-@click.option("--jobs", "jobs_range", default=None,
-              help="keep cleaned jobs I0..I1-1 (0-based), re-based to 0")
-@click.option("--fraction", default=None,
-              help="keep first:F or last:F of the cleaned jobs (0 < F <= 1)")
+@READ_OPTIONS
+@SELECT_OPTIONS
 def study_predictions(trace: Path, dispatchers: str, predictors: str, out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
                       cores_per_node: int | None, lenient: bool, extra_fields: str,

@@ -7,6 +7,8 @@ on stderr and exits with status 2; it never shows a traceback for these.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class InputError(Exception):
     """A problem with user input, located as precisely as possible.
@@ -37,3 +39,15 @@ class InputError(Exception):
             where += ": "
         fld = f"field {self.field}: " if self.field is not None else ""
         return f"{where}{fld}{self.message}"
+
+
+def output_folder(path: str | Path) -> Path:
+    """Create ``path`` (and parents) for writing results; an OS failure is an
+    :class:`InputError` naming the folder."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the output folder: {exc.strerror}",
+                         file=str(out)) from None
+    return out

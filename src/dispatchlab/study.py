@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, output_folder
 from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction, job_columns, queue_length
 
 #: Short labels of the paper (W: wall-time, D: data-driven, R: real duration); other
@@ -145,12 +145,7 @@ class StudyResult:
     # ------------------------------------------------------------------- output
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``study.csv``, ``study.json`` and the three PNG figures; return paths."""
-        out = Path(out_dir)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create the output folder: {exc.strerror}",
-                             file=str(out)) from None
+        out = output_folder(out_dir)
         rows = self.rows()
         with open(out / "study.csv", "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(TABLE_COLUMNS))

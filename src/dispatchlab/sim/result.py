@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab._memory import release_free_memory
-from dispatchlab.errors import InputError
+from dispatchlab.errors import output_folder
 from dispatchlab.metrics import Measure, summarize_table
 
 if TYPE_CHECKING:
@@ -152,12 +152,7 @@ class SimulationResult:
         is then the time from it until the summary is written (outputs included).
         Rows are written in batches to bound memory. The Parquet file is deterministic:
         same inputs, same bytes."""
-        out = Path(out_dir)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create the output folder: {exc.strerror}",
-                             file=str(out)) from None
+        out = output_folder(out_dir)
         summary = self.summary(tau=tau, measure=measure)
         if len(self.jobs) > 50_000:
             release_free_memory()  # before pyarrow's share: keeps the peak RSS down
