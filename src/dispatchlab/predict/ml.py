@@ -204,7 +204,7 @@ class MLPredictor(Predictor):
             return hist
         x = row[None, :]
         try:
-            out = (self.booster_.predict(x) if self.booster_ is not None
+            out = (self.booster_.predict(x, num_threads=1) if self.booster_ is not None
                    else self.model_.predict(x))
             value = float(np.asarray(out).ravel()[0])
         except Exception as exc:
