@@ -387,6 +387,36 @@ def demo(jobs: int, cores: int, seed: int, load: float) -> None:
                                            "time unless noted)"))
 
 
+@app.command()
+@click.option("--like", "like", type=click.Path(path_type=Path), required=True,
+              help="the real trace the model is fitted to")
+@click.option("--jobs", type=int, required=True, help="number of jobs to generate (>= 1)")
+@click.option("--seed", type=int, default=0, show_default=True, help="generator seed (>= 0)")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="output SWF file (.gz: compressed)")
+@click.option("--model", "model_name", default="fitted", show_default=True,
+              help="fitted (lublin: not available yet)")
+@READ_OPTIONS
+def generate(like: Path, jobs: int, seed: int, out: Path, model_name: str, lenient: bool,
+             extra_fields: str) -> None:
+    """Fit a workload model to a real trace and write a synthetic SWF trace sampled from it."""
+    from dispatchlab.workload.generate import fit_model, header_lines, write_generated
+
+    if model_name == "lublin":
+        raise InputError("the Lublin & Feitelson model is not available yet; use "
+                         "--model fitted", field="--model")
+    if model_name != "fitted":
+        raise InputError(f"unknown model {model_name!r} (fitted)", field="--model")
+    if jobs < 1:
+        raise InputError(f"must be >= 1, got {jobs}", field="--jobs")
+    if seed < 0:
+        raise InputError(f"must be >= 0, got {seed}", field="--seed")
+    model = fit_model(_load(like, lenient=lenient, extra_fields=extra_fields))
+    table = model.sample(jobs, seed)
+    write_generated(table, out, header_lines(model, str(like), seed, jobs, model_name))
+    _console().print(f"wrote {out} ({jobs:,} jobs like {like}, seed {seed})")
+
+
 @app.group("study")
 def study_app() -> None:
     """Experiments over many simulations of one trace."""
