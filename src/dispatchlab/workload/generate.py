@@ -63,11 +63,7 @@ Output columns: ``job_id`` 1..n, ``submit``, ``wait`` -1, ``run``, ``alloc_procs
 
 from __future__ import annotations
 
-import gzip
 import math
-import os
-import shutil
-import tempfile
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -624,25 +620,9 @@ def header_lines(model: WorkloadModel, like: str, seed: int, n_jobs: int,
 
 
 def write_generated(table: JobTable, path: str | Path, lines: tuple[str, ...]) -> None:
-    """Write a generated table as SWF with header ``lines``; a ``.gz`` path gets a gzip
-    stream with no file name and mtime 0, so equal tables give byte-identical files."""
+    """Write a generated table as SWF with header ``lines`` (``write_swf``: a ``.gz``
+    path gives a deterministic gzip stream, so equal tables give byte-identical files)."""
     from dispatchlab.workload.swf import write_swf
 
-    path = Path(path)
     table.info.header_lines = tuple(lines)
-    if not path.name.endswith(".gz"):
-        write_swf(table, path)
-        return
-    fd, tmp = tempfile.mkstemp(suffix=".swf", dir=path.parent if path.parent.exists() else None)
-    os.close(fd)
-    try:
-        write_swf(table, tmp)
-        try:
-            with open(tmp, "rb") as src, open(path, "wb") as raw, gzip.GzipFile(
-                filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0
-            ) as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
-    finally:
-        os.unlink(tmp)
+    write_swf(table, Path(path))

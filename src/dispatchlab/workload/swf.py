@@ -84,6 +84,7 @@ import gzip
 import re
 import zlib
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Literal
 
@@ -737,11 +738,18 @@ def _header_lines_for(table: JobTable) -> list[str]:
     return lines
 
 
-def _open_write(path: Path) -> IO[bytes]:
+@contextmanager
+def _open_write(path: Path) -> Iterator[IO[bytes]]:
+    """Open ``path`` for writing; a ``.gz`` path gets a gzip stream with no file name and
+    mtime 0 in its header, so equal tables give byte-identical files."""
     try:
-        if path.name.endswith(".gz"):
-            return gzip.open(path, "wb", compresslevel=6)
-        return open(path, "wb")
+        with open(path, "wb") as raw:
+            if path.name.endswith(".gz"):
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6,
+                                   mtime=0) as gz:
+                    yield gz
+            else:
+                yield raw
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
 
