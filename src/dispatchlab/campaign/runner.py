@@ -1,0 +1,372 @@
+"""Run a campaign: skip finished runs, execute the rest on workers, store the results.
+
+Backends (each yields one outcome per run, in completion order):
+
+- :class:`LocalPool` (default): ``N`` worker processes on this machine, one run at a
+  time each. The coordinator knows which run every worker holds, so when a worker
+  process dies (killed, out of memory) exactly that run is re-executed on a fresh
+  worker, up to ``max_attempts`` executions, after which it is stored as failed.
+- :class:`DaskBackend`: an existing Dask distributed cluster (``--dask
+  tcp://host:8786``) or a ``LocalCluster`` of ``N`` single-threaded worker processes
+  (``--dask local``). Dask's scheduler re-executes the runs of a worker that dies
+  (``distributed.scheduler.allowed-failures`` times, then the run fails with
+  ``KilledWorker``); the number of executions is read from the scheduler.
+
+Only the coordinator (this process) writes the database; it opens it for each flush of
+finished runs (at most every second or every :data:`FLUSH_RUNS` runs) and closes it in
+between, so ``campaign status`` and ``results query`` can read while a campaign runs.
+A coordinator killed at any moment loses at most the runs finished since the last
+flush; they are simply executed again by the next invocation, never stored twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import signal
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any
+
+from dispatchlab.campaign import store
+from dispatchlab.campaign.config import Campaign, load_campaign
+from dispatchlab.errors import InputError
+
+#: Flush finished runs to the database at least every this many runs...
+FLUSH_RUNS = 64
+#: ...or every this many seconds.
+FLUSH_SECONDS = 1.0
+#: Executions of one run before a run whose worker keeps dying is stored as failed.
+MAX_ATTEMPTS = 3
+#: How long a flush waits for a reader holding the database (s).
+LOCK_WAIT = 60.0
+
+
+def _serve(conn) -> None:
+    """Worker process loop: receive a spec, send back its outcome; None stops."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    from dispatchlab.campaign.worker import execute_run
+
+    while True:
+        try:
+            spec = conn.recv()
+        except EOFError:  # the coordinator is gone
+            return
+        if spec is None:
+            return
+        try:
+            conn.send(execute_run(spec))
+        except (BrokenPipeError, EOFError):
+            return
+
+
+def _failed(spec: dict[str, Any], error: str, attempts: int) -> dict[str, Any]:
+    import datetime as dt
+
+    return {"spec": spec, "status": "failed", "error": error, "attempts": attempts,
+            "finished_at": dt.datetime.now(dt.UTC).replace(tzinfo=None)}
+
+
+class LocalPool:
+    """``workers`` processes on this machine (forkserver start: no inherited threads)."""
+
+    def __init__(self, workers: int, *, max_attempts: int = MAX_ATTEMPTS) -> None:
+        if workers < 1:
+            raise InputError(f"must be >= 1, got {workers}", field="--workers")
+        self.workers = workers
+        self.max_attempts = max_attempts
+        self.describe = f"local pool of {workers} worker process{'es' * (workers > 1)}"
+
+    def execute(self, specs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["dispatchlab.campaign.worker", "dispatchlab.sim",
+                                    "dispatchlab.dispatch", "dispatchlab.predict"])
+        pending = deque(specs)
+        attempts: dict[str, int] = {}
+        busy: dict[Any, tuple[Any, dict[str, Any] | None]] = {}  # conn -> (proc, spec)
+
+        def start() -> None:
+            here, there = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(there,), daemon=True)
+            proc.start()
+            there.close()
+            busy[here] = (proc, None)
+            assign(here)
+
+        def assign(conn) -> None:
+            proc, _ = busy[conn]
+            if not pending:
+                busy.pop(conn)
+                with contextlib.suppress(OSError):
+                    conn.send(None)
+                conn.close()
+                proc.join(timeout=5)
+                return
+            spec = pending.popleft()
+            key = spec["run_key"]
+            attempts[key] = attempts.get(key, 0) + 1
+            busy[conn] = (proc, spec)
+            conn.send(spec)
+
+        try:
+            for _ in range(min(self.workers, len(pending))):
+                start()
+            while busy:
+                sentinels = {proc.sentinel: conn for conn, (proc, _) in busy.items()}
+                for ready in wait([*busy, *sentinels]):
+                    conn = sentinels.get(ready, ready)
+                    if conn not in busy:
+                        continue  # handled through its other handle in this round
+                    proc, spec = busy[conn]
+                    outcome = None
+                    try:
+                        if conn.poll():
+                            outcome = conn.recv()
+                    except (EOFError, OSError):
+                        outcome = None
+                    if outcome is not None:
+                        outcome["attempts"] = attempts[spec["run_key"]]
+                        yield outcome
+                        assign(conn)
+                        continue
+                    if proc.is_alive() and ready is conn:
+                        continue  # spurious wake-up
+                    # the worker died while holding `spec`
+                    proc.join(timeout=5)
+                    busy.pop(conn)
+                    conn.close()
+                    if spec is not None:
+                        n = attempts[spec["run_key"]]
+                        if n >= self.max_attempts:
+                            yield _failed(spec, f"the worker process died in each of {n} "
+                                          f"attempts (last exit code {proc.exitcode})", n)
+                        else:
+                            pending.appendleft(spec)
+                    if pending:
+                        start()
+        finally:
+            for conn, (proc, _) in list(busy.items()):
+                proc.kill()
+                proc.join(timeout=5)
+                conn.close()
+
+
+def _suspicious(dask_scheduler, keys: list[str]) -> dict[str, int]:
+    tasks = dask_scheduler.tasks
+    return {k: tasks[k].suspicious for k in keys if k in tasks}
+
+
+class DaskBackend:
+    """Runs on a Dask distributed cluster: ``address`` ``tcp://host:port`` or ``local``."""
+
+    def __init__(self, address: str, workers: int) -> None:
+        self.address = address
+        self.workers = workers
+        self.describe = (f"Dask LocalCluster of {workers} worker processes"
+                         if address == "local" else f"Dask cluster at {address}")
+
+    def _client(self):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - a declared dependency
+            raise InputError("Dask distributed is not installed (pip install "
+                             "'dask[distributed]')", field="--dask") from None
+        if self.address == "local":
+            cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                   processes=True, dashboard_address=None)
+            return Client(cluster), cluster
+        try:
+            return Client(self.address, timeout="10s"), None
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {self.address}: {exc}",
+                             field="--dask") from None
+        except ValueError as exc:
+            raise InputError(f"bad Dask scheduler address {self.address!r}: {exc}",
+                             field="--dask") from None
+
+    def execute(self, specs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        from distributed import as_completed
+
+        from dispatchlab.campaign.worker import execute_run
+
+        client, cluster = self._client()
+        token = uuid.uuid4().hex[:8]
+        try:
+            futures = {client.submit(execute_run, spec, pure=False,
+                                     key=f"dispatchlab-{spec['run_key']}-{token}"): spec
+                       for spec in specs}
+            for future in as_completed(futures):
+                spec = futures[future]
+                executions = 1 + client.run_on_scheduler(
+                    _suspicious, keys=[future.key]).get(future.key, 0)
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # KilledWorker and friends: recorded, go on
+                    name = type(exc).__name__
+                    text = ("the Dask workers running it died too often (KilledWorker)"
+                            if name == "KilledWorker" else f"{name}: {exc}")
+                    outcome = _failed(spec, text, executions)
+                outcome["attempts"] = executions
+                future.release()
+                yield outcome
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+@dataclass
+class CampaignReport:
+    """What one ``campaign run`` did."""
+
+    campaign: str
+    database: Path
+    backend: str
+    total: int
+    skipped_done: int = 0
+    skipped_failed: int = 0
+    executed: int = 0
+    failed: int = 0
+    reexecuted: int = 0
+    wall_seconds: float = 0.0
+    executed_keys: list[str] = field(default_factory=list)
+
+
+def _open_for_flush(path: Path):
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            return store.open_write(path)
+        except InputError as exc:
+            if "in use" not in exc.message or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def run_campaign(
+    campaign: str | Path | Campaign,
+    *,
+    workers: int | None = None,
+    dask: str | None = None,
+    retry_failed: bool = False,
+    database: str | Path | None = None,
+    on_progress: Callable[[int, int, int], None] | None = None,
+    max_attempts: int = MAX_ATTEMPTS,
+) -> CampaignReport:
+    """Run the unfinished runs of a campaign and store them; see the module docstring.
+
+    ``workers`` defaults to the number of cores. ``dask`` is a scheduler address or
+    ``"local"``. Failed runs are re-executed only with ``retry_failed``.
+    ``on_progress(done, failed, total)`` is called after each finished run.
+    Everything is validated before the database is touched; a bad campaign or a
+    database of a newer version raises :class:`InputError` and writes nothing.
+    """
+    t0 = time.perf_counter()
+    camp = campaign if isinstance(campaign, Campaign) else load_campaign(
+        campaign, database=database)
+    db = Path(database) if database is not None else camp.database
+    n = (os.cpu_count() or 1) if workers is None else workers
+    if n < 1:
+        raise InputError(f"must be >= 1, got {n}", field="--workers")
+    backend: LocalPool | DaskBackend = (DaskBackend(dask, n) if dask is not None
+                                        else LocalPool(n, max_attempts=max_attempts))
+    store.check_writable(db)
+    con = _open_for_flush(db)
+    try:
+        states = store.run_states(con, camp.keys)
+    finally:
+        con.close()
+    report = CampaignReport(camp.name, db, backend.describe, len(camp.runs))
+    todo = []
+    replace: set[str] = set()
+    for spec in camp.runs:
+        state = states.get(spec["run_key"])
+        if state == "done":
+            report.skipped_done += 1
+        elif state == "failed" and not retry_failed:
+            report.skipped_failed += 1
+        else:
+            if state == "failed":
+                replace.add(spec["run_key"])
+            todo.append(spec)
+    if on_progress is not None:
+        on_progress(0, 0, len(todo))
+    buffer: list[dict[str, Any]] = []
+    last = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last
+        if buffer:
+            con = _open_for_flush(db)
+            try:
+                for outcome in buffer:
+                    store.store_outcome(con, outcome,
+                                        replace=outcome["spec"]["run_key"] in replace)
+            finally:
+                con.close()
+            buffer.clear()
+        last = time.monotonic()
+
+    try:
+        for outcome in (backend.execute(todo) if todo else iter(())):
+            buffer.append(outcome)
+            report.executed += 1
+            report.executed_keys.append(outcome["spec"]["run_key"])
+            report.failed += outcome["status"] == "failed"
+            report.reexecuted += outcome.get("attempts", 1) > 1
+            if on_progress is not None:
+                on_progress(report.executed, report.failed, len(todo))
+            if len(buffer) >= FLUSH_RUNS or time.monotonic() - last >= FLUSH_SECONDS:
+                flush()
+    finally:
+        flush()
+    report.wall_seconds = time.perf_counter() - t0
+    return report
+
+
+@dataclass
+class CampaignStatus:
+    """Stored state of a campaign's runs."""
+
+    campaign: str
+    database: Path
+    total: int
+    done: int
+    failed: int
+    pending: int
+    other_runs: int  # runs in the database that this campaign file does not declare
+    errors: list[tuple[str, str, str]]  # (run_key, description, error) of failed runs
+
+
+def campaign_status(campaign: str | Path | Campaign, *,
+                    database: str | Path | None = None) -> CampaignStatus:
+    """Count the campaign's runs that are done, failed and not run yet (reads only)."""
+    camp = campaign if isinstance(campaign, Campaign) else load_campaign(
+        campaign, database=database)
+    db = Path(database) if database is not None else camp.database
+    if not db.exists():
+        return CampaignStatus(camp.name, db, len(camp.runs), 0, 0, len(camp.runs), 0, [])
+    con = store.open_read(db)
+    try:
+        rows = con.execute("SELECT run_key, status, trace, platform, dispatcher, predictor, "
+                           "seed, repetition, error FROM runs").fetchall()
+    finally:
+        con.close()
+    keys = set(camp.keys)
+    mine = {r[0]: r for r in rows if r[0] in keys}
+    done = sum(r[1] == "done" for r in mine.values())
+    failed = [r for r in mine.values() if r[1] == "failed"]
+    errors = [(r[0], "/".join(str(x) for x in r[2:7]) + f"/rep{r[7]}", r[8] or "")
+              for r in sorted(failed)]
+    return CampaignStatus(camp.name, db, len(camp.runs), done, len(failed),
+                          len(camp.runs) - len(mine), len(rows) - len(mine), errors)
+
+
+__all__ = ["CampaignReport", "CampaignStatus", "DaskBackend", "LocalPool",
+           "campaign_status", "run_campaign"]

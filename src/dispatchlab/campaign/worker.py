@@ -1,0 +1,222 @@
+"""Execute one campaign run in a worker process and return its outcome (no database).
+
+:func:`execute_run` takes a run spec (from :func:`dispatchlab.campaign.config.
+load_campaign`) and returns a picklable outcome dict: ``status`` (``done`` or
+``failed``), ``error`` (text, failed runs), ``summary`` (the metrics summary),
+``jobs`` and ``series`` (pyarrow Tables with the store's columns, without
+``run_key``; None when the campaign does not store them), ``wall_seconds``,
+``simulate_seconds``, ``worker`` (``host:pid``), ``finished_at`` (UTC). It never
+raises for a failing run: the error is part of the outcome, so a campaign goes on.
+
+Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` files and
+their reading options), so the many runs of a campaign on one trace read it once per
+worker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import time
+import traceback
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.errors import InputError
+
+#: Traces kept in memory per worker process.
+CACHE_SIZE = 2
+_cache: OrderedDict[tuple, Any] = OrderedDict()
+
+
+def _cached(key: tuple, make):
+    if key in _cache:
+        _cache.move_to_end(key)
+        return _cache[key]
+    value = make()
+    _cache[key] = value
+    while len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return value
+
+
+def _read(path: str, lenient: bool, extra_fields: str):
+    from dispatchlab.workload.load import trace_format
+    from dispatchlab.workload.swf import read_swf
+
+    p = Path(path)
+    kind = trace_format(p)
+    if kind == "swf":
+        return read_swf(p, lenient=lenient, extra_fields=extra_fields)
+    from dispatchlab.workload import tables
+
+    return tables.read_parquet(p) if kind == "parquet" else tables.read_csv(p)
+
+
+def load_jobs(trace: dict[str, Any], seed: int):
+    """The job table of a run's trace entry (real file with its options, or generated
+    with the run's seed). Real files are read once per worker (cached)."""
+    from dispatchlab.workload.clean import clean, select
+
+    generate = trace.get("generate")
+    if generate == "lublin":
+        from dispatchlab.workload.lublin import lublin_model
+
+        table = lublin_model(trace["machine_size"]).sample(trace["jobs"], seed)
+        return clean(table, copy=False).compact()
+    lenient = bool(trace.get("lenient", False))
+    extra = trace.get("extra_fields", "error")
+    raw = _cached(("read", trace["path"], lenient, extra),
+                  lambda: _read(trace["path"], lenient, extra))
+    if generate == "fitted":
+        from dispatchlab.workload.generate import fit_model
+
+        model = _cached(("fit", trace["path"], lenient, extra),
+                        lambda: fit_model(clean(raw, copy=True).compact()))
+        return clean(model.sample(trace["jobs"], seed), copy=False).compact()
+    options: dict[str, Any] = {
+        "drop_overrun": bool(trace.get("drop_overrun", False)),
+        "max_procs": True if trace.get("max_procs") else None,
+    }
+    if "window" in trace:
+        options["window"] = tuple(trace["window"])
+    if "jobs" in trace:
+        options["jobs"] = tuple(trace["jobs"])
+    if "fraction" in trace:
+        side, _, f = trace["fraction"].partition(":")
+        options["fraction"] = (side, float(f))
+    table = clean(raw, copy=True, **options)
+    if "sample_jobs" in trace:
+        n, k = len(table), int(trace["sample_jobs"])
+        if k < n:
+            i0 = int(np.random.default_rng(seed).integers(0, n - k + 1))
+            table = select(table, copy=False, jobs=(i0, i0 + k))
+    if len(table) == 0:
+        raise InputError(f"no jobs left after cleaning (dropped: {table.info.dropped})",
+                         file=trace["path"])
+    return table.compact()
+
+
+def build_platform(spec: dict[str, Any], jobs):
+    """The platform of a run (``from_trace``: pooled cores from the trace header)."""
+    from dispatchlab.platform import Platform
+
+    if "cores" in spec:
+        return Platform.pooled(spec["cores"])
+    if "nodes" in spec:
+        return Platform.homogeneous(spec["nodes"], spec["cores_per_node"])
+    if "builtin" in spec:
+        return Platform.eurora()
+    if "file" in spec:
+        return Platform.from_toml(spec["file"])
+    info = jobs.info
+    cores = info.max_procs or info.max_nodes
+    if not cores:
+        raise InputError("the trace header has neither MaxProcs nor MaxNodes; give the "
+                         "platform (cores, nodes or file) in the campaign",
+                         file=info.source)
+    return Platform.pooled(cores, name=f"MaxProcs={cores}" if info.max_procs else
+                           f"MaxNodes={cores}")
+
+
+def jobs_table(result, tau: float):
+    """The ``jobs`` rows of a result (store column order, without ``run_key``)."""
+    import pyarrow as pa
+
+    from dispatchlab.metrics import job_class_labels, job_columns
+    from dispatchlab.sim.result import STATUS_NAMES
+
+    j = result.jobs
+    cols = job_columns(j["submit"], result.start, result.end, result.status, tau=tau)
+    names = np.array([STATUS_NAMES[k] for k in range(3)], dtype=object)
+    alloc: list[str | None] = [None] * len(j)
+    for row, a in result.allocations.items():
+        alloc[row] = ",".join(f"{node}:{c}" for node, c in zip(
+            a.nodes.tolist(), a.counts.tolist(), strict=True))
+
+    def nullable(x: np.ndarray) -> pa.Array:
+        return pa.array(x, mask=np.isnan(x))
+
+    return pa.table({
+        "job_id": j["job_id"].astype(np.int64),
+        "submit_time": j["submit"].astype(np.int64),
+        "start_time": result.start.astype(np.int64),
+        "end_time": result.end.astype(np.int64),
+        "wait": cols["wait"],
+        "run_time": cols["run"],
+        "trace_run": j["run"].astype(np.int64),
+        "requested_time": j["requested_time"].astype(np.int64),
+        "procs": j["units"].astype(np.int64),
+        "user_id": j["user"].astype(np.int64),
+        "status": pa.array(names[result.status.astype(np.int64)], type=pa.string()),
+        "estimate": result.estimate.astype(np.int64),
+        "slowdown": nullable(cols["slowdown"]),
+        "bsld": nullable(cols["bounded_slowdown"]),
+        "job_class": pa.array(job_class_labels(cols["job_class"]), type=pa.string()),
+        "allocation": pa.array(alloc, type=pa.string()),
+    })
+
+
+def series_table(result, measure) -> tuple[Any, int | None, int | None]:
+    """``series`` rows (queue length, utilization of the primary resource) and the
+    horizon ``[start, end)`` of the measured jobs."""
+    import pyarrow as pa
+
+    from dispatchlab.metrics.summary import measured_series, primary_resource
+
+    j = result.jobs
+    cap = result.platform.total_capacity()
+    s = measured_series(j["submit"], result.start, result.end, result.status, j["units"],
+                        j.resources, cap, measure=measure)
+    util = s.utilization(primary_resource(cap))
+    parts = [("queue_length", s.queue), ("utilization", util)]
+    table = pa.table({
+        "name": pa.array([name for name, f in parts for _ in range(len(f.times))],
+                         type=pa.string()),
+        "time": np.concatenate([f.times for _, f in parts]).astype(np.int64),
+        "value": np.concatenate([np.asarray(f.values, dtype=np.float64) for _, f in parts]),
+    })
+    return table, s.t0, s.t1
+
+
+def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one simulation from its spec; see the module docstring for the outcome."""
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"spec": spec, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    try:
+        from dispatchlab.dispatch import make_dispatcher
+        from dispatchlab.metrics import Measure
+        from dispatchlab.predict import make_predictor
+        from dispatchlab.sim import Simulation
+
+        jobs = load_jobs(spec["trace"], spec["seed"])
+        platform = build_platform(spec["platform"], jobs)
+        params = dict(spec["dispatcher"]["params"])
+        if "allocator" in spec["platform"]:
+            params["allocator"] = spec["platform"]["allocator"]
+        dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
+        predictor = make_predictor(spec["predictor"]["name"], **spec["predictor"]["params"])
+        result = Simulation(platform, jobs, dispatcher, predictor,
+                            overrun=spec["overrun"]).run()
+        measure = Measure.parse(spec["measure"])
+        summary = result.summary(tau=spec["tau"], measure=measure)
+        out.update(status="done", summary=summary, simulate_seconds=result.wall_seconds,
+                   cores=int(platform.total_capacity().get("core", 0)),
+                   node_level=not platform.is_pooled)
+        out["jobs"] = jobs_table(result, spec["tau"]) if spec["store_jobs"] else None
+        series, lo, hi = series_table(result, measure)
+        out["series"] = series if spec["store_series"] else None
+        out["series_start"], out["series_end"] = lo, hi
+    except InputError as exc:
+        out.update(status="failed", error=str(exc))
+    except Exception as exc:  # a failing run is recorded; the campaign goes on
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+        out.update(status="failed", error=f"{type(exc).__name__}: {exc}{where}")
+    out["wall_seconds"] = time.perf_counter() - t0
+    out["finished_at"] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    return out
