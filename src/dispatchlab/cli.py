@@ -485,6 +485,13 @@ def study_predictions(trace: Path, dispatchers: str, predictors: str, out: Path 
         console.print("[dim]wrote " + ", ".join(str(p) for p in paths) + "[/dim]")
 
 
+from dispatchlab.cli_campaign import campaign_app, report, results_app  # noqa: E402
+
+app.add_command(campaign_app)
+app.add_command(results_app)
+app.add_command(report)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning user mistakes into one line on stderr."""
     try:
