@@ -30,6 +30,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from dispatchlab.errors import InputError
 from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction
@@ -95,6 +96,9 @@ def _draw_boxes(ax: Axes, stats: list[dict[str, Any]], colours: Sequence[str], *
     if log:
         ax.set_yscale("log")
         ax.set_ylim(bottom=floor)
+        top = max((s["whishi"] for s in shown), default=floor)
+        if top > 100 * floor:  # minor ticks of many decades cost time and add nothing
+            ax.yaxis.set_minor_locator(NullLocator())
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", which="major", alpha=0.3)
 

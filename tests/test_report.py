@@ -1,0 +1,201 @@
+"""dispatchlab.report: a static HTML report from a real results database."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from dispatchlab.campaign import store
+from dispatchlab.campaign.worker import jobs_table, series_table
+from dispatchlab.errors import InputError
+from dispatchlab.metrics import Measure
+from dispatchlab.platform import Platform
+from dispatchlab.report import write_report
+
+TAU = 10.0
+
+
+def _outcome(key: str, dispatcher: str, predictor: str, platform: Platform, plat_label: str,
+             *, seed: int = 0, store_rows: bool = True) -> dict:
+    from dispatchlab.dispatch import make_dispatcher
+    from dispatchlab.predict import make_predictor
+    from dispatchlab.sim import Simulation
+    from dispatchlab.workload.synthetic import generate_synthetic
+
+    jobs = generate_synthetic(250, cores=64, seed=seed, load=1.1)
+    result = Simulation(platform, jobs, make_dispatcher(dispatcher),
+                        make_predictor(predictor)).run()
+    measure = Measure()
+    series, lo, hi = series_table(result, measure)
+    config = {"dispatcher": dispatcher, "predictor": predictor, "seed": seed,
+              "note": "<script>alert(1)</script>"}
+    spec = {"run_key": key, "campaign": "test", "trace": {"label": "synth", "path": None},
+            "platform": {"label": plat_label},
+            "dispatcher": {"label": dispatcher, "name": dispatcher},
+            "predictor": {"label": predictor, "name": predictor}, "seed": seed,
+            "repetition": 0, "tau": TAU, "overrun": "run", "config": config,
+            "trace_sha256": "0" * 64, "version": store.package_version()}
+    return {"spec": spec, "status": "done", "summary": result.summary(tau=TAU),
+            "finished_at": dt.datetime(2024, 1, 1), "cores": 64,
+            "node_level": not platform.is_pooled, "worker": "test:1",
+            "wall_seconds": 0.1, "simulate_seconds": result.wall_seconds,
+            "jobs": jobs_table(result, TAU) if store_rows else None,
+            "series": series if store_rows else None,
+            "series_start": lo, "series_end": hi}
+
+
+@pytest.fixture(scope="module")
+def results_db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "results.duckdb"
+    con = store.open_write(path)
+    pool = Platform.pooled(64)
+    for d in ("fifo", "easy"):
+        for p in ("walltime", "real"):
+            store.store_outcome(con, _outcome(f"{d}-{p}-pool", d, p, pool, "pool64"))
+    # a second seed of one label (pooled in boxes, separate in series figures)
+    store.store_outcome(con, _outcome("easy-walltime-pool-s1", "easy", "walltime", pool,
+                                      "pool64", seed=1))
+    # a run whose jobs and series were not stored
+    store.store_outcome(con, _outcome("easy-real-pool-s1", "easy", "real", pool, "pool64",
+                                      seed=1, store_rows=False))
+    # node-level platform (a second resource makes placement simulated)
+    store.store_outcome(con, _outcome("easy-walltime-nodes", "easy", "walltime",
+                                      Platform.homogeneous(8, 8, mem=1), "nodes8x8"))
+    failed = _outcome("broken", "fifo", "walltime", pool, "pool64", store_rows=False)
+    failed.update(status="failed", summary=None, error="ValueError: <boom> & friends",
+                  series_start=None, series_end=None)
+    store.store_outcome(con, failed)
+    con.close()
+    return path
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.imgs: list[dict[str, str | None]] = []
+        self.rows: list[list[str]] = []
+        self.in_body = False
+        self._cell: list[str] | None = None
+        self.text: list[str] = []
+        self.tags: list[tuple[str, list]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+        if tag == "img":
+            self.imgs.append(dict(attrs))
+        if tag == "tbody":
+            self.in_body = True
+        if tag == "tr" and self.in_body:
+            self.rows.append([])
+        if tag == "td" and self.in_body:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+        if tag == "tbody":
+            self.in_body = False
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _parse(path: Path) -> tuple[str, _Page]:
+    text = path.read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(text)
+    return text, page
+
+
+def test_report_full(results_db, tmp_path):
+    index = write_report(results_db, tmp_path / "rep")
+    assert index == tmp_path / "rep" / "index.html"
+    text, page = _parse(index)
+    assert "http://" not in text and "https://" not in text
+    assert "<script>alert(1)</script>" not in text  # config JSON escaped
+    assert "&lt;script&gt;" in text
+    assert all(i["src"].startswith("data:image/png;base64,") for i in page.imgs)
+    alts = [i["alt"] for i in page.imgs]
+    # pool group: sld, sld by class, bsld, bsld by class, prediction errors, queue dist,
+    # utilization, queue over time = 8; nodes group: 8; Gantt: 1
+    assert len(alts) == 17
+    assert alts.count("Gantt chart") == 1
+    assert alts.count("prediction errors") == 2
+    assert alts.count("waiting jobs distribution") == 2
+    # table: one row per run, done and failed
+    assert len(page.rows) == 8
+    keys = [r[0] for r in page.rows]
+    assert set(keys) == {"fifo-walltime-pool", "fifo-real-pool", "easy-walltime-pool",
+                         "easy-real-pool", "easy-walltime-pool-s1", "easy-real-pool-s1",
+                         "easy-walltime-nodes", "broken"}
+    broken = next(r for r in page.rows if r[0] == "broken")
+    assert "failed" in broken and "ValueError: <boom> & friends" in broken
+    body = "".join(page.text)
+    assert "1 of 6 runs have no stored series" in body
+    assert "No stored jobs" not in body  # easy-real keeps its seed-0 jobs
+    assert "7 done, 1 failed" in body
+    assert "Trace synth, platform pool64" in body and "Trace synth, platform nodes8x8" in body
+    # the default Gantt run is the first done run in (trace, platform, label) order
+    assert "Run easy-walltime-nodes" in body
+    assert "nodes, from the simulated placement" in body
+
+
+def test_report_filter_node_level_gantt_and_window(results_db, tmp_path):
+    index = write_report(results_db, tmp_path / "rep",
+                         runs_filter="platform = 'nodes8x8' OR status = 'failed'",
+                         gantt_run="easy-walltime-nodes", gantt_window=(0, 40_000))
+    text, page = _parse(index)
+    assert len(page.rows) == 2
+    assert "nodes, from the simulated placement" in text
+    assert "[0, 40,000) s" in "".join(page.text)
+    assert len(page.imgs) == 9
+    # pooled run in its own filter: core lanes; limited series figures
+    index = write_report(results_db, tmp_path / "rep2", runs_filter="platform = 'pool64'",
+                         max_runs_per_figure=2)
+    text, page = _parse(index)
+    assert "core lanes assigned after the run" in text
+    assert "first 2 of 5 runs" in "".join(page.text)
+
+
+def test_report_without_any_jobs_says_so(results_db, tmp_path):
+    index = write_report(results_db, tmp_path / "rep", runs_filter="run_key = 'easy-real-pool-s1'")
+    _text, page = _parse(index)
+    body = re.sub(r"\s+", " ", "".join(page.text))
+    assert page.imgs == []
+    assert "No stored jobs" in body and "no stored series" in body
+    assert "No selected run has stored jobs: no Gantt chart." in body
+
+
+def test_report_input_errors(results_db, tmp_path):
+    with pytest.raises(InputError, match="bad runs filter 'dispatcher = '"):
+        write_report(results_db, tmp_path / "x", runs_filter="dispatcher = ")
+    with pytest.raises(InputError, match="no_such_column"):
+        write_report(results_db, tmp_path / "x", runs_filter="no_such_column = 1")
+    with pytest.raises(InputError, match="no run matches"):
+        write_report(results_db, tmp_path / "x", runs_filter="seed > 100")
+    with pytest.raises(InputError, match="not among the selected runs"):
+        write_report(results_db, tmp_path / "x", gantt_run="nope")
+    with pytest.raises(InputError, match="no stored jobs"):
+        write_report(results_db, tmp_path / "x", gantt_run="broken")
+    with pytest.raises(InputError, match="T0 < T1"):
+        write_report(results_db, tmp_path / "x", gantt_window=(5, 5))
+    with pytest.raises(InputError, match="no such results database"):
+        write_report(tmp_path / "missing.duckdb", tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+def test_report_refuses_newer_database(tmp_path):
+    path = tmp_path / "new.duckdb"
+    con = store.open_write(path)
+    con.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(InputError, match="schema version 999"):
+        write_report(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
