@@ -178,8 +178,9 @@ def queue_length_distribution(series: Mapping[str, StepFunction], *,
     ax.set_xticklabels([s["label"] for s in stats], rotation=30 if len(stats) > 4 else 0,
                        ha="right" if len(stats) > 4 else "center", fontsize="small")
     div, unit = _time_scale(kept)
-    ax.set_title(title or "Waiting jobs, time-weighted "
-                 f"({kept / div:,.1f} {unit} where some queue is non-empty)")
+    ax.set_title(title or "Waiting jobs, time-weighted\n"
+                 f"({kept / div:,.1f} {unit} where some queue is non-empty)",
+                 fontsize="medium")
     return fig
 
 
