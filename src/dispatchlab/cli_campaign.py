@@ -97,8 +97,9 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
         f"died); skipped {report.skipped_done:,} done before"
         + (f" and {report.skipped_failed:,} failed before (use --retry-failed)"
            if report.skipped_failed else "")
-        + f"; {report.backend}; {report.wall_seconds:.1f} s")
-    console.print(f"[dim]results in {report.database}[/dim]")
+        + ".")
+    console.print(f"[dim]{report.backend}, {report.wall_seconds:.1f} s; results in "
+                  f"{report.database}[/dim]")
 
 
 @campaign_app.command("status")

@@ -82,6 +82,11 @@ class LocalPool:
         self.workers = workers
         self.max_attempts = max_attempts
         self.describe = f"local pool of {workers} worker process{'es' * (workers > 1)}"
+        self._procs: dict[int, Any] = {}
+
+    def pids(self) -> list[int]:
+        """Process ids of the live worker processes (for monitoring)."""
+        return [pid for pid, proc in list(self._procs.items()) if proc.is_alive()]
 
     def execute(self, specs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         ctx = mp.get_context("forkserver")
@@ -95,6 +100,7 @@ class LocalPool:
             here, there = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(there,), daemon=True)
             proc.start()
+            self._procs[proc.pid] = proc
             there.close()
             busy[here] = (proc, None)
             assign(here)
@@ -258,12 +264,15 @@ def run_campaign(
     database: str | Path | None = None,
     on_progress: Callable[[int, int, int], None] | None = None,
     max_attempts: int = MAX_ATTEMPTS,
+    backend: LocalPool | DaskBackend | None = None,
 ) -> CampaignReport:
     """Run the unfinished runs of a campaign and store them; see the module docstring.
 
     ``workers`` defaults to the number of cores. ``dask`` is a scheduler address or
     ``"local"``. Failed runs are re-executed only with ``retry_failed``.
     ``on_progress(done, failed, total)`` is called after each finished run.
+    ``backend`` overrides ``workers``/``dask``: any object with a ``describe`` string
+    and an ``execute(specs)`` method yielding one outcome per spec.
     Everything is validated before the database is touched; a bad campaign or a
     database of a newer version raises :class:`InputError` and writes nothing.
     """
@@ -274,8 +283,9 @@ def run_campaign(
     n = (os.cpu_count() or 1) if workers is None else workers
     if n < 1:
         raise InputError(f"must be >= 1, got {n}", field="--workers")
-    backend: LocalPool | DaskBackend = (DaskBackend(dask, n) if dask is not None
-                                        else LocalPool(n, max_attempts=max_attempts))
+    if backend is None:
+        backend = (DaskBackend(dask, n) if dask is not None
+                   else LocalPool(n, max_attempts=max_attempts))
     store.check_writable(db)
     con = _open_for_flush(db)
     try:

@@ -1,0 +1,79 @@
+"""Shared pieces of the campaign tests: synthetic traces, campaign files, DB readers."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from dispatchlab.workload.swf import write_swf
+from dispatchlab.workload.synthetic import generate_synthetic
+
+#: Summary keys measured on the wall clock: they differ between executions.
+WALL_CLOCK_KEYS = {"simulate_seconds", "mean_decision_time", "p99_decision_time",
+                   "total_decision_time", "wall_seconds"}
+
+
+def synthetic_trace(folder: Path, n_jobs: int, seed: int = 1, cores: int = 256) -> Path:
+    path = folder / f"syn-{n_jobs}-{seed}.swf"
+    if not path.exists():
+        write_swf(generate_synthetic(n_jobs, cores=cores, seed=seed), path)
+    return path
+
+
+def write_campaign(folder: Path, text: str, name: str = "campaign.toml") -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def stored_runs(db: Path) -> dict[str, dict[str, Any]]:
+    """run_key -> row dict of the runs table (waits for a writer to let go)."""
+    con = connect(db)
+    try:
+        cur = con.execute("SELECT * FROM runs")
+        cols = [d[0] for d in cur.description]
+        return {row[0]: dict(zip(cols, row, strict=True)) for row in cur.fetchall()}
+    finally:
+        con.close()
+
+
+def connect(db: Path, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=True)
+        except duckdb.IOException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def comparable(row: dict[str, Any]) -> dict[str, Any]:
+    """A runs row without wall-clock and execution-place fields, summary parsed."""
+    out = {k: v for k, v in row.items()
+           if k not in WALL_CLOCK_KEYS | {"finished_at", "worker", "attempts", "summary"}}
+    summary = json.loads(row["summary"]) if row["summary"] else None
+    if summary is not None:
+        out["summary"] = {k: v for k, v in summary.items() if k not in WALL_CLOCK_KEYS}
+    return out
+
+
+def job_digest(db: Path) -> dict[str, tuple]:
+    """Per run: a digest of its jobs rows (count and sums of times) and series rows."""
+    con = connect(db)
+    try:
+        jobs = con.execute(
+            "SELECT run_key, count(*), sum(start_time), sum(end_time), sum(estimate), "
+            "sum(hash(job_id, start_time, end_time, status)) FROM jobs GROUP BY run_key"
+        ).fetchall()
+        series = con.execute(
+            "SELECT run_key, count(*), sum(hash(name, time, value)) FROM series "
+            "GROUP BY run_key").fetchall()
+    finally:
+        con.close()
+    s = {r[0]: r[1:] for r in series}
+    return {r[0]: (*r[1:], *s.get(r[0], ())) for r in jobs}

@@ -1,0 +1,413 @@
+"""Campaigns on the local process pool: expansion, run keys, storage, resume, retries,
+a killed worker, a killed coordinator, and bad input (nothing written)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from campaign_helpers import (
+    comparable,
+    connect,
+    job_digest,
+    stored_runs,
+    synthetic_trace,
+    write_campaign,
+)
+from dispatchlab.campaign import LocalPool, campaign_status, load_campaign, run_campaign
+from dispatchlab.campaign.store import SCHEMA_VERSION
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.errors import InputError
+from dispatchlab.platform import Platform
+from dispatchlab.predict import make_predictor
+from dispatchlab.sim import Simulation
+from dispatchlab.workload.load import load_trace
+from test_cli import assert_ok, assert_user_error, run_cli
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory) -> Path:
+    return synthetic_trace(tmp_path_factory.mktemp("traces"), 1500, seed=3, cores=64)
+
+
+@pytest.fixture(scope="module")
+def slow_trace(tmp_path_factory) -> Path:
+    # conservative backfilling on 5,000 of these jobs takes about 0.7 s: long enough to
+    # kill a worker or the coordinator in the middle of a run
+    return synthetic_trace(tmp_path_factory.mktemp("slow"), 12000, seed=5, cores=256)
+
+
+def small_campaign(folder: Path, trace: Path, extra: str = "") -> Path:
+    return write_campaign(folder, f"""
+[campaign]
+name = "small"
+seeds = [1, 2]
+
+[[traces]]
+label = "syn"
+path = "{trace}"
+
+[[platforms]]
+cores = 64
+
+[[dispatchers]]
+name = "fifo"
+[[dispatchers]]
+name = "easy"
+label = "easy-sjf"
+params = {{ order = "sjf" }}
+
+[[predictors]]
+name = "walltime"
+[[predictors]]
+name = "real"
+{extra}""")
+
+
+# --------------------------------------------------------------------------- expansion
+
+
+def test_expansion_is_the_product_minus_exclusions(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace, """
+[[exclude]]
+dispatcher = "fifo"
+predictor = "real"
+""")
+    camp = load_campaign(path)
+    # 1 trace x 1 platform x 2 dispatchers x 2 predictors x 2 seeds = 8, minus the
+    # fifo/real pair for both seeds = 6
+    assert len(camp.runs) == 6
+    pairs = {(r["dispatcher"]["label"], r["predictor"]["label"], r["seed"]) for r in camp.runs}
+    assert ("fifo", "real", 1) not in pairs and ("easy-sjf", "real", 2) in pairs
+    assert camp.database == tmp_path / "results.duckdb"
+    assert len(set(camp.keys)) == 6
+
+
+def test_run_keys_are_stable_and_cover_what_changes_results(tmp_path, small_trace):
+    a = load_campaign(small_campaign(tmp_path, small_trace))
+    b = load_campaign(small_campaign(tmp_path, small_trace))
+    assert a.keys == b.keys  # same file twice: same keys
+    # a label is cosmetic: same keys
+    relabelled = small_campaign(tmp_path, small_trace).read_text().replace(
+        'label = "easy-sjf"', 'label = "EASY (sjf order)"')
+    c = load_campaign(write_campaign(tmp_path, relabelled, "relabelled.toml"))
+    assert sorted(c.keys) == sorted(a.keys)
+    # a parameter, the seed or the trace content change the key
+    changed = relabelled.replace('order = "sjf"', 'order = "fifo"')
+    d = load_campaign(write_campaign(tmp_path, changed, "changed.toml"))
+    assert len(set(d.keys) & set(a.keys)) == 4  # the fifo runs are unchanged
+    copy = tmp_path / "copy.swf"
+    copy.write_bytes(small_trace.read_bytes() + b"\n")
+    e = load_campaign(small_campaign(tmp_path, copy))
+    assert not set(e.keys) & set(a.keys)
+
+
+def test_seed_reaches_sampled_blocks_and_generated_traces(tmp_path, small_trace):
+    path = write_campaign(tmp_path, f"""
+[campaign]
+seeds = [1, 2]
+[[traces]]
+path = "{small_trace}"
+sample_jobs = 200
+[[traces]]
+generate = "fitted"
+like = "{small_trace}"
+jobs = 300
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "fifo"
+""")
+    report = run_campaign(path, workers=2)
+    assert report.executed == 4 and report.failed == 0
+    con = connect(tmp_path / "results.duckdb")
+    rows = con.execute("SELECT trace, seed, jobs, summary->>'$.first_submit', "
+                       "(SELECT sum(trace_run) FROM jobs j WHERE j.run_key = r.run_key) "
+                       "FROM runs r ORDER BY trace, seed").fetchall()
+    con.close()
+    assert [r[2] for r in rows] == [300, 300, 200, 200]
+    # different seeds: different sampled blocks and different generated workloads
+    assert rows[0][4] != rows[1][4] and rows[2][4] != rows[3][4]
+
+
+# ----------------------------------------------------------------------- storing runs
+
+
+def test_stored_results_equal_a_direct_simulation(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    report = run_campaign(path, workers=2)
+    assert (report.total, report.executed, report.failed) == (8, 8, 0)
+    runs = stored_runs(tmp_path / "results.duckdb")
+    assert len(runs) == 8 and all(r["status"] == "done" for r in runs.values())
+    row = next(r for r in runs.values()
+               if r["dispatcher"] == "easy-sjf" and r["predictor"] == "real")
+    direct = Simulation(Platform.pooled(64), load_trace(small_trace),
+                        make_dispatcher("easy", order="sjf"), make_predictor("real")).run()
+    summary = direct.summary(tau=10.0)
+    for column in ("jobs", "mean_wait", "mean_bsld", "p95_bsld", "utilization", "makespan"):
+        assert row[column] == pytest.approx(summary[column]), column
+    con = connect(tmp_path / "results.duckdb")
+    starts = con.execute("SELECT start_time FROM jobs WHERE run_key = ? ORDER BY rowid",
+                         [row["run_key"]]).fetchnumpy()["start_time"]
+    series = con.execute("SELECT name, count(*) FROM series WHERE run_key = ? GROUP BY name",
+                         [row["run_key"]]).fetchall()
+    con.close()
+    assert starts.tolist() == direct.start.tolist()
+    assert dict(series).keys() == {"queue_length", "utilization"}
+
+
+def test_rerun_skips_finished_runs_and_adds_new_ones(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    first = run_campaign(path, workers=2)
+    again = run_campaign(path, workers=2)
+    assert again.executed == 0 and again.skipped_done == 8
+    # one more seed: only its 4 runs are executed
+    path.write_text(path.read_text().replace("seeds = [1, 2]", "seeds = [1, 2, 3]"))
+    more = run_campaign(path, workers=2)
+    assert more.executed == 4 and more.skipped_done == 8
+    runs = stored_runs(tmp_path / "results.duckdb")
+    assert len(runs) == 12 and set(first.executed_keys) <= set(runs)
+
+
+def test_failed_run_is_recorded_and_retried_on_request(tmp_path, small_trace):
+    # the window selects no job: the run fails in the worker, the campaign goes on
+    path = write_campaign(tmp_path, f"""
+[[traces]]
+label = "ok"
+path = "{small_trace}"
+[[traces]]
+label = "empty"
+path = "{small_trace}"
+window = [900000000, 900000001]
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "fifo"
+""")
+    report = run_campaign(path, workers=1)
+    assert (report.executed, report.failed) == (2, 1)
+    runs = stored_runs(tmp_path / "results.duckdb")
+    failed = [r for r in runs.values() if r["status"] == "failed"]
+    assert len(failed) == 1 and "selects no jobs" in failed[0]["error"]
+    assert failed[0]["mean_wait"] is None
+    status = campaign_status(path)
+    assert (status.done, status.failed, status.pending) == (1, 1, 0)
+    assert "selects no jobs" in status.errors[0][2]
+    skipped = run_campaign(path, workers=1)
+    assert skipped.executed == 0 and skipped.skipped_failed == 1
+    retried = run_campaign(path, workers=1, retry_failed=True)
+    assert retried.executed == 1 and retried.failed == 1
+    assert len(stored_runs(tmp_path / "results.duckdb")) == 2  # replaced, not duplicated
+
+
+# ------------------------------------------------------------------ killed processes
+
+
+def slow_campaign(folder: Path, trace: Path, seeds: str) -> Path:
+    return write_campaign(folder, f"""
+[campaign]
+seeds = {seeds}
+[[traces]]
+path = "{trace}"
+sample_jobs = 5000
+[[platforms]]
+cores = 256
+[[dispatchers]]
+name = "conservative"
+""")
+
+
+def test_killed_worker_run_is_reexecuted_and_stored_once(tmp_path, slow_trace):
+    path = slow_campaign(tmp_path, slow_trace, "[1, 2, 3, 4]")
+    pool = LocalPool(2)
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(pool.pids()) < 2:
+            time.sleep(0.02)
+        time.sleep(0.4)  # both workers are inside their first run now
+        pid = pool.pids()[0]
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    report = run_campaign(path, backend=pool)
+    killer.join()
+    assert killed, "no worker was killed"
+    assert report.executed == 4 and report.failed == 0
+    assert report.reexecuted >= 1
+    runs = stored_runs(tmp_path / "results.duckdb")
+    assert len(runs) == 4 and all(r["status"] == "done" for r in runs.values())
+    assert max(r["attempts"] for r in runs.values()) == 2
+    assert all(r["worker"].split(":")[1] != str(killed[0]) for r in runs.values())
+    con = connect(tmp_path / "results.duckdb")
+    dup = con.execute("SELECT count(*) FROM (SELECT run_key, job_id FROM jobs "
+                      "GROUP BY ALL HAVING count(*) > 1)").fetchone()[0]
+    con.close()
+    assert dup == 0
+    # the re-executed run has the same results as an undisturbed run of it
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    run_campaign(slow_campaign(clean, slow_trace, "[1, 2, 3, 4]"), workers=2)
+    again = stored_runs(clean / "results.duckdb")
+    assert {k: comparable(v) for k, v in runs.items()} == \
+        {k: comparable(v) for k, v in again.items()}
+    assert job_digest(tmp_path / "results.duckdb") == job_digest(clean / "results.duckdb")
+
+
+def test_resume_after_killing_the_coordinator(tmp_path, slow_trace):
+    path = slow_campaign(tmp_path, slow_trace, "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]")
+    db = tmp_path / "results.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "dispatchlab.cli", "campaign", "run",
+                             str(path), "--workers", "2", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        done = 0
+        while time.monotonic() < deadline and done < 2:
+            time.sleep(0.1)
+            if db.exists():
+                try:
+                    done = len(stored_runs(db))
+                except duckdb.Error:
+                    done = 0
+        assert done >= 2, "the campaign stored nothing in time"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its workers
+        proc.wait()
+    before = stored_runs(db)
+    assert 2 <= len(before) < 10, f"{len(before)} runs stored before the kill"
+    camp = load_campaign(path)
+    report = run_campaign(camp, workers=2)
+    # exactly the unfinished runs were executed: nothing lost, nothing run twice
+    assert sorted(report.executed_keys) == sorted(set(camp.keys) - set(before))
+    after = stored_runs(db)
+    assert set(after) == set(camp.keys)
+    assert all(r["status"] == "done" for r in after.values())
+    for key, row in before.items():
+        assert comparable(after[key]) == comparable(row)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def db_fingerprint(db: Path) -> str | None:
+    return hashlib.sha256(db.read_bytes()).hexdigest() if db.exists() else None
+
+
+@pytest.mark.parametrize(("text", "needles"), [
+    ("[[traces]\npath = 'x'", ["invalid TOML", "line 1"]),
+    ("[campaign]\nseeds = 3\n", ["seeds must be a non-empty array"]),
+    ("[campaign]\nwhatever = 1\n", ["unknown key(s) 'whatever'"]),
+    ("[[traces]]\npath = 'missing.swf'\n[[dispatchers]]\nname = 'fifo'\n",
+     ["traces[0]", "trace file not found", "missing.swf"]),
+    ("[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'fast'\n",
+     ["dispatchers[0]", "unknown dispatcher 'fast'"]),
+    ("[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'easy'\n"
+     "params = {{ reservations = 0 }}\n", ["dispatchers[0]", "reservations"]),
+    ("[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'fifo'\n"
+     "[[predictors]]\nname = 'oracle'\n", ["predictors[0]", "unknown predictor 'oracle'"]),
+    ("[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'fifo'\n"
+     "[[exclude]]\ndispatcher = 'easy'\n", ["exclude[0]", "no dispatcher labelled 'easy'"]),
+    ("[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'fifo'\n[[dispatchers]]\n"
+     "name = 'fifo'\nlabel = 'again'\n", ["same configuration"]),
+    ("[[traces]]\npath = '{trace}'\nwindow = [5, 1]\n[[dispatchers]]\nname = 'fifo'\n",
+     ["traces[0]", "0 <= A < B"]),
+    ("[[traces]]\ngenerate = 'lublin'\njobs = 10\n[[dispatchers]]\nname = 'fifo'\n",
+     ["machine_size"]),
+    ("[[traces]]\npath = '{trace}'\n[[platforms]]\ncores = 4\nnodes = 2\n"
+     "[[dispatchers]]\nname = 'fifo'\n", ["platforms[0]", "give one of"]),
+])
+def test_bad_campaign_is_refused_and_nothing_is_written(tmp_path, small_trace, text,
+                                                        needles):
+    # a database already holding one run: it must stay byte-identical
+    good = small_campaign(tmp_path, small_trace)
+    run_campaign(load_campaign(good), workers=1)
+    db = tmp_path / "results.duckdb"
+    before = db_fingerprint(db)
+    bad = write_campaign(tmp_path, text.format(trace=small_trace), "bad.toml")
+    proc = run_cli("campaign", "run", bad, "--workers", "1")
+    line = assert_user_error(proc, *needles)
+    assert str(bad) in line
+    assert db_fingerprint(db) == before
+
+
+def test_newer_database_is_refused_and_left_alone(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    db = tmp_path / "results.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', ?), "
+                "('dispatchlab_version', '9.0.0')", [str(SCHEMA_VERSION + 1)])
+    con.close()
+    before = db_fingerprint(db)
+    proc = run_cli("campaign", "run", path, "--workers", "1")
+    assert_user_error(proc, str(db), "dispatchlab 9.0.0", "upgrade dispatchlab")
+    assert db_fingerprint(db) == before
+    for args in (("campaign", "status", path), ("results", "query", db, "SELECT 1")):
+        assert_user_error(run_cli(*args), "upgrade dispatchlab")
+    with pytest.raises(InputError, match="upgrade"):
+        run_campaign(path, workers=1)
+
+
+def test_not_a_database_is_refused(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    db = tmp_path / "results.duckdb"
+    db.write_text("not a database\n")
+    assert_user_error(run_cli("campaign", "run", path), str(db), "DuckDB")
+    assert db.read_text() == "not a database\n"
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).close()  # a DuckDB file, but not ours
+    assert_user_error(run_cli("campaign", "run", path, "--database", other),
+                      "not a dispatchlab results database")
+
+
+# ---------------------------------------------------------------------------- the CLI
+
+
+def test_cli_run_status_query_export(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    db = tmp_path / "results.duckdb"
+    proc = run_cli("campaign", "status", path)
+    assert_ok(proc)
+    assert "8" in proc.stdout and not db.exists()  # status writes nothing
+    proc = run_cli("campaign", "run", path, "--workers", "2")
+    assert_ok(proc)
+    assert "executed 8 (0 failed" in proc.stdout
+    proc = run_cli("campaign", "run", path, "--workers", "2")
+    assert_ok(proc)
+    assert "executed 0" in proc.stdout and "skipped 8 done before" in proc.stdout
+    proc = run_cli("results", "query", db,
+                   "SELECT dispatcher, count(*) AS n FROM runs GROUP BY ALL ORDER BY 1")
+    assert_ok(proc)
+    assert "easy-sjf" in proc.stdout and "fifo" in proc.stdout
+    proc = run_cli("results", "query", db, "SELECT * FROM jobs", "--limit", "5")
+    assert_ok(proc)
+    assert "more than 5 rows" in proc.stdout
+    assert_user_error(run_cli("results", "query", db, "SELECT nope FROM runs"),
+                      "SQL error", "nope")
+    assert_user_error(run_cli("results", "query", db, "DELETE FROM runs"), "read-only")
+    for fmt in ("parquet", "csv"):
+        out = tmp_path / fmt
+        assert_ok(run_cli("results", "export", db, "--format", fmt, "--out", out))
+        assert sorted(p.name for p in out.iterdir()) == [
+            f"jobs.{fmt}", f"runs.{fmt}", f"series.{fmt}"]
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "parquet" / "runs.parquet").num_rows == 8
+    assert pq.read_table(tmp_path / "parquet" / "jobs.parquet").num_rows == 8 * 1500
+    assert_user_error(run_cli("results", "query", tmp_path / "nope.duckdb", "SELECT 1"),
+                      "no such results database")
+    assert_user_error(run_cli("campaign", "run", path, "--workers", "0"), "--workers")
