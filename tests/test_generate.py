@@ -174,11 +174,36 @@ def test_cli_generate(tmp_path):
     assert f"--like {src} --seed 2 --jobs 300 (model: fitted)" in table.info.header["Note"]
 
 
+def test_cli_generate_lublin(tmp_path):
+    out = tmp_path / "lublin.swf.gz"
+    r = _cli("generate", "--model", "lublin", "--machine-size", "128", "--jobs", "500",
+             "--seed", "4", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    table = load_trace(out)
+    assert len(table) == 500 and table.info.max_procs == 128
+    assert table["units"].max() <= 128
+    again = tmp_path / "again.swf.gz"
+    r = _cli("generate", "--model", "lublin", "--machine-size", "128", "--jobs", "500",
+             "--seed", "4", "--out", str(again))
+    assert r.returncode == 0 and again.read_bytes() == out.read_bytes()
+    # the machine size can come from a trace header's MaxProcs
+    like = tmp_path / "like.swf"
+    r = _cli("generate", "--model", "lublin", "--like", str(out), "--jobs", "50",
+             "--out", str(like))
+    assert r.returncode == 0, r.stderr
+    assert load_trace(like).info.max_procs == 128
+
+
 @pytest.mark.parametrize("args", [
     ["--like", "MISSING.swf", "--jobs", "10"],
     ["--like", "SRC", "--jobs", "0"],
     ["--like", "SRC", "--jobs", "-5"],
-    ["--like", "SRC", "--jobs", "10", "--model", "lublin"],
+    ["--jobs", "10", "--model", "lublin"],
+    ["--jobs", "10", "--model", "lublin", "--machine-size", "1"],
+    ["--jobs", "10", "--model", "lublin", "--machine-size", "64", "--like", "SRC"],
+    ["--jobs", "10", "--model", "nope", "--like", "SRC"],
+    ["--jobs", "10", "--like", "SRC", "--machine-size", "64"],
+    ["--jobs", "10"],
 ])
 def test_cli_generate_errors(tmp_path, args):
     from dispatchlab.workload.swf import write_swf

@@ -388,29 +388,56 @@ def demo(jobs: int, cores: int, seed: int, load: float) -> None:
 
 
 @app.command()
-@click.option("--like", "like", type=click.Path(path_type=Path), required=True,
-              help="the real trace the model is fitted to")
+@click.option("--like", "like", type=click.Path(path_type=Path), default=None,
+              help="the real trace the model is fitted to (fitted; for lublin: the trace "
+                   "whose MaxProcs sets the machine size)")
 @click.option("--jobs", type=int, required=True, help="number of jobs to generate (>= 1)")
 @click.option("--seed", type=int, default=0, show_default=True, help="generator seed (>= 0)")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="output SWF file (.gz: compressed)")
 @click.option("--model", "model_name", default="fitted", show_default=True,
-              help="fitted (lublin: not available yet)")
+              help="fitted (to --like) | lublin (Lublin & Feitelson 2003)")
+@click.option("--machine-size", type=int, default=None,
+              help="lublin: processors of the machine (or take MaxProcs of --like)")
 @READ_OPTIONS
-def generate(like: Path, jobs: int, seed: int, out: Path, model_name: str, lenient: bool,
-             extra_fields: str) -> None:
-    """Fit a workload model to a real trace and write a synthetic SWF trace sampled from it."""
-    from dispatchlab.workload.generate import fit_model, header_lines, write_generated
+def generate(like: Path | None, jobs: int, seed: int, out: Path, model_name: str,
+             machine_size: int | None, lenient: bool, extra_fields: str) -> None:
+    """Write a synthetic SWF trace: fitted to a real trace (--like) or from the Lublin &
+    Feitelson (2003) parametric model (--model lublin)."""
+    from dispatchlab.workload.generate import write_generated
 
-    if model_name == "lublin":
-        raise InputError("the Lublin & Feitelson model is not available yet; use "
-                         "--model fitted", field="--model")
-    if model_name != "fitted":
-        raise InputError(f"unknown model {model_name!r} (fitted)", field="--model")
+    if model_name not in ("fitted", "lublin"):
+        raise InputError(f"unknown model {model_name!r} (fitted, lublin)", field="--model")
     if jobs < 1:
         raise InputError(f"must be >= 1, got {jobs}", field="--jobs")
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", field="--seed")
+    if model_name == "lublin":
+        from dispatchlab.workload.lublin import lublin_header_lines, lublin_model
+
+        if (machine_size is None) == (like is None):
+            raise InputError("give the machine size: --machine-size P or --like TRACE (its "
+                             "MaxProcs), one of the two", field="--machine-size")
+        if machine_size is None:
+            info = _load(like, lenient=lenient, extra_fields=extra_fields).info
+            machine_size = info.max_procs or info.max_nodes
+            if not machine_size:
+                raise InputError("the trace header has no MaxProcs; give --machine-size",
+                                 file=str(like))
+        if machine_size < 2:
+            raise InputError(f"must be >= 2, got {machine_size}", field="--machine-size")
+        lmodel = lublin_model(machine_size)
+        write_generated(lmodel.sample(jobs, seed), out,
+                        lublin_header_lines(lmodel, seed, jobs))
+        _console().print(f"wrote {out} ({jobs:,} jobs, Lublin & Feitelson 2003 model, "
+                         f"{machine_size} processors, seed {seed})")
+        return
+    from dispatchlab.workload.generate import fit_model, header_lines
+
+    if like is None:
+        raise InputError("the fitted model needs --like TRACE", field="--like")
+    if machine_size is not None:
+        raise InputError("--machine-size applies to --model lublin", field="--machine-size")
     model = fit_model(_load(like, lenient=lenient, extra_fields=extra_fields))
     table = model.sample(jobs, seed)
     write_generated(table, out, header_lines(model, str(like), seed, jobs, model_name))
