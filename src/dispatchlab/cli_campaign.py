@@ -75,21 +75,27 @@ class _Bar:
 @click.option("--dask", default=None, metavar="ADDRESS|local",
               help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
                    "'local' for a Dask LocalCluster on this machine")
+@click.option("--dask-timeout", type=float, default=10.0, show_default=True,
+              help="seconds to wait for the Dask scheduler")
 @click.option("--retry-failed", is_flag=True, help="execute failed runs again")
 @DATABASE_OPTION
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="progress bar on stderr (only when it is a terminal)")
 def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
-                 retry_failed: bool, database: Path | None, progress: bool) -> None:
+                 dask_timeout: float, retry_failed: bool, database: Path | None,
+                 progress: bool) -> None:
     """Run the unfinished runs of CAMPAIGN_FILE and store them in its database."""
     from dispatchlab.campaign import load_campaign, run_campaign
 
     if workers is not None and workers < 1:
         raise InputError(f"must be >= 1, got {workers}", field="--workers")
+    if not dask_timeout > 0:
+        raise InputError(f"must be > 0, got {dask_timeout}", field="--dask-timeout")
     camp = load_campaign(campaign_file, database=database)
     with _Bar(progress) as bar:
         report = run_campaign(camp, workers=workers, dask=dask, retry_failed=retry_failed,
-                              database=database, on_progress=bar.update)
+                              database=database, on_progress=bar.update,
+                              dask_timeout=dask_timeout)
     console = _console()
     console.print(
         f"campaign {report.campaign}: {report.total:,} runs; executed {report.executed:,} "

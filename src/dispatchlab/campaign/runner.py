@@ -171,9 +171,10 @@ def _suspicious(dask_scheduler, keys: list[str]) -> dict[str, int]:
 class DaskBackend:
     """Runs on a Dask distributed cluster: ``address`` ``tcp://host:port`` or ``local``."""
 
-    def __init__(self, address: str, workers: int) -> None:
+    def __init__(self, address: str, workers: int, *, timeout: float = 10.0) -> None:
         self.address = address
         self.workers = workers
+        self.timeout = timeout
         self.describe = (f"Dask LocalCluster of {workers} worker processes"
                          if address == "local" else f"Dask cluster at {address}")
 
@@ -188,9 +189,10 @@ class DaskBackend:
                                    processes=True, dashboard_address=None)
             return Client(cluster), cluster
         try:
-            return Client(self.address, timeout="10s"), None
+            return Client(self.address, timeout=f"{self.timeout}s"), None
         except (OSError, TimeoutError) as exc:
-            raise InputError(f"cannot reach the Dask scheduler at {self.address}: {exc}",
+            raise InputError(f"cannot reach the Dask scheduler at {self.address} within "
+                             f"{self.timeout:g} s: {str(exc).splitlines()[0]}",
                              field="--dask") from None
         except ValueError as exc:
             raise InputError(f"bad Dask scheduler address {self.address!r}: {exc}",
@@ -265,11 +267,13 @@ def run_campaign(
     on_progress: Callable[[int, int, int], None] | None = None,
     max_attempts: int = MAX_ATTEMPTS,
     backend: LocalPool | DaskBackend | None = None,
+    dask_timeout: float = 10.0,
 ) -> CampaignReport:
     """Run the unfinished runs of a campaign and store them; see the module docstring.
 
     ``workers`` defaults to the number of cores. ``dask`` is a scheduler address or
-    ``"local"``. Failed runs are re-executed only with ``retry_failed``.
+    ``"local"``; ``dask_timeout`` bounds the connection to a scheduler (s). Failed
+    runs are re-executed only with ``retry_failed``.
     ``on_progress(done, failed, total)`` is called after each finished run.
     ``backend`` overrides ``workers``/``dask``: any object with a ``describe`` string
     and an ``execute(specs)`` method yielding one outcome per spec.
@@ -284,7 +288,7 @@ def run_campaign(
     if n < 1:
         raise InputError(f"must be >= 1, got {n}", field="--workers")
     if backend is None:
-        backend = (DaskBackend(dask, n) if dask is not None
+        backend = (DaskBackend(dask, n, timeout=dask_timeout) if dask is not None
                    else LocalPool(n, max_attempts=max_attempts))
     store.check_writable(db)
     con = _open_for_flush(db)

@@ -18,11 +18,16 @@ the simulation used):
     component names (``dispatcher_name``, ``predictor_name``), ``seed``,
     ``repetition``, ``tau``, ``overrun``, the full configuration as JSON
     (``config``), ``trace_path`` and ``trace_sha256``, ``version`` (dispatchlab's),
-    ``status`` (``done`` or ``failed``), ``attempts`` (executions it took: more than
-    one when a worker died under it), ``error`` (the failure, null when done),
+    ``status`` (``done`` or ``failed``), ``attempts`` (local pool: executions it
+    took, more than one when its worker process died under it; Dask: 1 + the number
+    of workers that died while the scheduler had given them the run, running or
+    queued there), ``error`` (the failure, null when done),
     ``finished_at`` (UTC), ``wall_seconds`` (the worker's wall time for the whole
     run: load, simulate, metrics), ``simulate_seconds``, ``worker`` (where it ran),
-    ``cores`` (platform core capacity), ``node_level`` (placement simulated), the main
+    ``cores`` (platform core capacity), ``node_level`` (placement on nodes simulated:
+    jobs have ``allocation`` strings; false for pools and for core-only platforms with
+    one-core units, which are simulated by counting), ``nodes`` (node count of a
+    node-level run, else null), the main
     metrics as columns (``jobs``, ``rejected``, ``killed``, ``mean_wait``,
     ``median_wait``, ``p95_wait``, ``max_wait``, ``mean_slowdown``, ``mean_bsld``,
     ``p95_bsld``, ``bsld_short``, ``bsld_medium``, ``bsld_long``, ``utilization``,
@@ -75,7 +80,7 @@ CREATE TABLE IF NOT EXISTS runs (
     trace_path VARCHAR, trace_sha256 VARCHAR, version VARCHAR,
     status VARCHAR, attempts INTEGER, error VARCHAR, finished_at TIMESTAMP,
     wall_seconds DOUBLE, simulate_seconds DOUBLE, worker VARCHAR,
-    cores BIGINT, node_level BOOLEAN,
+    cores BIGINT, node_level BOOLEAN, nodes BIGINT,
     jobs BIGINT, rejected BIGINT, killed BIGINT, mean_wait DOUBLE, median_wait DOUBLE,
     p95_wait DOUBLE, max_wait DOUBLE, mean_slowdown DOUBLE, mean_bsld DOUBLE,
     p95_bsld DOUBLE, bsld_short DOUBLE, bsld_medium DOUBLE, bsld_long DOUBLE,
@@ -99,7 +104,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "run_key", "campaign", "trace", "platform", "dispatcher", "predictor",
     "dispatcher_name", "predictor_name", "seed", "repetition", "tau", "overrun", "config",
     "trace_path", "trace_sha256", "version", "status", "attempts", "error", "finished_at",
-    "wall_seconds", "simulate_seconds", "worker", "cores", "node_level",
+    "wall_seconds", "simulate_seconds", "worker", "cores", "node_level", "nodes",
     *SUMMARY_COLUMNS[:10], "bsld_short", "bsld_medium", "bsld_long",
     *SUMMARY_COLUMNS[10:], "series_start", "series_end", "summary",
 )
@@ -235,6 +240,7 @@ def store_outcome(con, outcome: dict[str, Any], *, replace: bool = False) -> Non
         outcome.get("attempts", 1), outcome.get("error"), outcome["finished_at"],
         outcome.get("wall_seconds"), outcome.get("simulate_seconds"),
         outcome.get("worker"), outcome.get("cores"), outcome.get("node_level"),
+        outcome.get("nodes"),
         *_summary_values(summary), outcome.get("series_start"),
         outcome.get("series_end"),
         None if summary is None else json.dumps(summary, sort_keys=True),

@@ -200,13 +200,16 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
             params["allocator"] = spec["platform"]["allocator"]
         dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
         predictor = make_predictor(spec["predictor"]["name"], **spec["predictor"]["params"])
-        result = Simulation(platform, jobs, dispatcher, predictor,
-                            overrun=spec["overrun"]).run()
+        sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"])
+        result = sim.run()
+        node_level = not sim.counting
+        del sim
         measure = Measure.parse(spec["measure"])
         summary = result.summary(tau=spec["tau"], measure=measure)
         out.update(status="done", summary=summary, simulate_seconds=result.wall_seconds,
                    cores=int(platform.total_capacity().get("core", 0)),
-                   node_level=not platform.is_pooled)
+                   node_level=node_level,
+                   nodes=len(platform.capacity_matrix()) if node_level else None)
         out["jobs"] = jobs_table(result, spec["tau"]) if spec["store_jobs"] else None
         series, lo, hi = series_table(result, measure)
         out["series"] = series if spec["store_series"] else None
