@@ -53,9 +53,10 @@ def connect(db: Path, timeout: float = 20.0):
 
 
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
-    """A runs row without wall-clock and execution-place fields, summary parsed."""
+    """A runs row without wall-clock, memory and execution-place fields, summary parsed."""
     out = {k: v for k, v in row.items()
-           if k not in WALL_CLOCK_KEYS | {"finished_at", "worker", "attempts", "summary"}}
+           if k not in WALL_CLOCK_KEYS | {"finished_at", "worker", "attempts", "summary",
+                                          "peak_rss_mb"}}
     summary = json.loads(row["summary"]) if row["summary"] else None
     if summary is not None:
         out["summary"] = {k: v for k, v in summary.items() if k not in WALL_CLOCK_KEYS}

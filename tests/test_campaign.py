@@ -122,21 +122,27 @@ sample_jobs = 200
 generate = "fitted"
 like = "{small_trace}"
 jobs = 300
+[[traces]]
+generate = "lublin"
+machine_size = 64
+jobs = 250
 [[platforms]]
 cores = 64
 [[dispatchers]]
 name = "fifo"
 """)
     report = run_campaign(path, workers=2)
-    assert report.executed == 4 and report.failed == 0
+    assert report.executed == 6 and report.failed == 0
     con = connect(tmp_path / "results.duckdb")
-    rows = con.execute("SELECT trace, seed, jobs, summary->>'$.first_submit', "
+    rows = con.execute("SELECT trace, seed, jobs, "
                        "(SELECT sum(trace_run) FROM jobs j WHERE j.run_key = r.run_key) "
                        "FROM runs r ORDER BY trace, seed").fetchall()
     con.close()
-    assert [r[2] for r in rows] == [300, 300, 200, 200]
+    assert [(r[0], r[2]) for r in rows] == [
+        ("fitted-syn-1500-3-300", 300), ("fitted-syn-1500-3-300", 300), ("lublin-64-250", 250),
+        ("lublin-64-250", 250), ("syn-1500-3", 200), ("syn-1500-3", 200)]
     # different seeds: different sampled blocks and different generated workloads
-    assert rows[0][4] != rows[1][4] and rows[2][4] != rows[3][4]
+    assert all(rows[i][3] != rows[i + 1][3] for i in (0, 2, 4))
 
 
 # ----------------------------------------------------------------------- storing runs

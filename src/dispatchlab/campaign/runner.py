@@ -12,9 +12,11 @@ Backends (each yields one outcome per run, in completion order):
   (``distributed.scheduler.allowed-failures`` times, then the run fails with
   ``KilledWorker``); the number of executions is read from the scheduler.
 
-Only the coordinator (this process) writes the database; it opens it for each flush of
-finished runs (at most every second or every :data:`FLUSH_RUNS` runs) and closes it in
-between, so ``campaign status`` and ``results query`` can read while a campaign runs.
+Only the coordinator (this process) writes the database, from a writer thread so that
+handing out runs never waits for storage; it opens the file for each batch of finished
+runs (one transaction: the runs arrived within :data:`FLUSH_SECONDS`, at most
+:data:`FLUSH_RUNS`) and closes it in between, so ``campaign status`` and ``results
+query`` can read while a campaign runs.
 A coordinator killed at any moment loses at most the runs finished since the last
 flush; they are simply executed again by the next invocation, never stored twice.
 """
@@ -22,15 +24,17 @@ flush; they are simply executed again by the next invocation, never stored twice
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
 import os
-import signal
+import queue
+import subprocess
+import sys
+import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -41,29 +45,11 @@ from dispatchlab.errors import InputError
 #: Flush finished runs to the database at least every this many runs...
 FLUSH_RUNS = 64
 #: ...or every this many seconds.
-FLUSH_SECONDS = 1.0
+FLUSH_SECONDS = 2.0
 #: Executions of one run before a run whose worker keeps dying is stored as failed.
 MAX_ATTEMPTS = 3
 #: How long a flush waits for a reader holding the database (s).
 LOCK_WAIT = 60.0
-
-
-def _serve(conn) -> None:
-    """Worker process loop: receive a spec, send back its outcome; None stops."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
-    from dispatchlab.campaign.worker import execute_run
-
-    while True:
-        try:
-            spec = conn.recv()
-        except EOFError:  # the coordinator is gone
-            return
-        if spec is None:
-            return
-        try:
-            conn.send(execute_run(spec))
-        except (BrokenPipeError, EOFError):
-            return
 
 
 def _failed(spec: dict[str, Any], error: str, attempts: int) -> dict[str, Any]:
@@ -74,7 +60,9 @@ def _failed(spec: dict[str, Any], error: str, attempts: int) -> dict[str, Any]:
 
 
 class LocalPool:
-    """``workers`` processes on this machine (forkserver start: no inherited threads)."""
+    """``workers`` processes on this machine, each a fresh interpreter running
+    :mod:`dispatchlab.campaign.serve` (no fork: safe with the coordinator's threads,
+    and the caller's ``__main__`` is never re-imported)."""
 
     def __init__(self, workers: int, *, max_attempts: int = MAX_ATTEMPTS) -> None:
         if workers < 1:
@@ -82,85 +70,90 @@ class LocalPool:
         self.workers = workers
         self.max_attempts = max_attempts
         self.describe = f"local pool of {workers} worker process{'es' * (workers > 1)}"
-        self._procs: dict[int, Any] = {}
+        self._procs: dict[int, subprocess.Popen] = {}
 
     def pids(self) -> list[int]:
         """Process ids of the live worker processes (for monitoring)."""
-        return [pid for pid, proc in list(self._procs.items()) if proc.is_alive()]
+        return [pid for pid, proc in list(self._procs.items()) if proc.poll() is None]
+
+    def _start(self) -> tuple[Connection, Connection, subprocess.Popen]:
+        task_r, task_w = os.pipe()
+        result_r, result_w = os.pipe()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dispatchlab.campaign.serve", str(task_r), str(result_w)],
+            pass_fds=(task_r, result_w), stdin=subprocess.DEVNULL)
+        os.close(task_r)
+        os.close(result_w)
+        self._procs[proc.pid] = proc
+        return (Connection(task_w, readable=False), Connection(result_r, writable=False),
+                proc)
 
     def execute(self, specs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["dispatchlab.campaign.worker", "dispatchlab.sim",
-                                    "dispatchlab.dispatch", "dispatchlab.predict"])
         pending = deque(specs)
         attempts: dict[str, int] = {}
-        busy: dict[Any, tuple[Any, dict[str, Any] | None]] = {}  # conn -> (proc, spec)
+        # result connection -> (task connection, process, the spec it holds)
+        busy: dict[Connection, tuple[Connection, subprocess.Popen, dict[str, Any]]] = {}
 
-        def start() -> None:
-            here, there = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(there,), daemon=True)
-            proc.start()
-            self._procs[proc.pid] = proc
-            there.close()
-            busy[here] = (proc, None)
-            assign(here)
+        def stop(results: Connection) -> None:
+            tasks, proc, _ = busy.pop(results)
+            with contextlib.suppress(OSError):
+                tasks.send(None)
+            tasks.close()
+            results.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
-        def assign(conn) -> None:
-            proc, _ = busy[conn]
-            if not pending:
-                busy.pop(conn)
-                with contextlib.suppress(OSError):
-                    conn.send(None)
-                conn.close()
-                proc.join(timeout=5)
-                return
+        def assign(results: Connection, tasks: Connection, proc: subprocess.Popen) -> None:
             spec = pending.popleft()
             key = spec["run_key"]
             attempts[key] = attempts.get(key, 0) + 1
-            busy[conn] = (proc, spec)
-            conn.send(spec)
+            busy[results] = (tasks, proc, spec)
+            with contextlib.suppress(OSError):  # a dead worker is found at the next wait
+                tasks.send(spec)
 
         try:
             for _ in range(min(self.workers, len(pending))):
-                start()
+                tasks, results, proc = self._start()
+                assign(results, tasks, proc)
             while busy:
-                sentinels = {proc.sentinel: conn for conn, (proc, _) in busy.items()}
-                for ready in wait([*busy, *sentinels]):
-                    conn = sentinels.get(ready, ready)
-                    if conn not in busy:
-                        continue  # handled through its other handle in this round
-                    proc, spec = busy[conn]
-                    outcome = None
+                for results in wait(list(busy)):
+                    tasks, proc, spec = busy[results]
                     try:
-                        if conn.poll():
-                            outcome = conn.recv()
+                        outcome = results.recv()
                     except (EOFError, OSError):
                         outcome = None
                     if outcome is not None:
                         outcome["attempts"] = attempts[spec["run_key"]]
                         yield outcome
-                        assign(conn)
-                        continue
-                    if proc.is_alive() and ready is conn:
-                        continue  # spurious wake-up
-                    # the worker died while holding `spec`
-                    proc.join(timeout=5)
-                    busy.pop(conn)
-                    conn.close()
-                    if spec is not None:
-                        n = attempts[spec["run_key"]]
-                        if n >= self.max_attempts:
-                            yield _failed(spec, f"the worker process died in each of {n} "
-                                          f"attempts (last exit code {proc.exitcode})", n)
+                        if pending:
+                            assign(results, tasks, proc)
                         else:
-                            pending.appendleft(spec)
+                            stop(results)
+                        continue
+                    # end of file: the worker died while holding `spec`
+                    busy.pop(results)
+                    tasks.close()
+                    results.close()
+                    code = proc.wait()
+                    n = attempts[spec["run_key"]]
+                    if n >= self.max_attempts:
+                        yield _failed(spec, f"the worker process died in each of {n} "
+                                      f"attempts (last exit status {code})", n)
+                    else:
+                        pending.appendleft(spec)
                     if pending:
-                        start()
+                        tasks, results, proc = self._start()
+                        assign(results, tasks, proc)
         finally:
-            for conn, (proc, _) in list(busy.items()):
+            for results in list(busy):
+                tasks, proc, _ = busy.pop(results)
                 proc.kill()
-                proc.join(timeout=5)
-                conn.close()
+                proc.wait()
+                tasks.close()
+                results.close()
 
 
 def _suspicious(dask_scheduler, keys: list[str]) -> dict[str, int]:
@@ -186,7 +179,7 @@ class DaskBackend:
                              "'dask[distributed]')", field="--dask") from None
         if self.address == "local":
             cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
+                                   processes=True, dashboard_address=":0")
             return Client(cluster), cluster
         try:
             return Client(self.address, timeout=f"{self.timeout}s"), None
@@ -257,6 +250,60 @@ def _open_for_flush(path: Path):
             time.sleep(0.05)
 
 
+class _Writer(threading.Thread):
+    """The coordinator's database writer: stores finished runs in batches (one
+    transaction each: at most :data:`FLUSH_RUNS` runs or :data:`FLUSH_SECONDS` of
+    arrivals), so handing out work never waits for the database."""
+
+    _STOP = object()
+
+    def __init__(self, db: Path, replace: set[str]) -> None:
+        super().__init__(name="dispatchlab-db-writer", daemon=True)
+        self.db = db
+        self.replace = replace
+        self.queue: queue.Queue = queue.Queue()
+        self.error: BaseException | None = None
+
+    def put(self, outcome: dict[str, Any]) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(outcome)
+
+    def run(self) -> None:
+        stop = False
+        while not stop:
+            item = self.queue.get()
+            if item is self._STOP:
+                return
+            batch = [item]
+            deadline = time.monotonic() + FLUSH_SECONDS
+            while len(batch) < FLUSH_RUNS:
+                try:
+                    item = self.queue.get(timeout=max(deadline - time.monotonic(), 0))
+                except queue.Empty:
+                    break
+                if item is self._STOP:
+                    stop = True
+                    break
+                batch.append(item)
+            try:
+                con = _open_for_flush(self.db)
+                try:
+                    store.store_outcomes(con, batch, replace=self.replace)
+                finally:
+                    con.close()
+            except BaseException as exc:  # reported to the coordinator's thread
+                self.error = exc
+                return
+
+    def close(self) -> None:
+        """Store everything queued, stop, and raise a storing error if one happened."""
+        self.queue.put(self._STOP)
+        self.join()
+        if self.error is not None:
+            raise self.error
+
+
 def run_campaign(
     campaign: str | Path | Campaign,
     *,
@@ -311,35 +358,19 @@ def run_campaign(
             todo.append(spec)
     if on_progress is not None:
         on_progress(0, 0, len(todo))
-    buffer: list[dict[str, Any]] = []
-    last = time.monotonic()
-
-    def flush() -> None:
-        nonlocal last
-        if buffer:
-            con = _open_for_flush(db)
-            try:
-                for outcome in buffer:
-                    store.store_outcome(con, outcome,
-                                        replace=outcome["spec"]["run_key"] in replace)
-            finally:
-                con.close()
-            buffer.clear()
-        last = time.monotonic()
-
+    writer = _Writer(db, replace)
+    writer.start()
     try:
         for outcome in (backend.execute(todo) if todo else iter(())):
-            buffer.append(outcome)
+            writer.put(outcome)
             report.executed += 1
             report.executed_keys.append(outcome["spec"]["run_key"])
             report.failed += outcome["status"] == "failed"
             report.reexecuted += outcome.get("attempts", 1) > 1
             if on_progress is not None:
                 on_progress(report.executed, report.failed, len(todo))
-            if len(buffer) >= FLUSH_RUNS or time.monotonic() - last >= FLUSH_SECONDS:
-                flush()
     finally:
-        flush()
+        writer.close()
     report.wall_seconds = time.perf_counter() - t0
     return report
 

@@ -27,7 +27,8 @@ the simulation used):
     ``cores`` (platform core capacity), ``node_level`` (placement on nodes simulated:
     jobs have ``allocation`` strings; false for pools and for core-only platforms with
     one-core units, which are simulated by counting), ``nodes`` (node count of a
-    node-level run, else null), the main
+    node-level run, else null), ``peak_rss_mb`` (peak resident memory of the worker
+    process so far, MB: an upper bound for the run), the main
     metrics as columns (``jobs``, ``rejected``, ``killed``, ``mean_wait``,
     ``median_wait``, ``p95_wait``, ``max_wait``, ``mean_slowdown``, ``mean_bsld``,
     ``p95_bsld``, ``bsld_short``, ``bsld_medium``, ``bsld_long``, ``utilization``,
@@ -80,7 +81,7 @@ CREATE TABLE IF NOT EXISTS runs (
     trace_path VARCHAR, trace_sha256 VARCHAR, version VARCHAR,
     status VARCHAR, attempts INTEGER, error VARCHAR, finished_at TIMESTAMP,
     wall_seconds DOUBLE, simulate_seconds DOUBLE, worker VARCHAR,
-    cores BIGINT, node_level BOOLEAN, nodes BIGINT,
+    cores BIGINT, node_level BOOLEAN, nodes BIGINT, peak_rss_mb DOUBLE,
     jobs BIGINT, rejected BIGINT, killed BIGINT, mean_wait DOUBLE, median_wait DOUBLE,
     p95_wait DOUBLE, max_wait DOUBLE, mean_slowdown DOUBLE, mean_bsld DOUBLE,
     p95_bsld DOUBLE, bsld_short DOUBLE, bsld_medium DOUBLE, bsld_long DOUBLE,
@@ -105,6 +106,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "dispatcher_name", "predictor_name", "seed", "repetition", "tau", "overrun", "config",
     "trace_path", "trace_sha256", "version", "status", "attempts", "error", "finished_at",
     "wall_seconds", "simulate_seconds", "worker", "cores", "node_level", "nodes",
+    "peak_rss_mb",
     *SUMMARY_COLUMNS[:10], "bsld_short", "bsld_medium", "bsld_long",
     *SUMMARY_COLUMNS[10:], "series_start", "series_end", "summary",
 )
@@ -193,6 +195,8 @@ def open_write(path: str | Path):
                          file=str(p))
     con = _connect(p, read_only=False)
     try:
+        # one thread: the coordinator shares the machine with its workers
+        con.execute("SET threads = 1")
         con.execute("BEGIN")
         con.execute(SCHEMA_SQL)
         if not existed:
@@ -223,16 +227,12 @@ def _summary_values(summary: dict[str, Any] | None) -> list[Any]:
     return vals
 
 
-def store_outcome(con, outcome: dict[str, Any], *, replace: bool = False) -> None:
-    """Store one run's outcome (from :func:`dispatchlab.campaign.worker.execute_run`)
-    in one transaction. ``replace`` first deletes a stored run with the same key (used
-    to retry failed runs); otherwise storing a key twice fails on the primary key."""
+def _run_row(outcome: dict[str, Any]) -> list[Any]:
     spec = outcome["spec"]
-    key = spec["run_key"]
     summary = outcome.get("summary")
-    row = [
-        key, spec["campaign"], spec["trace"]["label"], spec["platform"]["label"],
-        spec["dispatcher"]["label"], spec["predictor"]["label"],
+    return [
+        spec["run_key"], spec["campaign"], spec["trace"]["label"],
+        spec["platform"]["label"], spec["dispatcher"]["label"], spec["predictor"]["label"],
         spec["dispatcher"]["name"], spec["predictor"]["name"], spec["seed"],
         spec["repetition"], spec["tau"], spec["overrun"],
         json.dumps(spec["config"], sort_keys=True), spec["trace"].get("path"),
@@ -240,26 +240,63 @@ def store_outcome(con, outcome: dict[str, Any], *, replace: bool = False) -> Non
         outcome.get("attempts", 1), outcome.get("error"), outcome["finished_at"],
         outcome.get("wall_seconds"), outcome.get("simulate_seconds"),
         outcome.get("worker"), outcome.get("cores"), outcome.get("node_level"),
-        outcome.get("nodes"),
+        outcome.get("nodes"), outcome.get("peak_rss_mb"),
         *_summary_values(summary), outcome.get("series_start"),
         outcome.get("series_end"),
         None if summary is None else json.dumps(summary, sort_keys=True),
     ]
+
+
+def with_run_key(table, key: str):
+    """``table`` with a first column ``run_key`` (dictionary-encoded: one string)."""
+    import numpy as np
+    import pyarrow as pa
+
+    codes = pa.array(np.zeros(table.num_rows, dtype=np.int32))
+    return table.add_column(0, "run_key", pa.DictionaryArray.from_arrays(
+        codes, pa.array([key], type=pa.string())))
+
+
+def store_outcomes(con, outcomes: list[dict[str, Any]], *,
+                   replace: Iterable[str] = ()) -> None:
+    """Store finished runs (outcomes of :func:`dispatchlab.campaign.worker.execute_run`)
+    in **one transaction**: all of them or none. Their ``jobs`` and ``series`` tables
+    have the store's columns, with or without the leading ``run_key`` column. Keys in
+    ``replace`` are deleted first (retrying failed runs); storing a stored key otherwise
+    fails on the primary key."""
+    if not outcomes:
+        return
+    import pyarrow as pa
+
+    keys = [o["spec"]["run_key"] for o in outcomes]
+    gone = [k for k in keys if k in set(replace)]
     con.execute("BEGIN")
     try:
-        if replace:
+        for key in gone:
             for table in ("jobs", "series", "runs"):
                 con.execute(f"DELETE FROM {table} WHERE run_key = ?", [key])
         marks = ", ".join("?" * len(RUN_COLUMNS))
-        con.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})", row)
+        con.executemany(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})",
+                        [_run_row(o) for o in outcomes])
         for table in ("jobs", "series"):
-            data = outcome.get(table)
-            if data is not None and data.num_rows:
-                con.register("_incoming", data)
-                con.execute(f"INSERT INTO {table} SELECT ? AS run_key, * FROM _incoming",
-                            [key])
+            parts = []
+            for key, o in zip(keys, outcomes, strict=True):
+                data = o.get(table)
+                if data is not None and data.num_rows:
+                    parts.append(data if data.column_names[0] == "run_key" else
+                                 with_run_key(data, key))
+            if parts:
+                incoming = pa.concat_tables(parts, promote_options="permissive")
+                con.register("_incoming", incoming)
+                con.execute(f"INSERT INTO {table} SELECT * FROM _incoming")
                 con.unregister("_incoming")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def store_outcome(con, outcome: dict[str, Any], *, replace: bool = False) -> None:
+    """Store one run's outcome in one transaction (see :func:`store_outcomes`)."""
+    store_outcomes(con, [outcome],
+                   replace=[outcome["spec"]["run_key"]] if replace else ())

@@ -3,9 +3,10 @@
 :func:`execute_run` takes a run spec (from :func:`dispatchlab.campaign.config.
 load_campaign`) and returns a picklable outcome dict: ``status`` (``done`` or
 ``failed``), ``error`` (text, failed runs), ``summary`` (the metrics summary),
-``jobs`` and ``series`` (pyarrow Tables with the store's columns, without
-``run_key``; None when the campaign does not store them), ``wall_seconds``,
-``simulate_seconds``, ``worker`` (``host:pid``), ``finished_at`` (UTC). It never
+``jobs`` and ``series`` (pyarrow Tables with the store's columns, ``run_key``
+first; None when the campaign does not store them), ``wall_seconds``,
+``simulate_seconds``, ``worker`` (``host:pid``), ``peak_rss_mb`` (the worker
+process's peak RSS so far), ``finished_at`` (UTC). It never
 raises for a failing run: the error is part of the outcome, so a campaign goes on.
 
 Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` files and
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import resource
 import socket
 import time
 import traceback
@@ -26,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.campaign.store import with_run_key
 from dispatchlab.errors import InputError
 
 #: Traces kept in memory per worker process.
@@ -210,9 +213,11 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
                    cores=int(platform.total_capacity().get("core", 0)),
                    node_level=node_level,
                    nodes=len(platform.capacity_matrix()) if node_level else None)
-        out["jobs"] = jobs_table(result, spec["tau"]) if spec["store_jobs"] else None
+        key = spec["run_key"]
+        out["jobs"] = (with_run_key(jobs_table(result, spec["tau"]), key)
+                       if spec["store_jobs"] else None)
         series, lo, hi = series_table(result, measure)
-        out["series"] = series if spec["store_series"] else None
+        out["series"] = with_run_key(series, key) if spec["store_series"] else None
         out["series_start"], out["series_end"] = lo, hi
     except InputError as exc:
         out.update(status="failed", error=str(exc))
@@ -221,5 +226,6 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
         out.update(status="failed", error=f"{type(exc).__name__}: {exc}{where}")
     out["wall_seconds"] = time.perf_counter() - t0
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["finished_at"] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     return out
