@@ -417,3 +417,58 @@ def test_cli_run_status_query_export(tmp_path, small_trace):
     assert_user_error(run_cli("results", "query", tmp_path / "nope.duckdb", "SELECT 1"),
                       "no such results database")
     assert_user_error(run_cli("campaign", "run", path, "--workers", "0"), "--workers")
+
+
+# ---------------------------------------------------------------- README and examples
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
+
+
+def readme_block(after: str, lang: str) -> str:
+    text = README.read_text()
+    start = text.index(f"```{lang}\n", text.index(after)) + len(lang) + 4
+    return text[start:text.index("```", start)]
+
+
+def test_readme_campaign_example_is_valid(tmp_path, traces_dir):
+    text = readme_block("A complete example", "toml").replace(
+        "../shared/traces", str(traces_dir))
+    camp = load_campaign(write_campaign(tmp_path, text))
+    # 3 traces x 1 platform x 2 dispatchers x 2 predictors x 3 seeds = 36, minus
+    # sjf/walltime for every trace and seed (9) = 27
+    assert len(camp.runs) == 27
+    assert camp.name == "easy-vs-sjf" and camp.database == tmp_path / "results.duckdb"
+    easy = next(r for r in camp.runs if r["dispatcher"]["label"] == "easy-sjbf")
+    assert easy["dispatcher"]["params"] == {"order": "sjf", "reservations": 1}
+    assert easy["trace"]["sample_jobs"] == 5000
+
+
+@pytest.mark.parametrize("name", ["quick.toml", "prediction-study.toml"])
+def test_shipped_campaigns_are_valid(name, traces_dir):
+    camp = load_campaign(EXAMPLES / name)
+    assert len(camp.runs) == {"quick.toml": 30, "prediction-study.toml": 39}[name]
+
+
+def test_cli_report_and_readme_plots_snippet(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    db = tmp_path / "results.duckdb"
+    assert_ok(run_cli("campaign", "run", path, "--workers", "2"))
+    proc = run_cli("report", db, "--out", tmp_path / "report", "--runs",
+                   "dispatcher = 'easy-sjf'")
+    assert_ok(proc)
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert html.count("<img") >= 5 and "easy-sjf" in html
+    assert_user_error(run_cli("report", db, "--out", tmp_path / "r2", "--runs", "nope = 1"),
+                      "nope")
+    assert_user_error(run_cli("report", db, "--out", tmp_path / "r3", "--gantt-window",
+                              "10:5"), "--gantt-window")
+    assert not (tmp_path / "r2").exists() or not (tmp_path / "r2" / "index.html").exists()
+    # the README's notebook snippet, run on this database
+    snippet = readme_block("In notebooks, `dispatchlab.plots`", "python")
+    os.chdir(tmp_path)
+    try:
+        exec(compile(snippet, "README.md", "exec"), {})
+    finally:
+        os.chdir(Path(__file__).resolve().parents[1])
+    assert (tmp_path / "bsld.png").stat().st_size > 0
