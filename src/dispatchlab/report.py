@@ -71,7 +71,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "tau", "overrun", "status", "attempts", "error", "jobs", "rejected", "killed",
     "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_slowdown", "mean_bsld",
     "p95_bsld", "bsld_short", "bsld_medium", "bsld_long", "utilization", "makespan",
-    "mean_queue_length", "cores", "node_level", "wall_seconds", "simulate_seconds",
+    "mean_queue_length", "cores", "node_level", "nodes", "wall_seconds", "simulate_seconds",
     "worker", "finished_at", "version",
 )
 
@@ -358,6 +358,7 @@ def _gantt_section(con, runs: list[dict[str, Any]], gantt_run: str | None,
     fig = plots.gantt(np.asarray(data["job_id"]), np.asarray(data["start_time"]),
                       np.asarray(data["end_time"]), np.asarray(data["procs"]),
                       window=(t0, t1), allocation=alloc if node_level else None,
+                      nodes=run.get("nodes") if node_level else None,
                       cores=None if node_level else run["cores"], title=title,
                       max_jobs=limit)
     out = f"<p>Run <code>{html.escape(run['run_key'])}</code>, {html.escape(how)}: " \
