@@ -205,11 +205,12 @@ def results_query(db: Path, sql: str, limit: int) -> None:
 @DB_ARG
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), required=True,
-              help="folder for runs.*, jobs.* and series.*")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="folder for runs.*, jobs.* and series.* (default: DB's name with "
+                   "'-export', next to it)")
 @click.option("--tables", default="runs,jobs,series", show_default=True,
               help="comma-separated tables to export")
-def results_export(db: Path, fmt: str, out: Path, tables: str) -> None:
+def results_export(db: Path, fmt: str, out: Path | None, tables: str) -> None:
     """Export DB's tables to Parquet or CSV files, one per table."""
     import duckdb
 
@@ -220,7 +221,7 @@ def results_export(db: Path, fmt: str, out: Path, tables: str) -> None:
     if unknown or not names:
         raise InputError(f"unknown table(s) {unknown} (runs, jobs, series)", field="--tables")
     con = _read_db(db)
-    folder = output_folder(out)
+    folder = output_folder(out if out is not None else db.with_name(f"{db.stem}-export"))
     written = []
     try:
         for name in names:
