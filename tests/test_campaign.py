@@ -474,3 +474,22 @@ def test_cli_report_and_readme_plots_snippet(tmp_path, small_trace):
     finally:
         os.chdir(Path(__file__).resolve().parents[1])
     assert (tmp_path / "bsld.png").stat().st_size > 0
+
+
+def test_two_coordinators_at_once_store_each_run_once(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    cmd = [sys.executable, "-m", "dispatchlab.cli", "campaign", "run", str(path),
+           "--workers", "1", "--no-progress"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+        assert "Traceback" not in err
+        assert "campaign campaign: 8 runs" in out
+    runs = stored_runs(tmp_path / "results.duckdb")
+    assert len(runs) == 8 and all(r["status"] == "done" for r in runs.values())
+    con = connect(tmp_path / "results.duckdb")
+    per_run = con.execute("SELECT count(*) FROM jobs GROUP BY run_key").fetchall()
+    con.close()
+    assert [n for (n,) in per_run] == [1500] * 8  # no run's jobs stored twice

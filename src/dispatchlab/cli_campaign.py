@@ -104,6 +104,9 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
         + (f" and {report.skipped_failed:,} failed before (use --retry-failed)"
            if report.skipped_failed else "")
         + ".")
+    if report.stored < report.executed:
+        console.print(f"{report.executed - report.stored:,} executed runs were already "
+                      "stored by another process running this campaign; kept those.")
     console.print(f"[dim]{report.backend}, {report.wall_seconds:.1f} s; results in "
                   f"{report.database}[/dim]")
 

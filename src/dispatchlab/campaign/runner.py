@@ -235,6 +235,7 @@ class CampaignReport:
     executed: int = 0
     failed: int = 0
     reexecuted: int = 0
+    stored: int = 0  # executed runs stored (fewer if another coordinator stored some first)
     wall_seconds: float = 0.0
     executed_keys: list[str] = field(default_factory=list)
 
@@ -263,6 +264,7 @@ class _Writer(threading.Thread):
         self.replace = replace
         self.queue: queue.Queue = queue.Queue()
         self.error: BaseException | None = None
+        self.stored = 0
 
     def put(self, outcome: dict[str, Any]) -> None:
         if self.error is not None:
@@ -289,7 +291,7 @@ class _Writer(threading.Thread):
             try:
                 con = _open_for_flush(self.db)
                 try:
-                    store.store_outcomes(con, batch, replace=self.replace)
+                    self.stored += store.store_outcomes(con, batch, replace=self.replace)
                 finally:
                     con.close()
             except BaseException as exc:  # reported to the coordinator's thread
@@ -371,6 +373,7 @@ def run_campaign(
                 on_progress(report.executed, report.failed, len(todo))
     finally:
         writer.close()
+    report.stored = writer.stored
     report.wall_seconds = time.perf_counter() - t0
     return report
 

@@ -1,10 +1,11 @@
 """The campaign results database: one embedded DuckDB file.
 
 Only the coordinating process writes it (workers return results; see
-:mod:`dispatchlab.campaign.runner`). Each run is stored in **one transaction** (its
-``runs`` row, its ``jobs`` rows and its ``series`` rows), so a coordinator killed at any
-moment leaves either the whole run or nothing; ``runs.run_key`` is the primary key, so a
-run can never be stored twice.
+:mod:`dispatchlab.campaign.runner`). Runs are stored in transactions that hold whole runs
+(their ``runs`` row, ``jobs`` rows and ``series`` rows), so a coordinator killed at any
+moment leaves each run either whole or absent; ``runs.run_key`` is the primary key, and
+:func:`store_outcomes` drops an outcome whose run is already stored as done, so a run is
+never stored twice, even by two coordinators running one campaign at the same time.
 
 Tables (times in seconds from the trace's time origin after slicing, i.e. the values
 the simulation used):
@@ -258,29 +259,42 @@ def with_run_key(table, key: str):
 
 
 def store_outcomes(con, outcomes: list[dict[str, Any]], *,
-                   replace: Iterable[str] = ()) -> None:
+                   replace: Iterable[str] = ()) -> int:
     """Store finished runs (outcomes of :func:`dispatchlab.campaign.worker.execute_run`)
     in **one transaction**: all of them or none. Their ``jobs`` and ``series`` tables
-    have the store's columns, with or without the leading ``run_key`` column. Keys in
-    ``replace`` are deleted first (retrying failed runs); storing a stored key otherwise
-    fails on the primary key."""
+    have the store's columns, with or without the leading ``run_key`` column.
+
+    A run whose key is already stored (another coordinator ran the same campaign at the
+    same time) is never stored twice: a stored ``done`` run is kept and the new outcome
+    dropped; a stored ``failed`` run is replaced when the new outcome is ``done`` or its
+    key is in ``replace`` (``--retry-failed``). Returns the number of outcomes stored."""
     if not outcomes:
-        return
+        return 0
     import pyarrow as pa
 
-    keys = [o["spec"]["run_key"] for o in outcomes]
-    gone = [k for k in keys if k in set(replace)]
+    retry = set(replace)
     con.execute("BEGIN")
     try:
-        for key in gone:
-            for table in ("jobs", "series", "runs"):
-                con.execute(f"DELETE FROM {table} WHERE run_key = ?", [key])
-        marks = ", ".join("?" * len(RUN_COLUMNS))
-        con.executemany(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})",
-                        [_run_row(o) for o in outcomes])
+        keys = [o["spec"]["run_key"] for o in outcomes]
+        marks = ", ".join("?" * len(keys))
+        stored = dict(con.execute(f"SELECT run_key, status FROM runs WHERE run_key IN "
+                                  f"({marks})", keys).fetchall())
+        keep = []
+        for key, o in zip(keys, outcomes, strict=True):
+            old = stored.get(key)
+            if old is None:
+                keep.append((key, o))
+            elif old == "failed" and (o["status"] == "done" or key in retry):
+                for table in ("jobs", "series", "runs"):
+                    con.execute(f"DELETE FROM {table} WHERE run_key = ?", [key])
+                keep.append((key, o))
+        if keep:
+            marks = ", ".join("?" * len(RUN_COLUMNS))
+            con.executemany(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})",
+                            [_run_row(o) for _, o in keep])
         for table in ("jobs", "series"):
             parts = []
-            for key, o in zip(keys, outcomes, strict=True):
+            for key, o in keep:
                 data = o.get(table)
                 if data is not None and data.num_rows:
                     parts.append(data if data.column_names[0] == "run_key" else
@@ -294,6 +308,7 @@ def store_outcomes(con, outcomes: list[dict[str, Any]], *,
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    return len(keep)
 
 
 def store_outcome(con, outcome: dict[str, Any], *, replace: bool = False) -> None:
