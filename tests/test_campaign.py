@@ -486,7 +486,7 @@ def test_two_coordinators_at_once_store_each_run_once(tmp_path, small_trace):
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
         assert "Traceback" not in err
-        assert "campaign campaign: 8 runs" in out
+        assert "campaign small: 8 runs" in out
     runs = stored_runs(tmp_path / "results.duckdb")
     assert len(runs) == 8 and all(r["status"] == "done" for r in runs.values())
     con = connect(tmp_path / "results.duckdb")
