@@ -9,9 +9,9 @@ first; None when the campaign does not store them), ``wall_seconds``,
 process's peak RSS so far), ``finished_at`` (UTC). It never
 raises for a failing run: the error is part of the outcome, so a campaign goes on.
 
-Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` files and
-their reading options), so the many runs of a campaign on one trace read it once per
-worker.
+Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` tables: a
+file as read and as cleaned), so the many runs of a campaign on one trace read and
+clean it once per worker; each run then selects its part of the cleaned table.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import numpy as np
 from dispatchlab.campaign.store import with_run_key
 from dispatchlab.errors import InputError
 
-#: Traces kept in memory per worker process.
-CACHE_SIZE = 2
+#: Trace tables kept in memory per worker process (raw and cleaned, so one trace
+#: holds two entries).
+CACHE_SIZE = 4
 _cache: OrderedDict[tuple, Any] = OrderedDict()
 
 
@@ -81,10 +82,13 @@ def load_jobs(trace: dict[str, Any], seed: int):
         model = _cached(("fit", trace["path"], lenient, extra),
                         lambda: fit_model(clean(raw, copy=True).compact()))
         return clean(model.sample(trace["jobs"], seed), copy=False).compact()
-    options: dict[str, Any] = {
-        "drop_overrun": bool(trace.get("drop_overrun", False)),
-        "max_procs": True if trace.get("max_procs") else None,
-    }
+    drop_overrun = bool(trace.get("drop_overrun", False))
+    max_procs = True if trace.get("max_procs") else None
+    # default cleaning and the drop filters once per worker; the selection per run
+    base = _cached(("clean", trace["path"], lenient, extra, drop_overrun, max_procs),
+                   lambda: clean(raw, copy=True, drop_overrun=drop_overrun,
+                                 max_procs=max_procs))
+    options: dict[str, Any] = {}
     if "window" in trace:
         options["window"] = tuple(trace["window"])
     if "jobs" in trace:
@@ -92,12 +96,12 @@ def load_jobs(trace: dict[str, Any], seed: int):
     if "fraction" in trace:
         side, _, f = trace["fraction"].partition(":")
         options["fraction"] = (side, float(f))
-    table = clean(raw, copy=True, **options)
     if "sample_jobs" in trace:
-        n, k = len(table), int(trace["sample_jobs"])
+        n, k = len(base), int(trace["sample_jobs"])
         if k < n:
             i0 = int(np.random.default_rng(seed).integers(0, n - k + 1))
-            table = select(table, copy=False, jobs=(i0, i0 + k))
+            options["jobs"] = (i0, i0 + k)
+    table = select(base, copy=True, **options)
     if len(table) == 0:
         raise InputError(f"no jobs left after cleaning (dropped: {table.info.dropped})",
                          file=trace["path"])
