@@ -15,8 +15,8 @@ Backends (each yields one outcome per run, in completion order):
 Only the coordinator (this process) writes the database, from a writer thread so that
 handing out runs never waits for storage; it opens the file for each batch of finished
 runs (one transaction: the runs arrived within :data:`FLUSH_SECONDS`, at most
-:data:`FLUSH_RUNS`) and closes it in between, so ``campaign status`` and ``results
-query`` can read while a campaign runs.
+:data:`FLUSH_RUNS` runs or :data:`FLUSH_BYTES` of rows) and closes it in between, so
+``campaign status`` and ``results query`` can read while a campaign runs.
 A coordinator killed at any moment loses at most the runs finished since the last
 flush; they are simply executed again by the next invocation, never stored twice.
 """
@@ -44,8 +44,10 @@ from dispatchlab.errors import InputError
 
 #: Flush finished runs to the database at least every this many runs...
 FLUSH_RUNS = 64
-#: ...or every this many seconds.
+#: ...or every this many seconds...
 FLUSH_SECONDS = 2.0
+#: ...or when the runs waiting to be stored hold this many bytes of job and series rows.
+FLUSH_BYTES = 128 << 20
 #: Executions of one run before a run whose worker keeps dying is stored as failed.
 MAX_ATTEMPTS = 3
 #: How long a flush waits for a reader holding the database (s).
@@ -251,6 +253,11 @@ def _open_for_flush(path: Path):
             time.sleep(0.05)
 
 
+def _nbytes(outcome: dict[str, Any]) -> int:
+    return sum(t.nbytes for t in (outcome.get("jobs"), outcome.get("series"))
+               if t is not None)
+
+
 class _Writer(threading.Thread):
     """The coordinator's database writer: stores finished runs in batches (one
     transaction each: at most :data:`FLUSH_RUNS` runs or :data:`FLUSH_SECONDS` of
@@ -278,8 +285,9 @@ class _Writer(threading.Thread):
             if item is self._STOP:
                 return
             batch = [item]
+            size = _nbytes(item)
             deadline = time.monotonic() + FLUSH_SECONDS
-            while len(batch) < FLUSH_RUNS:
+            while len(batch) < FLUSH_RUNS and size < FLUSH_BYTES:
                 try:
                     item = self.queue.get(timeout=max(deadline - time.monotonic(), 0))
                 except queue.Empty:
@@ -288,6 +296,7 @@ class _Writer(threading.Thread):
                     stop = True
                     break
                 batch.append(item)
+                size += _nbytes(item)
             try:
                 con = _open_for_flush(self.db)
                 try:
