@@ -493,3 +493,35 @@ def test_two_coordinators_at_once_store_each_run_once(tmp_path, small_trace):
     per_run = con.execute("SELECT count(*) FROM jobs GROUP BY run_key").fetchall()
     con.close()
     assert [n for (n,) in per_run] == [1500] * 8  # no run's jobs stored twice
+
+
+def test_node_level_platform_file_and_allocator(tmp_path, small_trace):
+    (tmp_path / "cluster.toml").write_text(
+        'name = "cluster"\n[[node_type]]\nname = "cpu"\ncount = 8\n'
+        'capacity = { core = 8, mem = 64000 }\n')
+    path = write_campaign(tmp_path, f"""
+[[traces]]
+path = "{small_trace}"
+[[platforms]]
+file = "cluster.toml"
+allocator = "best-fit"
+[[platforms]]
+label = "pool"
+cores = 64
+[[dispatchers]]
+name = "easy"
+""")
+    report = run_campaign(path, workers=2)
+    assert report.executed == 2 and report.failed == 0
+    con = connect(tmp_path / "results.duckdb")
+    rows = dict(con.execute("SELECT platform, (node_level, nodes) FROM runs").fetchall())
+    allocated = dict(con.execute(
+        "SELECT r.platform, count(j.allocation) FROM runs r JOIN jobs j USING (run_key) "
+        "GROUP BY ALL").fetchall())
+    con.close()
+    # nodes with memory as well as cores: placement on the 8 nodes is simulated, and
+    # every job that ran has its allocation; the pool has none
+    assert rows == {"cluster": (True, 8), "pool": (False, None)}
+    assert allocated == {"cluster": 1500, "pool": 0}
+    config = load_campaign(path).runs[0]["config"]["platform"]
+    assert config["allocator"] == "best-fit" and "file_sha256" in config

@@ -307,7 +307,7 @@ def _component(where: _Where, table: Any, i: int, kind: str) -> dict[str, Any]:
     default_label = name if not params else name + "(" + ",".join(
         f"{k}={v}" for k, v in sorted(params.items())) + ")"
     return {"label": _label(where, t, entry, default_label), "name": name, "params": params,
-            "seeded": seeded}
+            "seeded": seeded, "accepts": sorted(component.get_params())}
 
 
 def _list(where: _Where, doc: dict, key: str, required: bool) -> list:
@@ -397,10 +397,17 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
                    for i, t in enumerate(_list(where, doc, "dispatchers", True))]
     predictors = [_component(where, t, i, "predictor")
                   for i, t in enumerate(_list(where, doc, "predictors", False))] or [
-        {"label": "walltime", "name": "walltime", "params": {}, "seeded": []}]
+        {"label": "walltime", "name": "walltime", "params": {}, "seeded": [],
+         "accepts": []}]
     for items, kind in ((traces, "traces"), (platforms, "platforms"),
                         (dispatchers, "dispatchers"), (predictors, "predictors")):
         _unique_labels(where, items, kind)
+    for pl in platforms:
+        for di in dispatchers:
+            if "allocator" in pl and "allocator" not in di["accepts"]:
+                raise where.error(f"platform {pl['label']!r} sets allocator = "
+                                  f"{pl['allocator']!r}, but dispatcher {di['label']!r} "
+                                  "takes no allocator parameter", "platforms")
     excludes = []
     for i, ex in enumerate(_list(where, doc, "exclude", False)):
         e = _check_keys(where, ex, _EXCLUDE_KEYS, f"exclude[{i}]")
