@@ -525,3 +525,28 @@ name = "easy"
     assert allocated == {"cluster": 1500, "pool": 0}
     config = load_campaign(path).runs[0]["config"]["platform"]
     assert config["allocator"] == "best-fit" and "file_sha256" in config
+
+
+def test_allocator_needs_a_dispatcher_that_takes_it(tmp_path, small_trace, monkeypatch):
+    import sys as _sys
+
+    from dispatchlab.dispatch import DISPATCHERS
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    try:
+        from custom_dispatcher import WidestFirst
+    finally:
+        _sys.path.pop(0)
+    monkeypatch.setitem(DISPATCHERS, "widest", WidestFirst)
+    path = write_campaign(tmp_path, f"""
+[[traces]]
+path = "{small_trace}"
+[[platforms]]
+nodes = 8
+cores_per_node = 8
+allocator = "best-fit"
+[[dispatchers]]
+name = "widest"
+""")
+    with pytest.raises(InputError, match="takes no allocator parameter"):
+        load_campaign(path)
