@@ -139,3 +139,55 @@ def test_checks_catch_a_predictor_that_looks_ahead():
 def test_checks_catch_negative_estimates():
     with pytest.raises(Exception, match="estimates are seconds >= 0"):
         check_predictor(_Negative)
+
+
+def test_own_classes_by_module_path_in_the_cli_and_in_a_campaign(tmp_path, monkeypatch):
+    """``module:Class`` names work wherever a registered name does, including campaign
+    worker processes (fresh interpreters that import the module themselves)."""
+    import os
+    import subprocess
+    import sys
+
+    from campaign_helpers import stored_runs, synthetic_trace, write_campaign
+    from dispatchlab.campaign import run_campaign
+
+    examples = str(ROOT / "examples")
+    monkeypatch.setenv("PYTHONPATH", examples + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(examples)
+    trace = synthetic_trace(tmp_path, 800, seed=4, cores=64)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dispatchlab.cli", "simulate", str(trace), "--nodes", "8",
+         "--cores-per-node", "8", "--dispatcher", "custom_dispatcher:WidestFirst",
+         "--predictor", "custom_predictor:LastRun"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "custom_dispatcher:WidestFirst" in proc.stdout
+    path = write_campaign(tmp_path, f"""
+[[traces]]
+path = "{trace}"
+[[platforms]]
+cores = 64
+[[dispatchers]]
+label = "widest"
+name = "custom_dispatcher:WidestFirst"
+params = {{ max_starts = 10 }}
+[[predictors]]
+name = "custom_predictor:LastRun"
+""")
+    report = run_campaign(path, workers=1)
+    assert report.executed == 1 and report.failed == 0, stored_runs(tmp_path / "results.duckdb")
+    run = next(iter(stored_runs(tmp_path / "results.duckdb").values()))
+    assert run["dispatcher"] == "widest" and run["jobs"] == 800
+
+
+@pytest.mark.parametrize(("name", "needle"), [
+    ("no_such_module:X", "cannot import module"),
+    ("json:Nope", "has no 'Nope'"),
+    ("json:JSONDecoder", "not a subclass of Dispatcher"),
+])
+def test_bad_module_paths_are_clear_errors(name, needle):
+    from dispatchlab.dispatch import make_dispatcher
+    from dispatchlab.errors import InputError
+
+    with pytest.raises(InputError, match=needle):
+        make_dispatcher(name)

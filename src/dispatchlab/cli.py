@@ -97,9 +97,14 @@ def _platform(jobs, platform: str | None, nodes: int | None, cores_per_node: int
 
 def _dispatcher(name: str, order: str | None, reservations: int | None, skip: bool,
                 allocator: str):
-    from dispatchlab.dispatch import make_dispatcher
+    from dispatchlab.dispatch import DISPATCHERS, Dispatcher, make_dispatcher
+    from dispatchlab.params import resolve
 
-    params: dict[str, Any] = {"allocator": allocator}
+    cls = resolve(DISPATCHERS, "dispatcher", name, Dispatcher)
+    takes_allocator = "allocator" in getattr(cls, "_param_names", lambda: [])()
+    if not takes_allocator and allocator != "first-fit":
+        raise InputError(f"dispatcher {name!r} takes no allocator", field="--allocator")
+    params: dict[str, Any] = {"allocator": allocator} if takes_allocator else {}
     if order is not None:
         if name not in ("easy", "conservative"):
             raise InputError(f"--order applies to easy and conservative, not {name!r}",

@@ -8,6 +8,7 @@ clone-able (a campaign builds fresh copies from a config) and gives a readable `
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any, Self
 
@@ -51,17 +52,42 @@ class Params:
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
-def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any]) -> Any:
-    """Build ``registry[name](**params)``; an unknown name or bad parameters raise
-    :class:`~dispatchlab.errors.InputError` naming the choices (``kind``: "dispatcher",
-    "predictor", ...)."""
+def resolve(registry: dict[str, type], kind: str, name: str,
+            base: type | None = None) -> type:
+    """The class for ``name``: a registered name, or ``"module:Class"`` (imported, so a
+    class of your own works in every command and in campaign worker processes, as long
+    as its module is importable there). ``base`` is the class it must derive from."""
     from dispatchlab.errors import InputError
 
+    if ":" not in name:
+        try:
+            return registry[name]
+        except KeyError:
+            raise InputError(f"unknown {kind} {name!r} (choose from {', '.join(registry)}, "
+                             "or give module:Class)", field=kind) from None
+    module, _, attr = name.partition(":")
     try:
-        cls = registry[name]
-    except KeyError:
-        raise InputError(f"unknown {kind} {name!r} (choose from {', '.join(registry)})",
+        cls = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        raise InputError(f"cannot import module {module!r} for {kind} {name!r}: {exc} "
+                         "(is it on PYTHONPATH?)", field=kind) from None
+    except AttributeError:
+        raise InputError(f"module {module!r} has no {attr!r} ({kind} {name!r})",
                          field=kind) from None
+    if not isinstance(cls, type) or (base is not None and not issubclass(cls, base)):
+        expected = base.__name__ if base is not None else "a class"
+        raise InputError(f"{name!r} is not a subclass of {expected}", field=kind)
+    return cls
+
+
+def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any],
+          base: type | None = None) -> Any:
+    """Build ``cls(**params)`` for ``name`` (see :func:`resolve`); an unknown name or bad
+    parameters raise :class:`~dispatchlab.errors.InputError` naming the choices
+    (``kind``: "dispatcher", "predictor", ...)."""
+    from dispatchlab.errors import InputError
+
+    cls = resolve(registry, kind, name, base)
     try:
         return cls(**params)
     except TypeError as exc:

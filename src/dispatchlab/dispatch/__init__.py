@@ -30,8 +30,9 @@ DISPATCHERS: dict[str, type[Dispatcher]] = {
 
 
 def make_dispatcher(name: str, **params: object) -> Dispatcher:
-    """Build a registered dispatcher by name with its ``__init__`` parameters."""
-    disp = build(DISPATCHERS, "dispatcher", name, params)
+    """Build a dispatcher by registered name, or ``"module:Class"`` for a class of your
+    own, with its ``__init__`` parameters."""
+    disp = build(DISPATCHERS, "dispatcher", name, params, base=Dispatcher)
     check = getattr(disp, "_check", None)
     if check is not None:
         check()

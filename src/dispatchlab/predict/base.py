@@ -115,5 +115,6 @@ PREDICTORS: dict[str, type[Predictor]] = {
 
 
 def make_predictor(name: str, **params: object) -> Predictor:
-    """Build a registered predictor by name (``walltime``, ``real``)."""
-    return build(PREDICTORS, "predictor", name, params)
+    """Build a predictor by registered name (``walltime``, ``real``, ``history``, ...)
+    or ``"module:Class"`` for a class of your own, with its ``__init__`` parameters."""
+    return build(PREDICTORS, "predictor", name, params, base=Predictor)
