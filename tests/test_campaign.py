@@ -550,3 +550,19 @@ name = "widest"
 """)
     with pytest.raises(InputError, match="takes no allocator parameter"):
         load_campaign(path)
+
+
+def test_concurrent_creation_of_one_database(tmp_path):
+    # several coordinators creating the same new database at once: each waits for the
+    # lock, the first creates the tables and the version, the others find them
+    db = tmp_path / "new.duckdb"
+    code = ("import sys\nfrom dispatchlab.campaign.runner import _open_for_flush\n"
+            "_open_for_flush(__import__('pathlib').Path(sys.argv[1])).close()\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(db)], stderr=subprocess.PIPE,
+                              text=True) for _ in range(4)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, errors
+    con = connect(db)
+    meta = con.execute("SELECT key FROM meta ORDER BY key").fetchall()
+    con.close()
+    assert meta == [("dispatchlab_version",), ("schema_version",)]

@@ -148,19 +148,9 @@ DB_ARG = click.argument("db", type=click.Path(path_type=Path))
 
 
 def _read_db(db: Path):
-    import time
-
-    from dispatchlab.campaign.runner import LOCK_WAIT
     from dispatchlab.campaign.store import open_read
 
-    deadline = time.monotonic() + min(LOCK_WAIT, 10.0)
-    while True:
-        try:
-            return open_read(db)
-        except InputError as exc:
-            if "in use" not in exc.message or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    return open_read(db)
 
 
 @results_app.command("query")

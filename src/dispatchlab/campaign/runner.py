@@ -348,8 +348,7 @@ def run_campaign(
     if backend is None:
         backend = (DaskBackend(dask, n, timeout=dask_timeout) if dask is not None
                    else LocalPool(n, max_attempts=max_attempts))
-    store.check_writable(db)
-    con = _open_for_flush(db)
+    con = _open_for_flush(db)  # checks the version first; waits while another process writes
     try:
         states = store.run_states(con, camp.keys)
     finally:

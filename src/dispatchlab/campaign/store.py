@@ -55,6 +55,7 @@ the simulation used):
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -162,12 +163,25 @@ def _connect(path: Path, read_only: bool):
                          file=str(path)) from None
 
 
-def open_read(path: str | Path):
-    """Open an existing results database read-only after checking its version."""
+def open_read(path: str | Path, *, wait: float = 10.0):
+    """Open an existing results database read-only after checking its version.
+
+    While another process writes it (a campaign storing a batch of runs, which takes
+    a fraction of a second), retry for up to ``wait`` seconds."""
+    import time
+
     p = Path(path)
     if not p.exists():
         raise InputError("no such results database", file=str(p))
-    con = _connect(p, read_only=True)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            con = _connect(p, read_only=True)
+            break
+        except InputError as exc:
+            if "in use" not in exc.message or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     try:
         _check_meta(con, p)
     except BaseException:
@@ -181,7 +195,7 @@ def check_writable(path: str | Path) -> None:
     may write (newer schema, not DuckDB, not ours). Writes nothing."""
     p = Path(path)
     if p.exists():
-        open_read(p).close()
+        open_read(p, wait=0.0).close()
 
 
 def open_write(path: str | Path):
@@ -200,12 +214,17 @@ def open_write(path: str | Path):
         con.execute("SET threads = 1")
         con.execute("BEGIN")
         con.execute(SCHEMA_SQL)
-        if not existed:
+        if con.execute("SELECT count(*) FROM meta").fetchone()[0]:
+            # another process may have created the file since we looked: check it
+            _check_meta(con, p)
+        else:
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [("schema_version", str(SCHEMA_VERSION)),
                              ("dispatchlab_version", package_version())])
         con.execute("COMMIT")
     except BaseException:
+        with contextlib.suppress(Exception):
+            con.execute("ROLLBACK")
         con.close()
         raise
     return con
