@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Under CI (CI=true) property tests draw the same examples every run: a run that lands
+# must not depend on luck (the property tests also assert that the generated workloads
+# reached the interesting cases). Locally each run explores new examples; a failure
+# prints the blob that reproduces it (@reproduce_failure).
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 
 #: ``<repo>/../shared/traces`` (the repository is ``/work/main``).
 TRACES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
