@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# Under CI (CI=true) property tests draw the same examples every run: a run that lands
-# must not depend on luck (the property tests also assert that the generated workloads
-# reached the interesting cases). Locally each run explores new examples; a failure
-# prints the blob that reproduces it (@reproduce_failure).
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.register_profile("dev", print_blob=True)
-settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
+# Property tests draw the same examples on every run by default (``make test``, CI): a
+# run must not pass or fail by luck, and the property tests also assert that the
+# generated workloads reached the interesting cases (blocked heads, backfills...).
+# DISPATCHLAB_HYPOTHESIS=explore draws new random examples each run to look for new
+# failures; a failure prints the blob that reproduces it (@reproduce_failure).
+settings.register_profile("fixed", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("DISPATCHLAB_HYPOTHESIS", "fixed"))
 
 #: ``<repo>/../shared/traces`` (the repository is ``/work/main``).
 TRACES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
