@@ -6,6 +6,7 @@
   dispatcher that recomputes every pass;
 * conservative agrees with EASY with more reservations than jobs;
 * FIFO's walk from the queue head agrees with a plain list scheduler;
+* strict SJF/LJF's partial selection on long queues agrees with sorting the queue;
 * ``shadow_and_extra`` agrees with sorting all releases.
 """
 
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.dispatch import EASY, FIFO, Conservative
+from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative
 from dispatchlab.dispatch.backfill import shadow_and_extra
 from dispatchlab.dispatch.priority import ListDispatcher
 from dispatchlab.predict import RealPredictor, WalltimePredictor
@@ -133,3 +134,47 @@ def test_shadow_and_extra_matches_sorting_all_releases(running, started, free, n
             break
     expect_extra = free + sum(u for t, u in releases if t <= expect_shadow) - need
     assert (shadow, extra) == (expect_shadow, expect_extra)
+
+
+class FullSortSJF(SJF):
+    SMALL = 10**9  # never the partial selection: sort the whole queue every pass
+
+
+class FullSortLJF(LJF):
+    SMALL = 10**9
+
+
+class TinySJF(SJF):
+    SMALL = 2  # the partial selection on queues of more than 8 jobs, often exhausted
+
+
+class TinyLJF(LJF):
+    SMALL = 2
+
+
+@st.composite
+def long_queues(draw):
+    """Many jobs submitted close together on few cores, so queues grow long; estimates
+    drawn from few values (ties) or near 2**31 (the key packing's fallback)."""
+    cores = draw(st.integers(2, 8))
+    n = draw(st.integers(40, 160))
+    submit = sorted(draw(st.lists(st.integers(0, 30), min_size=n, max_size=n)))
+    units = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
+    run = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+    huge = draw(st.booleans())
+    req = draw(st.lists(st.sampled_from([2**31 - 1, 2**31 - 2, 2**30] if huge
+                                        else [10, 20, 30, 60]), min_size=n, max_size=n))
+    return cores, JobTable.from_arrays(submit=submit, run=run, units=units, requested_time=req)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(long_queues(), st.booleans(), st.booleans())
+def test_strict_sjf_ljf_partial_selection_agrees_with_sorting(w, real, kill):
+    cores, jobs = w
+    pred = RealPredictor() if real else WalltimePredictor()
+    overrun = "kill" if kill else "run"
+    for fast, tiny, full in ((SJF(), TinySJF(), FullSortSJF()),
+                             (LJF(), TinyLJF(), FullSortLJF())):
+        ref = _starts(cores, jobs, full, pred, overrun)
+        assert _starts(cores, jobs, fast, pred, overrun) == ref
+        assert _starts(cores, jobs, tiny, pred, overrun) == ref

@@ -28,9 +28,40 @@ class ListDispatcher(Dispatcher):
     def start(self, view: View) -> None:
         self.allocator_: Allocator = make_allocator(self.allocator)
 
+    #: SJF / LJF: the order is by estimate, ascending (False) or descending (True), ties
+    #: by queue position; None: another order (see :meth:`order`)
+    descending: bool | None = None
+    #: strict passes on long queues first look at this many jobs in order
+    SMALL = 32
+
     def order(self, view: View) -> np.ndarray | None:
         """Queue positions in the order to try them (None: queue order)."""
         return None
+
+    def _strict_by_estimate(self, jobs: np.ndarray, units: np.ndarray, est: np.ndarray,
+                            free: int) -> list[Decision] | None:
+        """Strict SJF/LJF on a counting platform without sorting the whole queue: only
+        a short prefix of the order can start, and most passes on a long queue start
+        nothing. Returns the decisions, or None when the whole order is needed."""
+        first = int(np.argmax(est) if self.descending else np.argmin(est))  # ties: first
+        if units[first] > free:
+            return []
+        n = len(est)
+        m = self.SMALL
+        if n <= 4 * m:
+            return None
+        # distinct keys (estimate, then queue position) so a partial selection keeps
+        # the tie order; estimates too large to pack are ranked first (same order)
+        e = est.astype(np.int64)
+        if int(e.max()) >= (1 << 62) // n:
+            e = np.unique(e, return_inverse=True)[1].astype(np.int64)
+        keys = (-e if self.descending else e) * n + np.arange(n, dtype=np.int64)
+        cand = np.argpartition(keys, m - 1)[:m]
+        cand = cand[np.argsort(keys[cand])]
+        k = int(np.searchsorted(np.cumsum(units[cand]), free, side="right"))
+        if k == m:
+            return None  # every candidate starts: walk the full order
+        return [Start(int(j)) for j in jobs[cand[:k]]]
 
     def dispatch(self, view: View) -> list[Decision]:
         out: list[Decision] = []
@@ -52,8 +83,12 @@ class ListDispatcher(Dispatcher):
         n = len(jobs)
         if n == 0:
             return []
-        order = self.order(view)
         skip = getattr(self, "skip", False)
+        if view.counting and not skip and self.descending is not None:
+            started = self._strict_by_estimate(jobs, units, _est, view.free_cores)
+            if started is not None:
+                return started
+        order = self.order(view)
         if view.counting:
             free = view.free_cores
             u_sorted = units[order]
@@ -99,6 +134,7 @@ class SJF(ListDispatcher):
     """Shortest (estimated) job first; ``skip`` walks past jobs that do not fit."""
 
     name = "sjf"
+    descending = False
 
     def __init__(self, skip: bool = False, allocator: str = "first-fit") -> None:
         self.skip = skip
@@ -112,6 +148,7 @@ class LJF(ListDispatcher):
     """Longest (estimated) job first; ``skip`` walks past jobs that do not fit."""
 
     name = "ljf"
+    descending = True
 
     def __init__(self, skip: bool = False, allocator: str = "first-fit") -> None:
         self.skip = skip
