@@ -566,3 +566,19 @@ def test_concurrent_creation_of_one_database(tmp_path):
     meta = con.execute("SELECT key FROM meta ORDER BY key").fetchall()
     con.close()
     assert meta == [("dispatchlab_version",), ("schema_version",)]
+
+
+def test_storage_switches(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace).read_text().replace(
+        'name = "small"', 'name = "small"\nstore_jobs = false\nstore_series = false')
+    report = run_campaign(write_campaign(tmp_path, path, "light.toml"), workers=1)
+    assert report.executed == 8
+    con = connect(tmp_path / "results.duckdb")
+    counts = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+              for t in ("runs", "jobs", "series")]
+    horizon = con.execute("SELECT min(series_end - series_start) FROM runs").fetchone()[0]
+    con.close()
+    assert counts == [8, 0, 0] and horizon > 0  # metrics and the horizon are still kept
+    # the switches do not change what a run computes: same keys as the full campaign
+    assert sorted(load_campaign(tmp_path / "light.toml").keys) == sorted(
+        load_campaign(small_campaign(tmp_path, small_trace)).keys)
