@@ -260,8 +260,9 @@ def _nbytes(outcome: dict[str, Any]) -> int:
 
 class _Writer(threading.Thread):
     """The coordinator's database writer: stores finished runs in batches (one
-    transaction each: at most :data:`FLUSH_RUNS` runs or :data:`FLUSH_SECONDS` of
-    arrivals), so handing out work never waits for the database."""
+    transaction each: the runs arriving within :data:`FLUSH_SECONDS`, at most
+    :data:`FLUSH_RUNS` runs or :data:`FLUSH_BYTES` of rows), so handing out work never
+    waits for the database."""
 
     _STOP = object()
 
