@@ -14,10 +14,9 @@ from dispatchlab.errors import InputError
 
 
 def _console(stderr: bool = False):
-    from rich.console import Console
+    from dispatchlab.cli import _console as console  # imported late: cli imports us
 
-    stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 140)
+    return console(stderr)
 
 
 @click.group("campaign")
@@ -147,12 +146,6 @@ def results_app() -> None:
 DB_ARG = click.argument("db", type=click.Path(path_type=Path))
 
 
-def _read_db(db: Path):
-    from dispatchlab.campaign.store import open_read
-
-    return open_read(db)
-
-
 @results_app.command("query")
 @DB_ARG
 @click.argument("sql")
@@ -163,9 +156,11 @@ def results_query(db: Path, sql: str, limit: int) -> None:
     import duckdb
     from rich.table import Table
 
+    from dispatchlab.campaign.store import open_read
+
     if limit < 1:
         raise InputError(f"must be >= 1, got {limit}", field="--limit")
-    con = _read_db(db)
+    con = open_read(db)
     try:
         try:
             rel = con.sql(sql)
@@ -207,13 +202,14 @@ def results_export(db: Path, fmt: str, out: Path | None, tables: str) -> None:
     """Export DB's tables to Parquet or CSV files, one per table."""
     import duckdb
 
+    from dispatchlab.campaign.store import open_read
     from dispatchlab.errors import output_folder
 
     names = [t.strip() for t in tables.split(",")]
     unknown = [t for t in names if t not in ("runs", "jobs", "series")]
     if unknown or not names:
         raise InputError(f"unknown table(s) {unknown} (runs, jobs, series)", field="--tables")
-    con = _read_db(db)
+    con = open_read(db)
     folder = output_folder(out if out is not None else db.with_name(f"{db.stem}-export"))
     written = []
     try:
@@ -237,19 +233,12 @@ def results_export(db: Path, fmt: str, out: Path | None, tables: str) -> None:
 
 
 def _window(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    parts = text.split(":")
-    try:
-        lo, hi = int(parts[0]), int(parts[1])
-        if len(parts) != 2:
-            raise ValueError
-    except (ValueError, IndexError):
-        raise InputError(f"expected T0:T1 in seconds, got {text!r}",
-                         field="--gantt-window") from None
-    if hi <= lo:
+    from dispatchlab.cli import _pair  # imported late: cli imports us
+
+    window = _pair(text, "--gantt-window")
+    if window is not None and window[1] <= window[0]:
         raise InputError(f"T1 must be after T0, got {text!r}", field="--gantt-window")
-    return lo, hi
+    return window
 
 
 @click.command("report")
