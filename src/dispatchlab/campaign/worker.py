@@ -48,23 +48,11 @@ def _cached(key: tuple, make):
     return value
 
 
-def _read(path: str, lenient: bool, extra_fields: str):
-    from dispatchlab.workload.load import trace_format
-    from dispatchlab.workload.swf import read_swf
-
-    p = Path(path)
-    kind = trace_format(p)
-    if kind == "swf":
-        return read_swf(p, lenient=lenient, extra_fields=extra_fields)
-    from dispatchlab.workload import tables
-
-    return tables.read_parquet(p) if kind == "parquet" else tables.read_csv(p)
-
-
 def load_jobs(trace: dict[str, Any], seed: int):
     """The job table of a run's trace entry (real file with its options, or generated
     with the run's seed). Real files are read once per worker (cached)."""
     from dispatchlab.workload.clean import clean, select
+    from dispatchlab.workload.load import load_trace
 
     generate = trace.get("generate")
     if generate == "lublin":
@@ -75,7 +63,8 @@ def load_jobs(trace: dict[str, Any], seed: int):
     lenient = bool(trace.get("lenient", False))
     extra = trace.get("extra_fields", "error")
     raw = _cached(("read", trace["path"], lenient, extra),
-                  lambda: _read(trace["path"], lenient, extra))
+                  lambda: load_trace(trace["path"], lenient=lenient, extra_fields=extra,
+                                     clean=False))
     if generate == "fitted":
         from dispatchlab.workload.generate import fit_model
 
