@@ -110,18 +110,15 @@ name = "conservative"
     assert again.executed == 0 and again.skipped_done == 6
 
 
+def tiny_campaign(folder: Path, n_jobs: int, dispatchers: tuple[str, ...]) -> Path:
+    trace = synthetic_trace(folder, n_jobs, seed=2, cores=32)
+    entries = "".join(f'[[dispatchers]]\nname = "{d}"\n' for d in dispatchers)
+    return write_campaign(folder, f'[[traces]]\npath = "{trace}"\n[[platforms]]\n'
+                                  f"cores = 32\n{entries}")
+
+
 def test_dask_local_cluster_option(tmp_path):
-    trace = synthetic_trace(tmp_path, 400, seed=2, cores=32)
-    path = write_campaign(tmp_path, f"""
-[[traces]]
-path = "{trace}"
-[[platforms]]
-cores = 32
-[[dispatchers]]
-name = "fifo"
-[[dispatchers]]
-name = "easy"
-""")
+    path = tiny_campaign(tmp_path, 400, ("fifo", "easy"))
     report = run_campaign(path, dask="local", workers=2)
     assert report.executed == 2 and report.failed == 0
     assert "LocalCluster" in report.backend
@@ -130,15 +127,7 @@ name = "easy"
 def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     from test_cli import assert_user_error, run_cli
 
-    trace = synthetic_trace(tmp_path, 100, seed=2, cores=32)
-    path = write_campaign(tmp_path, f"""
-[[traces]]
-path = "{trace}"
-[[platforms]]
-cores = 32
-[[dispatchers]]
-name = "fifo"
-""")
+    path = tiny_campaign(tmp_path, 100, ("fifo",))
     proc = run_cli("campaign", "run", path, "--dask", "tcp://127.0.0.1:9",
                    "--dask-timeout", "1")
     assert_user_error(proc, "--dask", "cannot reach the Dask scheduler")
