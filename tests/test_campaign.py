@@ -582,3 +582,15 @@ def test_storage_switches(tmp_path, small_trace):
     # the switches do not change what a run computes: same keys as the full campaign
     assert sorted(load_campaign(tmp_path / "light.toml").keys) == sorted(
         load_campaign(small_campaign(tmp_path, small_trace)).keys)
+
+
+def test_trace_without_maxprocs_needs_a_platform(tmp_path, small_trace):
+    # the synthetic SWF has no MaxProcs/MaxNodes header: the default platform is unknown
+    path = write_campaign(tmp_path, f'[[traces]]\npath = "{small_trace}"\n'
+                                    '[[dispatchers]]\nname = "fifo"\n')
+    report = run_campaign(path, workers=1)
+    assert report.failed == 1
+    (run,) = stored_runs(tmp_path / "results.duckdb").values()
+    assert "neither MaxProcs nor MaxNodes; give the platform" in run["error"]
+    assert_user_error(run_cli("simulate", small_trace), "neither MaxProcs nor MaxNodes",
+                      "--nodes and --cores-per-node")

@@ -86,13 +86,8 @@ def _platform(jobs, platform: str | None, nodes: int | None, cores_per_node: int
         if nodes is None or cores_per_node is None:
             raise InputError("--nodes and --cores-per-node go together", field="--nodes")
         return Platform.homogeneous(nodes, cores_per_node)
-    info = jobs.info
-    cores = info.max_procs or info.max_nodes
-    if not cores:
-        raise InputError("the trace header has neither MaxProcs nor MaxNodes; give "
-                         "--platform or --nodes and --cores-per-node", file=info.source)
-    return Platform.pooled(cores, name=f"MaxProcs={cores}" if info.max_procs else
-                           f"MaxNodes={cores}")
+    return Platform.from_trace_header(
+        jobs.info, advice="give --platform or --nodes and --cores-per-node")
 
 
 def _dispatcher(name: str, order: str | None, reservations: int | None, skip: bool,

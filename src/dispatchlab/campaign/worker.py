@@ -109,14 +109,8 @@ def build_platform(spec: dict[str, Any], jobs):
         return Platform.eurora()
     if "file" in spec:
         return Platform.from_toml(spec["file"])
-    info = jobs.info
-    cores = info.max_procs or info.max_nodes
-    if not cores:
-        raise InputError("the trace header has neither MaxProcs nor MaxNodes; give the "
-                         "platform (cores, nodes or file) in the campaign",
-                         file=info.source)
-    return Platform.pooled(cores, name=f"MaxProcs={cores}" if info.max_procs else
-                           f"MaxNodes={cores}")
+    return Platform.from_trace_header(
+        jobs.info, advice="give the platform (cores, nodes or file) in the campaign")
 
 
 def jobs_table(result, tau: float):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,6 +63,18 @@ class Platform:
             raise InputError(f"cores must be > 0, got {cores}")
         return cls((NodeType("pool", 1, {"core": int(cores)}),), name=name or f"pool-{cores}",
                    is_pooled=True)
+
+    @classmethod
+    def from_trace_header(cls, info: Any, advice: str = "give a platform") -> Platform:
+        """The default platform of a trace: one pool of its header's MaxProcs cores
+        (MaxNodes when MaxProcs is absent). ``info`` is the trace's ``TraceInfo``; a
+        header with neither raises :class:`InputError` ending with ``advice``."""
+        cores = info.max_procs or info.max_nodes
+        if not cores:
+            raise InputError(f"the trace header has neither MaxProcs nor MaxNodes; {advice}",
+                             file=info.source)
+        return cls.pooled(cores, name=f"MaxProcs={cores}" if info.max_procs else
+                          f"MaxNodes={cores}")
 
     @classmethod
     def homogeneous(cls, nodes: int, cores_per_node: int, **other: int) -> Platform:
