@@ -52,28 +52,116 @@ class Params:
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
-def resolve(registry: dict[str, type], kind: str, name: str,
-            base: type | None = None) -> type:
-    """The class for ``name``: a registered name, or ``"module:Class"`` (imported, so a
-    class of your own works in every command and in campaign worker processes, as long
-    as its module is importable there). ``base`` is the class it must derive from."""
+def _import_file(path_text: str, kind: str, name: str):
+    """Import a module from a ``.py`` file path (``path/file.py:Class`` names). The
+    module is registered in ``sys.modules`` under a name derived from its resolved
+    path, so one file is imported once per process."""
+    import hashlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
     from dispatchlab.errors import InputError
 
-    if ":" not in name:
-        try:
-            return registry[name]
-        except KeyError:
-            raise InputError(f"unknown {kind} {name!r} (choose from {', '.join(registry)}, "
-                             "or give module:Class)", field=kind) from None
-    module, _, attr = name.partition(":")
+    path = Path(path_text).expanduser().resolve()
+    if not path.is_file():
+        from dispatchlab.suggest import missing_file_hint
+
+        raise InputError(f"no such Python file {path_text!r} for {kind} {name!r}"
+                         + missing_file_hint(path_text), field=kind)
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    mod_name = f"_dispatchlab_user_{path.stem}_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"cannot import {path_text!r} as Python for {kind} {name!r}",
+                         field=kind)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    # the file's own folder is importable, so it may import its sibling modules
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     try:
-        cls = getattr(importlib.import_module(module), attr)
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[mod_name]
+        raise InputError(f"importing {path_text!r} for {kind} {name!r} failed: "
+                         f"{type(exc).__name__}: {exc}", field=kind) from None
+    return module
+
+
+def _import_module(module: str, kind: str, name: str):
+    """Import ``module`` by name; the current directory is importable (as for
+    ``python -m``), so a module next to where the command runs is found."""
+    import os
+    import sys
+
+    from dispatchlab.errors import InputError
+
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    try:
+        return importlib.import_module(module)
     except ImportError as exc:
         raise InputError(f"cannot import module {module!r} for {kind} {name!r}: {exc} "
-                         "(is it on PYTHONPATH?)", field=kind) from None
+                         "(is it in the current directory or on PYTHONPATH? A file "
+                         "path works too: path/file.py:Class)", field=kind) from None
+    except Exception as exc:
+        raise InputError(f"importing module {module!r} for {kind} {name!r} failed: "
+                         f"{type(exc).__name__}: {exc}", field=kind) from None
+
+
+def is_own_class_name(name: str) -> bool:
+    """True for ``module:Class`` and ``path/file.py:Class`` names (not registered)."""
+    return ":" in name
+
+
+def canonical_name(registry: dict[str, type], kind: str, name: str) -> str:
+    """The name as stored: a registered name in its registered spelling (a name that
+    differs only by case is accepted: ``EASY`` -> ``easy``); ``module:Class`` and file
+    names unchanged. An unknown registered name raises :class:`InputError` with
+    suggestions."""
+    from dispatchlab.errors import InputError
+    from dispatchlab.suggest import case_match, did_you_mean
+
+    if is_own_class_name(name):
+        return name
+    if name in registry:
+        return name
+    match = case_match(name, registry)
+    if match is not None:
+        return match
+    raise InputError(f"unknown {kind} {name!r}{did_you_mean(name, registry)} (choose "
+                     f"from {', '.join(registry)}, or give module:Class or "
+                     "path/file.py:Class)", field=kind)
+
+
+def resolve(registry: dict[str, type], kind: str, name: str,
+            base: type | None = None) -> type:
+    """The class for ``name``: a registered name (case-insensitive), ``"module:Class"``
+    (imported; the current directory is importable) or ``"path/file.py:Class"``, so a
+    class of your own works in every command and in campaign worker processes, as long
+    as its module is importable there. ``base`` is the class it must derive from."""
+    from dispatchlab.errors import InputError
+
+    if not is_own_class_name(name):
+        return registry[canonical_name(registry, kind, name)]
+    module, _, attr = name.rpartition(":")
+    if module.endswith(".py") or "/" in module or "\\" in module:
+        mod = _import_file(module, kind, name)
+    else:
+        mod = _import_module(module, kind, name)
+    try:
+        cls = getattr(mod, attr)
     except AttributeError:
-        raise InputError(f"module {module!r} has no {attr!r} ({kind} {name!r})",
-                         field=kind) from None
+        from dispatchlab.suggest import did_you_mean
+
+        classes = [k for k, v in vars(mod).items() if isinstance(v, type)]
+        raise InputError(f"module {module!r} has no {attr!r} ({kind} {name!r})"
+                         + did_you_mean(attr, classes), field=kind) from None
     if not isinstance(cls, type) or (base is not None and not issubclass(cls, base)):
         expected = base.__name__ if base is not None else "a class"
         raise InputError(f"{name!r} is not a subclass of {expected}", field=kind)

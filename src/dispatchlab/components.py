@@ -1,0 +1,233 @@
+"""One grammar for naming a component (dispatcher, predictor) with its parameters.
+
+Used by every command (``simulate``, ``compare``, ``study``, ``predict``) and by
+campaigns::
+
+    SPEC  = NAME (":" KEY "=" VALUE)*
+    NAME  = a registered name          easy, sjf, history  (case-insensitive: EASY -> easy)
+          | module:Class               my_dispatchers:EasySAF  (the current directory is
+                                       importable)
+          | path/file.py:Class         ./mine/easy_saf.py:EasySAF
+
+Segments that contain ``=`` are parameters; everything before the first of them is the
+name. So ``easy:order=sjf:reservations=2`` is ``easy`` with two parameters, and
+``mymod:Cls:alpha=0.5`` is ``mymod:Cls`` with one. A value that itself contains ``:``
+or ``,`` cannot be written inline: give it with ``-D KEY=VALUE`` (dispatcher) or
+``-P KEY=VALUE`` (predictor) instead.
+
+Values are typed from the class's ``__init__``: a parameter whose default is a bool
+takes ``true/false/yes/no/1/0``; an int default takes an integer; a float default a
+number; a str default the text as is. A parameter without a usable default (``None``
+or required) is read as ``true``/``false``/``none``, an integer, a number, or text, in
+that order. An unknown parameter or a value of the wrong type is an
+:class:`~dispatchlab.errors.InputError` naming the parameter, with suggestions.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dispatchlab.errors import InputError
+from dispatchlab.suggest import did_you_mean
+
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+
+
+def _registry(kind: str) -> tuple[dict[str, type], type]:
+    if kind == "dispatcher":
+        from dispatchlab.dispatch import DISPATCHERS, Dispatcher
+
+        return DISPATCHERS, Dispatcher
+    if kind == "predictor":
+        from dispatchlab.predict import PREDICTORS, Predictor
+
+        return PREDICTORS, Predictor
+    raise ValueError(f"unknown component kind {kind!r}")
+
+
+def registered_names(kind: str) -> list[str]:
+    """The registered names of ``kind`` ("dispatcher" or "predictor"), in registry order
+    (help texts list these, never a hand-written list)."""
+    return list(_registry(kind)[0])
+
+
+def component_class(kind: str, name: str) -> type:
+    """The class a component name refers to (registered, ``module:Class`` or file)."""
+    from dispatchlab.params import canonical_name, resolve
+
+    registry, base = _registry(kind)
+    return resolve(registry, kind, canonical_name(registry, kind, name), base)
+
+
+def split_spec(text: str, option: str) -> tuple[str, dict[str, str]]:
+    """``NAME(:KEY=VALUE)*`` -> (NAME, {KEY: VALUE text}); see the module docstring."""
+    text = text.strip()
+    parts = text.split(":")
+    first_param = next((i for i, p in enumerate(parts) if "=" in p), len(parts))
+    name = ":".join(parts[:first_param]).strip()
+    if not name:
+        raise InputError(f"expected NAME or NAME:KEY=VALUE, got {text!r}", field=option)
+    raw: dict[str, str] = {}
+    for part in parts[first_param:]:
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise InputError(f"expected KEY=VALUE after the name, got {part!r} in {text!r} "
+                             "(a value containing ':' or ',' goes through -D/-P)",
+                             field=option)
+        if key in raw:
+            raise InputError(f"parameter {key!r} given twice in {text!r}", field=option)
+        raw[key] = value
+    return name, raw
+
+
+def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:
+    """``-D``/``-P`` values ``KEY=VALUE`` (repeatable) -> {KEY: VALUE text}; the value
+    may contain anything, ``:`` and ``,`` included."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", field=option)
+        if key in out:
+            raise InputError(f"parameter {key!r} given twice", field=option)
+        out[key] = value
+    return out
+
+
+def _parse_untyped(value: str) -> Any:
+    low = value.strip().lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
+                option: str) -> Any:
+    """Parse ``value`` for parameter ``key`` of ``cls`` (see the module docstring)."""
+    sig = inspect.signature(cls.__init__)
+    params = {k: p for k, p in sig.parameters.items() if k != "self"}
+    if key not in params:
+        raise InputError(f"{kind} {name!r} has no parameter {key!r}"
+                         f"{did_you_mean(key, params)} (parameters: "
+                         f"{', '.join(params) or 'none'})", field=option)
+    default = params[key].default
+    text = value.strip()
+    try:
+        if isinstance(default, bool):
+            low = text.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+        if isinstance(default, str):
+            return value
+    except ValueError:
+        expected = ("true or false" if isinstance(default, bool) else
+                    "an integer" if isinstance(default, int) else "a number")
+        raise InputError(f"parameter {key!r} of {kind} {name!r} must be {expected}, "
+                         f"got {value!r}", field=option) from None
+    return _parse_untyped(value)
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """A component named by the grammar: ``kind``, canonical ``name`` and typed
+    ``params`` (only those given; defaults are the class's)."""
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The spec written back in the grammar (values by ``str``)."""
+        return self.name + "".join(f":{k}={v}" for k, v in self.params.items())
+
+    def build(self) -> Any:
+        """A fresh instance (``make_dispatcher`` / ``make_predictor``: validated)."""
+        if self.kind == "dispatcher":
+            from dispatchlab.dispatch import make_dispatcher
+
+            return make_dispatcher(self.name, **self.params)
+        from dispatchlab.predict import make_predictor
+
+        return make_predictor(self.name, **self.params)
+
+
+def parse_component(text: str, kind: str, *, option: str | None = None,
+                    extra: Mapping[str, str] | None = None,
+                    typed: Mapping[str, Any] | None = None) -> ComponentSpec:
+    """Parse ``text`` in the grammar into a :class:`ComponentSpec` and validate it by
+    building one instance. ``extra`` holds ``-D``/``-P`` assignments (text values,
+    typed like inline ones; an inline and an extra value for one key is an error);
+    ``typed`` holds values already typed (from the legacy options such as
+    ``--order``). ``option`` names the command-line option in errors."""
+    from dispatchlab.params import canonical_name, resolve
+
+    option = option or f"--{kind}"
+    registry, base = _registry(kind)
+    name, raw = split_spec(text, option)
+    name = canonical_name(registry, kind, name)
+    cls = resolve(registry, kind, name, base)
+    params: dict[str, Any] = {}
+    for key, value in raw.items():
+        params[key] = typed_value(cls, key, value, kind=kind, name=name, option=option)
+    for key, value in (extra or {}).items():
+        if key in params:
+            raise InputError(f"parameter {key!r} of {kind} {name!r} given both inline and "
+                             "with -D/-P", field=option)
+        dash = "-D" if kind == "dispatcher" else "-P"
+        params[key] = typed_value(cls, key, value, kind=kind, name=name, option=dash)
+    for key, value in (typed or {}).items():
+        if key in params:
+            raise InputError(f"parameter {key!r} of {kind} {name!r} given twice",
+                             field=option)
+        params[key] = value
+    spec = ComponentSpec(kind, name, params)
+    try:
+        spec.build()
+    except InputError as exc:
+        raise InputError(exc.message, field=option) from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=option) from None
+    return spec
+
+
+def parse_component_list(values: Iterable[str], kind: str, *,
+                         option: str | None = None) -> list[ComponentSpec]:
+    """Several specs: the option repeated, and/or a comma-separated list of plain names
+    (``--dispatcher easy,sjf``; a spec with parameters is given alone). Duplicates are
+    an error."""
+    option = option or f"--{kind}"
+    specs: list[ComponentSpec] = []
+    for value in values:
+        items = [value] if "=" in value else [v for v in value.split(",")]
+        if any(not v.strip() for v in items):
+            raise InputError(f"expected comma-separated names, got {value!r}", field=option)
+        specs.extend(parse_component(v, kind, option=option) for v in items)
+    seen: set[str] = set()
+    for s in specs:
+        if s.text in seen:
+            raise InputError(f"{s.text!r} is given twice", field=option)
+        seen.add(s.text)
+    return specs
