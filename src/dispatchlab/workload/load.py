@@ -13,7 +13,7 @@ them to t=0 (``info.time_offset`` then holds what was subtracted).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -32,8 +32,22 @@ from dispatchlab.workload.swf import HEADER_INT_KEYS, ExtraFields, read_swf
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+    from rich.table import Table
 
-__all__ = ["SUFFIXES", "load_trace", "render_trace_info", "trace_format", "trace_info"]
+    from dispatchlab.platform import Platform
+
+__all__ = [
+    "SUFFIXES",
+    "Capacity",
+    "load_trace",
+    "offered_load",
+    "recorded_metrics",
+    "render_trace_info",
+    "trace_capacity",
+    "trace_format",
+    "trace_info",
+    "work",
+]
 
 #: File-name endings understood by :func:`load_trace`, and their format.
 SUFFIXES: dict[str, str] = {
@@ -161,7 +175,134 @@ def _stats(values: np.ndarray) -> dict[str, float | int | None]:
     return out
 
 
-def trace_info(table: JobTable) -> dict[str, Any]:
+class Capacity(NamedTuple):
+    """The machine size that loads and utilizations are relative to.
+
+    ``amount`` is the total of ``resource`` (``"core"`` for SWF traces, where a
+    processor is a core), or None when nothing gives it; ``source`` says where it came
+    from: ``"platform"``, ``"header MaxProcs"``, ``"header MaxNodes"`` or None.
+    """
+
+    resource: str
+    amount: int | None
+    source: str | None
+
+
+def trace_capacity(table: JobTable, platform: Platform | None = None) -> Capacity:
+    """The capacity of ``platform`` if given, else of the trace's own machine.
+
+    With a platform: its total of the primary resource (``"core"`` when it has cores,
+    else its first resource). Without: the header's MaxProcs, or MaxNodes when MaxProcs
+    is absent (as :meth:`Platform.from_trace_header` does), counted in cores; a header
+    with neither gives ``amount = None``.
+    """
+    if platform is not None:
+        from dispatchlab.metrics import primary_resource
+
+        total = platform.total_capacity()
+        resource = primary_resource(total)
+        return Capacity(resource, int(total[resource]), "platform")
+    info = table.info
+    if info.max_procs:
+        return Capacity("core", int(info.max_procs), "header MaxProcs")
+    if info.max_nodes:
+        return Capacity("core", int(info.max_nodes), "header MaxNodes")
+    return Capacity("core", None, None)
+
+
+def _per_unit(table: JobTable, resource: str) -> np.ndarray:
+    """Per-unit amount of ``resource`` of each job; 1 when the table does not name it
+    (an SWF job's unit is one processor)."""
+    per_unit = table.resources.get(resource)
+    return np.ones(len(table), dtype=np.int64) if per_unit is None else per_unit
+
+
+def work(table: JobTable, resource: str = "core") -> float:
+    """Total work in resource-seconds: the sum of ``units x per-unit resource x run``
+    over the jobs with ``run >= 0``.
+
+    For an SWF trace this is processor-seconds (``units x run``). float64, because the
+    product passes 2**63 on large machines and long traces.
+    """
+    keep = table["run"] >= 0
+    amount = table["units"][keep].astype(np.float64) * _per_unit(table, resource)[keep]
+    return float(np.dot(amount, table["run"][keep].astype(np.float64)))
+
+
+def offered_load(table: JobTable, capacity: int | None, resource: str = "core") -> float | None:
+    """``work / (capacity x span)``: the share of the machine the submitted jobs ask for.
+
+    ``work`` is :func:`work` (resource-seconds, jobs with ``run >= 0``), ``capacity``
+    the machine's total of ``resource`` and ``span = last submit - first submit``
+    (seconds, in the trace's own time origin, over all rows). The submission span, not
+    the last end, is the denominator: it is the time over which the work *arrives*, so
+    a load above 1 means the machine cannot keep up and the queue grows, whatever the
+    dispatcher. None when ``capacity`` is None or 0 or the span is 0 (fewer than two
+    distinct submit times).
+    """
+    submit = table["submit"]
+    if not capacity or len(submit) == 0:
+        return None
+    span = int(submit.max()) - int(submit.min())
+    if span <= 0:
+        return None
+    return work(table, resource) / (float(capacity) * span)
+
+
+def recorded_metrics(
+    table: JobTable, capacity: Capacity, *, tau: float = 10.0
+) -> dict[str, Any] | None:
+    """Metrics of the schedule recorded in the trace, or None when it records no wait.
+
+    Counted jobs: ``wait >= 0`` and ``run >= 0``; each started at ``submit + wait``
+    and ended at ``submit + wait + run``. Computed by
+    :func:`dispatchlab.metrics.summarize` (same definitions as a simulation's summary):
+    ``jobs``, ``mean_wait``, ``median_wait`` (linear interpolation), ``max_wait`` (s),
+    ``mean_slowdown``, ``mean_bsld`` (bounded slowdown, ``tau`` s), ``utilization``
+    (their work / (capacity x (last end - first submit)), None without a capacity),
+    ``missing_waits`` (jobs with no recorded wait, ``wait < 0``, i.e. -1), ``tau``, and
+    ``capacity`` / ``capacity_source`` (the ``capacity`` argument).
+    None when no job has both ``wait >= 0`` and ``run >= 0``.
+
+    ``capacity`` should be the machine the trace was recorded on
+    (``trace_capacity(table)``, the header's): the recorded schedule ran there, so its
+    utilization relative to another platform means nothing.
+    """
+    from dispatchlab.metrics import COMPLETED, summarize
+
+    wait, run = table["wait"], table["run"]
+    rows = (wait >= 0) & (run >= 0)
+    if not rows.any():
+        return None
+    submit = table["submit"][rows]
+    start = submit + wait[rows]
+    resource, amount = capacity.resource, capacity.amount or 0
+    summary = summarize(
+        submit,
+        start,
+        start + run[rows],
+        np.full(len(submit), COMPLETED, dtype=np.int8),
+        table["units"][rows],
+        {resource: _per_unit(table, resource)[rows]},
+        {resource: amount},
+        tau=tau,
+    )
+    return {
+        "jobs": summary["jobs"],
+        "mean_wait": summary["mean_wait"],
+        "median_wait": summary["median_wait"],
+        "max_wait": summary["max_wait"],
+        "mean_slowdown": summary["mean_slowdown"],
+        "mean_bsld": summary["mean_bsld"],
+        "utilization": summary["utilization"] if amount else None,
+        "missing_waits": int(np.count_nonzero(wait < 0)),
+        "tau": float(tau),
+        "capacity": capacity.amount,
+        "capacity_source": capacity.source,
+    }
+
+
+def trace_info(table: JobTable, platform: Platform | None = None) -> dict[str, Any]:
     """Facts about a loaded trace, as a JSON-ready dict.
 
     * ``header``: the integer header facts (MaxJobs, MaxRecords, MaxProcs, MaxNodes,
@@ -173,7 +314,17 @@ def trace_info(table: JobTable) -> dict[str, Any]:
     * ``jobs``: count, first submit, last end (max of submit + wait + run, with
       missing wait/run taken as 0), span (s and days), number of distinct users,
       share of jobs with ``run > requested_time``, and quantiles (plus mean) of the
-      run time (rows with run >= 0), requested time (>= 0) and units (> 0).
+      run time (rows with run >= 0), requested time (>= 0) and units (> 0); ``work``
+      (resource-seconds, :func:`work`) and ``submit_span_s`` (last - first submit);
+    * ``capacity``, ``capacity_resource``, ``capacity_source``: the machine size the
+      load is relative to (:func:`trace_capacity`: ``platform`` when given, else the
+      header's MaxProcs or MaxNodes; None when unknown);
+    * ``offered_load``: work / (capacity x submit span) (:func:`offered_load`; None
+      without a capacity);
+    * ``recorded``: the recorded schedule's metrics (:func:`recorded_metrics`, tau =
+      10 s), None when the trace records no wait. Its utilization is always relative
+      to the header's machine (MaxProcs, else MaxNodes), where the schedule was
+      recorded, even when ``platform`` is given.
     """
     info = table.info
     cols = table.columns
@@ -206,6 +357,9 @@ def trace_info(table: JobTable) -> dict[str, Any]:
         "requested_time": _stats(req[req >= 0]),
         "units": _stats(units[units > 0]),
     }
+    capacity = trace_capacity(table, platform)
+    jobs["work"] = work(table, capacity.resource)
+    jobs["submit_span_s"] = int(submit.max()) - int(submit.min()) if n else 0
     loading = {
         "lines_read": info.lines_read,
         "malformed_skipped": info.malformed_skipped,
@@ -222,6 +376,11 @@ def trace_info(table: JobTable) -> dict[str, Any]:
         "loading": loading,
         "population": population,
         "jobs": jobs,
+        "capacity": capacity.amount,
+        "capacity_resource": capacity.resource,
+        "capacity_source": capacity.source,
+        "offered_load": offered_load(table, capacity.amount, capacity.resource),
+        "recorded": recorded_metrics(table, trace_capacity(table)),
     }
 
 
@@ -271,6 +430,7 @@ def render_trace_info(info: dict[str, Any]) -> RenderableType:
     )
     facts.add_row("users", _fmt(jobs["users"]))
     facts.add_row("run > requested", f"{100 * jobs['overrun_share']:.1f} %")
+    _add_load_rows(facts, info)
 
     stats = Table(title="Job statistics", title_justify="left")
     stats.add_column("")
@@ -288,4 +448,48 @@ def render_trace_info(info: dict[str, Any]) -> RenderableType:
     pop.add_column("share", justify="right")
     for i, (name, share) in enumerate(info["population"].items(), start=1):
         pop.add_row(str(i), name, f"{100 * share:.1f} %")
-    return Group(facts, stats, pop)
+    recorded = _recorded_table(info)
+    parts = (facts, stats) if recorded is None else (facts, recorded, stats)
+    return Group(*parts, pop)
+
+
+def _add_load_rows(facts: Table, info: dict[str, Any]) -> None:
+    """Rows ``capacity`` and ``offered load`` of the facts table."""
+    resource = info.get("capacity_resource", "core")
+    capacity = info.get("capacity")
+    if capacity is None:
+        facts.add_row("capacity", "unknown (no platform, no MaxProcs/MaxNodes in the header)")
+        facts.add_row("offered load", "-")
+        return
+    facts.add_row("capacity", f"{capacity:,} {resource}s ({info['capacity_source']})")
+    load = info.get("offered_load")
+    facts.add_row(
+        "offered load",
+        "-" if load is None else f"{load:.3f} (work / (capacity x submit span))",
+    )
+
+
+def _recorded_table(info: dict[str, Any]) -> Table | None:
+    """The recorded schedule's metrics as a two-column table (None: no recorded waits)."""
+    from rich.table import Table
+
+    rec = info.get("recorded")
+    if rec is None:
+        return None
+    table = Table(title="Recorded schedule", show_header=False, title_justify="left")
+    table.add_column("metric", style="bold")
+    table.add_column("value", justify="right")
+    util = rec["utilization"]
+    rows = (
+        ("jobs (wait >= 0, run >= 0)", _fmt(rec["jobs"])),
+        ("jobs without a wait (-1)", _fmt(rec["missing_waits"])),
+        ("mean wait (s)", _fmt(rec["mean_wait"])),
+        ("median wait (s)", _fmt(rec["median_wait"])),
+        ("max wait (s)", _fmt(rec["max_wait"])),
+        ("mean slowdown", _fmt(rec["mean_slowdown"])),
+        (f"mean bsld (tau = {rec['tau']:g} s)", _fmt(rec["mean_bsld"])),
+        ("utilization", "-" if util is None else f"{util:.3f} ({rec['capacity_source']})"),
+    )
+    for label, value in rows:
+        table.add_row(label, value)
+    return table

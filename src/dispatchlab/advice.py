@@ -1,0 +1,99 @@
+"""Warnings about a simulation's set-up (before the run) and its outcome (after it).
+
+Each warning is one short line of text, with the numbers behind it and no trailing
+period; the caller prints it (``dispatchlab simulate`` writes ``warning: <text>`` on
+stderr) and the run goes on. A function returns ``[]`` when nothing applies.
+
+Before the run, :func:`platform_warnings`:
+
+1. *smaller machine*: the platform's primary resource (cores) is below the trace
+   header's MaxProcs, so the same jobs load it about ``MaxProcs / cores`` times more
+   than the recorded machine;
+2. *overload*: the offered load on the platform,
+   ``work / (capacity x (last submit - first submit))`` (see
+   :func:`dispatchlab.workload.load.offered_load`), is above 1: the queue grows for as
+   long as jobs arrive, so waits measure the backlog rather than the dispatcher.
+
+After the run, :func:`result_warnings`: more than :data:`REJECTED_SHARE` of the jobs
+were rejected, with the most common rejection reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dispatchlab.metrics import REJECTED
+from dispatchlab.workload.load import offered_load, trace_capacity
+
+if TYPE_CHECKING:
+    from dispatchlab.platform import Platform
+    from dispatchlab.sim.result import SimulationResult
+    from dispatchlab.workload.jobs import JobTable
+
+__all__ = ["MAX_LOAD", "REJECTED_SHARE", "platform_warnings", "result_warnings"]
+
+#: Offered load (work / capacity x submission span) above which the platform is overloaded.
+MAX_LOAD: float = 1.0
+#: Share of rejected jobs (0..1) above which :func:`result_warnings` warns (1 %).
+REJECTED_SHARE: float = 0.01
+
+
+def _smaller_machine(jobs: JobTable, platform: Platform) -> str | None:
+    """Warning 1: the platform has fewer of its primary resource than MaxProcs."""
+    capacity = trace_capacity(jobs, platform)
+    recorded = jobs.info.max_procs
+    if not recorded or capacity.amount is None or capacity.amount >= recorded:
+        return None
+    text = (
+        f"platform has {capacity.amount:,} {capacity.resource}s, the trace's machine had "
+        f"{recorded:,} (MaxProcs)"
+    )
+    if capacity.amount == 0:
+        return text
+    return text + f": expect a load about {recorded / capacity.amount:.1f}x the recorded one"
+
+
+def _overloaded(jobs: JobTable, platform: Platform) -> str | None:
+    """Warning 2: the offered load on the platform is above :data:`MAX_LOAD`."""
+    capacity = trace_capacity(jobs, platform)
+    load = offered_load(jobs, capacity.amount, capacity.resource)
+    if load is None or load <= MAX_LOAD:
+        return None
+    return (
+        f"offered load on this platform is {load:.2f} (> {MAX_LOAD:g}): the queue grows "
+        "without bound and waits measure the backlog, not the dispatcher"
+    )
+
+
+def platform_warnings(jobs: JobTable, platform: Platform) -> list[str]:
+    """Pre-run warnings about running ``jobs`` on ``platform`` (see the module docstring).
+
+    Capacities are the platform's total of its primary resource (``"core"`` when it has
+    cores); the offered load uses the jobs' run times (``run >= 0``) and submit times
+    as loaded (seconds). A platform without any of its primary resource gives no
+    overload warning (the load is undefined); its jobs are rejected instead.
+    """
+    found = (_smaller_machine(jobs, platform), _overloaded(jobs, platform))
+    return [text for text in found if text is not None]
+
+
+def result_warnings(result: SimulationResult) -> list[str]:
+    """Post-run warnings about ``result``: more than 1 % of the jobs rejected.
+
+    The share is rejected jobs / all jobs of the table (no measurement window); the
+    line names the most common reason in ``result.reject_reason`` (ties: the reason
+    met first in job order) and how many jobs got it.
+    """
+    total = len(result.status)
+    rejected = int(np.count_nonzero(result.status == REJECTED))
+    if total == 0 or rejected / total <= REJECTED_SHARE:
+        return []
+    text = f"{rejected:,} of {total:,} jobs ({100 * rejected / total:.1f} %) were rejected"
+    reasons = Counter(result.reject_reason[row] for row in sorted(result.reject_reason))
+    if reasons:
+        reason, count = reasons.most_common(1)[0]
+        text += f"; most common reason ({count:,} job{'' if count == 1 else 's'}): {reason}"
+    return [text]

@@ -1,0 +1,158 @@
+"""Pre-run and post-run warnings (:mod:`dispatchlab.advice`).
+
+Each warning is checked triggered and not triggered on small tables built here, with
+the numbers computed by hand in the comments; one check runs the real SDSC SP2 trace
+on 4 nodes x 8 cores (skipped without ``/work/shared/traces``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.advice import platform_warnings, result_warnings
+from dispatchlab.dispatch import EASY, FIFO
+from dispatchlab.metrics import REJECTED
+from dispatchlab.workload import load_trace
+from dispatchlab.workload.jobs import TraceInfo
+from dispatchlab.workload.load import offered_load
+
+OVERLOAD_TAIL = "the queue grows without bound and waits measure the backlog, not the dispatcher"
+
+
+def jobs(submit, run, units, max_procs: int | None = None) -> JobTable:
+    return JobTable.from_arrays(submit=submit, run=run, units=units,
+                                info=TraceInfo(source="<test>", max_procs=max_procs))
+
+
+def light(max_procs: int | None = 128) -> JobTable:
+    """Two 1-core jobs of 10 s, submitted 1000 s apart: work 20 core-s, span 1000 s,
+    so the offered load is 20 / (cores x 1000), far below 1 on any platform here."""
+    return jobs([0, 1000], [10, 10], [1, 1], max_procs)
+
+
+# --------------------------------------------------------------------- smaller machine
+
+
+def test_smaller_platform_than_maxprocs_warns_with_the_ratio() -> None:
+    # 32 cores against MaxProcs 128: 128 / 32 = 4.0
+    assert platform_warnings(light(128), Platform.pooled(32)) == [
+        "platform has 32 cores, the trace's machine had 128 (MaxProcs): "
+        "expect a load about 4.0x the recorded one"
+    ]
+
+
+def test_smaller_node_platform_counts_its_cores() -> None:
+    # 3 nodes x 4 cores = 12 cores (the gpus do not count) against 30: 2.5x
+    assert platform_warnings(light(30), Platform.homogeneous(3, 4, gpu=2)) == [
+        "platform has 12 cores, the trace's machine had 30 (MaxProcs): "
+        "expect a load about 2.5x the recorded one"
+    ]
+
+
+@pytest.mark.parametrize("cores", [128, 256])
+def test_platform_as_large_as_maxprocs_does_not_warn(cores: int) -> None:
+    assert platform_warnings(light(128), Platform.pooled(cores)) == []
+
+
+def test_no_maxprocs_no_smaller_machine_warning() -> None:
+    assert platform_warnings(light(None), Platform.pooled(1)) == []
+
+
+# ---------------------------------------------------------------------------- overload
+
+
+def test_overload_warns_with_the_load() -> None:
+    # two 4-core jobs of 200 s, submitted 100 s apart, on 4 cores:
+    # work 2 x 4 x 200 = 1600 core-s / (4 cores x 100 s) = 4.00
+    t = jobs([0, 100], [200, 200], [4, 4])
+    assert platform_warnings(t, Platform.pooled(4)) == [
+        f"offered load on this platform is 4.00 (> 1): {OVERLOAD_TAIL}"
+    ]
+
+
+def test_load_of_exactly_one_does_not_warn() -> None:
+    # work 2 x 4 x 50 = 400 core-s / (4 cores x 100 s) = 1.0: not above 1
+    t = jobs([0, 100], [50, 50], [4, 4])
+    assert offered_load(t, 4) == 1.0
+    assert platform_warnings(t, Platform.pooled(4)) == []
+
+
+def test_both_warnings_in_order() -> None:
+    # MaxProcs 8 on 2 cores (4.0x); work 2 x 1 x 300 = 600 / (2 x 100) = 3.00
+    t = jobs([0, 100], [300, 300], [1, 1], max_procs=8)
+    assert platform_warnings(t, Platform.pooled(2)) == [
+        "platform has 2 cores, the trace's machine had 8 (MaxProcs): "
+        "expect a load about 4.0x the recorded one",
+        f"offered load on this platform is 3.00 (> 1): {OVERLOAD_TAIL}",
+    ]
+
+
+# --------------------------------------------------------------------------- rejections
+
+
+def run_with_wide_jobs(wide: list[int], n: int = 100):
+    """``n`` 1-core jobs of 1 s, one per second, on 4 pooled cores; the first
+    ``len(wide)`` ask for ``wide`` cores instead (more than 4: rejected)."""
+    units = np.ones(n, dtype=np.int64)
+    units[: len(wide)] = wide
+    t = jobs(np.arange(n), np.ones(n, dtype=np.int64), units)
+    return Simulation(Platform.pooled(4), t, FIFO()).run()
+
+
+def test_more_than_one_percent_rejected_warns_with_the_commonest_reason() -> None:
+    # 3 of 100 rejected (3.0 %): reasons "needs 8" once, "needs 6" twice -> the 6
+    result = run_with_wide_jobs([8, 6, 6])
+    assert result_warnings(result) == [
+        "3 of 100 jobs (3.0 %) were rejected; most common reason (2 jobs): "
+        "needs 6 cores, the platform has 4"
+    ]
+
+
+def test_reason_ties_go_to_the_first_rejected_job() -> None:
+    # 2 of 100 (2.0 %), one job per reason: the first rejected job's reason (needs 5)
+    result = run_with_wide_jobs([5, 7])
+    assert result_warnings(result) == [
+        "2 of 100 jobs (2.0 %) were rejected; most common reason (1 job): "
+        "needs 5 cores, the platform has 4"
+    ]
+
+
+@pytest.mark.parametrize("wide", [[], [8]])
+def test_one_percent_or_less_rejected_does_not_warn(wide: list[int]) -> None:
+    # 0 and 1 of 100 rejected: not more than 1 %
+    assert result_warnings(run_with_wide_jobs(wide)) == []
+
+
+# -------------------------------------------------------------------------- real trace
+
+SDSC = "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def test_sdsc_sp2_on_4_nodes_of_8_cores(traces_dir: Path) -> None:
+    """Measured: 54,044 jobs after cleaning, offered load 3.34 on 32 cores (4 x its
+    0.834 on MaxProcs 128), 4,091 jobs wider than 32 cores rejected (7.6 %)."""
+    path = traces_dir / SDSC
+    if not path.is_file():
+        pytest.skip(f"trace {SDSC} not found in {traces_dir}")
+    table = load_trace(path)
+    platform = Platform.homogeneous(4, 8)
+    # the load on 32 cores is exactly 128 / 32 = 4 times the load on the header's 128
+    load = 4 * offered_load(table, 128)
+    assert f"{load:.2f}" == "3.34"
+    assert platform_warnings(table, platform) == [
+        "platform has 32 cores, the trace's machine had 128 (MaxProcs): "
+        "expect a load about 4.0x the recorded one",
+        f"offered load on this platform is 3.34 (> 1): {OVERLOAD_TAIL}",
+    ]
+    result = Simulation(platform, table, EASY()).run()
+    # rejected at submission = exactly the jobs wider than the empty platform
+    wide = int(np.count_nonzero(table["units"] > 32))
+    assert int(np.count_nonzero(result.status == REJECTED)) == wide == 4_091
+    assert result_warnings(result) == [
+        "4,091 of 54,044 jobs (7.6 %) were rejected; most common reason (2,550 jobs): "
+        "needs 64 cores, the platform has 32"
+    ]
