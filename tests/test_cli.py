@@ -543,7 +543,8 @@ def test_demo() -> None:
     proc = run_cli("demo", "--jobs", "300")
     assert_ok(proc)
     for name in ("fifo", "sjf", "easy", "conservative"):
-        assert re.search(rf"│ {name}\s", proc.stdout), f"{name} missing:\n{proc.stdout}"
+        # one column per run: the names head the table
+        assert re.search(rf"┃\s+{name}\s+┃", proc.stdout), f"{name} missing:\n{proc.stdout}"
     assert "300 jobs" in proc.stdout
 
 

@@ -1,0 +1,83 @@
+"""The ``dispatchlab`` command line (thin: parsing, then calls into the library).
+
+One module per command group, all registered here:
+
+- :mod:`~dispatchlab.cli.simulate`: ``simulate``, ``demo``;
+- :mod:`~dispatchlab.cli.compare`: ``compare`` (several dispatchers on one trace, with
+  statistics over slices);
+- :mod:`~dispatchlab.cli.predict`: ``predict``;
+- :mod:`~dispatchlab.cli.study`: ``study predictions``;
+- :mod:`~dispatchlab.cli.trace`: ``trace info``, ``generate``;
+- :mod:`~dispatchlab.cli.campaign`: ``campaign run|status``;
+- :mod:`~dispatchlab.cli.results`: ``results query|export|summary``, ``report``;
+- :mod:`~dispatchlab.cli.common`: what they share (option groups, parsing, tables).
+
+Imports point one way: command modules import ``common``, this package imports the
+command modules. Every user mistake ends with exactly one ``error: ...`` line on stderr
+and exit status 2 (no traceback); see :class:`dispatchlab.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dispatchlab.cli.campaign import campaign_app
+from dispatchlab.cli.compare import compare
+from dispatchlab.cli.predict import predict
+from dispatchlab.cli.results import report, results_app
+from dispatchlab.cli.simulate import demo, simulate
+from dispatchlab.cli.study import study_app
+from dispatchlab.cli.trace import generate, trace_app
+from dispatchlab.errors import InputError
+
+
+class _Group(click.Group):
+    """A group that suggests the nearest command for a typo (``simualte``)."""
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else None
+        if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from dispatchlab.suggest import did_you_mean
+
+            raise InputError(f"no such command {name!r}"
+                             + did_you_mean(name, self.list_commands(ctx))
+                             + f" (commands: {', '.join(self.list_commands(ctx))})")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dispatchlab")
+def app() -> None:
+    """Simulate an HPC workload manager on real traces: dispatchers, predictors, metrics."""
+
+
+for command in (simulate, compare, predict, study_app, trace_app, generate, demo,
+                campaign_app, results_app, report):
+    app.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, turning user mistakes into one line on stderr."""
+    try:
+        rc = app.main(args=argv, prog_name="dispatchlab", standalone_mode=False)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except click.exceptions.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx is not None else "dispatchlab --help")
+        return 0
+    except click.ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        return 2
+    except click.exceptions.Abort:
+        print("error: aborted", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return rc if isinstance(rc, int) else 0
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,140 @@
+"""``dispatchlab campaign run|status``: many simulations declared in a TOML file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dispatchlab.cli.common import console
+from dispatchlab.errors import InputError
+
+
+@click.group("campaign")
+def campaign_app() -> None:
+    """Run many simulations declared in a TOML campaign file."""
+
+
+CAMPAIGN_ARG = click.argument("campaign_file", type=click.Path(path_type=Path))
+DATABASE_OPTION = click.option(
+    "--database", type=click.Path(path_type=Path), default=None,
+    help="results database (default: the campaign's, results.duckdb next to the file)")
+
+
+class _Bar:
+    """A rich progress bar on stderr: runs done / failed / remaining and the ETA."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.progress = None
+        if enabled and sys.stderr.isatty():
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("runs"), BarColumn(),
+                TextColumn("{task.fields[done]} done · {task.fields[failed]} failed · "
+                           "{task.fields[left]} left"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=console(stderr=True), transient=True)
+            self.task = self.progress.add_task("runs", total=1, done=0, failed=0, left=0)
+
+    def __enter__(self) -> _Bar:
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def update(self, done: int, failed: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, total=max(total, 1),
+                                 done=done - failed, failed=failed, left=total - done)
+
+
+@campaign_app.command("run")
+@CAMPAIGN_ARG
+@click.option("--workers", type=int, default=None,
+              help="worker processes (default: the number of cores)")
+@click.option("--dask", default=None, metavar="ADDRESS|local",
+              help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
+                   "'local' for a Dask LocalCluster on this machine")
+@click.option("--dask-timeout", type=float, default=10.0, show_default=True,
+              help="seconds to wait for the Dask scheduler")
+@click.option("--retry-failed", is_flag=True, help="execute failed runs again")
+@click.option("--rerun", is_flag=True,
+              help="execute every run of the campaign again, replacing the stored rows")
+@click.option("--rerun-where", default=None, metavar="SQL",
+              help="execute again the stored runs of the campaign matching this SQL "
+                   "condition on the runs table (e.g. \"dispatcher_name = 'easy'\")")
+@DATABASE_OPTION
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="progress bar on stderr (only when it is a terminal)")
+def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
+                 dask_timeout: float, retry_failed: bool, rerun: bool,
+                 rerun_where: str | None, database: Path | None,
+                 progress: bool) -> None:
+    """Run the unfinished runs of CAMPAIGN_FILE and store them in its database."""
+    from dispatchlab.campaign import load_campaign, run_campaign
+
+    if workers is not None and workers < 1:
+        raise InputError(f"must be >= 1, got {workers}", field="--workers")
+    if not dask_timeout > 0:
+        raise InputError(f"must be > 0, got {dask_timeout}", field="--dask-timeout")
+    camp = load_campaign(campaign_file, database=database)
+    if rerun and rerun_where is not None:
+        raise InputError("give --rerun or --rerun-where, not both", field="--rerun")
+    with _Bar(progress) as bar:
+        report = run_campaign(camp, workers=workers, dask=dask, retry_failed=retry_failed,
+                              database=database, on_progress=bar.update,
+                              dask_timeout=dask_timeout, rerun=rerun,
+                              rerun_where=rerun_where)
+    con = console()
+    con.print(
+        f"campaign {report.campaign}: {report.total:,} runs; executed {report.executed:,} "
+        f"({report.failed:,} failed, {report.reexecuted:,} re-executed after a worker "
+        f"died); skipped {report.skipped_done:,} done before"
+        + (f" and {report.skipped_failed:,} failed before (use --retry-failed)"
+           if report.skipped_failed else "")
+        + ".")
+    if report.stored < report.executed:
+        con.print(f"{report.executed - report.stored:,} executed runs were already "
+                      "stored by another process running this campaign; kept those.")
+    con.print(f"[dim]{report.backend}, {report.wall_seconds:.1f} s; results in "
+                  f"{report.database}[/dim]")
+
+
+@campaign_app.command("status")
+@CAMPAIGN_ARG
+@DATABASE_OPTION
+def campaign_status_cmd(campaign_file: Path, database: Path | None) -> None:
+    """Count the runs of CAMPAIGN_FILE that are done, failed and not run yet."""
+    from rich.table import Table
+
+    from dispatchlab.campaign import campaign_status
+
+    st = campaign_status(campaign_file, database=database)
+    con = console()
+    table = Table(title=f"campaign {st.campaign} ({st.database})")
+    for col in ("runs", "done", "failed", "pending"):
+        table.add_column(col, justify="right")
+    table.add_row(f"{st.total:,}", f"{st.done:,}", f"{st.failed:,}", f"{st.pending:,}")
+    con.print(table)
+    if st.other_runs:
+        con.print(f"[dim]the database also holds {st.other_runs:,} runs this campaign "
+                      "file does not declare (other campaigns or edited entries)[/dim]")
+    if st.errors:
+        errors = Table(title="failed runs")
+        for col in ("run key", "run", "error"):
+            errors.add_column(col)
+        for key, desc, error in st.errors:
+            errors.add_row(key, desc, error)
+        con.print(errors)

@@ -1,0 +1,295 @@
+"""What the command modules share: option groups, parsing of ranges and components,
+trace loading and platform choice, consoles and summary tables.
+
+Every user mistake raises :class:`~dispatchlab.errors.InputError`; :func:`dispatchlab.
+cli.main` prints it as one ``error: ...`` line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dispatchlab.errors import InputError
+
+# ------------------------------------------------------------------- parsing
+#: The end of an open range ``A:`` (beyond any trace's times and job counts).
+OPEN_END = 2**62
+
+
+def parse_range(text: str | None, option: str, cast: Callable[[str], Any] = int,
+                *, open_end: bool = True) -> tuple[Any, Any] | None:
+    """``A:B`` -> (A, B); with ``open_end``, ``A:`` -> (A, :data:`OPEN_END`): to the end."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    if len(parts) != 2 or not parts[0].strip():
+        raise InputError(f"expected A:B{' or A:' if open_end else ''}, got {text!r}",
+                         field=option)
+    try:
+        lo = cast(parts[0])
+        hi = OPEN_END if (open_end and not parts[1].strip()) else cast(parts[1])
+    except ValueError:
+        raise InputError(f"expected numbers A:B, got {text!r}", field=option) from None
+    return lo, hi
+
+
+def parse_fraction(text: str | None) -> tuple[str, float] | None:
+    """``first:F`` or ``last:F`` (0 < F <= 1; checked by the loader)."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    if len(parts) != 2 or parts[0] not in ("first", "last"):
+        raise InputError(f"expected first:F or last:F, got {text!r}", field="--fraction")
+    try:
+        return parts[0], float(parts[1])
+    except ValueError:
+        raise InputError(f"expected a number after ':', got {text!r}",
+                         field="--fraction") from None
+
+
+def names_help(kind: str, extra: str = "") -> str:
+    """Help text listing the registered names of ``kind`` (never hand-written)."""
+    from dispatchlab.components import registered_names
+
+    return (" | ".join(registered_names(kind)) + " | module:Class | path/file.py:Class"
+            " (NAME:KEY=VALUE sets parameters)" + extra)
+
+
+def allocator_names() -> str:
+    from dispatchlab.dispatch import ALLOCATORS
+
+    return " | ".join(ALLOCATORS)
+
+
+# -------------------------------------------------------------- trace, platform
+def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: bool = False,
+         window: str | None = None, jobs: str | None = None, fraction: str | None = None,
+         extra_fields: str = "error"):
+    """Read, clean and select a trace as the command-line options say."""
+    from dispatchlab.workload.load import load_trace
+
+    if extra_fields not in ("error", "ignore"):
+        raise InputError(f"must be 'error' or 'ignore', got {extra_fields!r}",
+                         field="--extra-fields")
+    path = Path(trace)
+    if not path.exists():
+        from dispatchlab.suggest import missing_file_hint
+
+        raise InputError("no such file" + missing_file_hint(path), file=str(path))
+    return load_trace(
+        path,
+        lenient=lenient,
+        extra_fields=extra_fields,
+        drop_overrun=drop_overrun,
+        max_procs=True if max_procs else None,
+        window=parse_range(window, "--window"),
+        jobs=parse_range(jobs, "--jobs"),
+        fraction=parse_fraction(fraction),
+    )
+
+
+def choose_platform(jobs, platform: str | None, nodes: int | None,
+                    cores_per_node: int | None):
+    """``--platform FILE|eurora``, ``--nodes N --cores-per-node C``, or the trace
+    header's machine (pooled cores)."""
+    from dispatchlab.platform import Platform
+
+    if platform is not None and (nodes is not None or cores_per_node is not None):
+        raise InputError("give either --platform or --nodes/--cores-per-node, not both",
+                         field="--platform")
+    if platform is not None:
+        if platform == "eurora":
+            return Platform.eurora()
+        if not Path(platform).exists():
+            from dispatchlab.suggest import did_you_mean, missing_file_hint
+
+            hint = did_you_mean(platform, ["eurora"]) or missing_file_hint(platform)
+            raise InputError("platform file not found (give a TOML file or 'eurora')" + hint,
+                             file=platform)
+        return Platform.from_toml(platform)
+    if nodes is not None or cores_per_node is not None:
+        if nodes is None or cores_per_node is None:
+            raise InputError("--nodes and --cores-per-node go together", field="--nodes")
+        return Platform.homogeneous(nodes, cores_per_node)
+    return Platform.from_trace_header(
+        jobs.info, advice="give --platform or --nodes and --cores-per-node")
+
+
+def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = None,
+                    reservations: int | None = None, skip: bool = False,
+                    allocator: str | None = None):
+    """One dispatcher from ``--dispatcher SPEC``, ``-D KEY=VALUE`` and the shorthand
+    options (``--order``, ``--reservations``, ``--skip``, ``--allocator``), which set
+    the parameters of the same names."""
+    from dispatchlab.components import (
+        component_class,
+        parse_assignments,
+        parse_component,
+        split_spec,
+    )
+
+    if "," in name and "=" not in name:
+        raise InputError(f"simulate runs one dispatcher, got {name!r}; compare several "
+                         "with: dispatchlab compare TRACE --dispatcher A --dispatcher B",
+                         field="--dispatcher")
+    typed: dict[str, Any] = {}
+    for key, value, given in (("order", order, order is not None),
+                              ("reservations", reservations, reservations is not None),
+                              ("skip", True, skip),
+                              ("allocator", allocator, allocator is not None)):
+        if given:
+            typed[key] = value
+    cls = component_class("dispatcher", split_spec(name, "--dispatcher")[0])
+    accepted = set(cls._param_names()) if hasattr(cls, "_param_names") else set()
+    for key in typed:
+        if key not in accepted:
+            raise InputError(f"--{key} does not apply to dispatcher {name!r} (it has no "
+                             f"{key!r} parameter)", field=f"--{key}")
+    try:
+        spec = parse_component(name, "dispatcher", extra=parse_assignments(params, "-D"),
+                               typed=typed)
+    except InputError as exc:  # name the shorthand option the bad value came from
+        bad = [k for k in typed if exc.message.startswith(k) or f"{k!r}" in exc.message]
+        if bad:
+            raise InputError(exc.message, field=f"--{bad[0]}") from None
+        raise
+    allocator_name = spec.params.get("allocator")
+    if allocator_name is not None:
+        from dispatchlab.dispatch import ALLOCATORS
+        from dispatchlab.suggest import did_you_mean
+
+        if allocator_name not in ALLOCATORS:
+            raise InputError(f"unknown allocator {allocator_name!r}"
+                             f"{did_you_mean(str(allocator_name), ALLOCATORS)} (choose from "
+                             f"{', '.join(ALLOCATORS)})", field="--allocator")
+    return spec
+
+
+def predictor_spec(name: str, params: Sequence[str]):
+    """One predictor from ``--predictor SPEC`` and ``-P KEY=VALUE``."""
+    from dispatchlab.components import parse_assignments, parse_component
+
+    if "," in name and "=" not in name:
+        raise InputError(f"expected one predictor here, got {name!r}", field="--predictor")
+    return parse_component(name, "predictor", extra=parse_assignments(params, "-P"))
+
+
+# ------------------------------------------------------------------- output
+def console(stderr: bool = False):
+    """A rich console; 140 columns wide when not writing to a terminal (logs, pipes)."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 140)
+
+
+def warn(text: str) -> None:
+    """One ``warning: ...`` line on stderr (the command goes on)."""
+    print(f"warning: {text}", file=sys.stderr)
+
+
+def progress_bar(enabled: bool):
+    """A rich progress bar on stderr for long runs (only when stderr is a terminal)."""
+    if not enabled or not sys.stderr.isatty():
+        return None, None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
+                        "{task.total:,} jobs submitted"), TimeRemainingColumn(),
+                        console=console(stderr=True), transient=True)
+    task = progress.add_task("sim", total=1)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return progress, update
+
+
+def summary_table(rows: list[tuple[str, dict]], title: str):
+    """The metrics of :data:`dispatchlab.metrics.keys.SUMMARY_TABLE` and the simulation
+    time: one row per metric, one column per run (so it stays narrow)."""
+    from rich.table import Table
+
+    from dispatchlab.metrics.keys import BY_KEY, SUMMARY_TABLE
+
+    table = Table(title=title, caption="slowdown and bounded slowdown (bsld, tau = {:g} s) "
+                  "are means over jobs; util: core utilization over the whole run; steady "
+                  "util: from the first time half the cores are busy to the last "
+                  "submission".format(rows[0][1]["tau"]))
+    table.add_column("metric", no_wrap=True)
+    table.add_column("unit", no_wrap=True)
+    for name, _ in rows:
+        table.add_column(name, justify="right")
+    for key in SUMMARY_TABLE:
+        m = BY_KEY[key]
+        table.add_row(m.label, "" if m.unit in ("1", "count") else m.unit,
+                      *(m.format(m.value(s)) for _, s in rows))
+    sim = [s.get("simulate_seconds") for _, s in rows]
+    table.add_row("sim time", "s", *("-" if v is None else f"{v:.2f}" for v in sim))
+    return table
+
+
+# ------------------------------------------------------------------- options
+TRACE_ARG = click.argument("trace", type=click.Path(path_type=Path))
+
+
+def options(*opts):
+    """Several click options as one decorator."""
+    def decorate(f):
+        for option in reversed(opts):
+            f = option(f)
+        return f
+    return decorate
+
+
+#: how a trace is read
+READ_OPTIONS = options(
+    click.option("--lenient", is_flag=True,
+                 help="skip malformed trace lines (counted) instead of failing"),
+    click.option("--extra-fields", default="error", show_default=True,
+                 help="SWF lines with more than 18 fields: error | ignore (keep the first 18)"),
+)
+#: which part of a trace is kept (each re-bases times to 0)
+SELECT_OPTIONS = options(
+    click.option("--window", default=None,
+                 help="keep jobs submitted in [T0, T1) (trace seconds; T0: = to the end), "
+                      "re-based to 0"),
+    click.option("--jobs", "jobs_range", default=None,
+                 help="keep cleaned jobs I0..I1-1 (0-based; I0: = to the end), re-based to 0"),
+    click.option("--fraction", default=None,
+                 help="keep first:F or last:F of the cleaned jobs (0 < F <= 1)"),
+)
+#: the platform
+PLATFORM_OPTIONS = options(
+    click.option("--platform", default=None, help="platform TOML file, or 'eurora'"),
+    click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
+    click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),
+)
+TAU_OPTION = click.option("--tau", type=float, default=10.0, show_default=True,
+                          help="bounded-slowdown threshold (s)")
+OVERRUN_OPTION = click.option("--overrun", default="run", show_default=True,
+                              help="a job past its requested time: run | kill")
+
+
+def check_overrun(overrun: str) -> str:
+    if overrun not in ("run", "kill"):
+        from dispatchlab.suggest import did_you_mean
+
+        raise InputError(f"must be 'run' or 'kill', got {overrun!r}"
+                         + did_you_mean(overrun, ["run", "kill"]), field="--overrun")
+    return overrun
+
+
+def parse_measure(text: str):
+    from dispatchlab.metrics import Measure
+
+    try:
+        return Measure.parse(text)
+    except (ValueError, InputError) as exc:
+        message = exc.message if isinstance(exc, InputError) else str(exc)
+        raise InputError(message, field="--measure") from None

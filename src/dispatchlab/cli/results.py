@@ -1,0 +1,167 @@
+"""``dispatchlab results query|export|summary`` and ``dispatchlab report``: reading a
+campaign results database."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dispatchlab.cli.common import console, parse_range
+from dispatchlab.errors import InputError
+
+
+@click.group("results")
+def results_app() -> None:
+    """Query and export a results database."""
+
+
+DB_ARG = click.argument("db", type=click.Path(path_type=Path))
+
+
+@results_app.command("query")
+@DB_ARG
+@click.argument("sql")
+@click.option("--limit", type=int, default=100, show_default=True,
+              help="rows shown in table format (the count of all rows is printed)")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
+              default="table", show_default=True,
+              help="table: a rich table of the first --limit rows; csv / json: every row "
+                   "on standard output")
+def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
+    """Run SQL on DB (read-only) and print the result."""
+    import duckdb
+
+    from dispatchlab.campaign.store import open_read
+
+    if limit < 1:
+        raise InputError(f"must be >= 1, got {limit}", field="--limit")
+    con = open_read(db)
+    try:
+        try:
+            rel = con.sql(sql)
+        except duckdb.Error as exc:
+            raise InputError(f"SQL error: {str(exc).splitlines()[0]}", field="SQL") from None
+        if rel is None:
+            raise InputError("the statement returns no rows (results are read-only)",
+                             field="SQL")
+        try:
+            columns = rel.columns
+            if fmt == "table":
+                total = rel.count("*").fetchone()[0]
+                rows = rel.limit(limit).fetchall()
+            else:
+                rows = rel.fetchall()
+                total = len(rows)
+        except duckdb.Error as exc:
+            raise InputError(f"SQL error: {str(exc).splitlines()[0]}", field="SQL") from None
+    finally:
+        con.close()
+    if fmt != "table":
+        _write_rows(columns, rows, fmt)
+        return
+    from rich.table import Table
+
+    table = Table()
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float)
+                        else str(v) for v in row))
+    out = console()
+    out.print(table)
+    shown = f"; showing the first {limit:,} (--limit)" if total > limit else ""
+    out.print(f"[dim]{total:,} row{'s' * (total != 1)}{shown}[/dim]")
+
+
+def _write_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
+    """Every row on standard output as CSV (header first) or a JSON array of objects."""
+    import csv
+    import datetime as dt
+    import json
+
+    def plain(v):
+        if isinstance(v, (dt.date, dt.datetime)):
+            return v.isoformat()
+        if isinstance(v, float) and v != v:
+            return None
+        return v
+
+    if fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([[("" if v is None else plain(v)) for v in r] for r in rows])
+    else:
+        json.dump([{c: plain(v) for c, v in zip(columns, r, strict=True)} for r in rows],
+                  sys.stdout, default=str, indent=1)
+        sys.stdout.write("\n")
+
+
+@results_app.command("export")
+@DB_ARG
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
+              show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="folder for runs.*, jobs.* and series.* (default: DB's name with "
+                   "'-export', next to it)")
+@click.option("--tables", default="runs,jobs,series", show_default=True,
+              help="comma-separated tables to export")
+def results_export(db: Path, fmt: str, out: Path | None, tables: str) -> None:
+    """Export DB's tables to Parquet or CSV files, one per table."""
+    import duckdb
+
+    from dispatchlab.campaign.store import open_read
+    from dispatchlab.errors import output_folder
+
+    names = [t.strip() for t in tables.split(",")]
+    unknown = [t for t in names if t not in ("runs", "jobs", "series")]
+    if unknown or not names:
+        raise InputError(f"unknown table(s) {unknown} (runs, jobs, series)", field="--tables")
+    con = open_read(db)
+    folder = output_folder(out if out is not None else db.with_name(f"{db.stem}-export"))
+    written = []
+    try:
+        for name in names:
+            path = folder / f"{name}.{fmt}"
+            options = "FORMAT PARQUET, COMPRESSION ZSTD" if fmt == "parquet" else \
+                "FORMAT CSV, HEADER"
+            order = "run_key" if name == "runs" else "run_key, rowid"
+            try:
+                con.execute(f"COPY (SELECT * FROM {name} ORDER BY {order}) TO "
+                            "'" + path.as_posix().replace("'", "''") + f"' ({options})")
+            except duckdb.Error as exc:
+                raise InputError(f"cannot write: {str(exc).splitlines()[0]}",
+                                 file=str(path)) from None
+            count = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+            written.append(f"{path} ({count:,} rows)")
+    finally:
+        con.close()
+    for line in written:
+        console().print(f"wrote {line}")
+
+
+def _window(text: str | None) -> tuple[int, int] | None:
+    window = parse_range(text, "--gantt-window", open_end=False)
+    if window is not None and window[1] <= window[0]:
+        raise InputError(f"T1 must be after T0, got {text!r}", field="--gantt-window")
+    return window
+
+
+@click.command("report")
+@DB_ARG
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="folder for index.html")
+@click.option("--runs", "runs_filter", default=None,
+              help="SQL condition on the runs table, e.g. \"dispatcher = 'easy'\"")
+@click.option("--gantt-run", default=None, help="run key of the run drawn as a Gantt chart")
+@click.option("--gantt-window", default=None,
+              help="T0:T1 (s, simulation time) of the Gantt chart")
+def report(db: Path, out: Path, runs_filter: str | None, gantt_run: str | None,
+           gantt_window: str | None) -> None:
+    """Write a self-contained HTML report (figures and tables) of DB's runs."""
+    from dispatchlab.report import write_report
+
+    path = write_report(db, out, runs_filter=runs_filter, gantt_run=gantt_run,
+                        gantt_window=_window(gantt_window))
+    console().print(f"wrote {path}")

@@ -1,0 +1,168 @@
+"""``dispatchlab simulate`` (one run) and ``dispatchlab demo``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from dispatchlab._memory import release_free_memory
+from dispatchlab.cli.common import (
+    OVERRUN_OPTION,
+    PLATFORM_OPTIONS,
+    READ_OPTIONS,
+    SELECT_OPTIONS,
+    TAU_OPTION,
+    TRACE_ARG,
+    allocator_names,
+    check_overrun,
+    choose_platform,
+    console,
+    dispatcher_spec,
+    load,
+    names_help,
+    parse_measure,
+    predictor_spec,
+    progress_bar,
+    summary_table,
+    warn,
+)
+
+
+def _load_notes(jobs, summary: dict) -> list[str]:
+    info = jobs.info
+    notes = []
+    if info.dropped:
+        notes.append("dropped at load: " + ", ".join(f"{v:,} ({k})"
+                                                    for k, v in info.dropped.items()))
+    if info.malformed_skipped:
+        notes.append(f"malformed lines skipped: {info.malformed_skipped:,}")
+    if info.estimate_fallbacks:
+        notes.append(f"requested time -1 replaced for {info.estimate_fallbacks:,} jobs "
+                     f"({info.estimate_fallback_source})")
+    if summary.get("rejected_total"):
+        notes.append(f"rejected (cannot fit the platform): {summary['rejected_total']:,}")
+    return notes
+
+
+@click.command()
+@TRACE_ARG
+@click.option("--dispatcher", default="easy", show_default=True,
+              help=names_help("dispatcher"))
+@click.option("--dispatcher-param", "-D", "dispatcher_params", multiple=True,
+              metavar="KEY=VALUE", help="a dispatcher parameter (repeatable)")
+@click.option("--predictor", default="walltime", show_default=True,
+              help=names_help("predictor"))
+@click.option("--predictor-param", "-P", "predictor_params", multiple=True,
+              metavar="KEY=VALUE", help="a predictor parameter (repeatable)")
+@PLATFORM_OPTIONS
+@click.option("--allocator", default=None,
+              help=f"node placement: {allocator_names()} (default first-fit; the "
+                   "dispatcher's allocator parameter)")
+@click.option("--order", default=None,
+              help="backfill scan order: fifo | sjf (the dispatcher's order parameter)")
+@click.option("--reservations", type=int, default=None,
+              help="reserved jobs K >= 1 (the dispatcher's reservations parameter)")
+@click.option("--skip", is_flag=True,
+              help="walk past jobs that do not fit (the dispatcher's skip parameter)")
+@OVERRUN_OPTION
+@TAU_OPTION
+@click.option("--measure", default="all", show_default=True,
+              help="jobs counted in metrics: all | time:T0:T1 | index:I0:I1 (T1/I1 may "
+                   "be left open)")
+@READ_OPTIONS
+@click.option("--drop-overrun", is_flag=True,
+              help="drop jobs whose run time exceeds their requested time")
+@click.option("--max-procs", is_flag=True,
+              help="drop jobs requesting more processors than the header's MaxProcs")
+@SELECT_OPTIONS
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="write jobs.parquet and summary.json into this folder")
+@click.option("--csv", is_flag=True, help="also write jobs.csv")
+def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
+             predictor: str, predictor_params: tuple[str, ...], platform: str | None,
+             nodes: int | None, cores_per_node: int | None, allocator: str | None,
+             order: str | None, reservations: int | None, skip: bool, overrun: str,
+             tau: float, measure: str, lenient: bool, extra_fields: str,
+             drop_overrun: bool, max_procs: bool, window: str | None,
+             jobs_range: str | None, fraction: str | None, out: Path | None,
+             csv: bool) -> None:
+    """Simulate TRACE under one dispatcher and predictor; print and write the results.
+
+    Components follow one grammar: NAME(:KEY=VALUE)*, e.g. --dispatcher
+    easy:order=sjf, or -D order=sjf."""
+    t0 = time.perf_counter()
+
+    from dispatchlab.advice import platform_warnings, result_warnings
+    from dispatchlab.metrics import check_tau
+    from dispatchlab.sim import Simulation
+
+    check_tau(tau)
+    measure_spec = parse_measure(measure)
+    dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order,
+                            reservations=reservations, skip=skip, allocator=allocator)
+    pspec = predictor_spec(predictor, predictor_params)
+    check_overrun(overrun)
+    jobs = load(trace, lenient=lenient, drop_overrun=drop_overrun, max_procs=max_procs,
+                window=window, jobs=jobs_range, fraction=fraction, extra_fields=extra_fields)
+    release_free_memory()
+    plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    for text in platform_warnings(jobs, plat):
+        warn(text)
+    progress, update = progress_bar(len(jobs) > 20_000)
+    sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun,
+                     progress=update)
+    if progress is not None:
+        with progress:
+            result = sim.run()
+    else:
+        result = sim.run()
+    del sim  # the engine's buffers are no longer needed: keep peak memory down
+    release_free_memory()
+    for text in result_warnings(result):
+        warn(text)
+    if out is not None:
+        summary = result.write(out, tau=tau, measure=measure_spec, started_at=t0, csv=csv)
+    else:
+        summary = result.summary(tau=tau, measure=measure_spec)
+        summary["wall_seconds"] = time.perf_counter() - t0
+    con = console()
+    con.print(summary_table([(f"{dspec.text} / {pspec.text}", summary)],
+                            title=f"{Path(trace).name} on {plat.describe()}"))
+    for note in _load_notes(jobs, summary):
+        con.print(f"[dim]{note}[/dim]")
+    if out is not None:
+        con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'} and summary.json[/dim]")
+
+
+@click.command()
+@click.option("--jobs", type=int, default=5000, show_default=True, help="synthetic jobs")
+@click.option("--cores", type=int, default=256, show_default=True, help="pooled cores")
+@click.option("--seed", type=int, default=1, show_default=True, help="generator seed")
+@click.option("--load", "offered", type=float, default=0.85, show_default=True,
+              help="offered load")
+def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
+    """Generate a synthetic workload and compare FIFO, SJF, EASY and conservative on it."""
+    from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
+    from dispatchlab.platform import Platform
+    from dispatchlab.predict import RealPredictor, WalltimePredictor
+    from dispatchlab.sim import Simulation
+    from dispatchlab.workload.synthetic import generate_synthetic
+
+    con = console()
+    table = generate_synthetic(jobs, cores=cores, seed=seed, load=offered)
+    con.print(f"synthetic workload: {len(table):,} jobs on a pooled machine of {cores} "
+              f"cores (seed {seed}, offered load {offered})")
+    plat = Platform.pooled(cores)
+    runs = [("fifo", FIFO(), WalltimePredictor()), ("sjf", SJF(), WalltimePredictor()),
+            ("easy", EASY(), WalltimePredictor()), ("easy-sjbf", EASY(order="sjf"),
+                                                    WalltimePredictor()),
+            ("conservative", Conservative(), WalltimePredictor()),
+            ("easy (real run times)", EASY(), RealPredictor())]
+    rows = []
+    for name, disp, pred in runs:
+        result = Simulation(plat, table, disp, pred).run()
+        rows.append((name, result.summary()))
+    con.print(summary_table(rows, title="dispatchers compared (estimates: requested "
+                                        "time unless noted)"))
