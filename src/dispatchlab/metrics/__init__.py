@@ -4,8 +4,8 @@
   bounded slowdown, job class), the measurement window :class:`Measure`, aggregates;
 - :mod:`dispatchlab.metrics.series`: time-weighted step functions (queue length,
   resources in use);
-- :mod:`dispatchlab.metrics.summary`: makespan, utilization, decision time and the
-  JSON summary of a run (:func:`summarize`).
+- :mod:`dispatchlab.metrics.summary`: makespan, utilization, steady-state utilization,
+  decision time and the JSON summary of a run (:func:`summarize`).
 """
 
 from dispatchlab.metrics.jobs import (
@@ -31,10 +31,12 @@ from dispatchlab.metrics.jobs import (
 )
 from dispatchlab.metrics.series import StepFunction, queue_length, resource_in_use, step_function
 from dispatchlab.metrics.summary import (
+    STEADY_THRESHOLD,
     MeasuredSeries,
     decision_time_stats,
     measured_series,
     primary_resource,
+    steady_state_utilization,
     summarize,
     summarize_table,
 )
@@ -48,6 +50,7 @@ __all__ = [
     "NO_CLASS",
     "REJECTED",
     "SHORT_MAX",
+    "STEADY_THRESHOLD",
     "Measure",
     "MeasuredSeries",
     "StepFunction",
@@ -66,6 +69,7 @@ __all__ = [
     "queue_length",
     "resource_in_use",
     "slowdown",
+    "steady_state_utilization",
     "step_function",
     "summarize",
     "summarize_table",

@@ -16,6 +16,33 @@ rejected. Over them, with ``T0 = min(submit)`` and ``T1 = max(end)`` (seconds):
   ``sum(wait) / makespan``.
 
 Rejected jobs are counted (``rejected``) and excluded from everything else.
+
+**Steady-state utilization** (:func:`steady_state_utilization`, summary keys
+``steady_utilization``, ``steady_window``, ``steady_fallback``). The whole-run
+``utilization`` includes the ramp-up from an empty machine and the drain after the last
+submission, when no dispatcher can keep the machine busy. The steady value leaves both
+out. Over **all** non-rejected jobs (lead-in and cool-down jobs included, whatever the
+measurement window), with ``in_use(t)`` the primary resource held by running jobs:
+
+- ``t0``: the first time ``in_use(t) >= 50 %`` of the platform capacity of the primary
+  resource (the value after all the changes at one timestamp counts, as in
+  :mod:`~dispatchlab.metrics.series`);
+- ``t1``: the last submission time of a non-rejected job (a rejected job never reaches
+  the machine, so it does not extend the window);
+- ``steady_utilization = integral of in_use over [t0, t1) / (capacity x (t1 - t0))``,
+  ``steady_window = [t0, t1]``, ``steady_fallback = false``.
+
+When half the capacity is never in use, or ``t1 <= t0`` (the machine fills only after
+the last submission), there is no steady window: ``steady_utilization`` is the whole-run
+``utilization``, ``steady_window`` is None and ``steady_fallback`` is true.
+
+*Limits.* Below saturation (offered load < 1, queue mostly empty) every dispatcher
+starts jobs as they arrive, so both whole-run and steady utilization track the offered
+load and barely separate dispatchers. They separate them only when the machine is
+saturated (work waits), where a dispatcher that packs better keeps more of the machine
+busy. The 50 % threshold is a fixed rule, not a detected equilibrium: a workload whose
+load changes over time (day/night cycles, bursts) has no single steady state, and the
+window then averages over whatever happened between ``t0`` and ``t1``.
 """
 
 from __future__ import annotations
@@ -153,6 +180,88 @@ def measured_series(
     return MeasuredSeries(queue, in_use, cap, t0, t1)
 
 
+#: Fraction of the primary resource's capacity whose first crossing opens the steady window.
+STEADY_THRESHOLD: float = 0.5
+
+
+def _whole_run_utilization(
+    submit: np.ndarray, start: np.ndarray, end: np.ndarray, amount: np.ndarray, capacity: int
+) -> float:
+    """``sum(amount x run) / (capacity x (max end - min submit))`` of the given jobs
+    (NaN when there is no job, no time span or no capacity)."""
+    if len(submit) == 0 or capacity == 0:
+        return float("nan")
+    span = int(end.max()) - int(submit.min())
+    if span <= 0:
+        return float("nan")
+    used = float((amount.astype(np.float64) * (end - start)).sum())
+    return used / (capacity * span)
+
+
+def _integral(f: StepFunction, t0: int, t1: int) -> float:
+    """Integral of ``f`` over ``[t0, t1)`` (value x seconds, float64), ``f`` taken as 0
+    outside its domain."""
+    lo = np.clip(f.times, t0, t1)
+    hi = np.clip(np.append(f.times[1:], np.int64(f.end)), t0, t1)
+    return float((f.values.astype(np.float64) * (hi - lo)).sum())
+
+
+def steady_state_utilization(
+    submit: ArrayLike,
+    start: ArrayLike,
+    end: ArrayLike,
+    status: ArrayLike,
+    units: ArrayLike,
+    per_unit_primary: ArrayLike,
+    capacity_primary: int,
+    *,
+    fallback: float | None = None,
+) -> tuple[float, tuple[int, int] | None, bool]:
+    """Utilization of the primary resource between the machine half full and the last
+    submission: ``(value, window, fell_back)``.
+
+    Arrays are aligned with the job table (times in seconds, trace origin);
+    ``per_unit_primary`` is each job's per-unit amount of the primary resource and
+    ``capacity_primary`` its platform total. Every non-rejected job counts (no
+    measurement window). ``window = (t0, t1)``: ``t0`` is the first time the amount in
+    use reaches ``STEADY_THRESHOLD x capacity_primary``, ``t1`` the last submit time of
+    a non-rejected job, and ``value = integral of in-use over [t0, t1) / (capacity x
+    (t1 - t0))``. Without such a window (threshold never reached, ``t1 <= t0``, no job
+    ran, capacity 0) it returns ``(fallback, None, True)``; ``fallback`` defaults to
+    the whole-run utilization of the non-rejected jobs, ``sum(amount x run) /
+    (capacity x (max end - min submit))`` (NaN when undefined). See the module docstring
+    for the meaning and limits.
+    """
+    sub, sta, en, st = check_results(submit, start, end, status)
+    _, amounts = _amounts(units, {"per_unit_primary": per_unit_primary}, len(sub))
+    cap = _check_capacity({"primary": capacity_primary})["primary"]
+    ran = st != REJECTED
+    sub, sta, en = sub[ran], sta[ran], en[ran]
+    amount = amounts["per_unit_primary"][ran]
+    window = _steady_window(sub, sta, en, amount, cap)
+    if window is None:
+        if fallback is None:
+            fallback = _whole_run_utilization(sub, sta, en, amount, cap)
+        return float(fallback), None, True
+    in_use, t0, t1 = window
+    return _integral(in_use, t0, t1) / (cap * (t1 - t0)), (t0, t1), False
+
+
+def _steady_window(
+    submit: np.ndarray, start: np.ndarray, end: np.ndarray, amount: np.ndarray, capacity: int
+) -> tuple[StepFunction, int, int] | None:
+    """The in-use step function and the steady window ``(t0, t1)`` of jobs that ran,
+    or None when there is none (see :func:`steady_state_utilization`)."""
+    if len(submit) == 0 or capacity == 0:
+        return None
+    in_use = resource_in_use(start, end, amount)
+    reached = np.flatnonzero(in_use.values >= STEADY_THRESHOLD * capacity)
+    if reached.size == 0:
+        return None
+    t0, t1 = int(in_use.times[reached[0]]), int(submit.max())
+    return (in_use, t0, t1) if t1 > t0 else None
+
+
 def decision_time_stats(seconds: ArrayLike | None) -> dict[str, Any]:
     """Dispatcher decision time (wall clock, s per call): calls, mean, p99, total.
 
@@ -206,6 +315,10 @@ def summarize(
     - ``first_submit``, ``last_end``, ``makespan`` (s);
     - ``utilization`` (of ``utilization_resource``: ``"core"`` if present, else the
       first resource of ``capacity``) and ``utilization_by_resource``;
+    - ``steady_utilization`` (of the same resource, over all non-rejected jobs),
+      ``steady_window`` (``[t0, t1]`` in s, or None) and ``steady_fallback`` (true when
+      there is no steady window and ``steady_utilization`` is ``utilization``): see
+      :func:`steady_state_utilization`;
     - ``mean_queue_length`` (time-weighted over ``[first_submit, last_end)``),
       ``mean_queue_length_nonempty``, ``median_queue_length_nonempty``,
       ``p95_queue_length_nonempty`` (time-weighted, excluding empty-queue periods,
@@ -260,6 +373,13 @@ def summarize(
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
     out["utilization_by_resource"] = util
+    steady, window, fell_back = steady_state_utilization(
+        sub, sta, en, st, units, resources.get(primary, np.zeros(len(sub), np.int64)),
+        cap[primary], fallback=util[primary],
+    )
+    out["steady_utilization"] = steady
+    out["steady_window"] = None if window is None else list(window)
+    out["steady_fallback"] = fell_back
 
     q = series.queue
     out["mean_queue_length"] = q.mean()
