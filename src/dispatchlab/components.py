@@ -187,6 +187,10 @@ def parse_component(text: str, kind: str, *, option: str | None = None,
     option = option or f"--{kind}"
     registry, base = _registry(kind)
     name, raw = split_spec(text, option)
+    head, colon, rest = name.partition(":")
+    if colon and head.lower() in {k.lower() for k in registry}:
+        raise InputError(f"expected KEY=VALUE after {head!r}, got {rest!r} in {text!r}",
+                         field=option)
     name = canonical_name(registry, kind, name)
     cls = resolve(registry, kind, name, base)
     params: dict[str, Any] = {}
