@@ -58,47 +58,47 @@ def _single_table(comp, title: str):
 
 
 def _interval_table(comp, title: str):
+    """One row per metric, one column per configuration (narrow for a few of them)."""
     from rich.table import Table
 
     from dispatchlab.metrics.keys import BY_KEY, COMPARE_TABLE
     from dispatchlab.stats import format_estimate
 
     table = Table(title=title, caption="mean over slices of each slice's value [95 % "
-                  "percentile bootstrap interval over slices, 10,000 resamples]; times in "
-                  "seconds")
-    table.add_column("configuration", no_wrap=True)
-    table.add_column("slices", justify="right")
-    for key in COMPARE_TABLE:
-        table.add_column(BY_KEY[key].label, justify="right")
+                  "percentile bootstrap interval over slices, 10,000 resamples]")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("unit", no_wrap=True)
     for entry in comp.statistics:
-        table.add_row(entry["config"], str(entry["runs"]),
-                      *(format_estimate(entry[k], _fmt(k)) for k in COMPARE_TABLE))
+        table.add_column(f"{entry['config']} ({entry['runs']} slices)", justify="right")
+    for key in COMPARE_TABLE:
+        m = BY_KEY[key]
+        table.add_row(m.label, "" if m.unit in ("1", "count") else m.unit,
+                      *(format_estimate(e[key], _fmt(key)) for e in comp.statistics))
     return table
 
 
 def _difference_table(comp):
+    """Paired differences to the baseline: one row per metric, one column per other
+    configuration."""
     from rich.table import Table
 
     from dispatchlab.metrics.keys import BY_KEY
     from dispatchlab.stats import format_difference
 
+    entries = [e for e in comp.statistics if e.get("vs_baseline")]
     table = Table(title=f"paired differences to {comp.baseline} (same predictor, same "
                         "slices)",
                   caption="mean over slices of (configuration - baseline) [95 % interval] "
-                          "(ratio of means x [95 % interval]); an interval that excludes 0 "
-                          "(ratio: 1) is a difference larger than the variation across "
+                          "and ratio of means (x [95 % interval]); an interval that excludes "
+                          "0 (ratio: 1) is a difference larger than the variation across "
                           "these slices")
-    table.add_column("configuration", no_wrap=True)
-    table.add_column("pairs", justify="right")
+    table.add_column("metric", no_wrap=True)
+    for e in entries:
+        pairs = max(d.n_pairs for d in e["vs_baseline"].values())
+        table.add_column(f"{e['config']} ({pairs} pairs)", justify="right")
     for key in DIFFERENCE_METRICS:
-        table.add_column(BY_KEY[key].label, justify="right")
-    for entry in comp.statistics:
-        diffs = entry.get("vs_baseline")
-        if not diffs:
-            continue
-        pairs = max(d.n_pairs for d in diffs.values())
-        table.add_row(entry["config"], str(pairs),
-                      *(format_difference(diffs[k], _fmt(k)) for k in DIFFERENCE_METRICS))
+        table.add_row(BY_KEY[key].label,
+                      *(format_difference(e["vs_baseline"][key], _fmt(key)) for e in entries))
     return table
 
 
@@ -165,9 +165,17 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
         from dispatchlab.components import parse_component
 
         baseline = parse_component(baseline, "dispatcher", option="--baseline").text
+        if baseline not in [d.text for d in dspecs]:
+            raise InputError(f"the baseline {baseline!r} is not among the dispatchers "
+                             f"compared ({', '.join(d.text for d in dspecs)})",
+                             field="--baseline")
     jobs = load(trace, lenient=lenient, extra_fields=extra_fields, window=window,
                 jobs=jobs_range, fraction=fraction)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    if slices is not None:  # a plan that does not fit fails before any warning
+        from dispatchlab.workload.slices import plan_slices
+
+        plan_slices(len(jobs), slices, slice_jobs, lead_in)
     for text in platform_warnings(jobs, plat):
         warn(text)
     comp = run_comparison(jobs, plat, dspecs, pspecs, baseline=baseline,
