@@ -38,6 +38,18 @@ def _step(times, values, end) -> StepFunction:
     return StepFunction(np.asarray(times, np.int64), np.asarray(values), end)
 
 
+def _legend_texts(ax) -> list[str]:
+    legend = ax.get_legend()
+    assert legend is not None, "no legend"
+    return [t.get_text() for t in legend.get_texts()]
+
+
+def _box_faces(ax) -> list[tuple[float, ...]]:
+    from matplotlib.patches import PathPatch
+
+    return [tuple(p.get_facecolor()) for p in ax.patches if isinstance(p, PathPatch)]
+
+
 # ------------------------------------------------------------------------ boxes
 def test_slowdown_boxes_one_box_per_label_log_scale_nan_ignored():
     values = {"fifo-W": np.array([1.0, 2.0, np.nan, 8.0]),
@@ -52,9 +64,10 @@ def test_slowdown_boxes_one_box_per_label_log_scale_nan_ignored():
     assert ticks == ["fifo-W\nn=3", "fifo-R\nn=3", "easy-W\nn=0"]
     assert ax.get_title() == "T"
     assert ax.get_ylabel() == "slowdown"
-    # same predictor -> same colour
+    # no groups: every label its own colour, and its own legend entry
     faces = [tuple(p.get_facecolor()) for p in ax.patches]
     assert faces[0] != faces[1]
+    assert _legend_texts(ax) == ["fifo-W", "fifo-R", "easy-W"]
     _png(fig)
 
 
@@ -86,17 +99,23 @@ def test_queue_length_distribution_excludes_all_empty_time():
     _png(fig)
 
 
-def test_over_time_panels_and_binning():
+def test_over_time_overlaid_in_one_panel_and_binning():
     f = _step(np.arange(0, 10_000, 2), np.arange(5000) % 7, 10_000)
     g = _step([0, 86_400], [1.0, 0.5], 4 * 86_400)
     fig = plots.over_time({"a": f, "b": g, "c": _step([], [], 0)}, ylabel="utilization",
                           title="Utilization", max_points=100)
-    assert len(fig.axes) == 3
-    assert "mean per" in fig.axes[0].get_title(loc="left")
-    assert "no data" in fig.axes[2].get_title(loc="left")
-    assert "days from the series start" in fig.axes[-1].get_xlabel()
-    steps = fig.axes[1].patches  # ax.stairs adds a StepPatch
-    assert len(steps) == 1
+    (ax,) = fig.axes  # one panel, the series overlaid
+    assert ax.get_title() == "Utilization"
+    assert "days from the series start" in ax.get_xlabel()
+    steps = ax.patches  # ax.stairs adds a StepPatch per non-empty series
+    assert len(steps) == 2
+    # a is binned: 100 bins of its exact time-weighted mean; b is drawn as is
+    assert len(steps[0].get_data().values) == 100
+    assert steps[1].get_data().values.tolist() == [1.0, 0.5]
+    # one legend entry per line, in label order, saying which are binned or empty
+    texts = _legend_texts(ax)
+    assert texts[0].startswith("a (mean per") and texts[1] == "b"
+    assert texts[2] == "c (no data)"
     _png(fig)
 
 
@@ -110,12 +129,165 @@ def test_prediction_errors_ratio_and_hours():
     est = {"easy-W": np.array([3600, 7200, -1]), "easy-D": np.array([1800, 3600, 10])}
     act = {"easy-W": np.array([1800, 7200, 50]), "easy-D": np.array([3600, 3600, 10])}
     fig = plots.prediction_errors(est, act)
-    ratio_ax, error_ax = fig.axes
+    ratio_ax, error_ax, scatter_ax = fig.axes
+    assert scatter_ax.get_xscale() == "log" and scatter_ax.get_yscale() == "log"
     assert ratio_ax.get_yscale() == "log" and error_ax.get_yscale() == "symlog"
     assert "hours" in error_ax.get_ylabel()
     assert [t.get_text() for t in ratio_ax.get_xticklabels()] == ["easy-W\nn=2", "easy-D\nn=3"]
     with pytest.raises(InputError):
         plots.prediction_errors({"a": np.array([1])}, {"a": np.array([1, 2])})
+    with pytest.raises(InputError, match="no actual"):
+        plots.prediction_errors({"a": np.array([1])}, {"b": np.array([1])})
+
+
+# ------------------------------------------------------------ colours, legends
+def test_colour_map_first_appearance_order_not_label_text():
+    assert plots.colour_map(["b", "a", "b", "c"]) == {
+        "b": plots.PALETTE[0], "a": plots.PALETTE[1], "c": plots.PALETTE[2]}
+    # the same positions give the same colours whatever the names
+    assert list(plots.colour_map(["x-1", "y", "x-1"]).values()) == list(plots.PALETTE[:2])
+    many = plots.colour_map([str(k) for k in range(len(plots.PALETTE) + 1)])
+    assert len(set(many.values())) == len(plots.PALETTE) and many["0"] == many["20"]
+    # an override fixes some groups; the others skip the colours it uses
+    got = plots.colour_map(["a", "b", "c"], {"b": plots.PALETTE[0]})
+    assert got == {"a": plots.PALETTE[1], "b": plots.PALETTE[0], "c": plots.PALETTE[2]}
+
+
+def test_box_colours_follow_explicit_groups_not_label_text():
+    # an own dispatcher named easy-saf: parsing the label would make its group "saf-..."
+    values = {"easy-walltime": np.array([1.0, 2.0]), "easy-saf-walltime": np.array([2.0, 3.0]),
+              "easy-history": np.array([1.0, 5.0]), "easy-saf-history": np.array([4.0, 2.0])}
+    groups = {"easy-walltime": "walltime", "easy-saf-walltime": "walltime",
+              "easy-history": "history", "easy-saf-history": "history"}
+    fig = plots.slowdown_boxes(values, groups=groups)
+    (ax,) = fig.axes
+    faces = _box_faces(ax)
+    assert faces[0] == faces[1] and faces[2] == faces[3] and faces[0] != faces[2]
+    assert _legend_texts(ax) == ["walltime", "history"]
+    # the per-class panels use the same colours; the legend is on the last panel
+    classes = {k: np.array([0, 2]) for k in values}
+    fig = plots.slowdown_boxes(values, classes=classes, groups=groups)
+    assert _box_faces(fig.axes[0]) == faces
+    assert _legend_texts(fig.axes[-1]) == ["walltime", "history"]
+    # explicit colours: the same predictor keeps its colour in another figure
+    colours = plots.colour_map(["history", "walltime"])
+    fig = plots.slowdown_boxes(values, groups=groups, colours=colours)
+    from matplotlib.colors import to_rgba
+
+    got = _box_faces(fig.axes[0])
+    assert got[0][:3] == to_rgba(colours["walltime"])[:3]
+    assert got[2][:3] == to_rgba(colours["history"])[:3]
+
+
+def test_queue_length_distribution_legend_and_groups():
+    a = _step([0, 10], [1, 0], 20)
+    b = _step([0, 10], [2, 0], 20)
+    c = _step([0, 5], [3, 0], 20)
+    groups = {"fifo-x": "x", "easy-saf-x": "x", "easy-y": "y"}
+    fig = plots.queue_length_distribution({"fifo-x": a, "easy-saf-x": b, "easy-y": c},
+                                          groups=groups)
+    (ax,) = fig.axes
+    faces = _box_faces(ax)
+    assert faces[0] == faces[1] != faces[2]
+    assert _legend_texts(ax) == ["x", "y"]
+
+
+def test_over_time_groups_share_colour_and_differ_by_style():
+    f = _step([0, 100], [1, 2], 200)
+    series = {"easy-walltime": f, "easy-saf-walltime": f, "easy-history": f}
+    groups = {"easy-walltime": "walltime", "easy-saf-walltime": "walltime",
+              "easy-history": "history"}
+    fig = plots.over_time(series, ylabel="u", title="t", groups=groups)
+    (ax,) = fig.axes
+    p0, p1, p2 = ax.patches
+    assert p0.get_edgecolor() == p1.get_edgecolor() != p2.get_edgecolor()
+    assert p0.get_linestyle() != p1.get_linestyle()
+    assert _legend_texts(ax) == list(series)
+
+
+def _oracle_case(with_real: bool):
+    """Two inexact predictors and (optionally) an exact one whose jobs are much longer:
+    were it used for the limits, every axis would widen."""
+    rng = np.random.default_rng(5)
+    act = rng.integers(60, 7200, 300)
+    est = {"walltime": act * 3, "history": np.maximum(act + rng.integers(-50, 600, 300), 0)}
+    acts = {"walltime": act, "history": act}
+    if with_real:
+        long_runs = act * 400
+        est["real"], acts["real"] = long_runs, long_runs
+    return est, acts
+
+
+def _limits(fig) -> list[list[float]]:
+    """[x0, x1, y0, y1] per axes."""
+    return [[*ax.get_xlim(), *ax.get_ylim()] for ax in fig.axes]
+
+
+def test_prediction_figures_limits_ignore_an_exact_predictor():
+    without = _oracle_case(False)
+    with_real = _oracle_case(True)
+    # box figure: y limits of the two box panels, both limits of the scatter
+    a = plots.prediction_errors(*without)
+    b = plots.prediction_errors(*with_real)
+    for k in (0, 1):
+        assert a.axes[k].get_ylim() == pytest.approx(b.axes[k].get_ylim())
+    assert _limits(a)[2] == pytest.approx(_limits(b)[2])
+    assert "exact for every job" in b.get_suptitle() and "real" in b.get_suptitle()
+    assert _legend_texts(b.axes[2]) == ["walltime", "history", "real"]
+    # the exact predictor is still drawn: one more box, more points
+    assert _boxes(b.axes[0]) == 3
+    assert len(b.axes[2].collections[0].get_offsets()) == 900
+    # curves: every limit of both panels
+    a = plots.prediction_error_curves(*without)
+    b = plots.prediction_error_curves(*with_real)
+    for got, expected in zip(_limits(b), _limits(a), strict=True):
+        assert got == pytest.approx(expected)
+    assert b.axes[0].get_ylim()[1] < 100  # real's 100 % first bin does not set the top
+    assert _legend_texts(b.axes[1]) == ["walltime", "history", "real"]
+    # small multiples: shared limits
+    a = plots.predicted_vs_actual(*without)
+    b = plots.predicted_vs_actual(*with_real)
+    assert _limits(a)[0] == pytest.approx(_limits(b)[0])
+    assert len(b.axes) == 3 and _limits(b)[2] == _limits(b)[0]
+    assert _legend_texts(b.axes[-1]) == ["walltime", "history", "real"]
+    # the exclusion is what keeps them: were real used, the top would be far higher
+    assert b.axes[0].get_xlim()[1] < 400 * 7200 / 60
+    # every label exact: they set the limits themselves
+    act = np.array([60, 600, 6000])
+    fig = plots.prediction_error_curves({"real": act}, act)
+    assert fig.axes[0].get_ylim()[1] >= 100 and "exact" not in fig.get_suptitle()
+    _png(fig)
+
+
+def test_prediction_curves_hand_made():
+    # errors (estimate - actual): job 1 -60 s (under), job 2 0, job 3 +120 s, job 4 +600 s
+    act = np.array([120, 300, 60, 600])
+    est = {"p": np.array([60, 300, 180, 1200])}
+    fig = plots.prediction_error_curves(est, act)
+    ax_abs, ax_signed = fig.axes
+    (line,) = ax_signed.get_lines()[1:]  # the first line is the 0 reference
+    x, y = line.get_data()
+    # a step CDF in minutes: 0 below the first error, 1 at the largest
+    assert x.tolist() == [-1.0, -1.0, 0.0, 2.0, 10.0]
+    assert y.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert ax_signed.get_xscale() == "symlog" and ax_abs.get_xscale() == "log"
+    (hist,) = ax_abs.patches
+    assert hist.get_path().vertices[:, 1].max() == pytest.approx(25.0)  # 1 job of 4 per bin
+    assert _legend_texts(ax_signed) == ["p"]
+
+
+def test_predicted_vs_actual_samples_large_inputs():
+    act = np.arange(1, 2001) * 60
+    fig = plots.predicted_vs_actual({"a": act * 2, "b": act}, act, max_points=500)
+    assert len(fig.axes) == 2
+    assert len(fig.axes[0].collections[0].get_offsets()) == 500
+    assert "a sample of 500 jobs" in fig.get_suptitle()
+    assert "exact" in fig.get_suptitle()  # b equals the actual run times
+    x, y = fig.axes[0].collections[0].get_offsets().T
+    assert np.allclose(y, 2 * x)  # minutes, estimate twice the actual
+    with pytest.raises(InputError):
+        plots.predicted_vs_actual({}, act)
+    _png(fig)
 
 
 # ------------------------------------------------------------------- core lanes

@@ -13,7 +13,7 @@ import pytest
 
 from dispatchlab.errors import InputError
 from dispatchlab.predict import HistoryPredictor
-from dispatchlab.predict.evaluate import evaluate_predictors, replay_schedule
+from dispatchlab.predict.evaluate import FIGURE_FILES, evaluate_predictors, replay_schedule
 from dispatchlab.workload.jobs import JobTable
 
 KTH = Path("/work/shared/traces/KTH-SP2-1996-2.1-cln.swf.gz")
@@ -115,6 +115,34 @@ def test_predictor_instances_are_cloned_and_names_unique():
         evaluate_predictors(four_jobs(), ["walltime", "walltime"])
 
 
+def test_write_files_and_figures(tmp_path):
+    report = evaluate_predictors(four_jobs(), ["walltime", "real", "tsafrir"])
+    summary = report.write(tmp_path / "out")
+    expected = ["predictions.parquet", *FIGURE_FILES, "prediction_summary.json"]
+    assert FIGURE_FILES == ("prediction_errors.png", "prediction_vs_actual.png")
+    assert summary["files"] == expected
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(expected)
+    for name in FIGURE_FILES:
+        assert (tmp_path / "out" / name).read_bytes()[:4] == b"\x89PNG"
+    on_disk = json.loads((tmp_path / "out" / "prediction_summary.json").read_text())
+    assert on_disk["files"] == expected and on_disk["metrics"] == summary["metrics"]
+    # legends: one line per predictor (name and MAE) and one colour per predictor
+    figs = report.figures()
+    assert list(figs) == list(FIGURE_FILES)
+    curves = figs["prediction_errors.png"]
+    texts = [t.get_text() for t in curves.axes[1].get_legend().get_texts()]
+    assert texts == ["walltime (MAE 9 min)", "real (MAE 0 min)", "tsafrir (MAE 9 min)"]
+    # real is exact on every job: named in the title, not used for the limits
+    assert "exact for every job" in curves.get_suptitle()
+    assert curves.axes[0].get_ylim()[1] < 100
+    scatter = figs["prediction_vs_actual.png"]
+    assert len(scatter.axes) == 3
+    texts = [t.get_text() for t in scatter.axes[-1].get_legend().get_texts()]
+    assert texts == ["walltime", "real", "tsafrir"]
+    report.plot(tmp_path / "errors.png")
+    assert (tmp_path / "errors.png").stat().st_size > 1000
+
+
 def swf(path: Path, jobs: list[tuple[int, int, int, int, int]]) -> Path:
     """jobs: (submit, wait, run, requested time, user); one processor each."""
     lines = ["; MaxProcs: 4"]
@@ -143,8 +171,9 @@ def test_cli_writes_files(tmp_path):
     table = pq.read_table(out / "predictions.parquet")
     assert table.num_rows == len(TRACE_JOBS) * 3
     assert sorted(set(table["predictor"].to_pylist())) == ["history", "tsafrir", "walltime"]
-    png = out / "prediction_errors.png"
-    assert png.exists() and png.stat().st_size > 0
+    for name in ("prediction_errors.png", "prediction_vs_actual.png"):
+        png = out / name
+        assert png.exists() and png.stat().st_size > 0
     summary = json.loads((out / "prediction_summary.json").read_text())
     assert summary["jobs"] == len(TRACE_JOBS) and summary["wait_missing"] is False
     walltime = summary["metrics"]["walltime"]["all"]

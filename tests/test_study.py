@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from dispatchlab.study import (
     merged_distributions,
     run_prediction_study,
     slowdown_changed_mask,
+    study_figures,
     weighted_box_stats,
 )
 from dispatchlab.workload.jobs import JobTable
@@ -55,6 +57,76 @@ def test_one_row_per_combination_matching_independent_runs(study, synthetic):
         assert row["mean_bsld"] == pytest.approx(ref["mean_bsld"], rel=1e-12)
     # the combinations really differ (otherwise the study is vacuous)
     assert len({round(r["mean_wait"], 3) for r in rows}) > 2
+
+
+def test_rows_carry_waits_and_utilization(study):
+    for row, run in zip(study.rows(), study.runs, strict=True):
+        s = run.summary
+        assert row["median_wait"] == s["median_wait"] and row["max_wait"] == s["max_wait"]
+        assert row["utilization"] == s["utilization"]
+        assert row["steady_utilization"] == s.get("steady_utilization")
+        assert 0 < row["utilization"] <= 1
+        ran = run.start >= 0
+        assert row["max_wait"] == int((run.start[ran] - study.submit[ran]).max())
+    # a summary without the steady-state key (older runs) gives None, not an error
+    run = study.runs[0]
+    old = dataclasses.replace(run, summary={k: v for k, v in run.summary.items()
+                                            if k != "steady_utilization"})
+    assert dataclasses.replace(study, runs=[old]).rows()[0]["steady_utilization"] is None
+
+
+def _fits(fig) -> bool:
+    """Every title and legend text lies inside the figure once drawn."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = fig.bbox
+    texts = [fig._suptitle] if fig._suptitle is not None else []
+    for ax in fig.axes:
+        texts += [ax.title, ax.yaxis.label, ax.xaxis.label]
+        if ax.get_legend() is not None:
+            texts += ax.get_legend().get_texts()
+    for t in texts:
+        if not t.get_text():
+            continue
+        ext = t.get_window_extent(canvas.get_renderer())
+        if ext.x0 < box.x0 - 1 or ext.x1 > box.x1 + 1 or ext.y1 > box.y1 + 1:
+            return False
+    return True
+
+
+def test_study_figures_legends_colours_and_titles(study):
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import PathPatch
+
+    from dispatchlab.plots import colour_map
+
+    figs = study_figures(study)
+    assert list(figs) == ["slowdown.png", "slowdown_by_class.png", "queue_length.png"]
+    default = colour_map(PREDICTORS)
+    for name, fig in figs.items():
+        assert _fits(fig), name
+        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+        assert len(legends) == 1, name  # one legend, also on the three-panel figure
+        assert [t.get_text() for t in legends[0].get_texts()] == ["W (walltime)", "R (real)"]
+        faces = [p.get_facecolor()[:3] for p in fig.axes[0].patches
+                 if isinstance(p, PathPatch)]
+        assert faces == [to_rgba(default[r.predictor])[:3] for r in study.runs]
+    # explicit colours per predictor
+    figs = study_figures(study, {"real": "#000000"})
+    faces = [p.get_facecolor()[:3] for p in figs["slowdown.png"].axes[0].patches
+             if isinstance(p, PathPatch)]
+    assert faces[1] == (0.0, 0.0, 0.0) and faces[0] == to_rgba(default["walltime"])[:3]
+    assert study.groups()["easy-W"] == "walltime" and study.groups()["fifo-R"] == "real"
+
+
+def test_study_figure_titles_fit_with_few_combinations():
+    jobs = JobTable.from_arrays(submit=[0, 10, 20], run=[100, 50, 10], units=[2, 2, 1],
+                                requested_time=[200, 100, 20])
+    res = run_prediction_study(jobs, Platform.pooled(2), ["easy"], ["walltime"])
+    for name, fig in study_figures(res).items():
+        assert _fits(fig), name
 
 
 def test_changed_mask_on_study_matches_definition(study):

@@ -3,7 +3,7 @@
 Every function returns a :class:`matplotlib.figure.Figure` built directly (no pyplot,
 no global state, no backend choice): show it in a notebook by evaluating it, or write
 it with ``fig.savefig("x.png")``. Inputs are numpy arrays and mappings ``label ->
-array`` (a label is usually ``"dispatcher-predictor"``), never a database: see
+array`` (a label is any text, e.g. ``"easy-walltime"``), never a database: see
 :mod:`dispatchlab.report` for figures drawn from a campaign results database.
 
 Conventions:
@@ -17,19 +17,38 @@ Conventions:
   drawn at the floor;
 - step functions are :class:`~dispatchlab.metrics.StepFunction` objects; statistics over
   time are time-weighted and computed on breakpoints, never one value per second.
+
+Colours and legends. Labels are never parsed. Every label-keyed function takes
+``groups``, a mapping label -> colour group (usually the predictor name, given by the
+caller; ``None``: every label is its own group; a label missing from the mapping is its
+own group), and ``colours``, an optional mapping group -> colour. Groups get colours in
+the order they first appear among the labels, from :func:`colour_map`; ``colours``
+overrides it group by group (groups it does not name take the :data:`PALETTE` colours it
+does not use, in first-appearance order). To keep one colour per predictor across
+figures, build ``colours = colour_map(all_predictors)`` once and pass it to every call.
+Every figure has a legend, outside the axes at the right of the (top) right panel: group
+-> colour for box and scatter plots, one entry per line (its label) for line plots.
+
+Prediction figures (:func:`prediction_errors`, :func:`prediction_error_curves`,
+:func:`predicted_vs_actual`): a label whose errors are all exactly 0 (the ``real``
+oracle) is *exact*; it is drawn but never moves the axis limits, which are set by the
+other labels (by all of them if every label is exact), and the figure title names it.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from dispatchlab.errors import InputError
@@ -40,25 +59,102 @@ from dispatchlab.study import merged_distributions, weighted_box_stats
 GANTT_MAX_JOBS = 3000
 #: Default largest number of points per line :func:`over_time` draws.
 OVER_TIME_MAX_POINTS = 4000
+#: Default largest number of jobs per label a predicted-vs-actual scatter draws (a
+#: uniform sample with a fixed seed beyond it).
+SCATTER_MAX_POINTS = 5000
+#: Largest number of steps drawn per line of a signed-error CDF (exact steps, evenly
+#: spaced in rank, beyond it).
+_CDF_MAX_POINTS = 4000
+
+#: Group colours in assignment order: matplotlib's ``tab10``, then the lighter
+#: ``tab20`` shades; the 21st group starts over.
+PALETTE: tuple[str, ...] = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    "#7f7f7f", "#bcbd22", "#17becf",
+    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+    "#c7c7c7", "#dbdb8d", "#9edae5",
+)
+#: Line styles of the lines sharing a colour group, in order.
+LINE_STYLES: tuple[str, ...] = ("-", "--", ":", "-.")
 
 _MEANPROPS = {"marker": "^", "markerfacecolor": "black", "markeredgecolor": "black",
               "markersize": 5}
+_LEGEND_KW: dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0),
+                              "borderaxespad": 0.0, "fontsize": "small", "frameon": False}
+
+
+# ----------------------------------------------------------------------- colours
+def colour_map(groups: Sequence[str], colours: Mapping[str, str] | None = None
+               ) -> dict[str, str]:
+    """One colour per distinct group, in first-appearance order.
+
+    The k-th distinct group gets ``PALETTE[k % len(PALETTE)]`` (hex strings). The result
+    depends only on the order in which groups appear, never on their text: pass it as
+    ``colours=`` to several figures to keep one colour per group across them.
+    ``colours`` fixes the colour of the groups it names; the other groups take, in
+    first-appearance order, the palette colours it does not use."""
+    order = list(dict.fromkeys(groups))
+    given = {g: str(colours[g]) for g in order if colours and g in colours}
+    used = set(given.values())
+    free = [c for c in PALETTE if c not in used] or list(PALETTE)
+    out: dict[str, str] = {}
+    k = 0
+    for g in order:
+        if g in given:
+            out[g] = given[g]
+        else:
+            out[g] = free[k % len(free)]
+            k += 1
+    return out
+
+
+@dataclass(frozen=True)
+class _Colouring:
+    """Resolved colours of one figure: label -> group, group -> colour (in order)."""
+
+    group: dict[str, str]
+    colour: dict[str, str]
+
+    def of(self, label: str) -> str:
+        return self.colour[self.group[label]]
+
+    def styles(self) -> dict[str, str]:
+        """Line style per label: the labels of a group cycle through LINE_STYLES."""
+        seen: dict[str, int] = {}
+        out = {}
+        for lab, g in self.group.items():
+            out[lab] = LINE_STYLES[seen.get(g, 0) % len(LINE_STYLES)]
+            seen[g] = seen.get(g, 0) + 1
+        return out
+
+
+def _colouring(labels: Sequence[str], groups: Mapping[str, str] | None,
+               colours: Mapping[str, str] | None) -> _Colouring:
+    """Groups and colours of ``labels`` (see the module docstring)."""
+    group = {lab: (str(groups.get(lab, lab)) if groups is not None else lab)
+             for lab in labels}
+    return _Colouring(group, colour_map(list(group.values()), colours))
+
+
+def _group_legend(ax: Axes, col: _Colouring) -> None:
+    """Legend group -> colour (box faces), outside the axes at the right."""
+    handles = [Patch(facecolor=c, edgecolor="black", linewidth=0.5, alpha=0.75, label=g)
+               for g, c in col.colour.items()]
+    ax.legend(handles=handles, **_LEGEND_KW)
+
+
+def _line_legend(ax: Axes, labels: Sequence[str], names: Mapping[str, str] | None = None
+                 ) -> None:
+    """Legend with one entry per line, in ``labels`` order (``names``: legend text per
+    label when it differs from the label)."""
+    found = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    names = names or {}
+    texts = [names.get(lab, lab) for lab in labels]
+    ax.legend([found[t] for t in texts if t in found], [t for t in texts if t in found],
+              **_LEGEND_KW)
 
 
 # ----------------------------------------------------------------------- helpers
-def _predictor_part(label: str) -> str:
-    """The part after the first ``-`` of ``dispatcher-predictor`` (the whole label
-    otherwise): boxes of the same predictor share a colour."""
-    return label.split("-", 1)[1] if "-" in label else label
-
-
-def _colours(labels: Sequence[str]) -> list[str]:
-    keys: dict[str, str] = {}
-    for lab in labels:
-        keys.setdefault(_predictor_part(lab), f"C{len(keys) % 10}")
-    return [keys[_predictor_part(lab)] for lab in labels]
-
-
 def _log_floor(arrays: Sequence[np.ndarray], default: float = 0.8) -> float:
     """Bottom of a log axis: 0.8 x the smallest positive finite value, at most ``default``."""
     pos = [a[np.isfinite(a) & (a > 0)] for a in arrays]
@@ -66,11 +162,31 @@ def _log_floor(arrays: Sequence[np.ndarray], default: float = 0.8) -> float:
     return min(default, 0.8 * min(float(p.min()) for p in pos)) if pos else default
 
 
+def _limits_without(ax: Axes, draw_kept: Callable[[], None],
+                    draw_excluded: Callable[[], None], *, x: bool, y: bool) -> None:
+    """Draw with ``draw_kept``, freeze the autoscaled x / y limits it gives, then draw
+    ``draw_excluded`` without moving them."""
+    draw_kept()
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    draw_excluded()
+    if x:
+        ax.set_xlim(xlim)
+    if y:
+        ax.set_ylim(ylim)
+
+
 def _draw_boxes(ax: Axes, stats: list[dict[str, Any]], colours: Sequence[str], *,
-                log: bool, floor: float, ylabel: str) -> None:
+                log: bool, floor: float, ylabel: str, exclude: frozenset[int] = frozenset(),
+                reference: float | None = None) -> None:
     """One box per ``stats`` entry at positions 0..n-1; empty sets draw no box but keep
-    their tick (labelled ``n=0``)."""
-    shown, positions, faces = [], [], []
+    their tick (labelled ``n=0``). ``reference``: a dashed grey line drawn first (part
+    of the y range). Boxes whose index is in ``exclude`` are drawn after the y limits
+    were set by the other boxes and the reference, and do not move them."""
+    if reference is not None:
+        ax.axhline(reference, color="grey", linewidth=0.8, linestyle="--")
+    if log:
+        ax.set_yscale("log")
+    shown: dict[int, dict[str, Any]] = {}
     for k, s in enumerate(stats):
         if s["n"] == 0:
             continue
@@ -78,25 +194,32 @@ def _draw_boxes(ax: Axes, stats: list[dict[str, Any]], colours: Sequence[str], *
         if log:
             for key in ("whislo", "q1", "med", "q3", "whishi", "mean"):
                 s[key] = max(s[key], floor)
-        shown.append(s)
-        positions.append(k)
-        faces.append(colours[k])
-    if shown:
-        parts = ax.bxp(shown, positions=positions, widths=0.7, showmeans=True,
+        shown[k] = s
+
+    def draw(idx: list[int]) -> None:
+        if not idx:
+            return
+        parts = ax.bxp([shown[k] for k in idx], positions=idx, widths=0.7, showmeans=True,
                        showfliers=False, patch_artist=True, meanprops=_MEANPROPS,
                        medianprops={"color": "black"})
-        for patch, colour in zip(parts["boxes"], faces, strict=True):
-            patch.set_facecolor(colour)
+        for patch, k in zip(parts["boxes"], idx, strict=True):
+            patch.set_facecolor(colours[k])
             patch.set_alpha(0.75)
+
+    kept = [k for k in shown if k not in exclude]
+    other = [k for k in shown if k in exclude]
+    if kept and other:
+        _limits_without(ax, lambda: draw(kept), lambda: draw(other), x=False, y=True)
+    else:
+        draw(kept + other)
     ax.set_xlim(-0.6, len(stats) - 0.4)
     ax.set_xticks(range(len(stats)))
     ax.set_xticklabels([f"{s['label']}\nn={s['n']:,.0f}" for s in stats],
                        rotation=30 if len(stats) > 4 else 0,
                        ha="right" if len(stats) > 4 else "center", fontsize="small")
     if log:
-        ax.set_yscale("log")
         ax.set_ylim(bottom=floor)
-        top = max((s["whishi"] for s in shown), default=floor)
+        top = max((s["whishi"] for s in shown.values()), default=floor)
         if top > 100 * floor:  # minor ticks of many decades cost time and add nothing
             ax.yaxis.set_minor_locator(NullLocator())
     ax.set_ylabel(ylabel)
@@ -115,29 +238,34 @@ def _time_scale(span: float) -> tuple[float, str]:
 # ------------------------------------------------------------------- box plots
 def slowdown_boxes(values: Mapping[str, np.ndarray], *,
                    classes: Mapping[str, np.ndarray] | None = None,
-                   ylabel: str = "slowdown", title: str | None = None) -> Figure:
+                   ylabel: str = "slowdown", title: str | None = None,
+                   groups: Mapping[str, str] | None = None,
+                   colours: Mapping[str, str] | None = None) -> Figure:
     """Box plots of per-job values (slowdown, bounded slowdown...) on a log y axis.
 
-    ``values`` maps a label (``"dispatcher-predictor"``) to one value per job; NaN
-    (rejected jobs) is ignored. Boxes of the same predictor (the part after the first
-    ``-``) share a colour. With ``classes`` (label -> job class per job, aligned with
-    ``values[label]``: ``"short"`` / ``"medium"`` / ``"long"`` strings or the codes
-    0 / 1 / 2 of :func:`dispatchlab.metrics.job_columns`; anything else is left out)
-    the figure has one panel per class, short / medium / long, with one box per label
-    (seed paper 000, Figure 4). Each tick says how many jobs the box holds."""
+    ``values`` maps a label to one value per job; NaN (rejected jobs) is ignored. Boxes
+    are coloured by ``groups`` / ``colours`` (module docstring; e.g. group = predictor)
+    and the legend maps each group to its colour. With ``classes`` (label -> job class
+    per job, aligned with ``values[label]``: ``"short"`` / ``"medium"`` / ``"long"``
+    strings or the codes 0 / 1 / 2 of :func:`dispatchlab.metrics.job_columns`; anything
+    else is left out) the figure has one panel per class, short / medium / long, with
+    one box per label (seed paper 000, Figure 4). Each tick says how many jobs the box
+    holds."""
     labels = list(values)
     if not labels:
         raise InputError("slowdown_boxes needs at least one labelled array")
     arrays = {k: np.asarray(v, dtype=np.float64) for k, v in values.items()}
     floor = _log_floor(list(arrays.values()))
-    colours = _colours(labels)
-    fig = Figure(figsize=(_width(len(labels)) * (2.6 if classes is not None else 1), 4.8),
-                 layout="constrained")
+    col = _colouring(labels, groups, colours)
+    faces = [col.of(k) for k in labels]
+    fig = Figure(figsize=(_width(len(labels)) * (2.6 if classes is not None else 1) + 1.2,
+                          4.8), layout="constrained")
     if classes is None:
         ax = fig.subplots()
         stats = [weighted_box_stats(arrays[k], label=k) for k in labels]
-        _draw_boxes(ax, stats, colours, log=True, floor=floor, ylabel=ylabel)
+        _draw_boxes(ax, stats, faces, log=True, floor=floor, ylabel=ylabel)
         ax.set_title(title or f"{ylabel} per job")
+        _group_legend(ax, col)
         return fig
     axes = fig.subplots(1, len(JOB_CLASS_LABELS), sharey=True)
     for code, (ax, name) in enumerate(zip(axes, JOB_CLASS_LABELS, strict=True)):
@@ -149,31 +277,35 @@ def slowdown_boxes(values: Mapping[str, np.ndarray], *,
                                  f"{len(arrays[k])} values")
             pick = (c == name) if c.dtype.kind in "OUS" else (c == code)
             stats.append(weighted_box_stats(arrays[k][pick], label=k))
-        _draw_boxes(ax, stats, colours, log=True, floor=floor,
+        _draw_boxes(ax, stats, faces, log=True, floor=floor,
                     ylabel=ylabel if code == 0 else "")
         ax.set_title(f"{name} jobs")
+    _group_legend(axes[-1], col)
     fig.suptitle(title or f"{ylabel} per job class")
     return fig
 
 
 def queue_length_distribution(series: Mapping[str, StepFunction], *,
-                              title: str | None = None) -> Figure:
+                              title: str | None = None,
+                              groups: Mapping[str, str] | None = None,
+                              colours: Mapping[str, str] | None = None) -> Figure:
     """Time-weighted box plots of the number of waiting jobs (seed paper 000, Figure 5).
 
     Every second of a run weighs the same; the periods where the queue is empty in
     *every* series are left out (so idle periods do not pile up at 0). Computed on the
     union of the series' breakpoints (:func:`dispatchlab.study.merged_distributions`).
     Log y axis; 0 (an empty queue while another series has a queue) is drawn at the
-    bottom edge."""
+    bottom edge. Boxes coloured by ``groups`` / ``colours``, legend group -> colour."""
     labels = list(series)
     if not labels:
         raise InputError("queue_length_distribution needs at least one series")
+    col = _colouring(labels, groups, colours)
     dists = merged_distributions([series[k] for k in labels])
     stats = [weighted_box_stats(v, s, label=k) for (v, s), k in zip(dists, labels, strict=True)]
     kept = int(dists[0][1].sum()) if dists else 0
-    fig = Figure(figsize=(_width(len(labels)), 4.8), layout="constrained")
+    fig = Figure(figsize=(_width(len(labels)) + 1.2, 4.8), layout="constrained")
     ax = fig.subplots()
-    _draw_boxes(ax, stats, _colours(labels), log=True, floor=0.8,
+    _draw_boxes(ax, stats, [col.of(k) for k in labels], log=True, floor=0.8,
                 ylabel="waiting jobs (0 drawn at the bottom)")
     ax.set_xticklabels([s["label"] for s in stats], rotation=30 if len(stats) > 4 else 0,
                        ha="right" if len(stats) > 4 else "center", fontsize="small")
@@ -181,6 +313,7 @@ def queue_length_distribution(series: Mapping[str, StepFunction], *,
     ax.set_title(title or "Waiting jobs, time-weighted\n"
                  f"({kept / div:,.1f} {unit} where some queue is non-empty)",
                  fontsize="medium")
+    _group_legend(ax, col)
     return fig
 
 
@@ -200,80 +333,311 @@ def _binned(f: StepFunction, edges: np.ndarray) -> np.ndarray:
 
 
 def over_time(series: Mapping[str, StepFunction], *, ylabel: str, title: str,
-              max_points: int = OVER_TIME_MAX_POINTS) -> Figure:
-    """Step plots of series over time, one panel per label (shared axes).
+              max_points: int = OVER_TIME_MAX_POINTS,
+              groups: Mapping[str, str] | None = None,
+              colours: Mapping[str, str] | None = None) -> Figure:
+    """Step plots of several series over time, overlaid in one panel, with a legend
+    of one entry per series (its label).
 
-    The x axis is days (or hours for spans up to 3 days) from the earliest series
-    start; the label states that origin in trace seconds. A series with more than
+    A line's colour is its group's (``groups`` / ``colours``, module docstring); the
+    lines of one group differ by line style (:data:`LINE_STYLES`, in label order). The x
+    axis is days (or hours for spans up to 3 days) from the earliest series start; the
+    axis label states that origin in trace seconds. A series with more than
     ``max_points`` breakpoints is drawn as its exact time-weighted mean over
-    ``max_points`` equal bins, and the panel says so."""
+    ``max_points`` equal bins, and its legend entry says so (``"(mean per N-minute
+    bin)"``); an empty series has an entry ending in ``"(no data)"`` and no line."""
     labels = list(series)
     if not labels:
         raise InputError("over_time needs at least one series")
+    col = _colouring(labels, groups, colours)
+    styles = col.styles()
     nonempty = [f for f in series.values() if len(f)]
     t0 = min((f.start for f in nonempty), default=0)
     t1 = max((int(f.end) for f in nonempty), default=t0 + 1)
     div, unit = _time_scale(t1 - t0)
-    fig = Figure(figsize=(9, 0.6 + 1.6 * len(labels)), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(len(labels), 1, sharex=True, sharey=True, squeeze=False)
-                         [:, 0])
-    for k, (ax, lab) in enumerate(zip(axes, labels, strict=True)):
+    fig = Figure(figsize=(10.5, 4.2), layout="constrained")
+    ax = fig.subplots()
+    names = {}
+    for lab in labels:
         f = series[lab]
-        note = ""
+        kw = {"color": col.of(lab), "linestyle": styles[lab], "linewidth": 1.0}
         if len(f) == 0:
-            note = " (no data)"
+            names[lab] = f"{lab} (no data)"
+            ax.plot([], [], label=names[lab], **kw)
         elif len(f) > max_points:
             edges = np.linspace(f.start, float(f.end), max_points + 1)
-            vals = _binned(f, edges)
-            ax.stairs(vals, (edges - t0) / div, color=f"C{k % 10}", linewidth=0.8)
-            note = f" (mean per {(edges[1] - edges[0]) / 60:,.0f}-minute bin)"
+            names[lab] = f"{lab} (mean per {(edges[1] - edges[0]) / 60:,.0f}-minute bin)"
+            ax.stairs(_binned(f, edges), (edges - t0) / div, label=names[lab], **kw)
         else:
             x = (np.append(f.times, f.end).astype(np.float64) - t0) / div
-            ax.stairs(f.values.astype(np.float64), x, color=f"C{k % 10}", linewidth=0.8)
-        ax.set_title(f"{lab}{note}", fontsize="small", loc="left")
-        ax.set_ylabel(ylabel, fontsize="small")
-        ax.grid(alpha=0.3)
-    axes[-1].set_xlabel(f"{unit} from the series start (t = {t0:,} s in trace time)")
-    fig.suptitle(title)
+            ax.stairs(f.values.astype(np.float64), x, label=lab, **kw)
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel(f"{unit} from the series start (t = {t0:,} s in trace time)")
+    ax.grid(alpha=0.3)
+    ax.set_title(title)
+    _line_legend(ax, labels, names)
     return fig
 
 
-def prediction_errors(estimate: Mapping[str, np.ndarray],
-                      actual: Mapping[str, np.ndarray], *, title: str | None = None) -> Figure:
-    """Distribution of run-time predictions per label (``estimate`` and ``actual`` in
-    seconds, aligned per label; jobs with a negative estimate or actual, e.g. rejected,
-    and NaN are left out).
-
-    Left panel: the ratio estimate / actual on a log axis (1 = exact; above 1 the
-    prediction was too long; ``actual`` is floored at 1 s). Right panel: the error
-    estimate - actual in hours (symmetric log axis, linear within +-1 h)."""
+# ------------------------------------------------------------ prediction errors
+def _prediction_pairs(estimate: Mapping[str, np.ndarray],
+                      actual: Mapping[str, np.ndarray] | np.ndarray,
+                      what: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """label -> (estimate, actual) in seconds (float64), jobs with a negative or NaN
+    estimate or actual left out. ``actual`` is one array per label or one array for all."""
     labels = list(estimate)
     if not labels:
-        raise InputError("prediction_errors needs at least one labelled array")
-    ratios, errors = {}, {}
+        raise InputError(f"{what} needs at least one labelled array")
+    out = {}
     for k in labels:
+        if isinstance(actual, Mapping) and k not in actual:
+            raise InputError(f"{what}: no actual run times for {k!r}")
         e = np.asarray(estimate[k], dtype=np.float64)
-        a = np.asarray(actual[k], dtype=np.float64)
+        a = np.asarray(actual[k] if isinstance(actual, Mapping) else actual, dtype=np.float64)
         if e.shape != a.shape:
             raise InputError(f"estimate[{k!r}] and actual[{k!r}] differ in length")
         ok = np.isfinite(e) & np.isfinite(a) & (e >= 0) & (a >= 0)
-        ratios[k] = np.maximum(e[ok], 1.0) / np.maximum(a[ok], 1.0)
-        errors[k] = (e[ok] - a[ok]) / 3600.0
-    colours = _colours(labels)
-    fig = Figure(figsize=(2 * _width(len(labels)), 4.8), layout="constrained")
-    ax_r, ax_e = fig.subplots(1, 2)
-    stats = [weighted_box_stats(ratios[k], label=k) for k in labels]
-    _draw_boxes(ax_r, stats, colours, log=True, floor=_log_floor(list(ratios.values()), 0.5),
-                ylabel="estimate / actual run (log)")
-    ax_r.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+        out[k] = (e[ok], a[ok])
+    return out
+
+
+def _exact(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> set[str]:
+    """Labels with at least one job whose estimates all equal the actual run times."""
+    return {k for k, (e, a) in pairs.items() if e.size and np.array_equal(e, a)}
+
+
+def _exact_note(exact: set[str], labels: Sequence[str]) -> str:
+    names = [k for k in labels if k in exact]
+    return ("" if not names else "\nexact for every job (drawn, not used for the axis "
+            f"limits): {', '.join(names)}")
+
+
+def _scatter_limits(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], exact: set[str],
+                    div: float) -> tuple[float, float]:
+    """Common limits of both log axes of a predicted-vs-actual plot (values floored at
+    1 s, divided by ``div``), from the non-exact labels (all if every label is exact)."""
+    use = [k for k, (e, _) in pairs.items() if e.size and k not in exact]
+    use = use or [k for k, (e, _) in pairs.items() if e.size]
+    if not use:
+        return 0.5 / div, 10.0 / div
+    lo = min(min(float(pairs[k][0].min()), float(pairs[k][1].min())) for k in use)
+    hi = max(max(float(pairs[k][0].max()), float(pairs[k][1].max())) for k in use)
+    return max(lo, 1.0) / div / 1.6, max(hi, 1.0) / div * 1.6
+
+
+def _scatter_panel(ax: Axes, pairs: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                   colour_of: Mapping[str, str], limits: tuple[float, float], *,
+                   div: float, unit: str, max_points: int) -> bool:
+    """Estimate (y) against actual run time (x), log-log in ``unit`` (seconds / ``div``;
+    0 drawn at 1 s), with the diagonal. At most ``max_points`` jobs per label (uniform
+    sample, fixed seed); the points of all labels are drawn in one shuffled layer, so no
+    label systematically hides another. Returns whether some label was sampled."""
+    rng = np.random.default_rng(0)
+    xs, ys, cs = [], [], []
+    sampled = False
+    for lab, (e, a) in pairs.items():
+        if len(e) > max_points:
+            pick = np.sort(rng.choice(len(e), size=max_points, replace=False))
+            e, a = e[pick], a[pick]
+            sampled = True
+        xs.append(np.maximum(a, 1.0) / div)
+        ys.append(np.maximum(e, 1.0) / div)
+        cs.extend([colour_of[lab]] * len(e))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.plot(limits, limits, color="black", linewidth=0.8, linestyle="--", zorder=3)
+    if cs:
+        order = rng.permutation(len(cs))
+        ax.scatter(np.concatenate(xs)[order], np.concatenate(ys)[order],
+                   c=np.asarray(cs, dtype=object)[order].tolist(), s=4, alpha=0.35,
+                   linewidths=0, rasterized=True)
+    ax.set_xlim(limits)
+    ax.set_ylim(limits)
+    ax.set_box_aspect(1)
+    ax.grid(alpha=0.3)
+    ax.text(0.03, 0.97, "too long", transform=ax.transAxes, va="top", fontsize="x-small",
+            color="dimgrey")
+    ax.text(0.97, 0.03, "too short", transform=ax.transAxes, ha="right", va="bottom",
+            fontsize="x-small", color="dimgrey")
+    ax.set_xlabel(f"actual run time ({unit}; 0 at 1 s)")
+    ax.set_ylabel(f"estimate ({unit})")
+    return sampled
+
+
+def prediction_errors(estimate: Mapping[str, np.ndarray],
+                      actual: Mapping[str, np.ndarray] | np.ndarray, *,
+                      title: str | None = None, groups: Mapping[str, str] | None = None,
+                      colours: Mapping[str, str] | None = None,
+                      max_points: int = SCATTER_MAX_POINTS) -> Figure:
+    """Run-time predictions per label, as box plots (suited to many labels).
+
+    ``estimate`` and ``actual`` are seconds, aligned per label (``actual`` may be one
+    array shared by every label); jobs with a negative estimate or actual (e.g.
+    rejected) and NaN are left out. Three panels:
+
+    1. the ratio estimate / actual on a log axis (1 = exact; above 1 the prediction
+       was too long; both floored at 1 s);
+    2. the signed error estimate - actual in hours (symmetric log axis, linear within
+       +-1 h; below 0 = underestimated);
+    3. estimate against actual run time (hours, log-log, diagonal = exact), at most
+       ``max_points`` jobs per label (uniform sample, fixed seed).
+
+    Boxes and points are coloured by ``groups`` / ``colours``; the legend maps groups
+    to colours. Exact labels (module docstring) do not move the axis limits."""
+    pairs = _prediction_pairs(estimate, actual, "prediction_errors")
+    labels = list(pairs)
+    col = _colouring(labels, groups, colours)
+    exact = _exact(pairs)
+    excl = frozenset(k for k, lab in enumerate(labels) if lab in exact and
+                     len(exact) < sum(e.size > 0 for e, _ in pairs.values()))
+    ratios = {k: np.maximum(e, 1.0) / np.maximum(a, 1.0) for k, (e, a) in pairs.items()}
+    errors = {k: (e - a) / 3600.0 for k, (e, a) in pairs.items()}
+    faces = [col.of(k) for k in labels]
+    w = _width(len(labels))
+    fig = Figure(figsize=(2 * w + 6.5, 5.0), layout="constrained")
+    ax_r, ax_e, ax_s = fig.subplots(1, 3, width_ratios=[w, w, 5.0])
+    floor = _log_floor([ratios[k] for k in labels if k not in exact] or list(ratios.values()),
+                       0.5)
+    _draw_boxes(ax_r, [weighted_box_stats(ratios[k], label=k) for k in labels], faces,
+                log=True, floor=floor, ylabel="estimate / actual run (log)", exclude=excl,
+                reference=1.0)
     ax_r.set_title("ratio (1 = exact)")
-    stats = [weighted_box_stats(errors[k], label=k) for k in labels]
-    _draw_boxes(ax_e, stats, colours, log=False, floor=0.0,
-                ylabel="estimate - actual run (hours)")
     ax_e.set_yscale("symlog", linthresh=1.0)
-    ax_e.axhline(0.0, color="grey", linewidth=0.8, linestyle="--")
+    _draw_boxes(ax_e, [weighted_box_stats(errors[k], label=k) for k in labels], faces,
+                log=False, floor=0.0, ylabel="estimate - actual run (hours)", exclude=excl,
+                reference=0.0)
     ax_e.set_title("error (symlog, linear within ±1 h)")
-    fig.suptitle(title or "Run-time prediction errors")
+    limits = _scatter_limits(pairs, exact if excl else set(), 3600.0)
+    sampled = _scatter_panel(ax_s, pairs, {k: col.of(k) for k in labels}, limits,
+                             div=3600.0, unit="hours", max_points=max_points)
+    ax_s.set_title("estimate vs actual" + (f" ({max_points:,} jobs per label)"
+                                           if sampled else ""))
+    _group_legend(ax_s, col)
+    fig.suptitle((title or "Run-time prediction errors")
+                 + _exact_note(exact if excl else set(), labels))
+    return fig
+
+
+def prediction_error_curves(estimate: Mapping[str, np.ndarray],
+                            actual: Mapping[str, np.ndarray] | np.ndarray, *,
+                            title: str | None = None,
+                            groups: Mapping[str, str] | None = None,
+                            colours: Mapping[str, str] | None = None) -> Figure:
+    """Run-time prediction errors per label as curves (suited to a few labels), in
+    minutes; inputs as :func:`prediction_errors`. Two panels, one line per label:
+
+    1. *absolute error*: histogram of ``|estimate - actual|`` (share of the label's jobs
+       per bin, 60 log-spaced bins from 1 s to the largest error; an error of 0 is
+       counted in the first bin), log x axis (seed paper 000, Figure 2);
+    2. *signed error*: the cumulative distribution of ``estimate - actual`` on a
+       symmetric log x axis (linear within +-1 minute): the height at 0 is the share
+       of jobs that were underestimated or exact, left of 0 are the underestimates.
+
+    Line colours follow ``groups`` / ``colours``; lines of one group differ by style.
+    Exact labels (module docstring) are drawn but the axis limits come from the others
+    (an exact label's first-bin peak of 100 % then leaves the top of panel 1)."""
+    pairs = _prediction_pairs(estimate, actual, "prediction_error_curves")
+    labels = list(pairs)
+    col = _colouring(labels, groups, colours)
+    styles = col.styles()
+    exact = _exact(pairs)
+    if len(exact) == sum(e.size > 0 for e, _ in pairs.values()):
+        exact = set()  # all exact: they set the limits
+    fig = Figure(figsize=(13.0, 4.8), layout="constrained")
+    ax_a, ax_s = fig.subplots(1, 2)
+
+    lo = 1.0 / 60.0  # one second, in minutes
+    abs_err = {k: np.abs(e - a) / 60.0 for k, (e, a) in pairs.items()}
+    top = max((float(x.max()) for x in abs_err.values() if x.size), default=1.0)
+    bins = np.logspace(math.log10(lo), math.log10(max(top, lo * 10) * 1.01), 61)
+
+    def hist(keys: list[str], zorder: float) -> None:
+        for k in keys:
+            x = abs_err[k]
+            if x.size:
+                ax_a.hist(np.clip(x, lo, None), bins=bins, histtype="step", linewidth=1.4,
+                          weights=np.full(x.size, 100.0 / x.size), color=col.of(k),
+                          linestyle=styles[k], label=k, zorder=zorder)
+
+    ax_a.set_xscale("log")
+    kept = [k for k in labels if k not in exact]
+    exact_keys = [k for k in labels if k in exact]  # drawn behind the others
+    _limits_without(ax_a, lambda: hist(kept, 1.0), lambda: hist(exact_keys, 0.9),
+                    x=True, y=True)
+    ax_a.set_ylim(bottom=0.0)
+    ax_a.set_xlabel("absolute error (minutes; error 0 counted at 1 s)")
+    ax_a.set_ylabel("jobs (%) per bin")
+    ax_a.set_title("absolute error")
+    ax_a.grid(alpha=0.3)
+
+    def cdf(keys: list[str], zorder: float) -> None:
+        for k in keys:
+            e, a = pairs[k]
+            if not e.size:
+                continue
+            x = np.sort(e - a) / 60.0
+            rank = np.arange(1, x.size + 1)
+            if x.size > _CDF_MAX_POINTS:
+                pick = np.unique(np.linspace(0, x.size - 1, _CDF_MAX_POINTS).round()
+                                 .astype(np.int64))
+                x, rank = x[pick], rank[pick]
+            ax_s.step(np.r_[x[0], x], np.r_[0.0, rank / e.size], where="post",
+                      color=col.of(k), linestyle=styles[k], linewidth=1.4, label=k,
+                      zorder=zorder)
+
+    ax_s.set_xscale("symlog", linthresh=1.0)
+    ax_s.axvline(0.0, color="grey", linewidth=0.8, linestyle="--")
+    _limits_without(ax_s, lambda: cdf(kept, 2.0), lambda: cdf(exact_keys, 1.9),
+                    x=True, y=False)
+    ax_s.set_ylim(0.0, 1.02)
+    ax_s.text(0.02, 0.97, "← underestimated", transform=ax_s.transAxes, va="top",
+              fontsize="small", color="dimgrey")
+    ax_s.text(0.98, 0.03, "overestimated →", transform=ax_s.transAxes, ha="right",
+              va="bottom", fontsize="small", color="dimgrey")
+    ax_s.set_xlabel("estimate - actual run (minutes; symlog, linear within ±1 min)")
+    ax_s.set_ylabel("share of jobs with error ≤ x")
+    ax_s.set_title("signed error (cumulative)")
+    ax_s.grid(alpha=0.3)
+    _line_legend(ax_s, labels)
+    fig.suptitle((title or "Run-time prediction errors") + _exact_note(exact, labels))
+    return fig
+
+
+def predicted_vs_actual(estimate: Mapping[str, np.ndarray],
+                        actual: Mapping[str, np.ndarray] | np.ndarray, *,
+                        title: str | None = None, groups: Mapping[str, str] | None = None,
+                        colours: Mapping[str, str] | None = None,
+                        max_points: int = SCATTER_MAX_POINTS) -> Figure:
+    """Estimate against actual run time, one panel per label (up to 4 per row), in
+    minutes on shared log-log axes with the diagonal (above it: too long; 0 drawn at
+    1 s); inputs as :func:`prediction_errors`. At most ``max_points`` jobs per label
+    (uniform sample, fixed seed; the title says so). Points take their group's colour
+    (``groups`` / ``colours``); the legend maps groups to colours. The limits come from
+    the non-exact labels (module docstring)."""
+    pairs = _prediction_pairs(estimate, actual, "predicted_vs_actual")
+    labels = list(pairs)
+    col = _colouring(labels, groups, colours)
+    exact = _exact(pairs)
+    if len(exact) == sum(e.size > 0 for e, _ in pairs.values()):
+        exact = set()
+    limits = _scatter_limits(pairs, exact, 60.0)
+    ncols = min(4, len(labels))
+    nrows = -(-len(labels) // ncols)
+    fig = Figure(figsize=(3.4 * ncols + 1.8, 3.4 * nrows + 0.9), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
+    sampled = False
+    for k, ax in enumerate(axes.flat):
+        if k >= len(labels):
+            ax.remove()
+            continue
+        lab = labels[k]
+        sampled |= _scatter_panel(ax, {lab: pairs[lab]}, {lab: col.of(lab)}, limits,
+                                  div=60.0, unit="minutes", max_points=max_points)
+        ax.set_title(f"{lab}: {pairs[lab][0].size:,} jobs", fontsize="medium")
+    _group_legend(axes[0, -1], col)  # the first row is always full
+    fig.suptitle((title or "Estimate vs actual run time")
+                 + (f" (a sample of {max_points:,} jobs per panel)" if sampled else "")
+                 + _exact_note(exact, labels))
     return fig
 
 

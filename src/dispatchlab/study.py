@@ -13,7 +13,9 @@ and draws the paper's three figures:
   leaving out the time when the queue is empty in *every* combination (Figure 5).
 
 Box plots show min / max whiskers, the quartile box, the median line and the mean as
-a triangle, on a log y axis. Queue-length statistics are computed on the union of the
+a triangle, on a log y axis; boxes are grouped by dispatcher and coloured by predictor
+(:func:`dispatchlab.plots.colour_map` in predictor order, or explicit colours), with a
+legend predictor -> colour. Queue-length statistics are computed on the union of the
 step functions' breakpoints (never one value per second).
 """
 
@@ -21,15 +23,19 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dispatchlab.errors import InputError, output_folder
 from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction, job_columns, queue_length
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: Short labels of the paper (W: wall-time, D: data-driven, R: real duration); other
 #: predictors are labelled by their name.
@@ -38,8 +44,8 @@ PREDICTOR_LABELS: dict[str, str] = {"walltime": "W", "history": "D", "real": "R"
 #: Columns of the study table, in order (``study.csv``).
 TABLE_COLUMNS: tuple[str, ...] = (
     "dispatcher", "predictor", "label", "jobs", "rejected", "mean_wait", "median_wait",
-    "mean_slowdown", "mean_bsld", "p95_bsld", "bsld_short", "bsld_medium", "bsld_long",
-    "simulate_seconds",
+    "max_wait", "mean_slowdown", "mean_bsld", "p95_bsld", "bsld_short", "bsld_medium",
+    "bsld_long", "utilization", "steady_utilization", "simulate_seconds",
 )
 
 
@@ -90,7 +96,12 @@ class StudyResult:
 
     # ------------------------------------------------------------------- table
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per combination with the :data:`TABLE_COLUMNS` keys."""
+        """One dict per combination with the :data:`TABLE_COLUMNS` keys, read from the
+        run summary (:func:`dispatchlab.metrics.summarize`): waits in seconds (mean,
+        median, max), mean slowdown and bounded slowdown (overall, p95 and per job
+        class), ``utilization`` (whole run) and ``steady_utilization`` (the steady-state
+        window; None when the summary does not report it), and the simulation's wall
+        time ``simulate_seconds``."""
         out = []
         for run in self.runs:
             s = run.summary
@@ -99,16 +110,24 @@ class StudyResult:
                 "dispatcher": run.dispatcher, "predictor": run.predictor, "label": run.label,
                 "jobs": s["jobs"], "rejected": s["rejected"],
                 "mean_wait": s["mean_wait"], "median_wait": s["median_wait"],
+                "max_wait": s.get("max_wait"),
                 "mean_slowdown": s["mean_slowdown"], "mean_bsld": s["mean_bsld"],
                 "p95_bsld": s["p95_bsld"],
             }
             for cls in JOB_CLASS_LABELS:
                 row[f"bsld_{cls}"] = by_class.get(cls, {}).get("mean_bsld")
+            row["utilization"] = s.get("utilization")
+            row["steady_utilization"] = s.get("steady_utilization")
             row["simulate_seconds"] = s["simulate_seconds"]
             out.append(row)
         return out
 
     # ----------------------------------------------------------------- figures data
+    def groups(self) -> dict[str, str]:
+        """Colour group of each combination's label: its predictor name (the ``groups``
+        argument of the :mod:`dispatchlab.plots` functions)."""
+        return {r.label: r.predictor for r in self.runs}
+
     def slowdowns(self) -> np.ndarray:
         """Slowdown matrix: one row per combination, one column per job (NaN: rejected)."""
         return np.vstack([r.columns["slowdown"] for r in self.runs])
@@ -143,8 +162,10 @@ class StudyResult:
         return merged_distributions(self.queue_functions())
 
     # ------------------------------------------------------------------- output
-    def write(self, out_dir: str | Path) -> list[Path]:
-        """Write ``study.csv``, ``study.json`` and the three PNG figures; return paths."""
+    def write(self, out_dir: str | Path, *, colours: Mapping[str, str] | None = None
+              ) -> list[Path]:
+        """Write ``study.csv``, ``study.json`` and the three PNG figures (boxes coloured
+        by predictor, ``colours`` as in :func:`study_figures`); return the paths."""
         out = output_folder(out_dir)
         rows = self.rows()
         with open(out / "study.csv", "w", newline="") as fh:
@@ -155,7 +176,7 @@ class StudyResult:
                "dispatchers": self.dispatchers, "predictors": self.predictors,
                "jobs_plotted_slowdown": int(self.changed_jobs().sum()), "rows": rows}
         (out / "study.json").write_text(json.dumps(doc, indent=2) + "\n")
-        return [out / "study.csv", out / "study.json", *plot_study(self, out)]
+        return [out / "study.csv", out / "study.json", *plot_study(self, out, colours)]
 
 
 def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
@@ -257,22 +278,23 @@ def weighted_box_stats(values: np.ndarray, weights: np.ndarray | None = None,
 
 
 # ------------------------------------------------------------------------ plotting
-def _grouped_boxes(ax, study: StudyResult, stats: list[dict[str, Any]], ylabel: str,
-                   floor: float) -> None:
-    """Boxes grouped by dispatcher, predictors side by side, one colour per predictor."""
+_BOX_KEYS = ("whislo", "q1", "med", "q3", "whishi", "mean")
+
+
+def _grouped_boxes(ax: Axes, study: StudyResult, stats: list[dict[str, Any]], ylabel: str,
+                   floor: float, colours: Mapping[str, str], *, legend: bool) -> None:
+    """Boxes grouped by dispatcher, predictors side by side, one colour per predictor
+    (``colours``: predictor -> colour); with ``legend``, a legend predictor -> colour
+    outside the axes at the right."""
     from matplotlib.patches import Patch
 
     n_p = len(study.predictors)
-    colours = [f"C{k % 10}" for k in range(n_p)]
-    positions, faces = [], []
-    for i, _ in enumerate(study.dispatchers):
-        for j in range(n_p):
-            positions.append(i * (n_p + 1) + j)
-            faces.append(colours[j])
+    positions = [i * (n_p + 1) + j for i in range(len(study.dispatchers)) for j in range(n_p)]
+    faces = [colours[r.predictor] for r in study.runs]
     shown = []
     for s in stats:  # log axis: clip zeros (and NaN of empty sets) to the floor
         s = dict(s)
-        for key in ("whislo", "q1", "med", "q3", "whishi", "mean"):
+        for key in _BOX_KEYS:
             val = s[key]
             s[key] = floor if not np.isfinite(val) or val < floor else val
         shown.append(s)
@@ -290,69 +312,95 @@ def _grouped_boxes(ax, study: StudyResult, stats: list[dict[str, Any]], ylabel: 
     ax.set_xticklabels([d.upper() for d in study.dispatchers])
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", which="major", alpha=0.3)
-    ax.legend(handles=[Patch(facecolor=c, alpha=0.75, label=f"{predictor_label(p)}"
-                             + ("" if predictor_label(p) == p else f" ({p})"))
-                       for p, c in zip(study.predictors, colours, strict=True)],
-              fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.08),
-              ncols=min(n_p, 4), frameon=False)
+    if legend:
+        ax.legend(handles=[Patch(facecolor=colours[p], edgecolor="black", linewidth=0.5,
+                                 alpha=0.75, label=predictor_legend(p))
+                           for p in study.predictors],
+                  fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0.0, frameon=False)
 
 
-def plot_study(study: StudyResult, out_dir: str | Path) -> list[Path]:
-    """Draw ``slowdown.png``, ``slowdown_by_class.png`` and ``queue_length.png``."""
-    import matplotlib
+def predictor_legend(name: str) -> str:
+    """Legend text of a predictor in the study figures: ``"W (walltime)"``, or the name
+    when it has no short label."""
+    short = predictor_label(name)
+    return name if short == name else f"{short} ({name})"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    out = Path(out_dir)
-    width = max(6.0, 1.0 + 0.45 * len(study.runs) + 0.3 * len(study.dispatchers))
+def _floor_of(arrays: list[np.ndarray], default: float) -> float:
+    """Bottom of a log axis: 0.8 x the smallest positive finite value, at most ``default``."""
+    pos = [a[np.isfinite(a) & (a > 0)] for a in arrays]
+    pos = [p for p in pos if p.size]
+    return min(default, 0.8 * min(float(p.min()) for p in pos)) if pos else default
+
+
+def study_figures(study: StudyResult, colours: Mapping[str, str] | None = None
+                  ) -> dict[str, Figure]:
+    """The three study figures, by file name: ``slowdown.png``, ``slowdown_by_class.png``
+    and ``queue_length.png`` (module docstring). Boxes are coloured by predictor:
+    ``colours`` maps a predictor name to a colour; predictors it does not name get
+    :func:`dispatchlab.plots.colour_map` colours in ``study.predictors`` order (the
+    default for all). Each figure has a legend predictor -> colour."""
+    from matplotlib.figure import Figure
+
+    from dispatchlab.plots import colour_map
+
+    col = colour_map(study.predictors, colours)
+    width = max(6.0, 1.0 + 0.45 * len(study.runs) + 0.3 * len(study.dispatchers)) + 1.6
     sld = study.slowdowns()
     changed = study.changed_jobs()
     n_changed = int(changed.sum())
+    floor = _floor_of([sld[:, changed]], 0.8)
+    out: dict[str, Figure] = {}
 
-    def floor_of(arrays: list[np.ndarray], default: float) -> float:
-        pos = [a[np.isfinite(a) & (a > 0)] for a in arrays]
-        pos = [p for p in pos if p.size]
-        return min(default, 0.8 * min(float(p.min()) for p in pos)) if pos else default
-
-    paths = []
     # Figure 3: slowdown of the jobs that differ from 1 somewhere
-    fig, ax = plt.subplots(figsize=(width, 5))
+    fig = Figure(figsize=(width, 5), layout="constrained")
+    ax = fig.subplots()
     stats = [weighted_box_stats(row[changed], label=r.label)
              for row, r in zip(sld, study.runs, strict=True)]
-    _grouped_boxes(ax, study, stats, "slowdown", floor_of([sld[:, changed]], 0.8))
-    ax.set_title(f"Job slowdown ({n_changed:,} jobs with slowdown != 1 in some combination)")
-    fig.tight_layout()
-    paths.append(out / "slowdown.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    _grouped_boxes(ax, study, stats, "slowdown", floor, col, legend=True)
+    ax.set_title(f"Job slowdown per dispatcher and predictor\n({n_changed:,} jobs whose "
+                 "slowdown differs from 1 in some combination)", fontsize="medium")
+    out["slowdown.png"] = fig
 
     # Figure 4: per job class
     classes = study.job_classes()
-    fig, axes = plt.subplots(1, len(JOB_CLASS_LABELS), figsize=(3 * width / 1.6, 5))
-    floor = floor_of([sld[:, changed]], 0.8)
+    fig = Figure(figsize=(3 * (width - 1.6) / 1.6 + 1.6, 5), layout="constrained")
+    axes = fig.subplots(1, len(JOB_CLASS_LABELS), sharey=True)
     for code, (ax, name) in enumerate(zip(axes, JOB_CLASS_LABELS, strict=True)):
         pick = changed & (classes == code)
         stats = [weighted_box_stats(row[pick], label=r.label)
                  for row, r in zip(sld, study.runs, strict=True)]
-        _grouped_boxes(ax, study, stats, "slowdown", floor)
-        ax.set_title(f"{name} jobs ({int(pick.sum()):,})")
-    fig.suptitle("Job slowdown by class (jobs with slowdown != 1 in some combination)")
-    fig.tight_layout()
-    paths.append(out / "slowdown_by_class.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+        _grouped_boxes(ax, study, stats, "slowdown" if code == 0 else "", floor, col,
+                       legend=code == len(JOB_CLASS_LABELS) - 1)
+        ax.set_title(f"{name} jobs ({int(pick.sum()):,})", fontsize="medium")
+    fig.suptitle("Job slowdown by job class (jobs whose slowdown differs from 1 in some "
+                 "combination)", fontsize="medium")
+    out["slowdown_by_class.png"] = fig
 
     # Figure 5: queue length, time-weighted, all-empty periods left out
     dists = study.queue_distributions()
-    fig, ax = plt.subplots(figsize=(width, 5))
+    fig = Figure(figsize=(width, 5), layout="constrained")
+    ax = fig.subplots()
     stats = [weighted_box_stats(v, s, label=r.label)
              for (v, s), r in zip(dists, study.runs, strict=True)]
-    _grouped_boxes(ax, study, stats, "waiting jobs", 0.8)
+    _grouped_boxes(ax, study, stats, "waiting jobs (0 drawn at the bottom)", 0.8, col,
+                   legend=True)
     kept = int(dists[0][1].sum()) if dists else 0
-    ax.set_title(f"Number of waiting jobs ({kept:,} s where some queue is non-empty)")
-    fig.tight_layout()
-    paths.append(out / "queue_length.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    span = (f"{kept / 86400:,.1f} days" if kept > 3 * 86400 else f"{kept / 3600:,.1f} hours")
+    ax.set_title(f"Number of waiting jobs, time-weighted\n({kept:,} s = {span} where some "
+                 "queue is non-empty)", fontsize="medium")
+    out["queue_length.png"] = fig
+    return out
+
+
+def plot_study(study: StudyResult, out_dir: str | Path,
+               colours: Mapping[str, str] | None = None) -> list[Path]:
+    """Write the :func:`study_figures` into ``out_dir`` (PNG, 120 dpi); return the paths
+    in the order ``slowdown.png``, ``slowdown_by_class.png``, ``queue_length.png``."""
+    out = Path(out_dir)
+    paths = []
+    for name, fig in study_figures(study, colours).items():
+        paths.append(out / name)
+        fig.savefig(paths[-1], dpi=120)
     return paths

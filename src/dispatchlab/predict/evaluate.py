@@ -20,12 +20,17 @@ median absolute error, minutes), ``under`` (share with predicted < actual), ``ov
 (predicted > actual), ``within_25`` (share with ``|predicted - actual| <= 0.25 *
 actual``; for an actual of 0 only a prediction of 0 counts) and ``jobs``. Shares are
 fractions in [0, 1]; an empty class has ``jobs = 0`` and ``None`` elsewhere.
+
+Files (:meth:`PredictionReport.write`, ``dispatchlab predict --out DIR``):
+``predictions.parquet`` (one row per job and predictor), ``prediction_errors.png``
+(absolute-error distribution beside the signed-error CDF), ``prediction_vs_actual.png``
+(predicted against actual run time, one panel per predictor) and
+``prediction_summary.json`` (:meth:`PredictionReport.summary` plus ``"files"``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,12 +44,16 @@ from dispatchlab.predict.base import Predictor, PredictorContext, make_predictor
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from matplotlib.figure import Figure
 
     from dispatchlab.workload.jobs import JobTable
 
 #: metric keys, in display order
 METRIC_NAMES: tuple[str, ...] = ("mae_min", "median_ae_min", "under", "over", "within_25",
                                  "jobs")
+
+#: figure files :meth:`PredictionReport.write` writes, in order
+FIGURE_FILES: tuple[str, ...] = ("prediction_errors.png", "prediction_vs_actual.png")
 
 _END, _SUBMIT, _START = 0, 1, 2  # event kinds, in their order at one timestamp
 
@@ -127,51 +136,72 @@ class PredictionReport:
             "jobs_without_user": self.no_user,
         }
 
-    def plot(self, path: str | Path) -> None:
-        """Histogram of the absolute error (minutes, log x axis), one step line per
-        predictor; exact predictions (error 0) are drawn in the first bin."""
-        import matplotlib
+    def _labelled(self) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """Predictions keyed by legend label ``"name (MAE x min)"`` and the label ->
+        predictor-name groups (colours follow the predictor, in report order)."""
+        preds, groups = {}, {}
+        for name, p in self.predicted.items():
+            mae = self.metrics[name]["all"]["mae_min"]
+            label = name if mae is None else f"{name} (MAE {mae:,.0f} min)"
+            preds[label] = p
+            groups[label] = name
+        return preds, groups
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        lo = 1.0 / 60.0  # one second, in minutes
-        errs = {name: np.abs(p - self.actual) / 60.0 for name, p in self.predicted.items()}
-        top = max((float(e.max()) for e in errs.values() if len(e)), default=1.0)
-        hi = max(top, lo * 10) * 1.01
-        bins = np.logspace(math.log10(lo), math.log10(hi), 60)
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        for name, e in errs.items():
-            if not len(e):
-                continue
-            exact = float(np.mean(e == 0))
-            ax.hist(np.clip(e, lo, None), bins=bins, histtype="step", linewidth=1.5,
-                    weights=np.full(len(e), 100.0 / len(e)),
-                    label=f"{name} (MAE {self.metrics[name]['all']['mae_min']:,.0f} min, "
-                          f"exact {exact:.0%})")
-        ax.set_xscale("log")
-        ax.set_xlabel("absolute error (minutes; error 0 drawn at 1 s)")
-        ax.set_ylabel("jobs (%)")
-        title = f"prediction errors: {Path(self.source).name}"
+    def _title(self, what: str) -> str:
+        title = f"{what}: {Path(self.source).name}, {len(self):,} jobs"
         if self.wait_missing:
             title += " (no waits in trace: replayed with wait 0)"
-        ax.set_title(title)
-        ax.legend()
-        ax.grid(True, alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        return title
+
+    def figures(self) -> dict[str, Figure]:
+        """The report's figures by file name (:data:`FIGURE_FILES`), one line / panel per
+        predictor, coloured by predictor:
+
+        - ``prediction_errors.png`` (:func:`dispatchlab.plots.prediction_error_curves`):
+          the absolute error distribution (minutes, log x axis, error 0 drawn at 1 s, like
+          seed 000 Figure 2) beside the cumulative distribution of the signed error
+          predicted - actual (symmetric log axis: left of 0, underestimates);
+        - ``prediction_vs_actual.png`` (:func:`dispatchlab.plots.predicted_vs_actual`):
+          predicted against actual run time per predictor (log-log, diagonal = exact, a
+          uniform sample of at most :data:`dispatchlab.plots.SCATTER_MAX_POINTS` jobs).
+
+        A predictor exact on every job (``real``) is drawn but does not set the axis
+        limits, and the titles name it."""
+        from dispatchlab import plots
+
+        preds, groups = self._labelled()
+        return {
+            "prediction_errors.png": plots.prediction_error_curves(
+                preds, self.actual, groups=groups, title=self._title("prediction errors")),
+            "prediction_vs_actual.png": plots.predicted_vs_actual(
+                preds, self.actual, groups=groups,
+                title=self._title("predicted vs actual run time")),
+        }
+
+    def plot(self, path: str | Path) -> None:
+        """Write the error distributions (``prediction_errors.png`` of :meth:`figures`:
+        absolute and signed error, one line per predictor) to ``path`` (PNG, 120 dpi)."""
+        from dispatchlab import plots
+
+        preds, groups = self._labelled()
+        plots.prediction_error_curves(preds, self.actual, groups=groups,
+                                      title=self._title("prediction errors")
+                                      ).savefig(path, dpi=120)
 
     def write(self, out_dir: str | Path) -> dict[str, Any]:
-        """Write predictions.parquet, prediction_errors.png and prediction_summary.json
-        into ``out_dir`` (created if needed); return the summary."""
+        """Write ``predictions.parquet``, the :meth:`figures` (``prediction_errors.png``,
+        ``prediction_vs_actual.png``) and ``prediction_summary.json`` into ``out_dir``
+        (created if needed); return the summary, which (in the JSON too) gains
+        ``"files"``: the names of every file written, in that order."""
         import pyarrow.parquet as pq
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         pq.write_table(self.to_arrow(), out / "predictions.parquet")
-        self.plot(out / "prediction_errors.png")
+        for name, fig in self.figures().items():
+            fig.savefig(out / name, dpi=120)
         summary = self.summary()
+        summary["files"] = ["predictions.parquet", *FIGURE_FILES, "prediction_summary.json"]
         (out / "prediction_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return summary
 
