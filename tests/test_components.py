@@ -223,3 +223,16 @@ def test_cli_help_lists_registered_names() -> None:
     text = run_cli("simulate", "--help").stdout
     for name in registered_names("dispatcher") + registered_names("predictor"):
         assert name in text
+
+
+def test_cli_predict_parametrised_predictors_and_selection(swf: Path, tmp_path: Path) -> None:
+    """Two parametrised predictors of one class are told apart by their spec text; the
+    trace selection options work in predict too."""
+    proc = run_cli("predict", swf, "--predictors", "walltime",
+                   "--predictors", "inflated:factor=1.5", "--predictors", "inflated:factor=3",
+                   "--jobs", "0:150", "--out", tmp_path)
+    assert_ok(proc)
+    summary = json.loads((tmp_path / "prediction_summary.json").read_text())
+    assert set(summary["metrics"]) == {"walltime", "inflated:factor=1.5",
+                                       "inflated:factor=3.0"}
+    assert "150 jobs" in proc.stdout

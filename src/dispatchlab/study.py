@@ -181,20 +181,23 @@ class StudyResult:
 
 def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
                          predictors: Sequence[str], tau: float = 10.0) -> StudyResult:
-    """Simulate ``jobs`` on ``platform`` for every dispatcher x predictor (by name).
+    """Simulate ``jobs`` on ``platform`` for every dispatcher x predictor, each named in
+    the component grammar of :mod:`dispatchlab.components` (``easy``,
+    ``easy:order=sjf``, ``module:Class``, ...).
 
     All names are checked (built) before the first simulation, so an unknown name
     fails fast with :class:`~dispatchlab.errors.InputError`."""
-    from dispatchlab.dispatch import make_dispatcher
+    from dispatchlab.components import parse_component
     from dispatchlab.metrics import check_tau
-    from dispatchlab.predict import make_predictor
     from dispatchlab.sim import Simulation
 
     t = check_tau(tau)
     if not dispatchers or not predictors:
         raise InputError("a study needs at least one dispatcher and one predictor")
-    built_d = {d: make_dispatcher(d) for d in dispatchers}
-    built_p = {p: make_predictor(p) for p in predictors}
+    built_d = {d: parse_component(d, "dispatcher", option="dispatchers").build()
+               for d in dispatchers}
+    built_p = {p: parse_component(p, "predictor", option="predictors").build()
+               for p in predictors}
     submit = np.asarray(jobs["submit"], dtype=np.int64)
     runs = []
     for d in dispatchers:

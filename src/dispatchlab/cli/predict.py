@@ -22,8 +22,8 @@ from dispatchlab.cli.common import (
               default=("walltime,history,tsafrir",), show_default=True,
               help="repeatable, or comma-separated plain names: " + names_help("predictor"))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="write predictions.parquet, prediction_errors.png and "
-                   "prediction_summary.json into this folder")
+              help="write predictions.parquet, prediction_summary.json and the figures "
+                   "prediction_errors.png and prediction_vs_actual.png into this folder")
 @READ_OPTIONS
 @SELECT_OPTIONS
 def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient: bool,
@@ -38,7 +38,7 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
     specs = parse_component_list(predictors, "predictor", option="--predictors")
     jobs = load(trace, lenient=lenient, extra_fields=extra_fields, window=window,
                 jobs=jobs_range, fraction=fraction)
-    report = evaluate_predictors(jobs, [s.build() for s in specs])
+    report = evaluate_predictors(jobs, {s.text: s.build() for s in specs})
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs, recorded schedule replayed",
                   caption="errors in minutes; under/over: predicted < / > actual run; "
                           "within 25 %: |error| <= 25 % of the run; classes by actual run")
@@ -72,6 +72,5 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
         con.print("[dim]dropped at load: " + ", ".join(
             f"{v:,} ({k})" for k, v in jobs.info.dropped.items()) + "[/dim]")
     if out is not None:
-        report.write(out)
-        con.print(f"[dim]wrote {Path(out) / 'predictions.parquet'}, "
-                      "prediction_errors.png and prediction_summary.json[/dim]")
+        written = report.write(out).get("files", [])
+        con.print(f"[dim]wrote into {out}: {', '.join(written)}[/dim]")

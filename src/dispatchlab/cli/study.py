@@ -64,8 +64,9 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",
                   caption=f"times in seconds; slowdown and bsld (tau = {tau:g} s) are means "
                           "unless noted; W wall-time, D history (data-driven), R real")
-    for col in ("dispatcher", "pred", "mean wait", "median wait", "slowdown", "bsld",
-                "p95 bsld", "bsld short", "bsld medium", "bsld long", "sim s"):
+    for col in ("dispatcher", "pred", "mean wait", "median wait", "max wait", "slowdown",
+                "bsld", "p95 bsld", "bsld short", "bsld medium", "bsld long", "util",
+                "steady util", "sim s"):
         table.add_column(col, justify="left" if col in ("dispatcher", "pred") else "right",
                          no_wrap=True)
 
@@ -75,8 +76,11 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     for row in study.rows():
         table.add_row(row["dispatcher"], predictor_label(row["predictor"]),
                       num(row["mean_wait"], "{:,.0f}"), num(row["median_wait"], "{:,.0f}"),
+                      num(row.get("max_wait"), "{:,.0f}"),
                       num(row["mean_slowdown"]), num(row["mean_bsld"]), num(row["p95_bsld"]),
                       num(row["bsld_short"]), num(row["bsld_medium"]), num(row["bsld_long"]),
+                      num(row.get("utilization"), "{:.3f}"),
+                      num(row.get("steady_utilization"), "{:.3f}"),
                       num(row["simulate_seconds"], "{:.2f}"))
     con = console()
     con.print(table)

@@ -31,7 +31,7 @@ Files (:meth:`PredictionReport.write`, ``dispatchlab predict --out DIR``):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,7 @@ import numpy as np
 
 from dispatchlab.errors import InputError
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS, job_class
-from dispatchlab.predict.base import Predictor, PredictorContext, make_predictor
+from dispatchlab.predict.base import Predictor, PredictorContext
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -244,22 +244,36 @@ def _replay(pred: Predictor, jobs: JobTable, events, start: np.ndarray) -> np.nd
     return out
 
 
-def _as_predictors(names_or_predictors: Iterable[str | Predictor]) -> list[Predictor]:
-    preds: list[Predictor] = []
-    for item in names_or_predictors:
-        preds.append(make_predictor(item) if isinstance(item, str) else item.clone())
+def _as_predictors(items: Iterable[str | Predictor] | Mapping[str, Predictor]
+                   ) -> list[tuple[str, Predictor]]:
+    """(label, fresh predictor) pairs: a string is a component spec in the grammar of
+    :mod:`dispatchlab.components` (labelled by its text, e.g. ``inflated:factor=2.0``),
+    a predictor object is cloned and labelled by its ``name``, a mapping gives labels."""
+    from dispatchlab.components import parse_component
+
+    pairs: list[tuple[str, Predictor]] = []
+    if isinstance(items, Mapping):
+        pairs = [(str(k), v.clone()) for k, v in items.items()]
+    else:
+        for item in items:
+            if isinstance(item, str):
+                spec = parse_component(item, "predictor", option="predictors")
+                pairs.append((spec.text, spec.build()))
+            else:
+                pairs.append((item.name, item.clone()))
     seen: set[str] = set()
-    for p in preds:
-        if p.name in seen:
-            raise InputError(f"predictor {p.name!r} given twice", field="predictors")
-        seen.add(p.name)
-    if not preds:
+    for label, _ in pairs:
+        if label in seen:
+            raise InputError(f"predictor {label!r} given twice", field="predictors")
+        seen.add(label)
+    if not pairs:
         raise InputError("no predictor given", field="predictors")
-    return preds
+    return pairs
 
 
 def evaluate_predictors(jobs: JobTable,
-                        names_or_predictors: Iterable[str | Predictor]) -> PredictionReport:
+                        names_or_predictors: Iterable[str | Predictor] | Mapping[str, Predictor]
+                        ) -> PredictionReport:
     """Replay ``jobs``' recorded schedule for each predictor (a fresh clone each) and
     score its predictions against the actual run times (see the module docstring)."""
     preds = _as_predictors(names_or_predictors)
@@ -271,17 +285,17 @@ def evaluate_predictors(jobs: JobTable,
     predicted: dict[str, np.ndarray] = {}
     metrics: dict[str, dict[str, dict[str, Any]]] = {}
     rule_counts: dict[str, dict[str, int]] = {}
-    for pred in preds:
+    for label, pred in preds:
         p = _replay(pred, jobs, events, start)
-        predicted[pred.name] = p
+        predicted[label] = p
         m = {"all": prediction_metrics(p, actual)}
-        for code, label in enumerate(JOB_CLASS_LABELS):
+        for code, job_class_label in enumerate(JOB_CLASS_LABELS):
             mask = classes == code
-            m[label] = prediction_metrics(p[mask], actual[mask])
-        metrics[pred.name] = m
+            m[job_class_label] = prediction_metrics(p[mask], actual[mask])
+        metrics[label] = m
         counts = getattr(pred, "rule_counts_", None)
         if counts is not None:
-            rule_counts[pred.name] = {str(k): int(v) for k, v in counts.items()}
+            rule_counts[label] = {str(k): int(v) for k, v in counts.items()}
     return PredictionReport(
         job_id=jobs["job_id"].astype(np.int64), submit=submit, actual=actual,
         predicted=predicted, metrics=metrics, wait_missing=all_missing,
