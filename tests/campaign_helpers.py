@@ -78,3 +78,52 @@ def job_digest(db: Path) -> dict[str, tuple]:
         con.close()
     s = {r[0]: r[1:] for r in series}
     return {r[0]: (*r[1:], *s.get(r[0], ())) for r in jobs}
+
+
+#: An own dispatcher: EASY with the queue order of its own module ``helpers`` and a
+#: ``seed`` parameter the campaign fills in.
+MINE = '''
+"""EASY in the order helpers.ORDER."""
+import helpers
+from dispatchlab.dispatch import EASY
+
+
+class Mine(EASY):
+    """EASY with an own queue order."""
+
+    def __init__(self, reservations: int = 1, allocator: str = "first-fit",
+                 seed: int = 0):
+        super().__init__(order=helpers.ORDER, reservations=reservations,
+                         allocator=allocator)
+        self.seed = seed
+'''
+
+#: An own dispatcher that reads its queue order from a declared input file.
+FROM_FILE = '''
+from pathlib import Path
+
+from dispatchlab.dispatch import EASY
+
+HERE = Path(__file__).resolve().parent
+
+
+class FromFile(EASY):
+    """EASY in the order written in order.txt."""
+
+    input_files = ("order.txt",)
+
+    def __init__(self, reservations: int = 1):
+        order = (HERE / "order.txt").read_text().strip()
+        super().__init__(order=order, reservations=reservations)
+'''
+
+
+def own_dispatchers(folder: Path, order: str = "fifo") -> dict[str, Path]:
+    """Write ``mine.py`` (+ ``helpers.py``) and ``from_file.py`` (+ ``order.txt``)."""
+    files = {"mine": folder / "mine.py", "helpers": folder / "helpers.py",
+             "from_file": folder / "from_file.py", "order": folder / "order.txt"}
+    files["mine"].write_text(MINE)
+    files["helpers"].write_text(f"ORDER = {order!r}\n")
+    files["from_file"].write_text(FROM_FILE)
+    files["order"].write_text(f"{order}\n")
+    return files

@@ -3,7 +3,10 @@ a killed worker, a killed coordinator, and bad input (nothing written)."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import os
 import signal
 import subprocess
@@ -19,16 +22,25 @@ from campaign_helpers import (
     comparable,
     connect,
     job_digest,
+    own_dispatchers,
     stored_runs,
     synthetic_trace,
     write_campaign,
 )
-from dispatchlab.campaign import LocalPool, campaign_status, load_campaign, run_campaign
+from dispatchlab.campaign import (
+    LocalPool,
+    campaign_status,
+    group_runs,
+    load_campaign,
+    run_campaign,
+    select_runs,
+)
 from dispatchlab.campaign.store import SCHEMA_VERSION
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.predict import make_predictor
+from dispatchlab.provenance import run_code_hash
 from dispatchlab.sim import Simulation
 from dispatchlab.workload.load import load_trace
 from test_cli import assert_ok, assert_user_error, run_cli
@@ -401,7 +413,19 @@ def test_cli_run_status_query_export(tmp_path, small_trace):
     assert "easy-sjf" in proc.stdout and "fifo" in proc.stdout
     proc = run_cli("results", "query", db, "SELECT * FROM jobs", "--limit", "5")
     assert_ok(proc)
-    assert "more than 5 rows" in proc.stdout
+    # the true count of all rows, not "more than the limit"
+    n_jobs = connect(db).execute("SELECT count(*) FROM jobs").fetchone()[0]
+    assert f"{n_jobs:,} rows; showing the first 5" in proc.stdout
+    sql = "SELECT dispatcher, count(*) AS n FROM runs GROUP BY ALL ORDER BY 1"
+    proc = run_cli("results", "query", db, sql, "--format", "csv")
+    assert_ok(proc)
+    rows = list(csv.reader(io.StringIO(proc.stdout)))
+    assert rows[0] == ["dispatcher", "n"] and len(rows) >= 3
+    proc = run_cli("results", "query", db, sql, "--format", "json")
+    assert_ok(proc)
+    data = json.loads(proc.stdout)
+    assert [r["dispatcher"] for r in data] == [r[0] for r in rows[1:]]
+    assert [r["n"] for r in data] == [int(r[1]) for r in rows[1:]]
     assert_user_error(run_cli("results", "query", db, "SELECT nope FROM runs"),
                       "SQL error", "nope")
     assert_user_error(run_cli("results", "query", db, "DELETE FROM runs"), "read-only")
@@ -523,8 +547,12 @@ name = "easy"
     # every job that ran has its allocation; the pool has none
     assert rows == {"cluster": (True, 8), "pool": (False, None)}
     assert allocated == {"cluster": 1500, "pool": 0}
-    config = load_campaign(path).runs[0]["config"]["platform"]
-    assert config["allocator"] == "best-fit" and "file_sha256" in config
+    run = load_campaign(path).runs[0]
+    assert run["config"]["platform"]["allocator"] == "best-fit"
+    # the platform file's checksum is one of the run's inputs, not configuration
+    cluster = str((tmp_path / "cluster.toml").resolve())
+    assert run["config"]["platform"]["file"] == cluster and cluster in run["inputs"]
+    assert run["config"]["dispatcher"]["params"]["allocator"] == "best-fit"
 
 
 def test_allocator_needs_a_dispatcher_that_takes_it(tmp_path, small_trace, monkeypatch):
@@ -594,3 +622,336 @@ def test_trace_without_maxprocs_needs_a_platform(tmp_path, small_trace):
     assert "neither MaxProcs nor MaxNodes; give the platform" in run["error"]
     assert_user_error(run_cli("simulate", small_trace), "neither MaxProcs nor MaxNodes",
                       "--nodes and --cores-per-node")
+
+
+# ------------------------------------------------ provenance: code, inputs, re-runs
+
+
+def own_campaign(folder: Path, trace: Path, dispatchers: str, platform: str = "cores = 64",
+                 seeds: str = "[1, 2]") -> Path:
+    return write_campaign(folder, f"""
+[campaign]
+name = "own"
+seeds = {seeds}
+[[traces]]
+label = "syn"
+path = "{trace}"
+jobs = [0, 600]
+[[platforms]]
+label = "p"
+{platform}
+[[dispatchers]]
+name = "fifo"
+{dispatchers}
+""")
+
+
+def rows_by_dispatcher(db: Path) -> dict[tuple[str, int], dict]:
+    return {(r["dispatcher"], r["seed"]): r for r in stored_runs(db).values()}
+
+
+def test_editing_an_own_class_reexecutes_exactly_its_runs(tmp_path, small_trace):
+    files = own_dispatchers(tmp_path)
+    path = own_campaign(tmp_path, small_trace,
+                        '[[dispatchers]]\nlabel = "mine"\nname = "mine.py:Mine"')
+    db = tmp_path / "results.duckdb"
+    assert run_campaign(path, workers=2).executed == 4
+    before = rows_by_dispatcher(db)
+    assert before[("mine", 1)]["dispatcher_name"] == f"{files['mine'].resolve()}:Mine"
+    # the campaign's seed reaches the class's seed parameter, but not the config key
+    assert {before[("mine", s)]["config_key"] for s in (1, 2)} == {
+        before[("mine", 1)]["config_key"]}
+    # docstrings and comments are not code: nothing to do
+    files["mine"].write_text(files["mine"].read_text().replace(
+        '"""EASY with', '# a comment\n    """Still EASY, with'))
+    assert run_campaign(path, workers=2).executed == 0
+    # an edit of a module it imports: its two runs are outdated until run again
+    files["helpers"].write_text("ORDER = 'sjf'\n")
+    con = connect(db)
+    current, outdated = select_runs(con)
+    con.close()
+    assert {(r["dispatcher"], r["seed"]) for r in outdated} == {("mine", 1), ("mine", 2)}
+    assert all("made by other code" in r["outdated"] for r in outdated)
+    assert {r["dispatcher"] for r in current} == {"fifo"}
+    status = campaign_status(path)
+    assert (status.done, status.pending, status.outdated) == (2, 2, 2)
+    assert "made by other code" in status.outdated_runs[0][2]
+    camp = load_campaign(path)
+    report = run_campaign(camp, workers=2)
+    assert report.executed == 2 and report.superseded == 2
+    assert set(report.executed_keys) == set(camp.keys) - {r["run_key"]
+                                                          for r in before.values()}
+    after = rows_by_dispatcher(db)
+    assert len(after) == 4 and all(r["status"] == "done" for r in after.values())
+    for seed in (1, 2):
+        assert after[("fifo", seed)] == before[("fifo", seed)]  # untouched
+        old, new = before[("mine", seed)], after[("mine", seed)]
+        assert new["code_hash"] != old["code_hash"]
+        assert new["config_key"] == old["config_key"]
+        assert new["mean_wait"] != old["mean_wait"]  # now in SJF order
+    con = connect(db)
+    per_run = con.execute("SELECT count(*) FROM jobs GROUP BY run_key").fetchall()
+    con.close()
+    assert sorted(per_run) == [(600,)] * 4  # the old runs' jobs went with them
+    # an own class whose module is gone: its runs are outdated, and it is said why
+    files["mine"].unlink()
+    con = connect(db)
+    current, outdated = select_runs(con)
+    everything, none = select_runs(con, include_outdated=True)
+    con.close()
+    assert len(outdated) == 2 and "cannot be imported" in outdated[0]["outdated"]
+    assert len(everything) == 4 and none == []
+    assert sum(r["outdated"] is not None for r in everything) == 2
+
+
+def test_edited_input_files_reexecute_their_runs(tmp_path, small_trace):
+    files = own_dispatchers(tmp_path)
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text('name = "c"\n[[node_type]]\nname = "cpu"\ncount = 8\n'
+                       'capacity = { core = 8 }\n')
+    path = own_campaign(tmp_path, small_trace,
+                        '[[dispatchers]]\nlabel = "ff"\nname = "from_file.py:FromFile"',
+                        platform='file = "cluster.toml"', seeds="[1]")
+    db = tmp_path / "results.duckdb"
+    assert run_campaign(path, workers=2).executed == 2
+    before = rows_by_dispatcher(db)
+    inputs = json.loads(before[("ff", 1)]["inputs"])
+    assert set(inputs) == {str(small_trace.resolve()), str(cluster.resolve()),
+                           str(files["order"].resolve())}
+    assert set(json.loads(before[("fifo", 1)]["inputs"])) == {
+        str(small_trace.resolve()), str(cluster.resolve())}
+    # the class's declared input file: its run only
+    files["order"].write_text("sjf\n")
+    report = run_campaign(path, workers=2)
+    assert report.executed == 1 and report.superseded == 1
+    after = rows_by_dispatcher(db)
+    assert after[("fifo", 1)] == before[("fifo", 1)]
+    assert after[("ff", 1)]["mean_wait"] != before[("ff", 1)]["mean_wait"]
+    # the platform file: every run on it
+    cluster.write_text(cluster.read_text() + "# one more line\n")
+    report = run_campaign(path, workers=2)
+    assert report.executed == 2 and report.superseded == 2
+    assert len(stored_runs(db)) == 2
+
+
+def test_rerun_and_rerun_where_replace_rows_without_duplicates(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace)
+    db = tmp_path / "results.duckdb"
+    run_campaign(path, workers=2)
+    before = stored_runs(db)
+    report = run_campaign(path, workers=2, rerun_where="dispatcher = 'fifo' AND seed = 1")
+    assert (report.executed, report.rerun, report.skipped_done) == (2, 2, 6)
+    after = stored_runs(db)
+    assert after.keys() == before.keys()
+    changed = {k for k in after if after[k]["finished_at"] != before[k]["finished_at"]}
+    assert changed == {k for k, r in before.items()
+                       if r["dispatcher"] == "fifo" and r["seed"] == 1}
+    assert all(comparable(after[k]) == comparable(before[k]) for k in after)
+    report = run_campaign(path, workers=2, rerun=True)
+    assert (report.executed, report.rerun, report.skipped_done) == (8, 8, 0)
+    con = connect(db)
+    counts = con.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM jobs), "
+                         "(SELECT count(*) FROM (SELECT run_key, name, time FROM series "
+                         "GROUP BY ALL HAVING count(*) > 1))").fetchall()[0]
+    con.close()
+    assert counts == (8, 8 * 1500, 0)
+    with pytest.raises(InputError, match="bad run condition") as info:
+        run_campaign(path, workers=2, rerun_where="nope = 1")
+    assert info.value.field == "--rerun-where" and info.value.file == str(db)
+    assert run_campaign(path, workers=2, rerun_where="dispatcher = 'nobody'").executed == 0
+
+
+def selection_campaign(folder: Path, trace: Path, name: str, selection: str) -> Path:
+    return write_campaign(folder, f"""
+[campaign]
+name = "{name}"
+seeds = [1, 2]
+[[traces]]
+label = "syn"
+path = "{trace}"
+{selection}
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "easy"
+""", f"{name}.toml")
+
+
+def test_two_job_selections_in_one_database_are_never_pooled(tmp_path, small_trace):
+    a = selection_campaign(tmp_path, small_trace, "a", "jobs = [0, 1000]")
+    b = selection_campaign(tmp_path, small_trace, "b", "sample_jobs = 1000")
+    for path in (a, b):
+        assert run_campaign(path, workers=2).executed == 2
+    con = connect(tmp_path / "results.duckdb")
+    runs, outdated = select_runs(con)
+    con.close()
+    assert len(runs) == 4 and not outdated
+    groups = group_runs(runs)
+    assert len(groups) == 2 and len({g.config_key for g in groups}) == 2
+    assert all(len(g.runs) == 2 and {r["campaign"] for r in g.runs} == {g.campaign}
+               for g in groups)
+    labels = {g.campaign: g.label for g in groups}
+    assert labels == {"a": "easy-walltime [campaign=a, trace.jobs=[0,1000]]",
+                      "b": "easy-walltime [campaign=b, trace.sample_jobs=1000]"}
+    assert {g.predictor for g in groups} == {"walltime"}
+
+
+def test_groups_name_what_differs(tmp_path, small_trace):
+    # one campaign name, two files with different parameters under the same labels
+    texts = [small_campaign(tmp_path, small_trace).read_text()]
+    texts.append(texts[0].replace('order = "sjf"', 'order = "sjf", reservations = 2'))
+    rows = []
+    for i, text in enumerate(texts):
+        for spec in load_campaign(write_campaign(tmp_path, text, f"v{i}.toml")).runs:
+            rows.append({"campaign": spec["campaign"], "trace": spec["trace"]["label"],
+                         "platform": spec["platform"]["label"],
+                         "dispatcher": spec["dispatcher"]["label"],
+                         "predictor": spec["predictor"]["label"], "seed": spec["seed"],
+                         "config": json.dumps(spec["config"]),
+                         "config_key": spec["config_key"]})
+    groups = group_runs(rows)
+    labels = sorted(g.label for g in groups)
+    assert labels == ["easy-sjf-real [dispatcher.params.reservations=1]",
+                      "easy-sjf-real [dispatcher.params.reservations=2]",
+                      "easy-sjf-walltime [dispatcher.params.reservations=1]",
+                      "easy-sjf-walltime [dispatcher.params.reservations=2]",
+                      "fifo-real", "fifo-walltime"]
+    assert all(len(g.runs) == (4 if g.dispatcher == "fifo" else 2) for g in groups)
+
+
+# ---------------------------------------------------------------------------- slices
+
+
+def sliced_campaign(folder: Path, trace: Path, slices: str, extra: str = "",
+                    trace_extra: str = "") -> Path:
+    return write_campaign(folder, f"""
+[campaign]
+seeds = [1, 2]
+{extra}
+[[traces]]
+label = "syn"
+path = "{trace}"
+slices = {slices}
+{trace_extra}
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "fifo"
+[[dispatchers]]
+name = "easy"
+""", "sliced.toml")
+
+
+def test_slices_expand_into_one_run_per_slice(tmp_path, small_trace):
+    from dispatchlab.workload.slices import measure_for, plan_slices
+
+    camp = load_campaign(sliced_campaign(tmp_path, small_trace, "{ count = 3, jobs = 300 }"))
+    plan = plan_slices(1500, 3, 300)  # lead-in 30 by default
+    assert len(camp.runs) == 2 * 2 * 3 and len(set(camp.keys)) == 12
+    for run in camp.runs:
+        s = plan[run["slice"]]
+        assert run["workload"] == f"seed={run['seed']}/slice={s.index}"
+        assert run["measure"] == measure_for(s) == "index:30:330"
+        assert run["trace"]["slice"] == {"index": s.index, "first": s.first,
+                                         "start": s.start, "stop": s.stop}
+        assert run["config"]["trace"]["slices"] == {"count": 3, "jobs": 300, "lead_in": 30}
+    # slices and seeds are workloads of one configuration
+    assert len({r["config_key"] for r in camp.runs}) == 2
+    lead = load_campaign(sliced_campaign(tmp_path, small_trace,
+                                         "{ count = 3, jobs = 300, lead_in = 0 }"))
+    assert not {r["config_key"] for r in lead.runs} & {r["config_key"] for r in camp.runs}
+
+
+def test_sliced_runs_store_slice_and_workload(tmp_path, small_trace):
+    path = sliced_campaign(tmp_path, small_trace, "{ count = 2, jobs = 200, lead_in = 50 }")
+    text = path.read_text().replace("seeds = [1, 2]", "seeds = [1]")
+    report = run_campaign(write_campaign(tmp_path, text, "sliced.toml"), workers=2)
+    assert report.executed == 4 and report.failed == 0
+    rows = sorted(stored_runs(tmp_path / "results.duckdb").values(),
+                  key=lambda r: (r["dispatcher"], r["slice"]))
+    assert [(r["dispatcher"], r["slice"], r["workload"]) for r in rows] == [
+        ("easy", 0, "seed=1/slice=0"), ("easy", 1, "seed=1/slice=1"),
+        ("fifo", 0, "seed=1/slice=0"), ("fifo", 1, "seed=1/slice=1")]
+    assert all(r["jobs"] == 200 for r in rows)  # the measured block only
+    con = connect(tmp_path / "results.duckdb")
+    simulated = dict(con.execute("SELECT run_key, count(*) FROM jobs GROUP BY 1").fetchall())
+    con.close()
+    assert set(simulated.values()) == {250}  # lead-in + measured jobs
+    groups = group_runs(rows)
+    assert sorted((g.label, len(g.runs)) for g in groups) == [("easy-walltime", 2),
+                                                             ("fifo-walltime", 2)]
+
+
+@pytest.mark.parametrize(("slices", "extra", "trace_extra", "needles"), [
+    ("{ count = 10, jobs = 200 }", "", "", ["traces[0]", "do not fit", "1,500"]),
+    ("{ count = 2, jobs = 200 }", 'measure = "index:0:100"', "", ["traces[0]", "measure"]),
+    ("{ count = 2, jobs = 200 }", "", "sample_jobs = 100", ["traces[0]", "sample_jobs"]),
+    ("{ cont = 2, jobs = 200 }", "", "", ["traces[0].slices", "did you mean 'count'"]),
+    ("{ count = 0, jobs = 200 }", "", "", ["traces[0]", "count = K >= 1"]),
+])
+def test_bad_slices_are_refused(tmp_path, small_trace, slices, extra, trace_extra, needles):
+    path = sliced_campaign(tmp_path, small_trace, slices, extra, trace_extra)
+    with pytest.raises(InputError) as info:
+        load_campaign(path)
+    text = str(info.value)
+    assert str(path) in text
+    for needle in needles:
+        assert needle in text
+
+
+def test_slices_need_a_trace_file(tmp_path):
+    path = write_campaign(tmp_path, """
+[[traces]]
+generate = "lublin"
+machine_size = 64
+jobs = 500
+slices = { count = 2, jobs = 100 }
+[[dispatchers]]
+name = "fifo"
+""")
+    with pytest.raises(InputError, match="slices apply to trace files"):
+        load_campaign(path)
+
+
+# ------------------------------------------------------------- names and suggestions
+
+
+@pytest.mark.parametrize(("text", "needles"), [
+    ("[[traces]]\npath = '{trace}'\n[[dispatcher]]\nname = 'fifo'\n",
+     ["unknown section(s) 'dispatcher'", "did you mean 'dispatchers'"]),
+    ("[campaign]\nsed = [1]\n[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'fifo'\n",
+     ["campaign", "unknown key(s) 'sed'", "did you mean 'seeds'"]),
+    ("[[traces]]\npath = '{trace}'\nsample_job = 5\n[[dispatchers]]\nname = 'fifo'\n",
+     ["traces[0]", "did you mean 'sample_jobs'"]),
+    ("[[traces]]\npath = '{near}'\n[[dispatchers]]\nname = 'fifo'\n",
+     ["traces[0]", "trace file not found", "did you mean", "syn-1500-3.swf"]),
+    ("[[traces]]\npath = '{trace}'\n[[dispatchers]]\nname = 'eazy'\n",
+     ["dispatchers[0]", "did you mean 'easy'"]),
+    ("[[traces]]\npath = '{trace}'\n[[platforms]]\nfile = 'clustr.toml'\n"
+     "[[dispatchers]]\nname = 'fifo'\n", ["platforms[0]", "platform file not found"]),
+])
+def test_mistakes_come_with_suggestions(tmp_path, small_trace, text, needles):
+    near = str(small_trace)[:-1]  # syn-1500-3.sw
+    path = write_campaign(tmp_path, text.format(trace=small_trace, near=near), "typo.toml")
+    with pytest.raises(InputError) as info:
+        load_campaign(path)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    for needle in needles:
+        assert needle in message, message
+
+
+def test_names_are_stored_canonical_and_parameters_in_full(tmp_path, small_trace):
+    path = small_campaign(tmp_path, small_trace).read_text().replace(
+        'name = "easy"', 'name = "EASY"')
+    camp = load_campaign(write_campaign(tmp_path, path, "upper.toml"))
+    easy = next(r for r in camp.runs if r["dispatcher"]["label"] == "easy-sjf")
+    assert easy["dispatcher"]["name"] == "easy"
+    assert easy["dispatcher"]["params"] == {"order": "sjf"}  # what it is built with
+    full = easy["config"]["dispatcher"]["params"]
+    assert full["order"] == "sjf" and full["reservations"] == 1  # defaults recorded
+    assert easy["config_key"] and easy["code_hash"] == run_code_hash("easy", "walltime")
+    # spelling the default out gives the same configuration, so the same keys
+    explicit = path.replace('order = "sjf"', 'order = "sjf", reservations = 1')
+    again = load_campaign(write_campaign(tmp_path, explicit, "explicit.toml"))
+    assert sorted(again.keys) == sorted(camp.keys)

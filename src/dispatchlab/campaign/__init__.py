@@ -2,13 +2,17 @@
 or a Dask cluster, stored in an embedded DuckDB database (see the README's
 "Campaigns" section for the file format).
 
-- :func:`load_campaign` reads and validates a campaign file into run specs;
-- :func:`run_campaign` executes the unfinished runs and stores their results;
-- :func:`campaign_status` counts done / failed / pending runs;
+- :func:`load_campaign` reads and validates a campaign file into run specs (their keys
+  cover configuration, input files and code: :mod:`dispatchlab.provenance`);
+- :func:`run_campaign` executes the unfinished (or requested) runs and stores them;
+- :func:`campaign_status` counts done / failed / pending / outdated runs;
+- :func:`select_runs` reads stored runs, leaving out those made by other code;
+- :func:`group_runs` groups them into configurations without silent pooling;
 - :mod:`dispatchlab.campaign.store` is the database layout.
 """
 
-from dispatchlab.campaign.config import Campaign, load_campaign, run_key
+from dispatchlab.campaign.config import Campaign, config_key, load_campaign, run_key
+from dispatchlab.campaign.groups import Group, group_runs
 from dispatchlab.campaign.runner import (
     CampaignReport,
     CampaignStatus,
@@ -17,15 +21,20 @@ from dispatchlab.campaign.runner import (
     campaign_status,
     run_campaign,
 )
+from dispatchlab.campaign.store import select_runs
 
 __all__ = [
     "Campaign",
     "CampaignReport",
     "CampaignStatus",
     "DaskBackend",
+    "Group",
     "LocalPool",
     "campaign_status",
+    "config_key",
+    "group_runs",
     "load_campaign",
     "run_campaign",
     "run_key",
+    "select_runs",
 ]

@@ -1,50 +1,90 @@
 """Campaign files: a TOML declaration of many simulations, expanded into run specs.
 
-A campaign is the product of its ``[[traces]]``, ``[[platforms]]``, ``[[dispatchers]]``,
-``[[predictors]]``, seeds and repetitions, minus the ``[[exclude]]`` combinations.
-Everything is validated before anything runs or is written: an unknown key, a bad
-value, a missing trace file, an unknown dispatcher or predictor name, bad component
-parameters or an exclusion that matches nothing raise
-:class:`~dispatchlab.errors.InputError` naming the file and the entry.
+A campaign is the product of its ``[[traces]]`` (times their ``slices``),
+``[[platforms]]``, ``[[dispatchers]]``, ``[[predictors]]``, seeds and repetitions,
+minus the ``[[exclude]]`` combinations. Everything is validated before anything runs
+or is written: an unknown section or key (with a "did you mean" suggestion), a bad
+value, a missing file (with the nearest names in its folder), an unknown dispatcher
+or predictor name, bad component parameters, slices that do not fit the trace or an
+exclusion that matches nothing raise :class:`~dispatchlab.errors.InputError` naming
+the file and the entry.
 
-Each run becomes a JSON-able *spec* (see :func:`expand`). Its **run key** is the
-first 20 hex digits of the SHA-256 of the run's canonical configuration (trace options,
-platform, dispatcher and predictor names and parameters, tau, overrun, seed,
-repetition), the trace file's SHA-256 and the dispatchlab version. Labels, the
-campaign name and the storage switches are not part of it: they do not change results.
-So a re-run of an unchanged campaign finds every finished run by key, while editing
-a trace file, a parameter or upgrading dispatchlab gives new keys.
+Each run becomes a JSON-able *spec* (see :func:`load_campaign`) holding its
+**configuration** (``spec["config"]``): the trace's reading and selection options
+(with the slice plan), the platform, each component's canonical name
+(:func:`dispatchlab.params.canonical_name`; a ``path/file.py:Class`` name is made
+absolute, relative to the campaign file's folder) and its *full* parameters
+(``get_params()``: defaults included; values that are not JSON by ``repr``), tau,
+overrun, measure, seed, repetition and slice.
+
+- The **run key** (:func:`run_key`) is the first 20 hex digits of the SHA-256 of the
+  configuration, the SHA-256 of every input file the run reads (its contents, not its
+  path: the trace, a ``like`` trace, the platform file, the files a component declares
+  in ``input_files``; ``spec["inputs"]`` maps path -> SHA-256) and the run's code hash
+  (:func:`dispatchlab.provenance.run_code_hash`: dispatchlab's result-affecting code,
+  the versions of numpy, ortools, lightgbm and scikit-learn, and the user's own
+  classes with the modules they import). Labels, the campaign name and the storage
+  switches are not part of it. So running an unchanged campaign again finds every run
+  stored, while editing a trace, a platform file, a declared input file, a parameter,
+  dispatchlab's code or an own class gives new keys: those runs execute again.
+- The **configuration key** (:func:`config_key`) identifies what is compared: the
+  campaign name and the configuration without seed, repetition and slice, and without
+  the seed values the campaign injects into components. Runs of one configuration
+  key over different workloads (``spec["workload"]``: ``seed=S`` or
+  ``seed=S/slice=K``) are the samples of one configuration; runs of different keys are
+  never pooled (:mod:`dispatchlab.campaign.groups`).
 
 Seeds are given to generated traces (``generate = ...``), to a trace's
 ``sample_jobs`` block choice and to any dispatcher or predictor with a ``seed`` or
 ``random_state`` parameter the campaign file leaves unset. The built-in simulation is
 deterministic, so repetitions of one configuration give identical metrics; they
 differ in wall-clock fields only (useful for timing).
+
+**Slices**: ``slices = { count = K, jobs = N }`` (optionally ``lead_in = L``, default
+:func:`dispatchlab.workload.slices.default_lead_in`) on a trace file gives K runs per
+configuration and seed, one per slice of :func:`dispatchlab.workload.slices.
+plan_slices`: each simulates its cleaned rows ``[first, stop)`` and measures its own
+block (:func:`~dispatchlab.workload.slices.measure_for`). The trace is read once at
+expansion to check that the plan fits its cleaned jobs.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
 from dispatchlab.errors import InputError
+from dispatchlab.provenance import file_sha256
 
 KEY_LENGTH = 20
 
+SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude")
 _CAMPAIGN_KEYS = {"name", "database", "seeds", "repetitions", "tau", "overrun",
                   "store_jobs", "store_series", "measure"}
 _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_procs",
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
-               "machine_size"}
+               "machine_size", "slices"}
+_SLICE_KEYS = {"count", "jobs", "lead_in"}
+_SELECTIONS = ("jobs", "window", "fraction", "sample_jobs")
 _PLATFORM_KEYS = {"label", "cores", "nodes", "cores_per_node", "file", "builtin",
                   "allocator"}
 _COMPONENT_KEYS = {"label", "name", "params"}
 _EXCLUDE_KEYS = {"trace", "platform", "dispatcher", "predictor", "seed"}
+_SEED_PARAMS = ("seed", "random_state")
+#: Configuration entries that vary between the runs of one configuration.
+_PER_RUN = ("seed", "repetition", "slice")
+
+__all__ = ["Campaign", "config_key", "file_sha256", "jsonable", "legacy_config_key",
+           "load_campaign", "run_key", "workload_name"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +98,7 @@ class Campaign:
 
     @property
     def keys(self) -> list[str]:
+        """The run keys, in expansion order."""
         return [r["run_key"] for r in self.runs]
 
 
@@ -71,37 +112,154 @@ class _Where:
         return InputError(message, file=str(self.path), field=entry)
 
 
+# ------------------------------------------------------------------------ keys
+
+
+def _digest(value: Any) -> str:
+    """First :data:`KEY_LENGTH` hex digits of the SHA-256 of canonical JSON."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LENGTH]
+
+
+def run_key(config: dict[str, Any], inputs: dict[str, str], code_hash: str) -> str:
+    """The run key: first 20 hex digits of the SHA-256 of the canonical configuration,
+    the input files' SHA-256s (contents only, so moving a folder keeps the keys) and
+    the run's code hash."""
+    return _digest({"config": config, "inputs": sorted(set(inputs.values())),
+                    "code": code_hash})
+
+
+def config_key(campaign: str, config: dict[str, Any]) -> str:
+    """The configuration key: first 20 hex digits of the SHA-256 of the campaign name
+    and the configuration without ``seed``, ``repetition`` and ``slice`` and without
+    the component parameters the campaign seeded (each component's ``seeded`` list)."""
+    reduced = {k: v for k, v in config.items() if k not in _PER_RUN}
+    for kind in ("dispatcher", "predictor"):
+        comp = dict(reduced.get(kind) or {})
+        seeded = set(comp.get("seeded", ()))
+        comp["params"] = {k: v for k, v in (comp.get("params") or {}).items()
+                          if k not in seeded}
+        reduced[kind] = comp
+    return _digest({"campaign": campaign, "config": reduced})
+
+
+def workload_name(seed: int, slice_index: int | None) -> str:
+    """What the statistics pair runs on: ``seed=S`` or ``seed=S/slice=K``."""
+    return f"seed={seed}" if slice_index is None else f"seed={seed}/slice={slice_index}"
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON data: numbers, strings, booleans and None as they are (a
+    non-finite float as its ``repr``), tuples and lists as lists, dicts with string
+    keys as dicts, anything else as its ``repr``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        f = float(value)
+        return f if math.isfinite(f) else repr(f)
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+def _maker(kind: str) -> tuple[dict[str, type], Any]:
+    """The registry and the factory of a component kind (dispatcher, predictor)."""
+    if kind == "dispatcher":
+        from dispatchlab.dispatch import DISPATCHERS, make_dispatcher
+
+        return DISPATCHERS, make_dispatcher
+    from dispatchlab.predict import PREDICTORS, make_predictor
+
+    return PREDICTORS, make_predictor
+
+
+def _legacy_component(comp: dict[str, Any], kind: str, seed: Any) -> dict[str, Any]:
+    """A schema-1 component entry in today's form: canonical name, full parameters
+    when the class can still be built (else the stored ones), and ``seeded`` guessed
+    as the seed parameters whose value is the run's seed."""
+    from dispatchlab.params import canonical_name
+
+    name, params = comp.get("name", ""), dict(comp.get("params") or {})
+    registry, make = _maker(kind)
+    try:
+        name = canonical_name(registry, kind, name)
+        params = jsonable(make(name, **params).get_params())
+    except Exception:  # an old class gone, or bad parameters: keep what was stored
+        pass
+    seeded = [p for p in _SEED_PARAMS if p in params and params[p] == seed]
+    return {"name": name, "params": params, "seeded": seeded}
+
+
+@functools.lru_cache(maxsize=4096)
+def legacy_config_key(campaign: str, config_text: str | None, seed: Any) -> str | None:
+    """The :func:`config_key` of a run stored by schema version 1 (its ``config``
+    JSON): the configuration is first brought to today's form (full component
+    parameters, no platform file checksum), so it matches a new run of the same
+    configuration. None when the text is not a configuration. Memoized (a reading
+    view computes it for every row of every query)."""
+    try:
+        config = json.loads(config_text) if config_text else None
+    except ValueError:
+        return None
+    if not isinstance(config, dict):
+        return None
+    config = copy.deepcopy(config)
+    if isinstance(config.get("platform"), dict):
+        config["platform"].pop("file_sha256", None)
+    for kind in ("dispatcher", "predictor"):
+        if isinstance(config.get(kind), dict) and "seeded" not in config[kind]:
+            config[kind] = _legacy_component(config[kind], kind, seed)
+    return config_key(campaign or "", config)
+
+
+# ------------------------------------------------------------------ small checks
+
+
+def _unknown(word: str, allowed: set[str] | tuple[str, ...]) -> str:
+    """``'word'`` followed by the closest allowed names, if any."""
+    from dispatchlab.suggest import did_you_mean
+
+    return f"{word!r}{did_you_mean(word, allowed)}"
+
+
 def _check_keys(where: _Where, table: Any, allowed: set[str], entry: str) -> dict[str, Any]:
+    """``table`` if it is a table with only ``allowed`` keys; else an error naming each
+    unknown key with the closest allowed one."""
     if not isinstance(table, dict):
         raise where.error(f"expected a table, got {type(table).__name__}", entry)
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise where.error(f"unknown key(s) {', '.join(map(repr, unknown))} (allowed: "
-                          f"{', '.join(sorted(allowed))})", entry)
+        names = ", ".join(_unknown(k, allowed) for k in unknown)
+        raise where.error(f"unknown key(s) {names}; allowed: {', '.join(sorted(allowed))}",
+                          entry)
     return table
 
 
 def _typed(where: _Where, table: dict, key: str, types: type | tuple, entry: str,
            default: Any = None) -> Any:
+    """``table[key]`` (or ``default``) checked against ``types`` (a bool is not an int)."""
     value = table.get(key, default)
     if value is None:
         return None
-    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple)
-                                                else (types,)):
-        raise where.error(f"{key} must be {_type_names(types)}, got {value!r}", entry)
-    if not isinstance(value, types):
-        raise where.error(f"{key} must be {_type_names(types)}, got {value!r}", entry)
+    allowed = types if isinstance(types, tuple) else (types,)
+    if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, types):
+        raise where.error(f"{key} must be {_type_names(allowed)}, got {value!r}", entry)
     return value
 
 
-def _type_names(types: type | tuple) -> str:
-    ts = types if isinstance(types, tuple) else (types,)
+def _type_names(types: tuple) -> str:
+    """``"an integer or a number"`` for ``(int, float)``."""
     return " or ".join({"int": "an integer", "float": "a number", "str": "a string",
                         "bool": "true or false", "list": "an array",
-                        "dict": "a table"}.get(t.__name__, t.__name__) for t in ts)
+                        "dict": "a table"}.get(t.__name__, t.__name__) for t in types)
 
 
 def _pair(where: _Where, table: dict, key: str, entry: str) -> list[int] | None:
+    """``table[key]`` as ``[A, B]`` with ``0 <= A < B`` (None when absent)."""
     value = table.get(key)
     if value is None:
         return None
@@ -115,123 +273,216 @@ def _pair(where: _Where, table: dict, key: str, entry: str) -> list[int] | None:
 
 
 def _label(where: _Where, table: dict, entry: str, default: str) -> str:
+    """The entry's non-empty ``label`` (``default`` when absent)."""
     label = _typed(where, table, "label", str, entry, default)
     if not label:
         raise where.error("label must not be empty", entry)
     return label
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes (read in 1 MiB blocks)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _resolve(base: Path, text: str) -> Path:
+    """A path from the campaign file: ``~`` expanded, relative to ``base``."""
     p = Path(text).expanduser()
     return p if p.is_absolute() else (base / p)
 
 
+def _existing_file(where: _Where, path: Path, what: str, entry: str) -> Path:
+    """``path`` resolved, or an error with the nearest names in its folder."""
+    from dispatchlab.suggest import missing_file_hint
+
+    if not path.exists():
+        raise where.error(f"{what} not found: {path}{missing_file_hint(path)}", entry)
+    if not path.is_file():
+        raise where.error(f"{what} is not a file: {path}", entry)
+    return path.resolve()
+
+
+# ---------------------------------------------------------------------- traces
+
+
+def _generated_trace(where: _Where, base: Path, t: dict,
+                     entry: str) -> tuple[dict[str, Any], Path | None, str]:
+    """Options, source file (``like``) and default label of a ``generate = ...`` entry."""
+    generate = t["generate"]
+    if "path" in t:
+        raise where.error("give either path (a real trace) or generate, not both", entry)
+    if generate not in ("fitted", "lublin"):
+        raise where.error(f"generate must be 'fitted' or 'lublin', got {generate!r}", entry)
+    jobs = _typed(where, t, "jobs", int, entry)
+    if jobs is None or jobs < 1:
+        raise where.error("a generated trace needs jobs = N >= 1", entry)
+    allowed = {"label", "generate", "jobs"} | (
+        {"like", "lenient", "extra_fields"} if generate == "fitted" else {"machine_size"})
+    for key in sorted(set(t) - allowed):
+        raise where.error(f"{key} does not apply to generate = {generate!r}", entry)
+    out: dict[str, Any] = {"generate": generate, "jobs": jobs}
+    if generate == "lublin":
+        procs = _typed(where, t, "machine_size", int, entry)
+        if procs is None or procs < 2:
+            raise where.error("generate = 'lublin' needs machine_size = P >= 2", entry)
+        out["machine_size"] = procs
+        return out, None, f"lublin-{procs}-{jobs}"
+    like = _typed(where, t, "like", str, entry)
+    if like is None:
+        raise where.error("generate = 'fitted' needs like = \"TRACE\"", entry)
+    path = _existing_file(where, _resolve(base, like), "trace file", entry)
+    if t.get("lenient"):
+        out["lenient"] = True
+    if t.get("extra_fields", "error") != "error":
+        out["extra_fields"] = t["extra_fields"]
+    return out, path, f"fitted-{Path(like).name.split('.')[0]}-{jobs}"
+
+
+def _selection(where: _Where, t: dict, entry: str) -> dict[str, Any]:
+    """The trace file entry's job selection (at most one of jobs, window, fraction,
+    sample_jobs)."""
+    out: dict[str, Any] = {}
+    for key in ("jobs", "window"):
+        pair = _pair(where, t, key, entry)
+        if pair is not None:
+            out[key] = pair
+    fraction = _typed(where, t, "fraction", str, entry)
+    if fraction is not None:
+        side, _, number = fraction.partition(":")
+        try:
+            f = float(number)
+        except ValueError:
+            f = -1.0
+        if side not in ("first", "last") or not 0 < f <= 1:
+            raise where.error(f"fraction must be 'first:F' or 'last:F' with 0 < F <= 1, "
+                              f"got {fraction!r}", entry)
+        out["fraction"] = fraction
+    sample = _typed(where, t, "sample_jobs", int, entry)
+    if sample is not None:
+        if sample < 1:
+            raise where.error("sample_jobs must be >= 1", entry)
+        out["sample_jobs"] = sample
+    if len(out) > 1:
+        raise where.error("give at most one of jobs, window, fraction, sample_jobs", entry)
+    return out
+
+
+def _reading(where: _Where, t: dict, entry: str) -> dict[str, Any]:
+    """The trace file entry's reading and cleaning options (defaults left out)."""
+    out: dict[str, Any] = {}
+    for key in ("lenient", "drop_overrun", "max_procs"):
+        if _typed(where, t, key, bool, entry):
+            out[key] = True
+    extra = _typed(where, t, "extra_fields", str, entry, "error")
+    if extra not in ("error", "ignore"):
+        raise where.error(f"extra_fields must be 'error' or 'ignore', got {extra!r}", entry)
+    if extra != "error":
+        out["extra_fields"] = extra
+    return out
+
+
+def _slices(where: _Where, t: dict, entry: str) -> dict[str, int] | None:
+    """``slices = {count, jobs, lead_in}`` with the lead-in resolved, or None."""
+    if "slices" not in t:
+        return None
+    s = _check_keys(where, t["slices"], _SLICE_KEYS, f"{entry}.slices")
+    count = _typed(where, s, "count", int, f"{entry}.slices")
+    jobs = _typed(where, s, "jobs", int, f"{entry}.slices")
+    if count is None or jobs is None or count < 1 or jobs < 1:
+        raise where.error("slices needs count = K >= 1 and jobs = N >= 1", entry)
+    lead_in = _typed(where, s, "lead_in", int, f"{entry}.slices")
+    if lead_in is not None and lead_in < 0:
+        raise where.error("slices.lead_in must be >= 0", entry)
+    conflicts = [k for k in _SELECTIONS if k in t]
+    if conflicts:
+        raise where.error(f"slices choose their own blocks of jobs: remove "
+                          f"{', '.join(conflicts)} from this trace", entry)
+    from dispatchlab.workload.slices import default_lead_in
+
+    return {"count": count, "jobs": jobs,
+            "lead_in": default_lead_in(jobs) if lead_in is None else lead_in}
+
+
+def _file_trace(where: _Where, base: Path, t: dict,
+                entry: str) -> tuple[dict[str, Any], Path, str]:
+    """Options, file and default label of a ``path = ...`` trace entry."""
+    text = _typed(where, t, "path", str, entry)
+    if text is None:
+        raise where.error("a trace needs path = \"FILE\" (or generate = ...)", entry)
+    for key in ("like", "machine_size"):
+        if key in t:
+            raise where.error(f"{key} applies to generated traces only", entry)
+    path = _existing_file(where, _resolve(base, text), "trace file", entry)
+    slices = _slices(where, t, entry)
+    out = {**_selection(where, t, entry), **_reading(where, t, entry)}
+    if slices is not None:
+        out["slices"] = slices
+    return out, path, Path(text).name.split(".")[0]
+
+
 def _trace(where: _Where, base: Path, table: Any, i: int,
            sums: dict[Path, str]) -> dict[str, Any]:
+    """One ``[[traces]]`` entry: label, file, options, input files and checksum."""
     entry = f"traces[{i}]"
     t = _check_keys(where, table, _TRACE_KEYS, entry)
-    out: dict[str, Any] = {}
-    generate = t.get("generate")
-    if generate is not None:
-        if "path" in t:
-            raise where.error("give either path (a real trace) or generate, not both", entry)
-        if generate not in ("fitted", "lublin"):
-            raise where.error(f"generate must be 'fitted' or 'lublin', got {generate!r}",
-                              entry)
-        jobs = _typed(where, t, "jobs", int, entry)
-        if jobs is None or jobs < 1:
-            raise where.error("a generated trace needs jobs = N >= 1", entry)
-        allowed = {"label", "generate", "jobs"} | (
-            {"like", "lenient", "extra_fields"} if generate == "fitted" else {"machine_size"})
-        for key in sorted(set(t) - allowed):
-            raise where.error(f"{key} does not apply to generate = {generate!r}", entry)
-        out.update(generate=generate, jobs=jobs)
-        if generate == "fitted":
-            like = _typed(where, t, "like", str, entry)
-            if like is None:
-                raise where.error("generate = 'fitted' needs like = \"TRACE\"", entry)
-            path = _resolve(base, like)
-            if t.get("lenient"):
-                out["lenient"] = True
-            if t.get("extra_fields", "error") != "error":
-                out["extra_fields"] = t["extra_fields"]
-            default_label = f"fitted-{path.name.split('.')[0]}-{jobs}"
-        else:
-            if "like" in t:
-                raise where.error("like does not apply to generate = 'lublin'", entry)
-            procs = _typed(where, t, "machine_size", int, entry)
-            if procs is None or procs < 2:
-                raise where.error("generate = 'lublin' needs machine_size = P >= 2", entry)
-            out["machine_size"] = procs
-            path = None
-            default_label = f"lublin-{procs}-{jobs}"
+    if t.get("generate") is not None:
+        if "slices" in t:
+            raise where.error("slices apply to trace files (path = ...), not to "
+                              "generated traces", entry)
+        options, path, default_label = _generated_trace(where, base, t, entry)
     else:
-        text = _typed(where, t, "path", str, entry)
-        if text is None:
-            raise where.error("a trace needs path = \"FILE\" (or generate = ...)", entry)
-        for key in ("like", "machine_size"):
-            if key in t:
-                raise where.error(f"{key} applies to generated traces only", entry)
-        path = _resolve(base, text)
-        default_label = path.name.split(".")[0]
-        jobs_range = _pair(where, t, "jobs", entry)
-        if jobs_range is not None:
-            out["jobs"] = jobs_range
-        window = _pair(where, t, "window", entry)
-        if window is not None:
-            out["window"] = window
-        fraction = _typed(where, t, "fraction", str, entry)
-        if fraction is not None:
-            side, _, number = fraction.partition(":")
-            try:
-                f = float(number)
-            except ValueError:
-                f = -1.0
-            if side not in ("first", "last") or not 0 < f <= 1:
-                raise where.error(f"fraction must be 'first:F' or 'last:F' with 0 < F <= 1, "
-                                  f"got {fraction!r}", entry)
-            out["fraction"] = fraction
-        sample = _typed(where, t, "sample_jobs", int, entry)
-        if sample is not None:
-            if sample < 1:
-                raise where.error("sample_jobs must be >= 1", entry)
-            out["sample_jobs"] = sample
-        if sum(k in out for k in ("jobs", "window", "fraction", "sample_jobs")) > 1:
-            raise where.error("give at most one of jobs, window, fraction, sample_jobs",
-                              entry)
-        for key in ("lenient", "drop_overrun", "max_procs"):
-            value = _typed(where, t, key, bool, entry)
-            if value:
-                out[key] = True
-        extra = _typed(where, t, "extra_fields", str, entry, "error")
-        if extra not in ("error", "ignore"):
-            raise where.error(f"extra_fields must be 'error' or 'ignore', got {extra!r}",
-                              entry)
-        if extra != "error":
-            out["extra_fields"] = extra
+        options, path, default_label = _file_trace(where, base, t, entry)
+    inputs = {}
     if path is not None:
-        if not path.exists():
-            raise where.error(f"trace file not found: {path}", entry)
-        if not path.is_file():
-            raise where.error(f"trace path is not a file: {path}", entry)
         if path not in sums:
             sums[path] = file_sha256(path)
-    label = _label(where, t, entry, default_label)
-    return {"label": label, "path": None if path is None else str(path.resolve()),
-            "options": out, "sha256": sums[path] if path is not None else
-            hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest()}
+        inputs[str(path)] = sums[path]
+    sha = sums[path] if path is not None else hashlib.sha256(
+        json.dumps(options, sort_keys=True).encode()).hexdigest()
+    return {"label": _label(where, t, entry, default_label),
+            "path": None if path is None else str(path), "options": options,
+            "inputs": inputs, "sha256": sha, "entry": entry}
+
+
+_CLEANED_LENGTHS: dict[tuple, int] = {}
+
+
+def _cleaned_length(where: _Where, trace: dict[str, Any]) -> int:
+    """Jobs left after reading and cleaning a trace file entry (no selection); read
+    once per file content and options in this process."""
+    options = {k: v for k, v in trace["options"].items()
+               if k in ("lenient", "extra_fields", "drop_overrun", "max_procs")}
+    key = (trace["path"], trace["sha256"], json.dumps(options, sort_keys=True))
+    if key not in _CLEANED_LENGTHS:
+        from dispatchlab.campaign.worker import cleaned_length
+
+        try:
+            _CLEANED_LENGTHS[key] = cleaned_length({"path": trace["path"], **options})
+        except InputError as exc:
+            raise where.error(f"reading the trace to plan its slices: {exc}",
+                              trace["entry"]) from None
+    return _CLEANED_LENGTHS[key]
+
+
+def _slice_plan(where: _Where, trace: dict[str, Any], measure: str) -> list[Any]:
+    """The slices of a trace entry (``[None]`` without slices); a plan that does not
+    fit the cleaned jobs, or a campaign measure other than ``all``, is an error."""
+    s = trace["options"].get("slices")
+    if s is None:
+        return [None]
+    if measure != "all":
+        raise where.error(f"slices measure their own blocks: they do not combine with "
+                          f"[campaign] measure = {measure!r}", trace["entry"])
+    from dispatchlab.workload.slices import plan_slices
+
+    n = _cleaned_length(where, trace)
+    try:
+        return plan_slices(n, s["count"], s["jobs"], s["lead_in"])
+    except InputError as exc:
+        raise where.error(f"slices do not fit {trace['path']}: {exc.message}",
+                          trace["entry"]) from None
+
+
+# ------------------------------------------------------------------- platforms
 
 
 def _platform(where: _Where, base: Path, table: Any, i: int) -> dict[str, Any]:
+    """One ``[[platforms]]`` entry: ``{"label", "spec", "inputs"}``."""
     entry = f"platforms[{i}]"
     t = _check_keys(where, table, _PLATFORM_KEYS, entry)
     kinds = [k for k in ("cores", "nodes", "file", "builtin") if k in t]
@@ -242,75 +493,109 @@ def _platform(where: _Where, base: Path, table: Any, i: int) -> dict[str, Any]:
     from dispatchlab.dispatch import ALLOCATORS
 
     if allocator not in ALLOCATORS:
-        raise where.error(f"unknown allocator {allocator!r} (choose from "
-                          f"{', '.join(ALLOCATORS)})", entry)
-    spec: dict[str, Any] = {}
-    if not kinds:
+        raise where.error(f"unknown allocator {_unknown(allocator, tuple(ALLOCATORS))} "
+                          f"(choose from {', '.join(ALLOCATORS)})", entry)
+    spec, label, inputs = _platform_kind(where, base, t, kinds[0] if kinds else None, entry)
+    if allocator != "first-fit":
+        spec["allocator"] = allocator
+    return {"label": _label(where, t, entry, label), "spec": spec, "inputs": inputs}
+
+
+def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
+                   entry: str) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """The platform spec, default label and input files of one kind of entry."""
+    if kind is None:
         if "cores_per_node" in t:
             raise where.error("cores_per_node needs nodes", entry)
-        spec["from_trace"] = True
-        label = "trace"
-    elif kinds[0] == "cores":
+        return {"from_trace": True}, "trace", {}
+    if kind == "cores":
         cores = _typed(where, t, "cores", int, entry)
         if cores < 1:
             raise where.error("cores must be >= 1", entry)
-        spec["cores"] = cores
-        label = f"{cores}-cores"
-    elif kinds[0] == "nodes":
+        return {"cores": cores}, f"{cores}-cores", {}
+    if kind == "nodes":
         nodes = _typed(where, t, "nodes", int, entry)
         per = _typed(where, t, "cores_per_node", int, entry)
         if per is None:
             raise where.error("nodes needs cores_per_node", entry)
         if nodes < 1 or per < 1:
             raise where.error("nodes and cores_per_node must be >= 1", entry)
-        spec.update(nodes=nodes, cores_per_node=per)
-        label = f"{nodes}x{per}"
-    elif kinds[0] == "builtin":
+        return {"nodes": nodes, "cores_per_node": per}, f"{nodes}x{per}", {}
+    if kind == "builtin":
         name = _typed(where, t, "builtin", str, entry)
         if name != "eurora":
-            raise where.error(f"unknown builtin platform {name!r} (choose from eurora)", entry)
-        spec["builtin"] = name
-        label = name
-    else:
-        path = _resolve(base, _typed(where, t, "file", str, entry))
-        from dispatchlab.platform import Platform
+            raise where.error(f"unknown builtin platform {_unknown(name, ('eurora',))} "
+                              "(choose from eurora)", entry)
+        return {"builtin": name}, name, {}
+    path = _existing_file(where, _resolve(base, _typed(where, t, "file", str, entry)),
+                          "platform file", entry)
+    from dispatchlab.platform import Platform
 
-        Platform.from_toml(path)  # validates now (raises InputError naming the file)
-        spec["file"] = str(path.resolve())
-        spec["file_sha256"] = file_sha256(path)
-        label = path.stem
-    if allocator != "first-fit":
-        spec["allocator"] = allocator
-    return {"label": _label(where, t, entry, label), **spec}
+    Platform.from_toml(path)  # validates now (raises InputError naming the file)
+    return {"file": str(path)}, path.stem, {str(path): file_sha256(path)}
 
 
-def _component(where: _Where, table: Any, i: int, kind: str) -> dict[str, Any]:
+# ------------------------------------------------------------------ components
+
+
+def _absolute_name(base: Path, name: str) -> str:
+    """``path/file.py:Class`` with the path made absolute (relative to ``base``)."""
+    from dispatchlab.provenance import is_file_module
+
+    module, sep, attr = name.rpartition(":")
+    if not sep or not is_file_module(module):
+        return name
+    return f"{_resolve(base, module).resolve()}:{attr}"
+
+
+def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict[str, Any]:
+    """One ``[[dispatchers]]`` / ``[[predictors]]`` entry, built once to check it:
+    label, canonical name, given and full parameters, seeded parameters, declared
+    input files and the code hash of an own class."""
+    from dispatchlab import provenance
+    from dispatchlab.params import canonical_name, is_own_class_name
+
     entry = f"{kind}s[{i}]"
     t = _check_keys(where, table, _COMPONENT_KEYS, entry)
-    name = _typed(where, t, "name", str, entry)
-    if name is None:
+    typed = _typed(where, t, "name", str, entry)
+    if typed is None:
         raise where.error(f"a {kind} needs name = \"...\"", entry)
-    params = _typed(where, t, "params", dict, entry, {})
-    params = dict(params)
-    if kind == "dispatcher":
-        from dispatchlab.dispatch import make_dispatcher as make
-    else:
-        from dispatchlab.predict import make_predictor as make
+    params = dict(_typed(where, t, "params", dict, entry, {}))
+    registry, make = _maker(kind)
     try:
+        name = canonical_name(registry, kind, _absolute_name(base, typed))
         component = make(name, **params)
+        inputs = {str(p): file_sha256(p) for p in provenance.declared_input_files(component)}
+        code = provenance.component_code_hash(name)
     except InputError as exc:
         raise where.error(exc.message, entry) from None
     except (ValueError, TypeError) as exc:
-        raise where.error(f"bad parameters for {kind} {name!r}: {exc}", entry) from None
-    seeded = [p for p in ("seed", "random_state") if p in component.get_params()
-              and p not in params]
-    default_label = name if not params else name + "(" + ",".join(
+        raise where.error(f"bad parameters for {kind} {typed!r}: {exc}", entry) from None
+    full = component.get_params()
+    seeded = [p for p in _SEED_PARAMS if p in full and p not in params]
+    # the canonical spelling (EASY -> easy), so labels compare like names
+    shown = typed if is_own_class_name(typed) else name
+    default_label = shown if not params else shown + "(" + ",".join(
         f"{k}={v}" for k, v in sorted(params.items())) + ")"
     return {"label": _label(where, t, entry, default_label), "name": name, "params": params,
-            "seeded": seeded, "accepts": sorted(component.get_params())}
+            "full": jsonable(full), "seeded": seeded, "accepts": sorted(full),
+            "inputs": inputs, "code": code}
+
+
+def _default_predictor() -> dict[str, Any]:
+    """The predictor of a campaign without ``[[predictors]]``: ``walltime``."""
+    from dispatchlab.predict import make_predictor
+
+    full = make_predictor("walltime").get_params()
+    return {"label": "walltime", "name": "walltime", "params": {}, "full": jsonable(full),
+            "seeded": [], "accepts": sorted(full), "inputs": {}, "code": None}
+
+
+# -------------------------------------------------------------------- the file
 
 
 def _list(where: _Where, doc: dict, key: str, required: bool) -> list:
+    """The array of tables ``[[key]]`` (required: at least one entry)."""
     value = doc.get(key, [])
     if not isinstance(value, list):
         raise where.error(f"expected an array of tables [[{key}]]", key)
@@ -320,6 +605,7 @@ def _list(where: _Where, doc: dict, key: str, required: bool) -> list:
 
 
 def _unique_labels(where: _Where, items: list[dict], kind: str) -> None:
+    """Labels of one kind must differ (they name runs and select exclusions)."""
     seen: set[str] = set()
     for item in items:
         if item["label"] in seen:
@@ -328,34 +614,47 @@ def _unique_labels(where: _Where, items: list[dict], kind: str) -> None:
         seen.add(item["label"])
 
 
-def run_key(config: dict[str, Any], trace_sha256: str, version: str) -> str:
-    """The stable run key: SHA-256 of the canonical config, trace checksum and version."""
-    text = json.dumps({"config": config, "trace_sha256": trace_sha256, "version": version},
-                      sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LENGTH]
-
-
-def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Campaign:
-    """Read, validate and expand a campaign file (nothing is run or written)."""
-    p = Path(path)
+def _read_toml(p: Path) -> dict[str, Any]:
+    """The campaign file as TOML; a missing file, bad TOML or an unknown section (with
+    the closest section name) raise :class:`InputError`."""
     if not p.exists():
-        raise InputError("campaign file not found", file=str(p))
+        from dispatchlab.suggest import missing_file_hint
+
+        raise InputError(f"campaign file not found{missing_file_hint(p)}", file=str(p))
     if p.is_dir():
         raise InputError("is a directory, expected a campaign TOML file", file=str(p))
-    where = _Where(p)
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", file=str(p)) from None
     except UnicodeDecodeError:
         raise InputError("not a UTF-8 text file", file=str(p)) from None
-    unknown = sorted(set(doc) - {"campaign", "traces", "platforms", "dispatchers",
-                                 "predictors", "exclude"})
+    unknown = sorted(set(doc) - set(SECTIONS))
     if unknown:
-        raise where.error(f"unknown section(s) {', '.join(map(repr, unknown))} (allowed: "
-                          "campaign, traces, platforms, dispatchers, predictors, exclude)",
-                          unknown[0])
-    base = p.parent
+        names = ", ".join(_unknown(k, SECTIONS) for k in unknown)
+        raise InputError(f"unknown section(s) {names}; allowed: {', '.join(SECTIONS)}",
+                         file=str(p), field=unknown[0])
+    return doc
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The validated ``[campaign]`` table."""
+
+    name: str
+    seeds: list[int]
+    repetitions: int
+    tau: float
+    overrun: str
+    measure: str
+    store_jobs: bool
+    store_series: bool
+    database: Path
+
+
+def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
+    """The ``[campaign]`` table checked, with defaults (``database`` overrides it)."""
+    p = where.path
     head = _check_keys(where, doc.get("campaign", {}), _CAMPAIGN_KEYS, "campaign")
     name = _typed(where, head, "name", str, "campaign", p.stem)
     seeds = head.get("seeds", [0])
@@ -374,6 +673,16 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
     overrun = _typed(where, head, "overrun", str, "campaign", "run")
     if overrun not in ("run", "kill"):
         raise where.error(f"overrun must be 'run' or 'kill', got {overrun!r}", "campaign")
+    measure = _measure(where, head)
+    db_text = _typed(where, head, "database", str, "campaign", "results.duckdb")
+    return _Head(name, seeds, repetitions, float(tau), overrun, measure,
+                 _typed(where, head, "store_jobs", bool, "campaign", True),
+                 _typed(where, head, "store_series", bool, "campaign", True),
+                 Path(database) if database is not None else _resolve(p.parent, db_text))
+
+
+def _measure(where: _Where, head: dict) -> str:
+    """The campaign's ``measure`` text, checked by :meth:`Measure.parse`."""
     measure = _typed(where, head, "measure", str, "campaign", "all")
     from dispatchlab.metrics import Measure
 
@@ -382,55 +691,162 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
     except (ValueError, InputError) as exc:
         raise where.error(f"bad measure {measure!r}: "
                           f"{getattr(exc, 'message', exc)}", "campaign") from None
-    store_jobs = _typed(where, head, "store_jobs", bool, "campaign", True)
-    store_series = _typed(where, head, "store_series", bool, "campaign", True)
-    db_text = _typed(where, head, "database", str, "campaign", "results.duckdb")
-    db = Path(database) if database is not None else _resolve(base, db_text)
+    return measure
 
+
+def _excludes(where: _Where, doc: dict, labels: dict[str, list[dict]],
+              seeds: list[int]) -> list[dict[str, Any]]:
+    """The ``[[exclude]]`` entries, each checked to name existing labels."""
+    out = []
+    for i, ex in enumerate(_list(where, doc, "exclude", False)):
+        entry = f"exclude[{i}]"
+        e = _check_keys(where, ex, _EXCLUDE_KEYS, entry)
+        if not e:
+            raise where.error("an empty exclusion would exclude every run", entry)
+        for key, value in e.items():
+            if key == "seed":
+                if value not in seeds:
+                    raise where.error(f"seed {value!r} is not among the seeds", entry)
+                continue
+            names = [x["label"] for x in labels[key]]
+            if value not in names:
+                shown = _unknown(value, names) if isinstance(value, str) else repr(value)
+                raise where.error(f"no {key} labelled {shown}", entry)
+        out.append(e)
+    return out
+
+
+def _check_allocators(where: _Where, platforms: list[dict], dispatchers: list[dict]) -> None:
+    """A platform's ``allocator`` needs dispatchers that take an allocator parameter."""
+    for pl in platforms:
+        for di in dispatchers:
+            if "allocator" in pl["spec"] and "allocator" not in di["accepts"]:
+                raise where.error(f"platform {pl['label']!r} sets allocator = "
+                                  f"{pl['spec']['allocator']!r}, but dispatcher "
+                                  f"{di['label']!r} takes no allocator parameter",
+                                  "platforms")
+
+
+def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Campaign:
+    """Read, validate and expand a campaign file (nothing is run or written).
+
+    Each run spec holds: ``run_key``, ``config_key``, ``code_hash``, ``campaign``,
+    ``seed``, ``repetition``, ``slice`` (index or None), ``workload``, ``tau``,
+    ``overrun``, ``measure`` (the one the run applies: a slice's own block),
+    ``version``, ``trace_sha256``, ``inputs`` (path -> SHA-256), ``store_jobs``,
+    ``store_series``, ``trace`` (label, path, options, ``slice`` rows), ``platform``,
+    ``dispatcher`` and ``predictor`` (label, name, the parameters to build it with)
+    and ``config``."""
+    p = Path(path)
+    doc = _read_toml(p)
+    where = _Where(p)
+    head = _head(where, doc, database)
+    base = p.parent
     sums: dict[Path, str] = {}
     traces = [_trace(where, base, t, i, sums)
               for i, t in enumerate(_list(where, doc, "traces", True))]
     platforms = [_platform(where, base, t, i)
                  for i, t in enumerate(_list(where, doc, "platforms", False))] or [
-        {"label": "trace", "from_trace": True}]
-    dispatchers = [_component(where, t, i, "dispatcher")
+        {"label": "trace", "spec": {"from_trace": True}, "inputs": {}}]
+    dispatchers = [_component(where, base, t, i, "dispatcher")
                    for i, t in enumerate(_list(where, doc, "dispatchers", True))]
-    predictors = [_component(where, t, i, "predictor")
+    predictors = [_component(where, base, t, i, "predictor")
                   for i, t in enumerate(_list(where, doc, "predictors", False))] or [
-        {"label": "walltime", "name": "walltime", "params": {}, "seeded": [],
-         "accepts": []}]
+        _default_predictor()]
     for items, kind in ((traces, "traces"), (platforms, "platforms"),
                         (dispatchers, "dispatchers"), (predictors, "predictors")):
         _unique_labels(where, items, kind)
-    for pl in platforms:
-        for di in dispatchers:
-            if "allocator" in pl and "allocator" not in di["accepts"]:
-                raise where.error(f"platform {pl['label']!r} sets allocator = "
-                                  f"{pl['allocator']!r}, but dispatcher {di['label']!r} "
-                                  "takes no allocator parameter", "platforms")
-    excludes = []
-    for i, ex in enumerate(_list(where, doc, "exclude", False)):
-        e = _check_keys(where, ex, _EXCLUDE_KEYS, f"exclude[{i}]")
-        if not e:
-            raise where.error("an empty exclusion would exclude every run", f"exclude[{i}]")
-        labels = {"trace": traces, "platform": platforms, "dispatcher": dispatchers,
-                  "predictor": predictors}
-        for key, value in e.items():
-            if key == "seed":
-                if value not in seeds:
-                    raise where.error(f"seed {value!r} is not among the seeds", f"exclude[{i}]")
-            elif value not in {x["label"] for x in labels[key]}:
-                raise where.error(f"no {key} labelled {value!r}", f"exclude[{i}]")
-        excludes.append(e)
+    _check_allocators(where, platforms, dispatchers)
+    excludes = _excludes(where, doc, {"trace": traces, "platform": platforms,
+                                      "dispatcher": dispatchers, "predictor": predictors},
+                         head.seeds)
+    plans = {tr["label"]: _slice_plan(where, tr, head.measure) for tr in traces}
+    runs = _expand(where, head, traces, platforms, dispatchers, predictors, excludes, plans)
+    return Campaign(path=p, name=head.name, database=head.database, runs=runs)
 
+
+# ------------------------------------------------------------------- expansion
+
+
+def _component_config(comp: dict[str, Any], seed: int,
+                      overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A component's configuration entry: canonical name, full parameters with the
+    campaign's seed in the seeded ones, and which ones were seeded."""
+    params = {**comp["full"], **(overrides or {}), **dict.fromkeys(comp["seeded"], seed)}
+    return {"name": comp["name"], "params": params, "seeded": list(comp["seeded"])}
+
+
+def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, rep: int,
+                sl: Any) -> dict[str, Any]:
+    """The canonical configuration of one run (what its results depend on, besides
+    input files and code)."""
+    allocator = {"allocator": pl["spec"]["allocator"]} if "allocator" in pl["spec"] else None
+    config: dict[str, Any] = {
+        "trace": tr["options"], "platform": pl["spec"],
+        "dispatcher": _component_config(di, seed, allocator),
+        "predictor": _component_config(pr, seed),
+        "tau": head.tau, "overrun": head.overrun, "measure": head.measure,
+        "seed": seed, "repetition": rep,
+    }
+    if sl is not None:
+        from dispatchlab.workload.slices import measure_for
+
+        config["slice"] = {"index": sl.index, "rows": [sl.first, sl.stop],
+                           "measure": measure_for(sl)}
+    return config
+
+
+def _code_hash(di: dict, pr: dict, memo: dict) -> str:
+    """The run code hash of a dispatcher x predictor pair (memoized in ``memo``)."""
+    from dispatchlab.provenance import code_hash_from
+
+    pair = (di["name"], pr["name"])
+    if pair not in memo:
+        memo[pair] = code_hash_from(di["code"], pr["code"])
+    return memo[pair]
+
+
+def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: dict,
+              pr: dict, code: str, sl: Any) -> dict[str, Any]:
+    """A run spec (see :func:`load_campaign`) from its configuration."""
+    seed, rep = config["seed"], config["repetition"]
+    inputs = {**tr["inputs"], **pl["inputs"], **di["inputs"], **pr["inputs"]}
+    trace = {"label": tr["label"], "path": tr["path"], **tr["options"]}
+    if sl is not None:
+        trace["slice"] = {"index": sl.index, "first": sl.first, "start": sl.start,
+                          "stop": sl.stop}
+    return {
+        "run_key": run_key(config, inputs, code),
+        "config_key": config_key(head.name, config), "code_hash": code,
+        "campaign": head.name, "seed": seed, "repetition": rep,
+        "slice": None if sl is None else sl.index,
+        "workload": workload_name(seed, None if sl is None else sl.index),
+        "tau": head.tau, "overrun": head.overrun,
+        "measure": config["slice"]["measure"] if sl is not None else head.measure,
+        "version": version, "trace_sha256": tr["sha256"], "inputs": inputs,
+        "store_jobs": head.store_jobs, "store_series": head.store_series,
+        "trace": trace, "platform": {"label": pl["label"], **pl["spec"]},
+        "dispatcher": {"label": di["label"], "name": di["name"],
+                       "params": {**di["params"], **dict.fromkeys(di["seeded"], seed)}},
+        "predictor": {"label": pr["label"], "name": pr["name"],
+                      "params": {**pr["params"], **dict.fromkeys(pr["seeded"], seed)}},
+        "config": config,
+    }
+
+
+def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatchers: list,
+            predictors: list, excludes: list, plans: dict) -> list[dict[str, Any]]:
+    """Every run of the product minus the exclusions; two runs with one key (entries
+    that differ only by label) and an exclusion that matches nothing are errors."""
     from dispatchlab.campaign.store import package_version
 
     version = package_version()
     runs: list[dict[str, Any]] = []
     used = [0] * len(excludes)
     keys: dict[str, str] = {}
-    for tr, pl, di, pr, seed, rep in itertools.product(
-            traces, platforms, dispatchers, predictors, seeds, range(repetitions)):
+    memo: dict[tuple, str] = {}
+    for tr, pl, di, pr, seed in itertools.product(
+            traces, platforms, dispatchers, predictors, head.seeds):
         labels = {"trace": tr["label"], "platform": pl["label"], "dispatcher": di["label"],
                   "predictor": pr["label"], "seed": seed}
         hit = [i for i, e in enumerate(excludes)
@@ -439,36 +855,21 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
             used[i] += 1
         if hit:
             continue
-        dparams = {**di["params"], **dict.fromkeys(di["seeded"], seed)}
-        pparams = {**pr["params"], **dict.fromkeys(pr["seeded"], seed)}
-        platform = {k: v for k, v in pl.items() if k != "label"}
-        config = {
-            "trace": tr["options"], "platform": platform,
-            "dispatcher": {"name": di["name"], "params": dparams},
-            "predictor": {"name": pr["name"], "params": pparams},
-            "tau": float(tau), "overrun": overrun, "measure": measure,
-            "seed": seed, "repetition": rep,
-        }
-        key = run_key(config, tr["sha256"], version)
-        desc = "/".join(str(v) for v in labels.values()) + f"/rep{rep}"
-        if key in keys:
-            raise where.error(f"runs {keys[key]} and {desc} have the same configuration "
-                              "(two entries differ only by label?)", "campaign")
-        keys[key] = desc
-        runs.append({
-            "run_key": key, "campaign": name, "seed": seed, "repetition": rep,
-            "tau": float(tau), "overrun": overrun, "measure": measure, "version": version,
-            "trace_sha256": tr["sha256"], "store_jobs": store_jobs,
-            "store_series": store_series,
-            "trace": {"label": tr["label"], "path": tr["path"], **tr["options"]},
-            "platform": dict(pl),
-            "dispatcher": {"label": di["label"], "name": di["name"], "params": dparams},
-            "predictor": {"label": pr["label"], "name": pr["name"], "params": pparams},
-            "config": config,
-        })
+        code = _code_hash(di, pr, memo)
+        for sl, rep in itertools.product(plans[tr["label"]], range(head.repetitions)):
+            config = _run_config(head, tr, pl, di, pr, seed, rep, sl)
+            spec = _run_spec(head, version, config, tr, pl, di, pr, code, sl)
+            desc = "/".join(str(v) for v in labels.values()) + (
+                f"/slice{sl.index}" if sl is not None else "") + f"/rep{rep}"
+            if spec["run_key"] in keys:
+                raise where.error(f"runs {keys[spec['run_key']]} and {desc} have the same "
+                                  "configuration (two entries differ only by label?)",
+                                  "campaign")
+            keys[spec["run_key"]] = desc
+            runs.append(spec)
     for i, n in enumerate(used):
         if n == 0:
             raise where.error("this exclusion matches no run", f"exclude[{i}]")
     if not runs:
         raise where.error("every run is excluded", "exclude")
-    return Campaign(path=p, name=name, database=db, runs=runs)
+    return runs

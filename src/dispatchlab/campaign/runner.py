@@ -19,6 +19,12 @@ runs (one transaction: the runs arrived within :data:`FLUSH_SECONDS`, at most
 ``campaign status`` and ``results query`` can read while a campaign runs.
 A coordinator killed at any moment loses at most the runs finished since the last
 flush; they are simply executed again by the next invocation, never stored twice.
+
+Which runs execute: those whose key is not stored (new runs, and runs whose code or
+input files changed: their keys changed, and storing them replaces the outdated rows
+of the same slot, see :mod:`dispatchlab.campaign.store`); failed runs with
+``retry_failed``; every run with ``rerun``, or the stored runs matching the SQL
+condition ``rerun_where``; a re-executed run replaces its stored rows.
 """
 
 from __future__ import annotations
@@ -238,6 +244,8 @@ class CampaignReport:
     failed: int = 0
     reexecuted: int = 0
     stored: int = 0  # executed runs stored (fewer if another coordinator stored some first)
+    rerun: int = 0  # stored runs executed again on request (rerun / rerun_where)
+    superseded: int = 0  # stored runs of older code or inputs replaced by new results
     wall_seconds: float = 0.0
     executed_keys: list[str] = field(default_factory=list)
 
@@ -273,6 +281,7 @@ class _Writer(threading.Thread):
         self.queue: queue.Queue = queue.Queue()
         self.error: BaseException | None = None
         self.stored = 0
+        self.superseded = 0
 
     def put(self, outcome: dict[str, Any]) -> None:
         if self.error is not None:
@@ -301,7 +310,9 @@ class _Writer(threading.Thread):
             try:
                 con = _open_for_flush(self.db)
                 try:
-                    self.stored += store.store_outcomes(con, batch, replace=self.replace)
+                    counts = store.store_outcomes(con, batch, replace=self.replace)
+                    self.stored += counts.stored
+                    self.superseded += counts.superseded
                 finally:
                     con.close()
             except BaseException as exc:  # reported to the coordinator's thread
@@ -316,12 +327,56 @@ class _Writer(threading.Thread):
             raise self.error
 
 
+def _plan(camp: Campaign, states: dict[str, str], retry_failed: bool,
+          rerun: set[str] | None, report: CampaignReport) -> tuple[list, set[str]]:
+    """The specs to execute and the stored keys their results replace; counts the
+    skipped runs in ``report``. ``rerun``: stored keys to execute again (None: none)."""
+    todo, replace = [], set()
+    for spec in camp.runs:
+        key = spec["run_key"]
+        state = states.get(key)
+        if state is not None and rerun is not None and key in rerun:
+            report.rerun += 1
+            replace.add(key)
+            todo.append(spec)
+        elif state == "done":
+            report.skipped_done += 1
+        elif state == "failed" and not retry_failed:
+            report.skipped_failed += 1
+        else:
+            if state == "failed":
+                replace.add(key)
+            todo.append(spec)
+    return todo, replace
+
+
+def _stored_states(db: Path, camp: Campaign, rerun: bool,
+                   rerun_where: str | None) -> tuple[dict[str, str], set[str] | None]:
+    """The stored status of the campaign's runs and the keys to execute again."""
+    con = _open_for_flush(db)  # checks the version first; waits while another process writes
+    try:
+        states = store.run_states(con, camp.keys)
+        if rerun:
+            return states, set(states)
+        if rerun_where is not None:
+            try:
+                return states, store.matching_keys(con, rerun_where, campaign=camp.name,
+                                                   field="--rerun-where")
+            except InputError as exc:
+                raise InputError(exc.message, file=str(db), field=exc.field) from None
+        return states, None
+    finally:
+        con.close()
+
+
 def run_campaign(
     campaign: str | Path | Campaign,
     *,
     workers: int | None = None,
     dask: str | None = None,
     retry_failed: bool = False,
+    rerun: bool = False,
+    rerun_where: str | None = None,
     database: str | Path | None = None,
     on_progress: Callable[[int, int, int], None] | None = None,
     max_attempts: int = MAX_ATTEMPTS,
@@ -332,12 +387,16 @@ def run_campaign(
 
     ``workers`` defaults to the number of cores. ``dask`` is a scheduler address or
     ``"local"``; ``dask_timeout`` bounds the connection to a scheduler (s). Failed
-    runs are re-executed only with ``retry_failed``.
+    runs are re-executed only with ``retry_failed``. ``rerun`` executes every run of
+    the campaign again, ``rerun_where`` the stored runs of this campaign whose row
+    matches an SQL condition on the ``runs`` table (``"dispatcher = 'easy'"``); their
+    new results replace the stored rows (runs, jobs, series) in the same transaction.
     ``on_progress(done, failed, total)`` is called after each finished run.
     ``backend`` overrides ``workers``/``dask``: any object with a ``describe`` string
     and an ``execute(specs)`` method yielding one outcome per spec.
-    Everything is validated before the database is touched; a bad campaign or a
-    database of a newer version raises :class:`InputError` and writes nothing.
+    Everything is validated before the database is touched; a bad campaign, a bad
+    ``rerun_where`` condition or a database of a newer version raises
+    :class:`InputError` and writes nothing but an older file's migration.
     """
     t0 = time.perf_counter()
     camp = campaign if isinstance(campaign, Campaign) else load_campaign(
@@ -349,24 +408,9 @@ def run_campaign(
     if backend is None:
         backend = (DaskBackend(dask, n, timeout=dask_timeout) if dask is not None
                    else LocalPool(n, max_attempts=max_attempts))
-    con = _open_for_flush(db)  # checks the version first; waits while another process writes
-    try:
-        states = store.run_states(con, camp.keys)
-    finally:
-        con.close()
+    states, again = _stored_states(db, camp, rerun, rerun_where)
     report = CampaignReport(camp.name, db, backend.describe, len(camp.runs))
-    todo = []
-    replace: set[str] = set()
-    for spec in camp.runs:
-        state = states.get(spec["run_key"])
-        if state == "done":
-            report.skipped_done += 1
-        elif state == "failed" and not retry_failed:
-            report.skipped_failed += 1
-        else:
-            if state == "failed":
-                replace.add(spec["run_key"])
-            todo.append(spec)
+    todo, replace = _plan(camp, states, retry_failed, again, report)
     if on_progress is not None:
         on_progress(0, 0, len(todo))
     writer = _Writer(db, replace)
@@ -383,6 +427,7 @@ def run_campaign(
     finally:
         writer.close()
     report.stored = writer.stored
+    report.superseded = writer.superseded
     report.wall_seconds = time.perf_counter() - t0
     return report
 
@@ -399,11 +444,29 @@ class CampaignStatus:
     pending: int
     other_runs: int  # runs in the database that this campaign file does not declare
     errors: list[tuple[str, str, str]]  # (run_key, description, error) of failed runs
+    #: stored runs of this campaign made by other code (their slots are pending and
+    #: the next ``campaign run`` replaces them); included in ``other_runs``
+    outdated: int = 0
+    #: up to :data:`STATUS_EXAMPLES` of them: (run_key, description, why outdated)
+    outdated_runs: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+#: Outdated runs described by :func:`campaign_status`.
+STATUS_EXAMPLES = 5
+
+
+def _describe(row: dict[str, Any]) -> str:
+    """``trace/platform/dispatcher/predictor/workload/repN`` of a stored run."""
+    workload = row.get("workload") or f"seed={row.get('seed')}"
+    return "/".join(str(row.get(k)) for k in ("trace", "platform", "dispatcher",
+                                               "predictor")) + \
+        f"/{workload}/rep{row.get('repetition')}"
 
 
 def campaign_status(campaign: str | Path | Campaign, *,
                     database: str | Path | None = None) -> CampaignStatus:
-    """Count the campaign's runs that are done, failed and not run yet (reads only)."""
+    """Count the campaign's runs that are done, failed and not run yet, and the stored
+    runs of this campaign that are outdated (reads only)."""
     camp = campaign if isinstance(campaign, Campaign) else load_campaign(
         campaign, database=database)
     db = Path(database) if database is not None else camp.database
@@ -411,18 +474,22 @@ def campaign_status(campaign: str | Path | Campaign, *,
         return CampaignStatus(camp.name, db, len(camp.runs), 0, 0, len(camp.runs), 0, [])
     con = store.open_read(db)
     try:
-        rows = con.execute("SELECT run_key, status, trace, platform, dispatcher, predictor, "
-                           "seed, repetition, error FROM runs").fetchall()
+        rows, outdated = store.select_runs(con)
     finally:
         con.close()
+    rows += outdated
     keys = set(camp.keys)
-    mine = {r[0]: r for r in rows if r[0] in keys}
-    done = sum(r[1] == "done" for r in mine.values())
-    failed = [r for r in mine.values() if r[1] == "failed"]
-    errors = [(r[0], "/".join(str(x) for x in r[2:7]) + f"/rep{r[7]}", r[8] or "")
-              for r in sorted(failed)]
-    return CampaignStatus(camp.name, db, len(camp.runs), done, len(failed),
-                          len(camp.runs) - len(mine), len(rows) - len(mine), errors)
+    mine = {r["run_key"]: r for r in rows if r["run_key"] in keys}
+    done = sum(r["status"] == "done" for r in mine.values())
+    failed = sorted((r for r in mine.values() if r["status"] == "failed"),
+                    key=lambda r: r["run_key"])
+    errors = [(r["run_key"], _describe(r), r["error"] or "") for r in failed]
+    stale = [r for r in outdated if r["campaign"] == camp.name and r["run_key"] not in keys]
+    return CampaignStatus(
+        camp.name, db, len(camp.runs), done, len(failed), len(camp.runs) - len(mine),
+        len(rows) - len(mine), errors, outdated=len(stale),
+        outdated_runs=[(r["run_key"], _describe(r), r["outdated"])
+                       for r in stale[:STATUS_EXAMPLES]])
 
 
 __all__ = ["CampaignReport", "CampaignStatus", "DaskBackend", "LocalPool",

@@ -7,6 +7,13 @@ moment leaves each run either whole or absent; ``runs.run_key`` is the primary k
 :func:`store_outcomes` drops an outcome whose run is already stored as done, so a run is
 never stored twice, even by two coordinators running one campaign at the same time.
 
+**One row per run slot.** A run of a campaign is identified by its slot: campaign,
+trace label, configuration key, workload and repetition. When a run is stored, the
+rows of the same slot under another run key (the same run made with other code or
+other input files: outdated) are removed in the same transaction, so editing an own
+class, a trace or dispatchlab and running the campaign again replaces the old results
+instead of storing the run twice.
+
 Tables (times in seconds from the trace's time origin after slicing, i.e. the values
 the simulation used):
 
@@ -29,13 +36,16 @@ the simulation used):
     jobs have ``allocation`` strings; false for pools and for core-only platforms with
     one-core units, which are simulated by counting), ``nodes`` (node count of a
     node-level run, else null), ``peak_rss_mb`` (peak resident memory of the worker
-    process so far, MB: an upper bound for the run), the main
-    metrics as columns (``jobs``, ``rejected``, ``killed``, ``mean_wait``,
-    ``median_wait``, ``p95_wait``, ``max_wait``, ``mean_slowdown``, ``mean_bsld``,
-    ``p95_bsld``, ``bsld_short``, ``bsld_medium``, ``bsld_long``, ``utilization``,
-    ``makespan``, ``mean_queue_length``), ``series_start`` / ``series_end`` (the
-    horizon of the series) and the whole metrics summary as JSON (``summary``).
-    Metric columns are null for failed runs.
+    process so far, MB: an upper bound for the run), one column per metric of
+    :data:`dispatchlab.metrics.keys.METRICS` (same name, its declared SQL type; null
+    for failed runs), ``series_start`` / ``series_end`` (the horizon of the series),
+    the whole metrics summary as JSON (``summary``), and since schema version 2:
+    ``code_hash`` (:func:`dispatchlab.provenance.run_code_hash` of the code that made
+    it; null for runs stored by schema version 1), ``config_key``
+    (:func:`dispatchlab.campaign.config.config_key`: what is compared), ``slice``
+    (the slice index, null when the run is not a slice), ``workload`` (what the
+    statistics pair runs on: ``seed=S`` or ``seed=S/slice=K``) and ``inputs`` (JSON:
+    input file path -> SHA-256).
 ``jobs``
     One row per job of a done run (when the campaign stores jobs): ``run_key``,
     ``job_id``, ``submit_time``, ``start_time``, ``end_time`` (-1 if rejected),
@@ -51,6 +61,20 @@ the simulation used):
     primary resource in use), ``time`` (breakpoint, s) and ``value``, holding on
     ``[time, next time)``; the last value holds until ``runs.series_end``. Never one
     row per simulated second.
+
+**Older files.** Opening a schema-1 file *for writing* (:func:`open_write`) migrates it
+in place, in one transaction: the new columns are added, ``config_key`` and
+``workload`` computed from the stored configuration
+(:func:`~dispatchlab.campaign.config.legacy_config_key`, which brings it to today's
+form so it matches new runs of the same configuration), ``inputs`` from the stored
+trace and platform checksums, the metric columns filled from the stored ``summary``
+where it has them, ``code_hash`` left null (such runs count as outdated), and the
+schema version set to 2. Any column of a metric declared after the file was written
+is added the same way on every open for writing, so a new metric needs no schema
+version. Opening *for reading* (:func:`open_read`) never writes: when the file lacks
+columns (schema 1, or new metrics), the connection gets a temporary view ``runs``
+that computes them the same way, so readers always see today's columns. A file
+written by a newer schema is refused.
 """
 
 from __future__ import annotations
@@ -59,37 +83,38 @@ import contextlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dispatchlab.errors import InputError
+from dispatchlab.metrics.keys import METRICS, summary_values
 
 #: Raised when the file layout changes; a file with a larger number is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-#: Metric columns of ``runs`` copied from the metrics summary (same names).
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "jobs", "rejected", "killed", "mean_wait", "median_wait", "p95_wait", "max_wait",
-    "mean_slowdown", "mean_bsld", "p95_bsld", "utilization", "makespan",
-    "mean_queue_length",
+#: ``runs`` columns before the metric columns, with their SQL types.
+BASE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_key", "VARCHAR PRIMARY KEY"), ("campaign", "VARCHAR"), ("trace", "VARCHAR"),
+    ("platform", "VARCHAR"), ("dispatcher", "VARCHAR"), ("predictor", "VARCHAR"),
+    ("dispatcher_name", "VARCHAR"), ("predictor_name", "VARCHAR"), ("seed", "BIGINT"),
+    ("repetition", "INTEGER"), ("tau", "DOUBLE"), ("overrun", "VARCHAR"),
+    ("config", "JSON"), ("trace_path", "VARCHAR"), ("trace_sha256", "VARCHAR"),
+    ("version", "VARCHAR"), ("status", "VARCHAR"), ("attempts", "INTEGER"),
+    ("error", "VARCHAR"), ("finished_at", "TIMESTAMP"), ("wall_seconds", "DOUBLE"),
+    ("simulate_seconds", "DOUBLE"), ("worker", "VARCHAR"), ("cores", "BIGINT"),
+    ("node_level", "BOOLEAN"), ("nodes", "BIGINT"), ("peak_rss_mb", "DOUBLE"),
+)
+#: ``runs`` columns after the metric columns (schema version 1).
+TAIL_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("series_start", "BIGINT"), ("series_end", "BIGINT"), ("summary", "JSON"),
+)
+#: ``runs`` columns added by schema version 2.
+V2_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("code_hash", "VARCHAR"), ("config_key", "VARCHAR"), ("slice", "INTEGER"),
+    ("workload", "VARCHAR"), ("inputs", "JSON"),
 )
 
-SCHEMA_SQL = """
+_OTHER_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE IF NOT EXISTS runs (
-    run_key VARCHAR PRIMARY KEY,
-    campaign VARCHAR, trace VARCHAR, platform VARCHAR, dispatcher VARCHAR,
-    predictor VARCHAR, dispatcher_name VARCHAR, predictor_name VARCHAR,
-    seed BIGINT, repetition INTEGER, tau DOUBLE, overrun VARCHAR, config JSON,
-    trace_path VARCHAR, trace_sha256 VARCHAR, version VARCHAR,
-    status VARCHAR, attempts INTEGER, error VARCHAR, finished_at TIMESTAMP,
-    wall_seconds DOUBLE, simulate_seconds DOUBLE, worker VARCHAR,
-    cores BIGINT, node_level BOOLEAN, nodes BIGINT, peak_rss_mb DOUBLE,
-    jobs BIGINT, rejected BIGINT, killed BIGINT, mean_wait DOUBLE, median_wait DOUBLE,
-    p95_wait DOUBLE, max_wait DOUBLE, mean_slowdown DOUBLE, mean_bsld DOUBLE,
-    p95_bsld DOUBLE, bsld_short DOUBLE, bsld_medium DOUBLE, bsld_long DOUBLE,
-    utilization DOUBLE, makespan BIGINT, mean_queue_length DOUBLE,
-    series_start BIGINT, series_end BIGINT, summary JSON
-);
 CREATE TABLE IF NOT EXISTS jobs (
     run_key VARCHAR, job_id BIGINT, submit_time BIGINT, start_time BIGINT,
     end_time BIGINT, wait BIGINT, run_time BIGINT, trace_run BIGINT,
@@ -102,16 +127,35 @@ CREATE TABLE IF NOT EXISTS series (
 );
 """
 
-#: Columns of ``runs`` in table order.
-RUN_COLUMNS: tuple[str, ...] = (
-    "run_key", "campaign", "trace", "platform", "dispatcher", "predictor",
-    "dispatcher_name", "predictor_name", "seed", "repetition", "tau", "overrun", "config",
-    "trace_path", "trace_sha256", "version", "status", "attempts", "error", "finished_at",
-    "wall_seconds", "simulate_seconds", "worker", "cores", "node_level", "nodes",
-    "peak_rss_mb",
-    *SUMMARY_COLUMNS[:10], "bsld_short", "bsld_medium", "bsld_long",
-    *SUMMARY_COLUMNS[10:], "series_start", "series_end", "summary",
-)
+_ORDER = ("campaign, trace, platform, dispatcher, predictor, seed, slice NULLS FIRST, "
+          "repetition, run_key")
+
+# Python functions the migration and the reading view call from SQL.
+_CONFIG_KEY_FN = "dispatchlab_legacy_config_key"
+_INPUTS_FN = "dispatchlab_legacy_inputs"
+
+
+def run_column_types() -> list[tuple[str, str]]:
+    """Every ``runs`` column with its SQL type, in the order of a new file: the base
+    columns, one per declared metric, the series horizon and summary, then the
+    schema-2 columns."""
+    metrics = [(m.key, m.sql) for m in METRICS]
+    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS]
+
+
+def run_columns() -> tuple[str, ...]:
+    """The names of :func:`run_column_types`."""
+    return tuple(name for name, _ in run_column_types())
+
+
+#: Columns of ``runs`` in table order (of a file created by this version).
+RUN_COLUMNS: tuple[str, ...] = run_columns()
+
+
+def schema_sql() -> str:
+    """``CREATE TABLE IF NOT EXISTS`` statements for every table of a new file."""
+    cols = ",\n    ".join(f"{name} {sql}" for name, sql in run_column_types())
+    return f"{_OTHER_TABLES_SQL}CREATE TABLE IF NOT EXISTS runs (\n    {cols}\n);\n"
 
 
 def _duckdb():
@@ -121,12 +165,15 @@ def _duckdb():
 
 
 def package_version() -> str:
+    """The installed dispatchlab version."""
     from importlib.metadata import version
 
     return version("dispatchlab")
 
 
-def _check_meta(con, path: Path) -> None:
+def _check_meta(con, path: Path) -> int:
+    """The file's schema version; :class:`InputError` when it is not a dispatchlab
+    database or was written by a newer schema."""
     try:
         rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
     except _duckdb().CatalogException:
@@ -142,9 +189,12 @@ def _check_meta(con, path: Path) -> None:
             f"written by dispatchlab {rows.get('dispatchlab_version', '?')} with schema "
             f"version {found}; this dispatchlab ({package_version()}) reads up to schema "
             f"version {SCHEMA_VERSION}: upgrade dispatchlab", file=str(path))
+    return found
 
 
 def _connect(path: Path, read_only: bool):
+    """A DuckDB connection; a lock held by another process, a folder or a file that
+    is not DuckDB raise :class:`InputError` naming the file."""
     duckdb = _duckdb()
     if path.is_dir():
         raise InputError("is a directory, expected a DuckDB file", file=str(path))
@@ -163,8 +213,99 @@ def _connect(path: Path, read_only: bool):
                          file=str(path)) from None
 
 
+# ------------------------------------------------------- columns of older files
+
+
+def _present_columns(con, table: str = "runs") -> set[str]:
+    """Names of the columns ``table`` has in the file."""
+    rows = con.execute(f"SELECT name FROM pragma_table_info('{table}')").fetchall()
+    return {r[0] for r in rows}
+
+
+def _legacy_inputs(trace_path: str | None, trace_sha256: str | None,
+                   config_text: str | None) -> str | None:
+    """``inputs`` JSON of a schema-1 run: its trace file and platform file checksums."""
+    out = {}
+    if trace_path and trace_sha256:
+        out[trace_path] = trace_sha256
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        platform = json.loads(config_text or "null").get("platform") or {}
+        if platform.get("file") and platform.get("file_sha256"):
+            out[platform["file"]] = platform["file_sha256"]
+    return json.dumps(out, sort_keys=True)
+
+
+def _register_functions(con) -> None:
+    """Register the Python functions that compute schema-2 columns of older rows."""
+    from dispatchlab.campaign.config import legacy_config_key
+
+    def config_key_fn(campaign: str | None, config: str | None, seed: int | None) -> str | None:
+        return legacy_config_key(campaign or "", config, seed)
+
+    con.create_function(_CONFIG_KEY_FN, config_key_fn, ["VARCHAR", "VARCHAR", "BIGINT"],
+                        "VARCHAR", null_handling="special", side_effects=False)
+    con.create_function(_INPUTS_FN, _legacy_inputs, ["VARCHAR", "VARCHAR", "VARCHAR"],
+                        "VARCHAR", null_handling="special", side_effects=False)
+
+
+def _metric_sql(metric) -> str:
+    """SQL computing a metric column from the ``summary`` JSON (null when absent)."""
+    path = "$." + ".".join(metric.path or (metric.key,))
+    return f"TRY_CAST(json_extract_string(summary, '{path}') AS {metric.sql})"
+
+
+def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
+    """``(name, type, expression)`` of every ``runs`` column missing from a file, the
+    expression computing its value from the stored columns."""
+    computed = {
+        "code_hash": "NULL",
+        "config_key": f"{_CONFIG_KEY_FN}(campaign, CAST(config AS VARCHAR), seed)",
+        "slice": "NULL",
+        "workload": "'seed=' || CAST(seed AS VARCHAR)",
+        "inputs": f"{_INPUTS_FN}(trace_path, trace_sha256, CAST(config AS VARCHAR))",
+    }
+    computed.update({m.key: _metric_sql(m) for m in METRICS})
+    return [(name, sql, computed[name]) for name, sql in run_column_types()
+            if name not in present and name in computed]
+
+
+def _migrate(con, found: int) -> None:
+    """Bring the ``runs`` table of an open write transaction to today's columns (see
+    the module docstring) and the schema version to :data:`SCHEMA_VERSION`."""
+    missing = _missing_column_sql(_present_columns(con))
+    if missing:
+        _register_functions(con)
+        try:
+            for name, sql, _ in missing:
+                con.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql}")
+            sets = ", ".join(f"{name} = {expr}" for name, _, expr in missing)
+            con.execute(f"UPDATE runs SET {sets}")
+        finally:
+            con.remove_function(_CONFIG_KEY_FN)
+            con.remove_function(_INPUTS_FN)
+    if found < SCHEMA_VERSION:
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                    [str(SCHEMA_VERSION)])
+
+
+def _reading_view(con) -> None:
+    """On a read-only connection to a file that lacks ``runs`` columns: a temporary
+    view ``runs`` with every column, the missing ones computed (nothing is written)."""
+    missing = _missing_column_sql(_present_columns(con))
+    if not missing:
+        return
+    _register_functions(con)
+    (db,), = con.execute("SELECT current_database()").fetchall()
+    extra = ", ".join(f"CAST({expr} AS {sql}) AS {name}" for name, sql, expr in missing)
+    con.execute(f'CREATE TEMP VIEW runs AS SELECT *, {extra} FROM "{db}".main.runs')
+
+
+# ---------------------------------------------------------------- opening files
+
+
 def open_read(path: str | Path, *, wait: float = 10.0):
-    """Open an existing results database read-only after checking its version.
+    """Open an existing results database read-only after checking its version; a file
+    of an older schema reads with today's columns (see the module docstring).
 
     While another process writes it (a campaign storing a batch of runs, which takes
     a fraction of a second), retry for up to ``wait`` seconds."""
@@ -184,6 +325,7 @@ def open_read(path: str | Path, *, wait: float = 10.0):
             time.sleep(0.05)
     try:
         _check_meta(con, p)
+        _reading_view(con)
     except BaseException:
         con.close()
         raise
@@ -200,10 +342,9 @@ def check_writable(path: str | Path) -> None:
 
 def open_write(path: str | Path):
     """Open (creating if needed) a results database for writing; the version is checked
-    before anything is written."""
+    before anything is written, and an older file is migrated (one transaction)."""
     p = Path(path)
-    existed = p.exists()
-    if existed:
+    if p.exists():
         check_writable(p)
     elif not p.parent.is_dir():
         raise InputError("the folder for the results database does not exist",
@@ -213,10 +354,10 @@ def open_write(path: str | Path):
         # one thread: the coordinator shares the machine with its workers
         con.execute("SET threads = 1")
         con.execute("BEGIN")
-        con.execute(SCHEMA_SQL)
-        if con.execute("SELECT count(*) FROM meta").fetchone()[0]:
+        con.execute(schema_sql())
+        if con.execute("SELECT count(*) FROM meta").fetchall()[0][0]:
             # another process may have created the file since we looked: check it
-            _check_meta(con, p)
+            _migrate(con, _check_meta(con, p))
         else:
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [("schema_version", str(SCHEMA_VERSION)),
@@ -230,6 +371,9 @@ def open_write(path: str | Path):
     return con
 
 
+# ------------------------------------------------------------------- storing runs
+
+
 def run_states(con, keys: Iterable[str] | None = None) -> dict[str, str]:
     """``run_key -> status`` of the stored runs (all, or those among ``keys``)."""
     rows = con.execute("SELECT run_key, status FROM runs").fetchall()
@@ -237,34 +381,34 @@ def run_states(con, keys: Iterable[str] | None = None) -> dict[str, str]:
     return {k: s for k, s in rows if wanted is None or k in wanted}
 
 
-def _summary_values(summary: dict[str, Any] | None) -> list[Any]:
-    if summary is None:
-        return [None] * (len(SUMMARY_COLUMNS) + 3)
-    by_class = summary.get("by_class", {})
-    vals = [summary.get(c) for c in SUMMARY_COLUMNS[:10]]
-    vals += [by_class.get(c, {}).get("mean_bsld") for c in ("short", "medium", "long")]
-    vals += [summary.get(c) for c in SUMMARY_COLUMNS[10:]]
-    return vals
-
-
-def _run_row(outcome: dict[str, Any]) -> list[Any]:
+def _run_row(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The ``runs`` row of an outcome, by column name."""
     spec = outcome["spec"]
     summary = outcome.get("summary")
-    return [
-        spec["run_key"], spec["campaign"], spec["trace"]["label"],
-        spec["platform"]["label"], spec["dispatcher"]["label"], spec["predictor"]["label"],
-        spec["dispatcher"]["name"], spec["predictor"]["name"], spec["seed"],
-        spec["repetition"], spec["tau"], spec["overrun"],
-        json.dumps(spec["config"], sort_keys=True), spec["trace"].get("path"),
-        spec["trace_sha256"], spec["version"], outcome["status"],
-        outcome.get("attempts", 1), outcome.get("error"), outcome["finished_at"],
-        outcome.get("wall_seconds"), outcome.get("simulate_seconds"),
-        outcome.get("worker"), outcome.get("cores"), outcome.get("node_level"),
-        outcome.get("nodes"), outcome.get("peak_rss_mb"),
-        *_summary_values(summary), outcome.get("series_start"),
-        outcome.get("series_end"),
-        None if summary is None else json.dumps(summary, sort_keys=True),
-    ]
+    inputs = spec.get("inputs")
+    row = {
+        "run_key": spec["run_key"], "campaign": spec["campaign"],
+        "trace": spec["trace"]["label"], "platform": spec["platform"]["label"],
+        "dispatcher": spec["dispatcher"]["label"], "predictor": spec["predictor"]["label"],
+        "dispatcher_name": spec["dispatcher"]["name"],
+        "predictor_name": spec["predictor"]["name"], "seed": spec["seed"],
+        "repetition": spec["repetition"], "tau": spec["tau"], "overrun": spec["overrun"],
+        "config": json.dumps(spec["config"], sort_keys=True),
+        "trace_path": spec["trace"].get("path"), "trace_sha256": spec["trace_sha256"],
+        "version": spec["version"], "status": outcome["status"],
+        "attempts": outcome.get("attempts", 1), "error": outcome.get("error"),
+        "finished_at": outcome["finished_at"],
+        **{k: outcome.get(k) for k in ("wall_seconds", "simulate_seconds", "worker",
+                                       "cores", "node_level", "nodes", "peak_rss_mb",
+                                       "series_start", "series_end")},
+        "summary": None if summary is None else json.dumps(summary, sort_keys=True),
+        "code_hash": spec.get("code_hash"), "config_key": spec.get("config_key"),
+        "slice": spec.get("slice"),
+        "workload": spec.get("workload") or f"seed={spec['seed']}",
+        "inputs": None if inputs is None else json.dumps(inputs, sort_keys=True),
+    }
+    row.update(summary_values(summary))
+    return row
 
 
 def with_run_key(table, key: str):
@@ -277,60 +421,203 @@ def with_run_key(table, key: str):
         codes, pa.array([key], type=pa.string())))
 
 
+class StoreCounts(NamedTuple):
+    """What :func:`store_outcomes` did: ``stored`` outcomes, ``replaced`` stored runs
+    of the same key (failed runs retried, re-runs), ``superseded`` stored runs of the
+    same slot under another key (made by other code or other input files)."""
+
+    stored: int
+    replaced: int
+    superseded: int
+
+
+def _delete_runs(con, keys: list[str]) -> None:
+    """Delete the ``runs``, ``jobs`` and ``series`` rows of ``keys``."""
+    if not keys:
+        return
+    for table in ("jobs", "series", "runs"):
+        con.execute(f"DELETE FROM {table} WHERE run_key IN (SELECT unnest(?::VARCHAR[]))",
+                    [keys])
+
+
+def _superseded(con, outcomes: list[dict[str, Any]]) -> list[str]:
+    """Stored runs in the slots of ``outcomes`` (campaign, trace, config_key,
+    workload, repetition) under other run keys."""
+    import pyarrow as pa
+
+    specs = [o["spec"] for o in outcomes if o["spec"].get("config_key")]
+    if not specs:
+        return []
+    slots = pa.table({
+        "campaign": [s["campaign"] for s in specs],
+        "trace": [s["trace"]["label"] for s in specs],
+        "config_key": [s["config_key"] for s in specs],
+        "workload": [s.get("workload") or f"seed={s['seed']}" for s in specs],
+        "repetition": pa.array([s["repetition"] for s in specs], type=pa.int32()),
+        "run_key": [s["run_key"] for s in specs],
+    })
+    con.register("_slots", slots)
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT r.run_key FROM runs r JOIN _slots s ON r.campaign = s.campaign "
+            "AND r.trace = s.trace AND r.config_key = s.config_key AND r.workload = "
+            "s.workload AND r.repetition = s.repetition AND r.run_key <> s.run_key"
+        ).fetchall()
+    finally:
+        con.unregister("_slots")
+    return sorted(r[0] for r in rows)
+
+
+def _insert_rows(con, kept: list[tuple[str, dict[str, Any]]]) -> None:
+    """Insert the ``runs``, ``jobs`` and ``series`` rows of the kept outcomes."""
+    import pyarrow as pa
+
+    if not kept:
+        return
+    rows = [_run_row(o) for _, o in kept]
+    cols = list(rows[0])
+    marks = ", ".join("?" * len(cols))
+    con.executemany(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({marks})",
+                    [[r[c] for c in cols] for r in rows])
+    for table in ("jobs", "series"):
+        parts = []
+        for key, o in kept:
+            data = o.get(table)
+            if data is not None and data.num_rows:
+                parts.append(data if data.column_names[0] == "run_key" else
+                             with_run_key(data, key))
+        if parts:
+            incoming = pa.concat_tables(parts, promote_options="permissive")
+            con.register("_incoming", incoming)
+            con.execute(f"INSERT INTO {table} SELECT * FROM _incoming")
+            con.unregister("_incoming")
+
+
 def store_outcomes(con, outcomes: list[dict[str, Any]], *,
-                   replace: Iterable[str] = ()) -> int:
+                   replace: Iterable[str] = ()) -> StoreCounts:
     """Store finished runs (outcomes of :func:`dispatchlab.campaign.worker.execute_run`)
     in **one transaction**: all of them or none. Their ``jobs`` and ``series`` tables
     have the store's columns, with or without the leading ``run_key`` column.
 
-    A run whose key is already stored (another coordinator ran the same campaign at the
-    same time) is never stored twice: a stored ``done`` run is kept and the new outcome
-    dropped; a stored ``failed`` run is replaced when the new outcome is ``done`` or its
-    key is in ``replace`` (``--retry-failed``). Returns the number of outcomes stored."""
+    A run whose key is already stored is never stored twice: a stored run whose key is
+    in ``replace`` (``--retry-failed``, ``--rerun``) is replaced whatever its status; a
+    stored ``failed`` run is replaced by a ``done`` outcome; otherwise (another
+    coordinator ran the same campaign at the same time) the stored run is kept and the
+    new outcome dropped. Stored runs of the same slot under another key are removed
+    (see the module docstring)."""
     if not outcomes:
-        return 0
-    import pyarrow as pa
-
+        return StoreCounts(0, 0, 0)
     retry = set(replace)
     con.execute("BEGIN")
     try:
         keys = [o["spec"]["run_key"] for o in outcomes]
-        marks = ", ".join("?" * len(keys))
-        stored = dict(con.execute(f"SELECT run_key, status FROM runs WHERE run_key IN "
-                                  f"({marks})", keys).fetchall())
-        keep = []
+        stored = dict(con.execute(
+            "SELECT run_key, status FROM runs WHERE run_key IN (SELECT unnest(?::VARCHAR[]))",
+            [keys]).fetchall())
+        kept, replaced = [], []
         for key, o in zip(keys, outcomes, strict=True):
             old = stored.get(key)
-            if old is None:
-                keep.append((key, o))
-            elif old == "failed" and (o["status"] == "done" or key in retry):
-                for table in ("jobs", "series", "runs"):
-                    con.execute(f"DELETE FROM {table} WHERE run_key = ?", [key])
-                keep.append((key, o))
-        if keep:
-            marks = ", ".join("?" * len(RUN_COLUMNS))
-            con.executemany(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})",
-                            [_run_row(o) for _, o in keep])
-        for table in ("jobs", "series"):
-            parts = []
-            for key, o in keep:
-                data = o.get(table)
-                if data is not None and data.num_rows:
-                    parts.append(data if data.column_names[0] == "run_key" else
-                                 with_run_key(data, key))
-            if parts:
-                incoming = pa.concat_tables(parts, promote_options="permissive")
-                con.register("_incoming", incoming)
-                con.execute(f"INSERT INTO {table} SELECT * FROM _incoming")
-                con.unregister("_incoming")
+            if old is not None and (key in retry or (old == "failed"
+                                                     and o["status"] == "done")):
+                replaced.append(key)
+            elif old is not None:
+                continue
+            kept.append((key, o))
+        superseded = _superseded(con, [o for _, o in kept])
+        _delete_runs(con, replaced + superseded)
+        _insert_rows(con, kept)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return len(keep)
+    return StoreCounts(len(kept), len(replaced), len(superseded))
 
 
 def store_outcome(con, outcome: dict[str, Any], *, replace: bool = False) -> None:
     """Store one run's outcome in one transaction (see :func:`store_outcomes`)."""
     store_outcomes(con, [outcome],
                    replace=[outcome["spec"]["run_key"]] if replace else ())
+
+
+# ------------------------------------------------------------------ reading runs
+
+
+def _condition(where: str | None) -> str:
+    """An SQL condition in parentheses (``TRUE`` for None or blank)."""
+    return "TRUE" if where is None or not where.strip() else f"({where})"
+
+
+def _fetch_runs(con, where: str | None, field: str) -> list[dict[str, Any]]:
+    """Rows of ``runs`` matching the SQL condition, as dicts, in a stable order."""
+    duckdb = _duckdb()
+    try:
+        cur = con.execute(f"SELECT * FROM runs WHERE {_condition(where)} ORDER BY {_ORDER}")
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    except duckdb.Error as exc:
+        raise InputError(f"bad run condition {where!r}: {str(exc).splitlines()[0]}",
+                         field=field) from None
+
+
+def matching_keys(con, where: str, *, campaign: str | None = None,
+                  field: str = "where") -> set[str]:
+    """Run keys of the stored runs matching an SQL condition on ``runs`` (of one
+    campaign when given); a bad condition raises :class:`InputError`."""
+    duckdb = _duckdb()
+    sql = f"SELECT run_key FROM runs WHERE {_condition(where)}"
+    params: list[Any] = []
+    if campaign is not None:
+        sql += " AND campaign = ?"
+        params.append(campaign)
+    try:
+        return {r[0] for r in con.execute(sql, params).fetchall()}
+    except duckdb.Error as exc:
+        raise InputError(f"bad run condition {where!r}: {str(exc).splitlines()[0]}",
+                         field=field) from None
+
+
+def outdated_reason(row: dict[str, Any], memo: dict[tuple[str, str], Any] | None = None
+                    ) -> str | None:
+    """Why a stored run is outdated, or None when its ``code_hash`` equals
+    :func:`dispatchlab.provenance.run_code_hash` of its components now. A run without
+    a code hash (stored by schema version 1) and a run whose own class cannot be
+    found or parsed any more are outdated. ``memo`` caches the hashes per component
+    pair across calls."""
+    from dispatchlab.provenance import run_code_hash
+
+    stored = row.get("code_hash")
+    if stored is None:
+        return "no code hash (stored before dispatchlab recorded the code of a run)"
+    memo = {} if memo is None else memo
+    pair = (row.get("dispatcher_name") or "", row.get("predictor_name") or "")
+    if pair not in memo:
+        try:
+            memo[pair] = run_code_hash(*pair)
+        except InputError as exc:
+            memo[pair] = InputError(exc.message)
+    now = memo[pair]
+    if isinstance(now, InputError):
+        return f"its own class cannot be imported any more: {now.message}"
+    if now != stored:
+        return ("made by other code (dispatchlab, numpy/ortools/lightgbm/scikit-learn or "
+                "its own classes changed since)")
+    return None
+
+
+def select_runs(con, where: str | None = None, *, include_outdated: bool = False,
+                field: str = "where") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stored runs matching an SQL condition on ``runs`` (all when None), as dicts
+    of the ``runs`` columns plus ``outdated`` (why the run is outdated, see
+    :func:`outdated_reason`, or None), ordered by campaign, trace, platform,
+    dispatcher, predictor, seed, slice and repetition.
+
+    Returns ``(runs, left_out)``: the current runs and the outdated runs left out; with
+    ``include_outdated`` every matching run is in the first list (each still marked)
+    and the second is empty. A bad condition raises :class:`InputError` (``field``
+    names the option it came from)."""
+    memo: dict[tuple[str, str], Any] = {}
+    current, outdated = [], []
+    for row in _fetch_runs(con, where, field):
+        row["outdated"] = outdated_reason(row, memo)
+        (outdated if row["outdated"] and not include_outdated else current).append(row)
+    return current, outdated

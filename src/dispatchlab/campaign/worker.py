@@ -11,7 +11,15 @@ raises for a failing run: the error is part of the outcome, so a campaign goes o
 
 Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` tables: a
 file as read and as cleaned), so the many runs of a campaign on one trace read and
-clean it once per worker; each run then selects its part of the cleaned table.
+clean it once per worker; each run then selects its part of the cleaned table (its
+``jobs``/``window``/``fraction``/``sample_jobs`` selection, or its slice's rows
+``[first, stop)``).
+
+Before simulating, a run checks that this process executes the code its key was made
+for: :func:`dispatchlab.provenance.run_code_hash` here must equal the spec's
+``code_hash`` (computed by the coordinator), else the run fails with an error saying
+so (a Dask worker with another dispatchlab, or an own class edited while the campaign
+ran), rather than storing results under a key they do not belong to.
 """
 
 from __future__ import annotations
@@ -48,36 +56,47 @@ def _cached(key: tuple, make):
     return value
 
 
-def load_jobs(trace: dict[str, Any], seed: int):
-    """The job table of a run's trace entry (real file with its options, or generated
-    with the run's seed). Real files are read once per worker (cached)."""
-    from dispatchlab.workload.clean import clean, select
+def _read(trace: dict[str, Any], cache: bool = True):
+    """The trace file as read (no cleaning), cached unless ``cache`` is false."""
     from dispatchlab.workload.load import load_trace
 
-    generate = trace.get("generate")
-    if generate == "lublin":
-        from dispatchlab.workload.lublin import lublin_model
-
-        table = lublin_model(trace["machine_size"]).sample(trace["jobs"], seed)
-        return clean(table, copy=False).compact()
     lenient = bool(trace.get("lenient", False))
     extra = trace.get("extra_fields", "error")
-    raw = _cached(("read", trace["path"], lenient, extra),
-                  lambda: load_trace(trace["path"], lenient=lenient, extra_fields=extra,
-                                     clean=False))
-    if generate == "fitted":
-        from dispatchlab.workload.generate import fit_model
 
-        model = _cached(("fit", trace["path"], lenient, extra),
-                        lambda: fit_model(clean(raw, copy=True).compact()))
-        return clean(model.sample(trace["jobs"], seed), copy=False).compact()
+    def read():
+        return load_trace(trace["path"], lenient=lenient, extra_fields=extra, clean=False)
+
+    return _cached(("read", trace["path"], lenient, extra), read) if cache else read()
+
+
+def _cleaned(trace: dict[str, Any], raw, cache: bool = True):
+    """Default cleaning and the entry's drop filters (no selection)."""
+    from dispatchlab.workload.clean import clean
+
     drop_overrun = bool(trace.get("drop_overrun", False))
     max_procs = True if trace.get("max_procs") else None
-    # default cleaning and the drop filters once per worker; the selection per run
-    base = _cached(("clean", trace["path"], lenient, extra, drop_overrun, max_procs),
-                   lambda: clean(raw, copy=True, drop_overrun=drop_overrun,
-                                 max_procs=max_procs))
+
+    def make():
+        return clean(raw, copy=True, drop_overrun=drop_overrun, max_procs=max_procs)
+
+    if not cache:
+        return make()
+    key = ("clean", trace["path"], bool(trace.get("lenient", False)),
+           trace.get("extra_fields", "error"), drop_overrun, max_procs)
+    return _cached(key, make)
+
+
+def cleaned_length(trace: dict[str, Any]) -> int:
+    """Jobs of a trace file entry after reading and cleaning, before any selection
+    (what slices are planned on). Nothing is cached."""
+    return len(_cleaned(trace, _read(trace, cache=False), cache=False))
+
+
+def _selection(trace: dict[str, Any], n_jobs: int, seed: int) -> dict[str, Any]:
+    """The ``select`` options of a trace file entry over ``n_jobs`` cleaned jobs."""
     options: dict[str, Any] = {}
+    if "slice" in trace:
+        options["jobs"] = (trace["slice"]["first"], trace["slice"]["stop"])
     if "window" in trace:
         options["window"] = tuple(trace["window"])
     if "jobs" in trace:
@@ -86,11 +105,35 @@ def load_jobs(trace: dict[str, Any], seed: int):
         side, _, f = trace["fraction"].partition(":")
         options["fraction"] = (side, float(f))
     if "sample_jobs" in trace:
-        n, k = len(base), int(trace["sample_jobs"])
-        if k < n:
-            i0 = int(np.random.default_rng(seed).integers(0, n - k + 1))
+        k = int(trace["sample_jobs"])
+        if k < n_jobs:
+            i0 = int(np.random.default_rng(seed).integers(0, n_jobs - k + 1))
             options["jobs"] = (i0, i0 + k)
-    table = select(base, copy=True, **options)
+    return options
+
+
+def load_jobs(trace: dict[str, Any], seed: int):
+    """The job table of a run's trace entry (real file with its options, or generated
+    with the run's seed). Real files are read once per worker (cached)."""
+    from dispatchlab.workload.clean import clean, select
+
+    generate = trace.get("generate")
+    if generate == "lublin":
+        from dispatchlab.workload.lublin import lublin_model
+
+        table = lublin_model(trace["machine_size"]).sample(trace["jobs"], seed)
+        return clean(table, copy=False).compact()
+    raw = _read(trace)
+    if generate == "fitted":
+        from dispatchlab.workload.generate import fit_model
+
+        key = ("fit", trace["path"], bool(trace.get("lenient", False)),
+               trace.get("extra_fields", "error"))
+        model = _cached(key, lambda: fit_model(clean(raw, copy=True).compact()))
+        return clean(model.sample(trace["jobs"], seed), copy=False).compact()
+    # default cleaning and the drop filters once per worker; the selection per run
+    base = _cleaned(trace, raw)
+    table = select(base, copy=True, **_selection(trace, len(base), seed))
     if len(table) == 0:
         raise InputError(f"no jobs left after cleaning (dropped: {table.info.dropped})",
                          file=trace["path"])
@@ -173,6 +216,23 @@ def series_table(result, measure) -> tuple[Any, int | None, int | None]:
     return table, s.t0, s.t1
 
 
+def _check_code(spec: dict[str, Any]) -> None:
+    """Raise :class:`InputError` when this process would run other code than the
+    spec's ``code_hash`` names (no check for specs without one)."""
+    expected = spec.get("code_hash")
+    if expected is None:
+        return
+    from dispatchlab.provenance import run_code_hash
+
+    found = run_code_hash(spec["dispatcher"]["name"], spec["predictor"]["name"])
+    if found != expected:
+        raise InputError(f"the code here (code hash {found[:12]}) differs from the code "
+                         f"the campaign was expanded with ({expected[:12]}): dispatchlab, "
+                         "numpy/ortools/lightgbm/scikit-learn or an own class differ on "
+                         "this worker, or changed while the campaign ran",
+                         field="code_hash")
+
+
 def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one simulation from its spec; see the module docstring for the outcome."""
     t0 = time.perf_counter()
@@ -183,6 +243,7 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         from dispatchlab.predict import make_predictor
         from dispatchlab.sim import Simulation
 
+        _check_code(spec)
         jobs = load_jobs(spec["trace"], spec["seed"])
         platform = build_platform(spec["platform"], jobs)
         params = dict(spec["dispatcher"]["params"])

@@ -105,6 +105,9 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
         + (f" and {report.skipped_failed:,} failed before (use --retry-failed)"
            if report.skipped_failed else "")
         + ".")
+    if report.rerun or report.superseded:
+        con.print(f"re-executed {report.rerun:,} stored runs on request; replaced "
+                  f"{report.superseded:,} stored runs made by older code or inputs.")
     if report.stored < report.executed:
         con.print(f"{report.executed - report.stored:,} executed runs were already "
                       "stored by another process running this campaign; kept those.")
@@ -124,13 +127,23 @@ def campaign_status_cmd(campaign_file: Path, database: Path | None) -> None:
     st = campaign_status(campaign_file, database=database)
     con = console()
     table = Table(title=f"campaign {st.campaign} ({st.database})")
-    for col in ("runs", "done", "failed", "pending"):
+    for col in ("runs", "done", "failed", "pending", "outdated"):
         table.add_column(col, justify="right")
-    table.add_row(f"{st.total:,}", f"{st.done:,}", f"{st.failed:,}", f"{st.pending:,}")
+    table.add_row(f"{st.total:,}", f"{st.done:,}", f"{st.failed:,}", f"{st.pending:,}",
+                  f"{st.outdated:,}")
     con.print(table)
-    if st.other_runs:
-        con.print(f"[dim]the database also holds {st.other_runs:,} runs this campaign "
-                      "file does not declare (other campaigns or edited entries)[/dim]")
+    if st.outdated_runs:
+        old = Table(title="outdated runs (made by other code or inputs; the next campaign "
+                          "run replaces them)")
+        for col in ("run key", "run", "why"):
+            old.add_column(col)
+        for key, desc, why in st.outdated_runs:
+            old.add_row(key, desc, why)
+        con.print(old)
+    others = st.other_runs - st.outdated
+    if others > 0:
+        con.print(f"[dim]the database also holds {others:,} runs this campaign file does "
+                  "not declare (other campaigns or edited entries)[/dim]")
     if st.errors:
         errors = Table(title="failed runs")
         for col in ("run key", "run", "error"):
