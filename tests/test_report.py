@@ -14,13 +14,15 @@ from dispatchlab.campaign.worker import jobs_table, series_table
 from dispatchlab.errors import InputError
 from dispatchlab.metrics import Measure
 from dispatchlab.platform import Platform
+from dispatchlab.provenance import run_code_hash
 from dispatchlab.report import write_report
 
 TAU = 10.0
 
 
 def _outcome(key: str, dispatcher: str, predictor: str, platform: Platform, plat_label: str,
-             *, seed: int = 0, store_rows: bool = True) -> dict:
+             *, seed: int = 0, store_rows: bool = True, campaign: str = "test",
+             code_hash: str | None = None, extra: dict | None = None) -> dict:
     from dispatchlab.dispatch import make_dispatcher
     from dispatchlab.predict import make_predictor
     from dispatchlab.sim import Simulation
@@ -31,17 +33,21 @@ def _outcome(key: str, dispatcher: str, predictor: str, platform: Platform, plat
                         make_predictor(predictor)).run()
     measure = Measure()
     series, lo, hi = series_table(result, measure)
-    config = {"dispatcher": dispatcher, "predictor": predictor, "seed": seed,
-              "note": "<script>alert(1)</script>"}
-    spec = {"run_key": key, "campaign": "test", "trace": {"label": "synth", "path": None},
+    config = {"dispatcher": {"name": dispatcher, "params": {}},
+              "predictor": {"name": predictor, "params": {}}, "seed": seed,
+              "note": "<script>alert(1)</script>", **(extra or {})}
+    spec = {"run_key": key, "campaign": campaign, "trace": {"label": "synth", "path": None},
             "platform": {"label": plat_label},
             "dispatcher": {"label": dispatcher, "name": dispatcher},
             "predictor": {"label": predictor, "name": predictor}, "seed": seed,
             "repetition": 0, "tau": TAU, "overrun": "run", "config": config,
-            "trace_sha256": "0" * 64, "version": store.package_version()}
+            "trace_sha256": "0" * 64, "version": store.package_version(),
+            "code_hash": code_hash or run_code_hash(dispatcher, predictor),
+            "workload": f"seed={seed}"}
     return {"spec": spec, "status": "done", "summary": result.summary(tau=TAU),
             "finished_at": dt.datetime(2024, 1, 1), "cores": 64,
             "node_level": not platform.is_pooled, "worker": "test:1",
+            "nodes": None if platform.is_pooled else len(platform.capacity_matrix()),
             "wall_seconds": 0.1, "simulate_seconds": result.wall_seconds,
             "jobs": jobs_table(result, TAU) if store_rows else None,
             "series": series if store_rows else None,
@@ -78,6 +84,8 @@ class _Page(HTMLParser):
         super().__init__()
         self.imgs: list[dict[str, str | None]] = []
         self.rows: list[list[str]] = []
+        self.stats: list[list[str]] = []
+        self._target = self.rows
         self.in_body = False
         self._cell: list[str] | None = None
         self.text: list[str] = []
@@ -87,16 +95,19 @@ class _Page(HTMLParser):
         self.tags.append((tag, attrs))
         if tag == "img":
             self.imgs.append(dict(attrs))
+        if tag == "table":
+            # rows: the runs table; stats: the statistics tables at the top
+            self._target = self.rows if dict(attrs).get("id") == "runs" else self.stats
         if tag == "tbody":
             self.in_body = True
         if tag == "tr" and self.in_body:
-            self.rows.append([])
+            self._target.append([])
         if tag == "td" and self.in_body:
             self._cell = []
 
     def handle_endtag(self, tag):
         if tag == "td" and self._cell is not None:
-            self.rows[-1].append("".join(self._cell))
+            self._target[-1].append("".join(self._cell))
             self._cell = None
         if tag == "tbody":
             self.in_body = False
@@ -138,10 +149,19 @@ def test_report_full(results_db, tmp_path):
     broken = next(r for r in page.rows if r[0] == "broken")
     assert "failed" in broken and "ValueError: <boom> & friends" in broken
     body = "".join(page.text)
-    assert "1 of 6 runs have no stored series" in body
+    # easy-real's seed-1 run stored no series: its configuration is drawn from seed 0
+    assert "no stored series" not in body
     assert "No stored jobs" not in body  # easy-real keeps its seed-0 jobs
     assert "7 done, 1 failed" in body
-    assert "Trace synth, platform pool64" in body and "Trace synth, platform nodes8x8" in body
+    assert "Trace synth, platform pool64 (pooled 64 cores; 4 configurations, 6 runs)" in body
+    assert "Trace synth, platform nodes8x8 (8 nodes, 64 cores; 1 configurations" in body
+    # the statistics at the top: one row per configuration with its number of runs
+    # (nodes8x8 first: sections in trace, platform order; within a section the
+    # configurations of one predictor together, as they are paired with the baseline)
+    assert [(r[0], r[1]) for r in page.stats] == [
+        ("easy-walltime", "1"), ("easy-real", "2"), ("fifo-real", "1"),
+        ("easy-walltime", "2"), ("fifo-walltime", "1")]
+    assert text.index("<h2>Summary</h2>") < text.index("<img")
     # the default Gantt run is the first done run in (trace, platform, label) order
     assert "Run easy-walltime-nodes" in body
     assert "nodes, from the simulated placement" in body
@@ -161,7 +181,7 @@ def test_report_filter_node_level_gantt_and_window(results_db, tmp_path):
                          max_runs_per_figure=2)
     text, page = _parse(index)
     assert "core lanes assigned after the run" in text
-    assert "first 2 of 5 runs" in "".join(page.text)
+    assert "first 2 of 4 configurations" in "".join(page.text)
 
 
 def test_report_without_any_jobs_says_so(results_db, tmp_path):
@@ -174,7 +194,7 @@ def test_report_without_any_jobs_says_so(results_db, tmp_path):
 
 
 def test_report_input_errors(results_db, tmp_path):
-    with pytest.raises(InputError, match="bad runs filter 'dispatcher = '"):
+    with pytest.raises(InputError, match="bad run condition 'dispatcher = '"):
         write_report(results_db, tmp_path / "x", runs_filter="dispatcher = ")
     with pytest.raises(InputError, match="no_such_column"):
         write_report(results_db, tmp_path / "x", runs_filter="no_such_column = 1")
@@ -199,3 +219,36 @@ def test_report_refuses_newer_database(tmp_path):
     with pytest.raises(InputError, match="schema version 999"):
         write_report(path, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_report_leaves_out_outdated_runs_and_never_pools_two_selections(tmp_path):
+    """A run made by other code is listed, not used; two campaigns whose runs carry the
+    same labels but different job selections get separate, distinguishable rows."""
+    path = tmp_path / "mixed.duckdb"
+    con = store.open_write(path)
+    pool = Platform.pooled(64)
+    for seed in (0, 1, 2):
+        store.store_outcome(con, _outcome(f"a-{seed}", "easy", "walltime", pool, "pool64",
+                                          seed=seed, campaign="fixed-slice",
+                                          extra={"trace": {"jobs": [0, 250]}}))
+        store.store_outcome(con, _outcome(f"b-{seed}", "easy", "walltime", pool, "pool64",
+                                          seed=seed + 10, campaign="sampled",
+                                          extra={"trace": {"sample_jobs": 250}}))
+    store.store_outcome(con, _outcome("old", "easy", "walltime", pool, "pool64", seed=5,
+                                      campaign="fixed-slice", code_hash="0" * 20,
+                                      extra={"trace": {"jobs": [0, 250]}}))
+    con.close()
+    _text, page = _parse(write_report(path, tmp_path / "rep"))
+    body = re.sub(r"\s+", " ", "".join(page.text))
+    assert "1 outdated runs left out" in body and "old" in body
+    assert "old" not in [r[0] for r in page.rows]  # not in the runs table either
+    labels = sorted(r[0] for r in page.stats)
+    # one row per selection, 3 runs each, labels naming the campaign that differs
+    assert labels == ["easy-walltime [campaign=fixed-slice, trace.jobs=[0,250]]",
+                      "easy-walltime [campaign=sampled, trace.sample_jobs=250]"]
+    assert [r[1] for r in page.stats] == ["3", "3"]
+    # 3 runs: the mean wait has an interval "mean [low, high]"
+    assert all(re.search(r"\[[\d,.]+, [\d,.]+\]", r[2]) for r in page.stats)
+    # with the outdated run included, it is used (4 runs in the fixed-slice row)
+    _text, page = _parse(write_report(path, tmp_path / "rep2", include_outdated=True))
+    assert sorted(r[1] for r in page.stats) == ["3", "4"]

@@ -7,11 +7,22 @@ fetched from the network, so the page opens from disk anywhere.
 
 What the page holds, for the selected runs (all, or those matching ``runs_filter``):
 
-- **Groups.** Done runs are grouped by ``(trace, platform)`` labels: one section per
-  group, because slowdowns of different workloads or machines do not compare. Within a
-  group, boxes are labelled ``dispatcher-predictor`` (the campaign labels) and the
-  jobs of every run with that label (several seeds or repetitions) are **pooled** into
-  one box.
+- **Which runs.** The runs matching ``runs_filter`` whose code is the current one
+  (:func:`dispatchlab.campaign.store.select_runs`): runs made by other code (dispatchlab,
+  its result-affecting dependencies or the run's own classes changed since) are left out
+  and listed, unless ``include_outdated``.
+- **Statistics first.** At the top, per (trace, platform), one row per configuration:
+  the mean over runs of each run's metric with a 95 % bootstrap interval over runs
+  (:mod:`dispatchlab.campaign.statistics`), and the paired difference to the
+  ``baseline`` dispatcher with the same predictor on the same workloads.
+- **Groups.** Done runs are grouped by campaign, trace, platform and full canonical
+  configuration (:func:`dispatchlab.campaign.groups.group_runs`): only seeds,
+  repetitions and slices of one configuration are pooled, never two campaigns or two
+  job selections, even when their labels are equal (such labels name what differs).
+  One section per (trace, platform), headed with the platform's size ("pooled 338
+  cores", "64 nodes, 1,024 cores"). In a configuration's box, the jobs of all its runs
+  are **pooled**. Colours are one per predictor (the campaign label), the same in every
+  figure, with a legend.
 - **Slowdown and bounded slowdown** box plots (log scale; min / max whiskers, quartile
   box, median line, mean triangle), over all jobs that ran and per job class short /
   medium / long (:func:`dispatchlab.plots.slowdown_boxes`). Rejected jobs are left out.
@@ -21,10 +32,11 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
 - **Prediction errors** (:func:`dispatchlab.plots.prediction_errors`): estimate at
   submission versus the trace's run time, when the jobs carry estimates.
 - **Waiting jobs, time-weighted** (:func:`dispatchlab.plots.queue_length_distribution`)
-  and **utilization / queue length over time** (:func:`dispatchlab.plots.over_time`):
-  one box / panel per run (series are not pooled), for at most ``max_runs_per_figure``
-  runs per group (the first ones in label, seed, repetition order; the page says how
-  many were left out).
+  and **utilization / queue length over time** (:func:`dispatchlab.plots.over_time`),
+  per section: one box / one line per configuration, drawn from its first run with
+  stored series (lowest seed, slice, repetition; series of several runs are not
+  pooled), overlaid in one panel, for at most ``max_runs_per_figure`` configurations
+  (the page says how many were left out).
 - **Gantt chart** (:func:`dispatchlab.plots.gantt`) of one run in a time window:
   ``gantt_run`` (a run key) or by default the first done run with stored jobs;
   ``gantt_window`` (trace seconds) or by default one day centred on the run's longest
@@ -32,8 +44,9 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   series horizon, or the first day from the first start when no series is stored.
   Node-level runs (jobs with an ``allocation``) show nodes; other runs show core lanes
   assigned after the run.
-- **A table of every selected run** (done and failed): configuration labels, status,
-  error, metrics, timings, and the full configuration JSON (HTML-escaped).
+- **A table of every selected run** (done and failed): labels, workload, status,
+  error and the main metrics to 3 significant digits; every other column and the full
+  configuration JSON (HTML-escaped) fold out per row.
 
 Runs without stored ``jobs`` / ``series`` rows contribute no figure; the page says so.
 Times are seconds in each trace's time origin after slicing.
@@ -65,15 +78,18 @@ GANTT_DEFAULT_SPAN = 86_400
 #: Figure resolution (dots per inch) of the embedded PNGs.
 DPI = 90
 
-#: Columns of the runs table (``runs`` columns), in order.
+#: Columns shown in the runs table (``runs`` columns), in order; the others fold out.
 TABLE_COLUMNS: tuple[str, ...] = (
-    "run_key", "trace", "platform", "dispatcher", "predictor", "seed", "repetition",
-    "tau", "overrun", "status", "attempts", "error", "jobs", "rejected", "killed",
-    "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_slowdown", "mean_bsld",
-    "p95_bsld", "bsld_short", "bsld_medium", "bsld_long", "utilization", "makespan",
-    "mean_queue_length", "cores", "node_level", "nodes", "wall_seconds", "simulate_seconds",
-    "worker", "finished_at", "version",
+    "run_key", "trace", "platform", "dispatcher", "predictor", "workload", "status",
+    "error", "jobs", "mean_wait", "max_wait", "mean_bsld", "utilization",
+    "steady_utilization", "wall_seconds",
 )
+#: Metrics in the statistics table at the top (declared metric keys).
+SUMMARY_METRICS: tuple[str, ...] = (
+    "mean_wait", "max_wait", "mean_bsld", "utilization", "steady_utilization",
+)
+#: Metrics whose paired difference to the baseline the statistics table shows.
+DIFFERENCE_METRICS: tuple[str, ...] = ("mean_wait", "mean_bsld")
 
 _CSS = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1400px; }
@@ -84,12 +100,17 @@ figcaption { font-size: 0.9em; color: #444; }
 p.note { font-size: 0.9em; color: #555; background: #f6f6f6; padding: 0.4em 0.6em; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.8em; }
-th, td { border: 1px solid #ccc; padding: 2px 5px; text-align: right; white-space: nowrap; }
+th, td { border: 1px solid #ccc; padding: 2px 5px; text-align: right; }
+table#runs td.num { white-space: nowrap; }
+table.stats td { min-width: 7em; }
 th { background: #eee; position: sticky; top: 0; }
 td.text { text-align: left; }
 tr.failed td { background: #fde8e8; }
-td.error { white-space: normal; min-width: 20em; text-align: left; }
+td.error { white-space: normal; max-width: 25em; text-align: left; }
+table#runs summary { white-space: nowrap; }
 details pre { text-align: left; white-space: pre-wrap; max-width: 40em; }
+details dl { text-align: left; columns: 2; font-size: 0.95em; }
+details dt { font-weight: bold; } details dd { margin: 0 0 0.3em 0.5em; }
 """
 
 
@@ -126,25 +147,34 @@ def _label(run: dict[str, Any]) -> str:
     return f"{run['dispatcher']}-{run['predictor']}"
 
 
-def _select_runs(con, runs_filter: str | None) -> list[dict[str, Any]]:
-    import duckdb
-
-    where = "TRUE" if runs_filter is None else f"({runs_filter})"
-    sql = (f"SELECT * FROM runs WHERE {where} ORDER BY trace, platform, dispatcher, "
-           "predictor, seed, repetition, run_key")
-    try:
-        runs = _rows(con, sql)
-    except duckdb.Error as exc:
-        raise InputError(f"bad runs filter {runs_filter!r}: {str(exc).splitlines()[0]}",
-                         field="runs filter") from None
+def _select_runs(con, runs_filter: str | None, include_outdated: bool
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The selected current runs and the outdated runs left out (see
+    :func:`dispatchlab.campaign.store.select_runs`)."""
+    runs, outdated = store.select_runs(con, runs_filter, include_outdated=include_outdated,
+                                       field="runs filter")
     if not runs:
         what = "the database holds no runs" if runs_filter is None else \
             f"no run matches the filter {runs_filter!r}"
+        if outdated:
+            what += (f" made by the current code ({len(outdated)} outdated runs left out: "
+                     "re-run them with campaign run --rerun, or include them)")
         raise InputError(what)
-    return runs
+    return runs, outdated
+
+
+def platform_heading(run: dict[str, Any]) -> str:
+    """The platform's size for a section heading: ``pooled 338 cores`` or ``64 nodes,
+    1,024 cores`` (node-level placement simulated)."""
+    cores = run.get("cores")
+    if run.get("node_level") and run.get("nodes"):
+        return f"{run['nodes']:,} nodes, {cores or 0:,} cores"
+    return f"pooled {cores or 0:,} cores"
 
 
 def _fmt(value: Any) -> str:
+    """A table cell: numbers to 3 significant digits (thousands separated when larger),
+    booleans as yes / no."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -152,9 +182,11 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
-        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.3g}"
     if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+        return f"{value:,}"
     return str(value)
 
 
@@ -177,21 +209,20 @@ def _job_arrays(con, keys: list[str], limit: int) -> tuple[dict[str, np.ndarray]
     return out, int(total)
 
 
-def _box_section(con, runs: list[dict[str, Any]], max_jobs: int) -> str:
+def _box_section(con, groups: list[Any], colours: dict[str, str], max_jobs: int) -> str:
+    """Box plots of one section: one box per configuration (its runs' jobs pooled)."""
     from dispatchlab import plots
 
-    by_label: dict[str, list[str]] = {}
-    for r in runs:
-        by_label.setdefault(_label(r), []).append(r["run_key"])
     arrays, notes, empty = {}, [], []
-    for lab, keys in by_label.items():
+    for g in groups:
+        keys = [r["run_key"] for r in g.runs]
         cols, total = _job_arrays(con, keys, max_jobs)
         if total == 0:
-            empty.append(lab)
+            empty.append(g.label)
             continue
-        arrays[lab] = cols
+        arrays[g.label] = cols
         if total > max_jobs:
-            notes.append(f"{lab}: a uniform sample of {max_jobs:,} of {total:,} jobs")
+            notes.append(f"{g.label}: a uniform sample of {max_jobs:,} of {total:,} jobs")
     out = ""
     if empty:
         out += _note("No stored jobs (the campaign did not store them, or every job was "
@@ -201,28 +232,32 @@ def _box_section(con, runs: list[dict[str, Any]], max_jobs: int) -> str:
     if notes:
         out += _note("Box plots drawn from samples to bound memory: " + "; ".join(notes)
                      + ".")
-    pooled = any(len(by_label[lab]) > 1 for lab in arrays)
-    scope = ("jobs of all runs with the same label pooled (seeds, repetitions); "
-             if pooled else "")
+    colour_of = {g.label: g.predictor for g in groups}
+    pooled = any(len(g.runs) > 1 for g in groups if g.label in arrays)
+    scope = ("the jobs of all runs of one configuration pooled (seeds, slices, "
+             "repetitions); " if pooled else "")
+    style = {"groups": colour_of, "colours": colours}
     for col, name in (("slowdown", "slowdown"), ("bsld", "bounded slowdown")):
         values = {lab: a[col] for lab, a in arrays.items()}
-        out += _figure(plots.slowdown_boxes(values, ylabel=name, title=f"Job {name}"),
+        out += _figure(plots.slowdown_boxes(values, ylabel=name, title=f"Job {name}",
+                                            **style),
                        f"{name} box plots",
-                       f"Job {name} per dispatcher-predictor ({scope}rejected jobs left "
-                       "out). Whiskers: min / max; box: quartiles; line: median; "
-                       "triangle: mean; log scale.")
+                       f"Job {name} per configuration ({scope}rejected jobs left out); "
+                       "colour: predictor. Whiskers: min / max; box: quartiles; line: "
+                       "median; triangle: mean; log scale.")
         classes = {lab: a["job_class"] for lab, a in arrays.items()}
         out += _figure(plots.slowdown_boxes(values, classes=classes, ylabel=name,
-                                            title=f"Job {name} by class"),
+                                            title=f"Job {name} by class", **style),
                        f"{name} by job class",
                        f"Job {name} per job class (short < 1 h <= medium <= 12 h < long, "
                        "by simulated run time).")
     est = {lab: a["estimate"] for lab, a in arrays.items() if np.any(a["estimate"] >= 0)}
     if est:
         act = {lab: arrays[lab]["trace_run"] for lab in est}
-        out += _figure(plots.prediction_errors(est, act), "prediction errors",
+        out += _figure(plots.prediction_errors(est, act, **style), "prediction errors",
                        "Run-time estimate given at submission versus the trace's run time "
-                       "(all jobs that ran).")
+                       "(all jobs that ran): error ratio, signed error, and predicted "
+                       "versus actual (a sample when large).")
     return out
 
 
@@ -243,47 +278,58 @@ def _series(con, run: dict[str, Any]) -> dict[str, StepFunction]:
     return out
 
 
-def _series_section(con, runs: list[dict[str, Any]], max_runs: int) -> str:
+def _series_section(con, groups: list[Any], colours: dict[str, str], max_runs: int) -> str:
+    """Series figures of one section: per configuration its first run with stored
+    series, overlaid in one panel."""
     from dispatchlab import plots
 
-    with_series = [r for r in runs if con.execute(
-        "SELECT count(*) FROM series WHERE run_key = ?", [r["run_key"]]).fetchone()[0]]
+    def has_series(run: dict[str, Any]) -> bool:
+        return bool(con.execute("SELECT count(*) FROM series WHERE run_key = ?",
+                                [run["run_key"]]).fetchone()[0])
+
+    chosen, missing = [], []
+    for g in groups:
+        run = next((r for r in g.runs if has_series(r)), None)
+        (chosen.append((g, run)) if run is not None else missing.append(g.label))
     out = ""
-    if len(with_series) < len(runs):
-        out += _note(f"{len(runs) - len(with_series)} of {len(runs)} runs have no stored "
-                     "series (the campaign did not store them); they are not drawn.")
-    if not with_series:
+    if missing:
+        out += _note(f"{len(missing)} of {len(groups)} configurations have no stored "
+                     f"series (the campaign did not store them): {', '.join(missing)}.")
+    if not chosen:
         return out
-    shown = with_series[:max_runs]
-    if len(with_series) > max_runs:
-        out += _note(f"Series figures show the first {max_runs} of {len(with_series)} runs "
-                     "(label, seed, repetition order); raise max_runs_per_figure for more.")
-    counts: dict[str, int] = {}
-    for r in shown:
-        counts[_label(r)] = counts.get(_label(r), 0) + 1
+    if len(chosen) > max_runs:
+        out += _note(f"Series figures show the first {max_runs} of {len(chosen)} "
+                     "configurations; raise max_runs_per_figure for more.")
+        chosen = chosen[:max_runs]
     funcs: dict[str, dict[str, StepFunction]] = {"queue_length": {}, "utilization": {}}
-    for r in shown:
-        lab = _label(r)
-        if counts[lab] > 1:
-            lab += f" seed {r['seed']} rep {r['repetition']}"
-        for name, f in _series(con, r).items():
+    colour_of: dict[str, str] = {}
+    several = any(len(g.runs) > 1 for g, _ in chosen)
+    for g, run in chosen:
+        lab = g.label + (f" ({run.get('workload') or 'seed=' + str(run['seed'])})"
+                         if several else "")
+        colour_of[lab] = g.predictor
+        for name, f in _series(con, run).items():
             funcs[name][lab] = f
+    style = {"groups": colour_of, "colours": colours}
+    which = ("each configuration's first run (lowest seed / slice); " if several else "")
     if funcs["queue_length"]:
-        out += _figure(plots.queue_length_distribution(funcs["queue_length"]),
+        out += _figure(plots.queue_length_distribution(funcs["queue_length"], **style),
                        "waiting jobs distribution",
                        "Number of waiting jobs, time-weighted (every second weighs the "
                        "same), leaving out the periods where the queue is empty in every "
-                       "run shown. One box per run.")
+                       f"run shown; {which}one box per configuration.")
     if funcs["utilization"]:
         out += _figure(plots.over_time(funcs["utilization"], ylabel="utilization",
-                                       title="Utilization over time"),
+                                       title="Utilization over time", **style),
                        "utilization over time",
                        "Fraction of the platform's primary resource in use by the measured "
-                       "jobs.")
+                       f"jobs; {which}configurations overlaid.")
     if funcs["queue_length"]:
         out += _figure(plots.over_time(funcs["queue_length"], ylabel="waiting jobs",
-                                       title="Waiting jobs over time"),
-                       "queue length over time", "Number of waiting (measured) jobs.")
+                                       title="Waiting jobs over time", **style),
+                       "queue length over time",
+                       f"Number of waiting (measured) jobs; {which}configurations "
+                       "overlaid.")
     return out
 
 
@@ -374,41 +420,102 @@ def _gantt_section(con, runs: list[dict[str, Any]], gantt_run: str | None,
 
 
 def _table(runs: list[dict[str, Any]]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in (*TABLE_COLUMNS, "config"))
+    """Every selected run: the main columns, and per row a fold-out with every other
+    column and the configuration JSON (so the table needs no side-scrolling)."""
+    from dispatchlab.metrics.keys import BY_KEY
+
+    names = [BY_KEY[c].label if c in BY_KEY else c.replace("_", " ") for c in TABLE_COLUMNS]
+    head = "".join(f'<th title="{html.escape(c)}">{html.escape(n)}</th>'
+                   for c, n in zip((*TABLE_COLUMNS, "details"), (*names, "details"),
+                                   strict=True))
     lines = [f'<div class="table-wrap"><table id="runs"><thead><tr>{head}</tr></thead><tbody>']
+    shown = set(TABLE_COLUMNS) | {"config", "summary"}
     for r in runs:
         cells = []
         for c in TABLE_COLUMNS:
             v = r.get(c)
-            cls = "error" if c == "error" else "text" if isinstance(v, str) else ""
-            attr = f' class="{cls}"' if cls else ""
-            cells.append(f"<td{attr}>{html.escape(_fmt(v))}</td>")
+            cls = "error" if c == "error" else "text" if isinstance(v, str) else "num"
+            cells.append(f'<td class="{cls}">{html.escape(_fmt(v))}</td>')
         try:
             config = json.dumps(json.loads(r["config"]), indent=1, sort_keys=True)
         except (TypeError, ValueError):
             config = str(r.get("config"))
-        cells.append(f'<td class="text"><details><summary>config</summary><pre>'
-                     f"{html.escape(config)}</pre></details></td>")
+        rest = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(_fmt(v))}</dd>"
+                       for k, v in r.items() if k not in shown)
+        cells.append(f'<td class="text"><details><summary>more</summary>'
+                     f"<dl>{rest}</dl><pre>{html.escape(config)}</pre></details></td>")
         status = "failed" if r.get("status") != "done" else "done"
         lines.append(f'<tr class="{status}">{"".join(cells)}</tr>')
     lines.append("</tbody></table></div>")
     return "\n".join(lines) + "\n"
 
 
+def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None) -> str:
+    """The table at the top: per (trace, platform), one row per configuration."""
+    from dispatchlab.campaign.statistics import run_statistics
+    from dispatchlab.metrics.keys import BY_KEY
+    from dispatchlab.stats import format_difference, format_estimate
+
+    sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline)
+    out = _note("Each configuration's value is the mean over its runs (one run = one "
+                "workload: a seed or a slice) of the run's metric, with a 95 % percentile "
+                "bootstrap interval over runs (10,000 resamples; none below 3 runs). "
+                + (f"Differences: the paired difference to {baseline} with the same "
+                   "predictor on the same workloads, [interval], (ratio of means); an "
+                   "interval that excludes 0 is a difference larger than the variation "
+                   "across workloads." if baseline else ""))
+
+    def fmt(key: str) -> str:
+        f = BY_KEY[key].fmt
+        return "{:,.0f}" if f == "{:,}" else f
+
+    for sec in sections:
+        head = ["configuration", "runs", *(BY_KEY[k].label for k in SUMMARY_METRICS)]
+        if baseline:
+            head += [f"{BY_KEY[k].label} vs {baseline}" for k in DIFFERENCE_METRICS]
+        rows = []
+        for g, row in zip(sec.groups, sec.rows, strict=True):
+            cells = [g.label, str(row["runs"])]
+            cells += [format_estimate(row[k], fmt(k)) for k in SUMMARY_METRICS]
+            if baseline:
+                diffs = row.get("vs_baseline") or {}
+                mark = "baseline" if g.dispatcher == baseline else "-"
+                cells += [format_difference(diffs[k], fmt(k)) if k in diffs else mark
+                          for k in DIFFERENCE_METRICS]
+            rows.append("<tr>" + "".join(
+                f'<td class="{"text" if n == 0 else "num"}">{html.escape(c)}</td>'
+                for n, c in enumerate(cells)) + "</tr>")
+        platform = platform_heading(sec.groups[0].runs[0])
+        out += (f"<h3>{html.escape(str(sec.trace))} on {html.escape(str(sec.platform))} "
+                f"({html.escape(platform)})</h3>\n<div class=\"table-wrap\"><table "
+                f'class="stats"><thead><tr>'
+                + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+                + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>\n")
+    return out
+
+
 # --------------------------------------------------------------------------- entry
 def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None = None,
                  gantt_run: str | None = None, gantt_window: tuple[int, int] | None = None,
                  max_runs_per_figure: int = MAX_RUNS_PER_FIGURE,
-                 max_jobs_per_box: int = MAX_JOBS_PER_BOX) -> Path:
+                 max_jobs_per_box: int = MAX_JOBS_PER_BOX, baseline: str | None = None,
+                 include_outdated: bool = False) -> Path:
     """Write ``out_dir/index.html`` for the runs of results database ``db``; return its path.
 
     ``runs_filter`` is an SQL boolean expression over the ``runs`` columns (e.g.
     ``dispatcher = 'easy' AND seed < 3``); a filter DuckDB rejects raises
-    :class:`InputError` naming it, and so does a filter (or database) with no runs.
-    ``gantt_run`` is a run key among the selected runs (done, with stored jobs);
-    ``gantt_window = (t0, t1)`` trace seconds, ``t0 < t1``. See the module docstring
-    for the page's content, grouping and defaults. The database is opened read-only
+    :class:`InputError` naming it, and so does a filter (or database) with no current
+    run. Outdated runs (made by other code) are left out and listed unless
+    ``include_outdated``. ``baseline`` is a dispatcher label: the statistics table gives
+    every other configuration's paired difference to it (default: the first
+    dispatcher label in the selection). ``gantt_run`` is a run key among the selected
+    runs (done, with stored jobs); ``gantt_window = (t0, t1)`` trace seconds,
+    ``t0 < t1``. See the module docstring for the page's content, grouping and
+    defaults. The database is opened read-only
     (:func:`dispatchlab.campaign.store.open_read`: a newer schema is refused)."""
+    from dispatchlab import plots
+    from dispatchlab.campaign.groups import group_runs
+
     if max_runs_per_figure < 1 or max_jobs_per_box < 1:
         raise InputError("max_runs_per_figure and max_jobs_per_box must be >= 1")
     if gantt_window is not None and int(gantt_window[1]) <= int(gantt_window[0]):
@@ -416,11 +523,14 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
                          f"{gantt_window[0]}:{gantt_window[1]}", field="gantt window")
     con = store.open_read(db)
     try:
-        runs = _select_runs(con, runs_filter)
+        runs, outdated = _select_runs(con, runs_filter, include_outdated)
         if gantt_run is not None:  # checked before any figure is drawn
             _gantt_run(con, runs, gantt_run)
         done = [r for r in runs if r["status"] == "done"]
         failed = len(runs) - len(done)
+        groups = group_runs(done)
+        if baseline is None and groups:
+            baseline = groups[0].dispatcher
         version = dict(con.execute("SELECT key, value FROM meta").fetchall())
         parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
                  "<title>dispatchlab campaign report</title>",
@@ -434,23 +544,32 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             f"{html.escape(', '.join(campaigns))}; runs filter: "
             f"<code>{html.escape(runs_filter or 'none')}</code>; {len(runs)} runs selected: "
             f"{len(done)} done, {failed} failed.</p>")
+        if outdated:
+            parts.append(_outdated_note(outdated))
+        parts.append("<h2>Summary</h2>")
+        parts.append(_statistics_section(done, baseline) if groups else
+                     _note("No selected run is done: no statistics."))
         parts.append(_note(
             "Times are seconds from each trace's time origin after slicing. Runs are "
-            "grouped by trace and platform; within a group, runs with the same "
-            "dispatcher-predictor labels (seeds, repetitions) are pooled in the job box "
-            "plots and drawn separately in the series figures."))
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for r in done:
-            groups.setdefault((r["trace"], r["platform"]), []).append(r)
-        if not groups:
+            "grouped by campaign, trace, platform and full configuration; only the seeds, "
+            "slices and repetitions of one configuration are pooled (in the job box "
+            "plots). Colours: one per predictor, the same in every figure."))
+        colours = plots.colour_map([g.predictor for g in groups])
+        sections: dict[tuple[str, str], list[Any]] = {}
+        for g in groups:
+            sections.setdefault((g.trace, g.platform), []).append(g)
+        if not sections:
             parts.append(_note("No selected run is done: no figures."))
-        for (trace, platform), members in groups.items():
+        for (trace, platform), members in sections.items():
+            n_runs = sum(len(g.runs) for g in members)
             parts.append(f"<h2>Trace {html.escape(str(trace))}, platform "
-                         f"{html.escape(str(platform))} ({len(members)} runs)</h2>")
+                         f"{html.escape(str(platform))} "
+                         f"({html.escape(platform_heading(members[0].runs[0]))}; "
+                         f"{len(members)} configurations, {n_runs} runs)</h2>")
             parts.append("<h3>Job slowdown</h3>")
-            parts.append(_box_section(con, members, max_jobs_per_box))
+            parts.append(_box_section(con, members, colours, max_jobs_per_box))
             parts.append("<h3>Queue and utilization</h3>")
-            parts.append(_series_section(con, members, max_runs_per_figure))
+            parts.append(_series_section(con, members, colours, max_runs_per_figure))
         parts.append("<h2>Gantt chart</h2>")
         parts.append(_gantt_section(con, runs, gantt_run, gantt_window))
         parts.append(f"<h2>All runs ({len(runs)})</h2>")
@@ -462,3 +581,19 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     path = out / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def _outdated_note(outdated: list[dict[str, Any]], shown: int = 10) -> str:
+    """The outdated runs left out, listed (the first ``shown``) with the reason."""
+    fields = ("campaign", "trace", "platform", "dispatcher", "predictor", "workload")
+
+    def describe(r: dict[str, Any]) -> str:
+        return "/".join(str(r.get(k)) for k in fields)
+
+    items = "".join(
+        f"<li><code>{html.escape(str(r['run_key']))}</code> {html.escape(describe(r))}: "
+        f"{html.escape(str(r.get('outdated')))}</li>" for r in outdated[:shown])
+    more = f"<li>... and {len(outdated) - shown} more</li>" if len(outdated) > shown else ""
+    return (f'<p class="note">{len(outdated)} outdated runs left out (made by other code '
+            "than the current one; <code>dispatchlab campaign run --rerun</code> replaces "
+            f"them):</p><ul>{items}{more}</ul>\n")

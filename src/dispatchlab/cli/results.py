@@ -49,7 +49,7 @@ def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
         try:
             columns = rel.columns
             if fmt == "table":
-                total = rel.count("*").fetchone()[0]
+                total = rel.count("*").fetchall()[0][0]
                 rows = rel.limit(limit).fetchall()
             else:
                 rows = rel.fetchall()
@@ -96,6 +96,84 @@ def _write_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
         json.dump([{c: plain(v) for c, v in zip(columns, r, strict=True)} for r in rows],
                   sys.stdout, default=str, indent=1)
         sys.stdout.write("\n")
+
+
+@results_app.command("summary")
+@DB_ARG
+@click.option("--runs", "runs_filter", default=None,
+              help="SQL condition on the runs table, e.g. \"trace = 'CTC'\"")
+@click.option("--baseline", default=None,
+              help="dispatcher label the others are compared with (same predictor, same "
+                   "workloads)")
+@click.option("--metric", "metrics", multiple=True,
+              default=("mean_wait", "mean_bsld", "steady_utilization"),
+              show_default=True, help="metrics shown (repeatable; declared metric keys)")
+@click.option("--include-outdated", is_flag=True,
+              help="also use runs made by other code than the current (left out by default)")
+@click.option("--seed", type=int, default=0, show_default=True, help="bootstrap seed")
+def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
+                    metrics: tuple[str, ...], include_outdated: bool, seed: int) -> None:
+    """Per configuration: the mean over runs of each run's metric with a 95 % bootstrap
+    interval, and paired differences to --baseline."""
+    from dispatchlab.campaign.statistics import run_statistics
+    from dispatchlab.campaign.store import open_read, select_runs
+    from dispatchlab.metrics.keys import BY_KEY
+
+    for key in metrics:
+        if key not in BY_KEY:
+            from dispatchlab.suggest import did_you_mean
+
+            raise InputError(f"unknown metric {key!r}{did_you_mean(key, BY_KEY)}",
+                             field="--metric")
+    con = open_read(db)
+    try:
+        runs, outdated = select_runs(con, runs_filter, include_outdated=include_outdated)
+    finally:
+        con.close()
+    if not runs:
+        raise InputError("no current run matches" + ("" if runs_filter is None else
+                         f" the filter {runs_filter!r}") +
+                         (f" ({len(outdated)} outdated runs left out: --include-outdated)"
+                          if outdated else ""))
+    sections = run_statistics(runs, metrics=metrics, baseline=baseline, seed=seed)
+    out = console()
+    for section in sections:
+        out.print(_summary_section(section, metrics, baseline))
+    if outdated:
+        out.print(f"[yellow]{len(outdated):,} outdated runs left out (made by other code "
+                  "than the current one; campaign run --rerun replaces them, "
+                  "--include-outdated uses them)[/yellow]")
+
+
+def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
+    from rich.table import Table
+
+    from dispatchlab.metrics.keys import BY_KEY
+    from dispatchlab.stats import format_difference, format_estimate
+
+    table = Table(title=f"trace {section.trace}, platform {section.platform}",
+                  caption="mean over runs of each run's value [95 % bootstrap interval over "
+                          "runs; none below 3 runs]" + (
+                              f"; vs {baseline}: paired difference on the same workloads "
+                              "with its interval, and the ratio of means" if baseline
+                              else ""))
+    table.add_column("configuration")
+    table.add_column("runs", justify="right")
+    for key in metrics:
+        table.add_column(BY_KEY[key].label, justify="right")
+    if baseline:
+        for key in metrics[:2]:
+            table.add_column(f"{BY_KEY[key].label} vs {baseline}", justify="right")
+    for group, row in zip(section.groups, section.rows, strict=True):
+        fmts = ["{:,.0f}" if BY_KEY[k].fmt == "{:,}" else BY_KEY[k].fmt for k in metrics]
+        cells = [format_estimate(row[k], f) for k, f in zip(metrics, fmts, strict=True)]
+        if baseline:
+            diffs = row.get("vs_baseline") or {}
+            mark = "baseline" if group.dispatcher == baseline else "-"
+            cells += [format_difference(diffs[k], f) if k in diffs else mark
+                      for k, f in zip(metrics[:2], fmts[:2], strict=True)]
+        table.add_row(row["config"], str(row["runs"]), *cells)
+    return table
 
 
 @results_app.command("export")
@@ -157,11 +235,17 @@ def _window(text: str | None) -> tuple[int, int] | None:
 @click.option("--gantt-run", default=None, help="run key of the run drawn as a Gantt chart")
 @click.option("--gantt-window", default=None,
               help="T0:T1 (s, simulation time) of the Gantt chart")
+@click.option("--baseline", default=None,
+              help="dispatcher label the summary table compares the others with (default: "
+                   "the first dispatcher)")
+@click.option("--include-outdated", is_flag=True,
+              help="also use runs made by other code than the current (left out by default)")
 def report(db: Path, out: Path, runs_filter: str | None, gantt_run: str | None,
-           gantt_window: str | None) -> None:
+           gantt_window: str | None, baseline: str | None, include_outdated: bool) -> None:
     """Write a self-contained HTML report (figures and tables) of DB's runs."""
     from dispatchlab.report import write_report
 
     path = write_report(db, out, runs_filter=runs_filter, gantt_run=gantt_run,
-                        gantt_window=_window(gantt_window))
+                        gantt_window=_window(gantt_window), baseline=baseline,
+                        include_outdated=include_outdated)
     console().print(f"wrote {path}")
