@@ -156,3 +156,25 @@ def test_sdsc_sp2_on_4_nodes_of_8_cores(traces_dir: Path) -> None:
         "4,091 of 54,044 jobs (7.6 %) were rejected; most common reason (2,550 jobs): "
         "needs 64 cores, the platform has 32"
     ]
+
+
+def test_simulate_prints_each_warning_once_and_runs_on(tmp_path) -> None:
+    """Through the CLI: each warning is one `warning:` line on stderr, the run completes
+    (exit 0, summary table printed)."""
+    from test_cli import run_cli
+
+    trace = tmp_path / "lublin.swf"
+    gen = run_cli("generate", "--model", "lublin", "--machine-size", "64", "--jobs", "400",
+                  "--seed", "3", "--out", trace)
+    assert gen.returncode == 0, gen.stderr
+    proc = run_cli("simulate", trace, "--nodes", "2", "--cores-per-node", "8")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert all(line.startswith("warning: ") for line in lines), proc.stderr
+    assert any("platform has 16 cores, the trace's machine had 64" in x for x in lines)
+    assert any("offered load on this platform is" in x for x in lines)
+    assert any("were rejected; most common reason" in x for x in lines)
+    assert "mean wait" in proc.stdout
+    # the header machine itself: no warning at all
+    quiet = run_cli("simulate", trace)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
