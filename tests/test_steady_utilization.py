@@ -176,3 +176,30 @@ def test_summary_primary_resource_and_all_rejected() -> None:
     s = summarize([0, 1], [-1, -1], [-1, -1], [2, 2], [1, 1], {"core": [1, 1]}, {"core": 1})
     assert s["steady_utilization"] is None and s["steady_window"] is None
     assert s["steady_fallback"] is True
+
+
+def test_summary_reuses_the_series_only_with_the_same_result() -> None:
+    """summarize() passes its measured in-use series to the steady computation when
+    every row is measured; on random schedules (rejections included) the value and
+    window equal the computation from scratch."""
+    from dispatchlab.metrics import REJECTED, steady_state_utilization, summarize
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n = int(rng.integers(1, 60))
+        submit = np.sort(rng.integers(0, 5_000, n))
+        start = submit + rng.integers(0, 3_000, n)
+        end = start + rng.integers(0, 4_000, n)
+        status = np.where(rng.random(n) < 0.1, REJECTED, 0)
+        start[status == REJECTED] = -1
+        end[status == REJECTED] = -1
+        units = rng.integers(1, 9, n)
+        cores = np.ones(n, dtype=np.int64)
+        s = summarize(submit, start, end, status, units, {"core": cores}, {"core": 16})
+        if s["jobs"] == 0:
+            continue
+        value, window, fell_back = steady_state_utilization(
+            submit, start, end, status, units, cores, 16, fallback=s["utilization"])
+        assert s["steady_utilization"] == pytest.approx(value, rel=1e-12)
+        assert s["steady_window"] == (None if window is None else list(window))
+        assert s["steady_fallback"] == fell_back

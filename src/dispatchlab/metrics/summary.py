@@ -216,6 +216,7 @@ def steady_state_utilization(
     capacity_primary: int,
     *,
     fallback: float | None = None,
+    in_use: StepFunction | None = None,
 ) -> tuple[float, tuple[int, int] | None, bool]:
     """Utilization of the primary resource between the machine half full and the last
     submission: ``(value, window, fell_back)``.
@@ -230,7 +231,8 @@ def steady_state_utilization(
     ran, capacity 0) it returns ``(fallback, None, True)``; ``fallback`` defaults to
     the whole-run utilization of the non-rejected jobs, ``sum(amount x run) /
     (capacity x (max end - min submit))`` (NaN when undefined). See the module docstring
-    for the meaning and limits.
+    for the meaning and limits. ``in_use``: the primary resource in use by exactly the
+    non-rejected jobs, when the caller has it already (it is then not built again).
     """
     sub, sta, en, st = check_results(submit, start, end, status)
     _, amounts = _amounts(units, {"per_unit_primary": per_unit_primary}, len(sub))
@@ -238,7 +240,7 @@ def steady_state_utilization(
     ran = st != REJECTED
     sub, sta, en = sub[ran], sta[ran], en[ran]
     amount = amounts["per_unit_primary"][ran]
-    window = _steady_window(sub, sta, en, amount, cap)
+    window = _steady_window(sub, sta, en, amount, cap, in_use)
     if window is None:
         if fallback is None:
             fallback = _whole_run_utilization(sub, sta, en, amount, cap)
@@ -248,13 +250,15 @@ def steady_state_utilization(
 
 
 def _steady_window(
-    submit: np.ndarray, start: np.ndarray, end: np.ndarray, amount: np.ndarray, capacity: int
+    submit: np.ndarray, start: np.ndarray, end: np.ndarray, amount: np.ndarray, capacity: int,
+    in_use: StepFunction | None = None,
 ) -> tuple[StepFunction, int, int] | None:
     """The in-use step function and the steady window ``(t0, t1)`` of jobs that ran,
     or None when there is none (see :func:`steady_state_utilization`)."""
     if len(submit) == 0 or capacity == 0:
         return None
-    in_use = resource_in_use(start, end, amount)
+    if in_use is None:
+        in_use = resource_in_use(start, end, amount)
     reached = np.flatnonzero(in_use.values >= STEADY_THRESHOLD * capacity)
     if reached.size == 0:
         return None
@@ -373,9 +377,12 @@ def summarize(
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
     out["utilization_by_resource"] = util
+    # every row measured: the measured series already is the in-use function of all
+    # jobs that ran (on [first submit, last end), which holds every start and end)
     steady, window, fell_back = steady_state_utilization(
         sub, sta, en, st, units, resources.get(primary, np.zeros(len(sub), np.int64)),
         cap[primary], fallback=util[primary],
+        in_use=series.in_use[primary] if in_window.all() and series.t0 is not None else None,
     )
     out["steady_utilization"] = steady
     out["steady_window"] = None if window is None else list(window)
