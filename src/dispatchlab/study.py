@@ -41,11 +41,15 @@ if TYPE_CHECKING:
 #: predictors are labelled by their name.
 PREDICTOR_LABELS: dict[str, str] = {"walltime": "W", "history": "D", "real": "R"}
 
+#: Declared metrics (:mod:`dispatchlab.metrics.keys`) in the study table, in order.
+STUDY_METRICS: tuple[str, ...] = (
+    "jobs", "rejected", "mean_wait", "median_wait", "max_wait", "mean_slowdown",
+    "mean_bsld", "p95_bsld", "bsld_short", "bsld_medium", "bsld_long", "utilization",
+    "steady_utilization",
+)
 #: Columns of the study table, in order (``study.csv``).
 TABLE_COLUMNS: tuple[str, ...] = (
-    "dispatcher", "predictor", "label", "jobs", "rejected", "mean_wait", "median_wait",
-    "max_wait", "mean_slowdown", "mean_bsld", "p95_bsld", "bsld_short", "bsld_medium",
-    "bsld_long", "utilization", "steady_utilization", "simulate_seconds",
+    "dispatcher", "predictor", "label", *STUDY_METRICS, "simulate_seconds",
 )
 
 
@@ -102,23 +106,14 @@ class StudyResult:
         class), ``utilization`` (whole run) and ``steady_utilization`` (the steady-state
         window; None when the summary does not report it), and the simulation's wall
         time ``simulate_seconds``."""
+        from dispatchlab.metrics.keys import BY_KEY
+
         out = []
         for run in self.runs:
-            s = run.summary
-            by_class = s.get("by_class", {})
-            row = {
-                "dispatcher": run.dispatcher, "predictor": run.predictor, "label": run.label,
-                "jobs": s["jobs"], "rejected": s["rejected"],
-                "mean_wait": s["mean_wait"], "median_wait": s["median_wait"],
-                "max_wait": s.get("max_wait"),
-                "mean_slowdown": s["mean_slowdown"], "mean_bsld": s["mean_bsld"],
-                "p95_bsld": s["p95_bsld"],
-            }
-            for cls in JOB_CLASS_LABELS:
-                row[f"bsld_{cls}"] = by_class.get(cls, {}).get("mean_bsld")
-            row["utilization"] = s.get("utilization")
-            row["steady_utilization"] = s.get("steady_utilization")
-            row["simulate_seconds"] = s["simulate_seconds"]
+            row = {"dispatcher": run.dispatcher, "predictor": run.predictor,
+                   "label": run.label}
+            row.update({k: BY_KEY[k].value(run.summary) for k in STUDY_METRICS})
+            row["simulate_seconds"] = run.summary.get("simulate_seconds")
             out.append(row)
         return out
 

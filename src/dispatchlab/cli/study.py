@@ -64,24 +64,20 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",
                   caption=f"times in seconds; slowdown and bsld (tau = {tau:g} s) are means "
                           "unless noted; W wall-time, D history (data-driven), R real")
-    for col in ("dispatcher", "pred", "mean wait", "median wait", "max wait", "slowdown",
-                "bsld", "p95 bsld", "bsld short", "bsld medium", "bsld long", "util",
-                "steady util", "sim s"):
-        table.add_column(col, justify="left" if col in ("dispatcher", "pred") else "right",
-                         no_wrap=True)
+    from dispatchlab.metrics.keys import BY_KEY
+    from dispatchlab.study import STUDY_METRICS
 
-    def num(v, fmt="{:,.1f}"):
-        return "-" if v is None else fmt.format(v)
-
+    shown = [k for k in STUDY_METRICS if k not in ("jobs", "rejected")]
+    table.add_column("dispatcher", no_wrap=True)
+    table.add_column("pred", no_wrap=True)
+    for key in shown:
+        table.add_column(BY_KEY[key].label, justify="right", no_wrap=True)
+    table.add_column("sim s", justify="right", no_wrap=True)
     for row in study.rows():
+        sim = row["simulate_seconds"]
         table.add_row(row["dispatcher"], predictor_label(row["predictor"]),
-                      num(row["mean_wait"], "{:,.0f}"), num(row["median_wait"], "{:,.0f}"),
-                      num(row.get("max_wait"), "{:,.0f}"),
-                      num(row["mean_slowdown"]), num(row["mean_bsld"]), num(row["p95_bsld"]),
-                      num(row["bsld_short"]), num(row["bsld_medium"]), num(row["bsld_long"]),
-                      num(row.get("utilization"), "{:.3f}"),
-                      num(row.get("steady_utilization"), "{:.3f}"),
-                      num(row["simulate_seconds"], "{:.2f}"))
+                      *(BY_KEY[k].format(row[k]) for k in shown),
+                      "-" if sim is None else f"{sim:.2f}")
     con = console()
     con.print(table)
     if out is not None:
