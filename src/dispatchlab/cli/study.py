@@ -67,11 +67,12 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     from dispatchlab.metrics.keys import BY_KEY
     from dispatchlab.study import STUDY_METRICS
 
-    shown = [k for k in STUDY_METRICS if k not in ("jobs", "rejected")]
+    # every declared metric of the study but the counts and p95 bsld (all in study.csv)
+    shown = [k for k in STUDY_METRICS if k not in ("jobs", "rejected", "p95_bsld")]
     table.add_column("dispatcher", no_wrap=True)
     table.add_column("pred", no_wrap=True)
-    for key in shown:
-        table.add_column(BY_KEY[key].label, justify="right", no_wrap=True)
+    for key in shown:  # headers wrap onto two lines; numbers are never cut
+        table.add_column(BY_KEY[key].label, justify="right", min_width=6)
     table.add_column("sim s", justify="right", no_wrap=True)
     for row in study.rows():
         sim = row["simulate_seconds"]
