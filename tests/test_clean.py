@@ -238,9 +238,13 @@ def test_trace_format(tmp_path: Path) -> None:
     assert trace_format("x.swf") == "swf"
     assert trace_format("x.parquet") == "parquet"
     assert trace_format("x.csv") == "csv"
+    with pytest.raises(InputError, match="no such file"):
+        load_trace(tmp_path / "x.txt")
+    (tmp_path / "x.txt").write_text("neither a log\nnor a table\n")
     with pytest.raises(InputError) as exc:
         load_trace(tmp_path / "x.txt")
     assert "unknown trace format" in exc.value.message and exc.value.file is not None
+    assert "--format" in exc.value.message
 
 
 # ------------------------------------------------------------------------ trace_info

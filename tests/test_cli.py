@@ -319,8 +319,22 @@ def test_times_too_large_for_the_engine(tmp_path: Path, index: int, name: str) -
 
 def test_unknown_trace_format(tmp_path: Path) -> None:
     trace = tmp_path / "jobs.txt"
-    trace.write_text("\n".join(job_lines()) + "\n")
-    assert_user_error(run_cli("simulate", trace), str(trace), ".swf")
+    trace.write_text("job one\njob two\n")
+    assert_user_error(run_cli("simulate", trace), str(trace), "unknown trace format",
+                      ".swf", "--format")
+
+
+def test_format_by_content(tmp_path: Path) -> None:
+    """SWF lines in a file without the .swf name are read as SWF (content decides);
+    --format names the format explicitly; a wrong --format is refused with a hint."""
+    trace = tmp_path / "jobs.txt"
+    trace.write_text("; MaxProcs: 64\n" + "\n".join(job_lines()) + "\n")
+    assert_ok(run_cli("simulate", trace))
+    assert_ok(run_cli("simulate", trace, "--format", "swf"))
+    assert_user_error(run_cli("simulate", trace, "--format", "slurm"), "--format",
+                      "unknown format 'slurm'")
+    assert_user_error(run_cli("simulate", trace, "--timezone", "UTC"), "--timezone",
+                      "does not apply to swf traces")
 
 
 # ------------------------------------------------------------------ simulate: bad options

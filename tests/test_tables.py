@@ -257,3 +257,25 @@ def test_info_without_metadata_is_fresh(tmp_path: Path) -> None:
     )
     assert t.info == expected
     assert t["req_time"].tolist() == [-1] and t["requested_time"].tolist() == [1]
+
+
+def test_text_columns_and_name_tables_round_trip(tmp_path) -> None:
+    """Optional text columns (job_ref, account, ...) and the info's name tables, format
+    and skip counts survive a Parquet round trip."""
+    from dispatchlab.workload.jobs import JobTable, TraceInfo
+    from dispatchlab.workload.tables import read_parquet, write_parquet
+
+    info = TraceInfo(format="sacct", codes={"user": ["ann", "bob"]},
+                     skipped={"job steps folded": 4})
+    t = JobTable.from_arrays(submit=[0, 5], run=[10, 20], units=[1, 2], info=info,
+                             user=[1, 0])
+    t.columns["job_ref"] = np.array(["12_1", "13+"], dtype=object)
+    t.columns["account"] = np.array(["", "phys"], dtype=object)
+    path = tmp_path / "x.parquet"
+    write_parquet(t, path)
+    back = read_parquet(path)
+    assert back["job_ref"].tolist() == ["12_1", "13+"]
+    assert back["account"].tolist() == ["", "phys"]
+    assert back.info.format == "sacct" and back.info.codes == {"user": ["ann", "bob"]}
+    assert back.info.skipped == {"job steps folded": 4}
+    assert [back.info.codes["user"][k] for k in back["user"]] == ["bob", "ann"]

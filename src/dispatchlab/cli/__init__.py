@@ -7,7 +7,7 @@ One module per command group, all registered here:
   statistics over slices);
 - :mod:`~dispatchlab.cli.predict`: ``predict``;
 - :mod:`~dispatchlab.cli.study`: ``study predictions``;
-- :mod:`~dispatchlab.cli.trace`: ``trace info``, ``generate``;
+- :mod:`~dispatchlab.cli.trace`: ``trace info``, ``generate``, ``convert``;
 - :mod:`~dispatchlab.cli.campaign`: ``campaign run|status``;
 - :mod:`~dispatchlab.cli.results`: ``results query|export|summary``, ``report``;
 - :mod:`~dispatchlab.cli.common`: what they share (option groups, parsing, tables).
@@ -29,7 +29,7 @@ from dispatchlab.cli.predict import predict
 from dispatchlab.cli.results import report, results_app
 from dispatchlab.cli.simulate import demo, simulate
 from dispatchlab.cli.study import study_app
-from dispatchlab.cli.trace import generate, trace_app
+from dispatchlab.cli.trace import convert, generate, trace_app
 from dispatchlab.errors import InputError
 
 
@@ -53,7 +53,7 @@ def app() -> None:
     """Simulate an HPC workload manager on real traces: dispatchers, predictors, metrics."""
 
 
-for command in (simulate, compare, predict, study_app, trace_app, generate, demo,
+for command in (simulate, compare, predict, study_app, trace_app, generate, convert, demo,
                 campaign_app, results_app, report):
     app.add_command(command)
 

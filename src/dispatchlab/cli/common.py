@@ -69,8 +69,9 @@ def allocator_names() -> str:
 # -------------------------------------------------------------- trace, platform
 def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: bool = False,
          window: str | None = None, jobs: str | None = None, fraction: str | None = None,
-         extra_fields: str = "error"):
-    """Read, clean and select a trace as the command-line options say."""
+         extra_fields: str = "error", reader: dict[str, Any] | None = None):
+    """Read, clean and select a trace as the command-line options say (``reader``: the
+    format and reader options collected by :data:`READ_OPTIONS`)."""
     from dispatchlab.workload.load import load_trace
 
     if extra_fields not in ("error", "ignore"):
@@ -81,8 +82,14 @@ def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: b
         from dispatchlab.suggest import missing_file_hint
 
         raise InputError("no such file" + missing_file_hint(path), file=str(path))
+    options = dict(reader or {})
+    fmt = options.pop("format", None)
+    if options.get("columns") is not None:
+        options["columns"] = [c.strip() for c in options["columns"].split(",")]
     return load_trace(
         path,
+        format=fmt,
+        reader_options=options,
         lenient=lenient,
         extra_fields=extra_fields,
         drop_overrun=drop_overrun,
@@ -247,12 +254,46 @@ def options(*opts):
     return decorate
 
 
+#: Reader options collected into the ``reader`` argument of the commands.
+READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
+
+
+def _reader_options(f):
+    """Add the reader options and hand them to ``f`` as one ``reader`` dict."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        kwargs["reader"] = {k: kwargs.pop(k) for k in READER_KEYS}
+        return f(*args, **kwargs)
+
+    return options(
+        click.option("--format", "format", default=None,
+                     help="trace format: swf | alea | sacct | pbs | parquet | csv "
+                          "(default: from the content)"),
+        click.option("--submit-from", default=None,
+                     help="sacct/pbs: submit time from 'submit' (default) or 'eligible' "
+                          "(held or dependent jobs then do not inflate waits)"),
+        click.option("--timezone", default=None,
+                     help="sacct/pbs: time zone of local timestamps (default UTC)"),
+        click.option("--columns", default=None,
+                     help="sacct without a header line: its comma-separated column names"),
+        click.option("--unstarted", default=None,
+                     help="sacct/pbs: jobs cancelled before they started: drop (default, "
+                          "counted) | keep"),
+        click.option("--running", default=None,
+                     help="sacct: jobs still running at export: drop (default, counted) | "
+                          "keep"),
+    )(wrapper)
+
+
 #: how a trace is read
 READ_OPTIONS = options(
     click.option("--lenient", is_flag=True,
                  help="skip malformed trace lines (counted) instead of failing"),
     click.option("--extra-fields", default="error", show_default=True,
                  help="SWF lines with more than 18 fields: error | ignore (keep the first 18)"),
+    _reader_options,
 )
 #: which part of a trace is kept (each re-bases times to 0)
 SELECT_OPTIONS = options(

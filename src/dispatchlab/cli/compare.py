@@ -141,7 +141,8 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
             baseline: str | None, slices: int | None, slice_jobs: int | None,
             lead_in: int | None, platform: str | None, nodes: int | None,
             cores_per_node: int | None, overrun: str, tau: float, workers: int | None,
-            lenient: bool, extra_fields: str, window: str | None, jobs_range: str | None,
+            lenient: bool, extra_fields: str, reader: dict, window: str | None,
+            jobs_range: str | None,
             fraction: str | None, seed: int, out: Path | None) -> None:
     """Simulate TRACE under several dispatchers (x predictors) and print one table.
 
@@ -169,7 +170,7 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
             raise InputError(f"the baseline {baseline!r} is not among the dispatchers "
                              f"compared ({', '.join(d.text for d in dspecs)})",
                              field="--baseline")
-    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, window=window,
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader, window=window,
                 jobs=jobs_range, fraction=fraction)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     if slices is not None:  # a plan that does not fit fails before any warning

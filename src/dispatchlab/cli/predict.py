@@ -27,7 +27,7 @@ from dispatchlab.cli.common import (
 @READ_OPTIONS
 @SELECT_OPTIONS
 def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient: bool,
-            extra_fields: str, window: str | None, jobs_range: str | None,
+            extra_fields: str, reader: dict, window: str | None, jobs_range: str | None,
             fraction: str | None) -> None:
     """Score duration predictors on TRACE's recorded schedule (no dispatcher)."""
     from rich.table import Table
@@ -36,7 +36,7 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
     from dispatchlab.predict.evaluate import evaluate_predictors
 
     specs = parse_component_list(predictors, "predictor", option="--predictors")
-    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, window=window,
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader, window=window,
                 jobs=jobs_range, fraction=fraction)
     report = evaluate_predictors(jobs, {s.text: s.build() for s in specs})
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs, recorded schedule replayed",

@@ -80,14 +80,16 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="write jobs.parquet and summary.json into this folder")
 @click.option("--csv", is_flag=True, help="also write jobs.csv")
+@click.option("--swf-out", type=click.Path(path_type=Path), default=None,
+              help="write the simulated schedule as a standard SWF file (.gz: compressed)")
 def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              predictor: str, predictor_params: tuple[str, ...], platform: str | None,
              nodes: int | None, cores_per_node: int | None, allocator: str | None,
              order: str | None, reservations: int | None, skip: bool, overrun: str,
-             tau: float, measure: str, lenient: bool, extra_fields: str,
+             tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
-             csv: bool) -> None:
+             csv: bool, swf_out: Path | None) -> None:
     """Simulate TRACE under one dispatcher and predictor; print and write the results.
 
     Components follow one grammar: NAME(:KEY=VALUE)*, e.g. --dispatcher
@@ -105,7 +107,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     pspec = predictor_spec(predictor, predictor_params)
     check_overrun(overrun)
     jobs = load(trace, lenient=lenient, drop_overrun=drop_overrun, max_procs=max_procs,
-                window=window, jobs=jobs_range, fraction=fraction, extra_fields=extra_fields)
+                window=window, jobs=jobs_range, fraction=fraction, extra_fields=extra_fields,
+                reader=reader)
     release_free_memory()
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     for text in platform_warnings(jobs, plat):
@@ -134,6 +137,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         con.print(f"[dim]{note}[/dim]")
     if out is not None:
         con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'} and summary.json[/dim]")
+    if swf_out is not None:
+        result.write_swf(swf_out)
+        con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
 
 
 @click.command()

@@ -41,7 +41,7 @@ def study_app() -> None:
 def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       predictors: tuple[str, ...], out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
-                      cores_per_node: int | None, lenient: bool, extra_fields: str,
+                      cores_per_node: int | None, lenient: bool, extra_fields: str, reader: dict,
                       window: str | None, jobs_range: str | None,
                       fraction: str | None) -> None:
     """Simulate TRACE under every dispatcher x predictor (seed 000, section 5.2)."""
@@ -58,7 +58,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     p_names = [s.text for s in parse_component_list(predictors, "predictor",
                                                     option="--predictors")]
     jobs = load(trace, lenient=lenient, window=window, jobs=jobs_range, fraction=fraction,
-                 extra_fields=extra_fields)
+                 extra_fields=extra_fields, reader=reader)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     study = run_prediction_study(jobs, plat, d_names, p_names, tau=tau)
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",

@@ -26,14 +26,15 @@ def trace_app() -> None:
 @TRACE_ARG
 @READ_OPTIONS
 @PLATFORM_OPTIONS
-def trace_info_cmd(trace: Path, lenient: bool, extra_fields: str, platform: str | None,
+def trace_info_cmd(trace: Path, lenient: bool, extra_fields: str, reader: dict,
+                   platform: str | None,
                    nodes: int | None, cores_per_node: int | None) -> None:
     """Print a trace's header facts, field population, job statistics, offered load and
     the metrics of its recorded schedule (offered load on --platform/--nodes when given,
     else on the header's machine)."""
     from dispatchlab.workload.load import render_trace_info, trace_info
 
-    jobs = load(trace, lenient=lenient, extra_fields=extra_fields)
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader)
     plat = None
     if platform is not None or nodes is not None or cores_per_node is not None:
         plat = choose_platform(jobs, platform, nodes, cores_per_node)
@@ -54,7 +55,7 @@ def trace_info_cmd(trace: Path, lenient: bool, extra_fields: str, platform: str 
               help="lublin: processors of the machine (or take MaxProcs of --like)")
 @READ_OPTIONS
 def generate(like: Path | None, jobs: int, seed: int, out: Path, model_name: str,
-             machine_size: int | None, lenient: bool, extra_fields: str) -> None:
+             machine_size: int | None, lenient: bool, extra_fields: str, reader: dict) -> None:
     """Write a synthetic SWF trace: fitted to a real trace (--like) or from the Lublin &
     Feitelson (2003) parametric model (--model lublin)."""
     from dispatchlab.workload.generate import write_generated
@@ -72,7 +73,8 @@ def generate(like: Path | None, jobs: int, seed: int, out: Path, model_name: str
             raise InputError("give the machine size: --machine-size P or --like TRACE (its "
                              "MaxProcs), one of the two", field="--machine-size")
         if machine_size is None:
-            info = load(like, lenient=lenient, extra_fields=extra_fields).info
+            info = load(like, lenient=lenient, extra_fields=extra_fields,
+                        reader=reader).info
             machine_size = info.max_procs or info.max_nodes
             if not machine_size:
                 raise InputError("the trace header has no MaxProcs; give --machine-size",
@@ -91,7 +93,62 @@ def generate(like: Path | None, jobs: int, seed: int, out: Path, model_name: str
         raise InputError("the fitted model needs --like TRACE", field="--like")
     if machine_size is not None:
         raise InputError("--machine-size applies to --model lublin", field="--machine-size")
-    model = fit_model(load(like, lenient=lenient, extra_fields=extra_fields))
+    model = fit_model(load(like, lenient=lenient, extra_fields=extra_fields,
+                           reader=reader))
     table = model.sample(jobs, seed)
     write_generated(table, out, header_lines(model, str(like), seed, jobs, model_name))
     console().print(f"wrote {out} ({jobs:,} jobs like {like}, seed {seed})")
+
+
+@click.command()
+@click.argument("trace", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="output file: .swf / .swf.gz (Standard Workload Format), .parquet, .csv")
+@click.option("--clean/--no-clean", default=False, show_default=True,
+              help="apply the default cleaning (drop jobs that cannot be simulated)")
+@READ_OPTIONS
+def convert(trace: Path, out: Path, clean: bool, lenient: bool, extra_fields: str,
+            reader: dict) -> None:
+    """Convert TRACE (any format: swf, alea, sacct, pbs, parquet, csv) to SWF, Parquet or
+    CSV. Parquet keeps every column and the trace's facts (name tables of users, queues,
+    ...); SWF keeps the 18 standard fields (names become their integer codes)."""
+    from dispatchlab.workload.load import load_trace
+
+    name = out.name.lower()
+    kinds = {".swf": "swf", ".swf.gz": "swf", ".parquet": "parquet", ".pq": "parquet",
+             ".csv": "csv"}
+    kind = next((k for suffix, k in sorted(kinds.items(), key=lambda x: -len(x[0]))
+                 if name.endswith(suffix)), None)
+    if kind is None:
+        raise InputError("the output name must end with .swf, .swf.gz, .parquet or .csv",
+                         field="--out")
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader) if clean \
+        else _load_raw(trace, lenient, extra_fields, reader, load_trace)
+    if kind == "swf":
+        from dispatchlab.workload.swf import write_swf
+
+        write_swf(jobs, out)
+    else:
+        from dispatchlab.workload import tables
+
+        (tables.write_parquet if kind == "parquet" else tables.write_csv)(jobs, out)
+    info = jobs.info
+    notes = [f"wrote {out} ({len(jobs):,} jobs of a {info.format} trace)"]
+    for label, counts in (("skipped by rule", info.skipped), ("dropped", info.dropped)):
+        if counts:
+            notes.append(f"{label}: " + ", ".join(f"{v:,} ({k})" for k, v in counts.items()))
+    if info.malformed_skipped:
+        notes.append(f"malformed lines skipped: {info.malformed_skipped:,}")
+    for note in notes:
+        console().print(note)
+
+
+def _load_raw(trace: Path, lenient: bool, extra_fields: str, reader: dict, load_trace):
+    """The trace as read, without cleaning (for conversion: nothing is lost)."""
+    options = dict(reader)
+    fmt = options.pop("format", None)
+    if options.get("columns") is not None:
+        options["columns"] = [c.strip() for c in options["columns"].split(",")]
+    return load_trace(trace, format=fmt, reader_options=options, lenient=lenient,
+                      extra_fields=extra_fields, clean=False)
+

@@ -39,6 +39,26 @@ Columns (int64 unless noted):
                           table was not read from a text file)
 ========================  ===========================================================
 
+Optional columns, present when the source has them (readers of cluster logs: Slurm
+``sacct``, PBS accounting, Alea's extended SWF; see :data:`OPTIONAL_FIELDS`):
+
+========================  ===========================================================
+``job_ref``               str: the job id as the source wrote it (``123_4``,
+                          ``123[4].server``, ``123+``)
+``account``, ``qos``      str: the job's account and quality of service ("" missing)
+``eligible``              int64: the time the job became eligible to start (s, same
+                          origin as ``submit``; -1 missing)
+``req_gpus``              int64: GPUs requested by the job in total (-1 missing)
+``nodes_used``            int64: nodes the job was given in the recorded schedule
+                          (-1 missing)
+``alloc_nodes``           str: the recorded placement, ``host:cores,host:cores``
+                          ("" missing); kept, never used by the simulation
+========================  ===========================================================
+
+Integer columns that stand for names (``user``, ``group``, ``queue``, ``app``,
+``partition`` when read from a log that names them) have a name table in
+``info.codes``: ``info.codes["user"][k]`` is the name of user code ``k``.
+
 ``resources`` maps each resource name to the per-unit request (int64 arrays of length
 ``n``); an SWF job asks for ``units`` units of ``{"core": 1}``.
 """
@@ -76,6 +96,11 @@ FLOAT_FIELDS: frozenset[str] = frozenset({"avg_cpu", "used_mem"})
 #: Columns derived when a trace is loaded.
 DERIVED_FIELDS: tuple[str, ...] = ("units", "requested_time", "line")
 ALL_FIELDS: tuple[str, ...] = SWF_FIELDS + DERIVED_FIELDS
+#: Optional columns of cluster-log readers (str columns are numpy object arrays).
+OPTIONAL_FIELDS: dict[str, str] = {
+    "job_ref": "str", "account": "str", "qos": "str", "eligible": "int",
+    "req_gpus": "int", "nodes_used": "int", "alloc_nodes": "str",
+}
 
 
 @dataclass
@@ -100,6 +125,13 @@ class TraceInfo:
     ``rounded`` counts, per column, the non-integral values found in integer SWF
     fields that the simulation does not use (they are rounded to the nearest
     integer, see :mod:`dispatchlab.workload.swf`).
+    ``format`` names the reader (``swf``, ``sacct``, ``pbs``, ``alea``, ``parquet``,
+    ``csv``); ``codes`` holds the name tables of integer-coded columns (see the module
+    docstring); ``skipped`` counts the records a reader leaves out by a documented rule
+    (job steps folded into their job, array placeholders, ...), by reason, unlike
+    ``dropped`` (cleaning and filters) and ``malformed_skipped`` (lenient mode);
+    ``companions`` names files read with the trace (``{"machines": path}`` for Alea's
+    machine file), which the platform layer may use.
     """
 
     source: str = "<memory>"
@@ -119,6 +151,10 @@ class TraceInfo:
     time_offset: int = 0
     header_lines: tuple[str, ...] = ()
     rounded: dict[str, int] = field(default_factory=dict)
+    format: str = "swf"
+    codes: dict[str, list[str]] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    companions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(eq=False)

@@ -1,8 +1,13 @@
 """Load a trace from any supported file, and summarize it (``dispatchlab trace info``).
 
-:func:`load_trace` picks the reader from the file name: ``.swf`` / ``.swf.gz``
-(:func:`~dispatchlab.workload.swf.read_swf`), ``.parquet`` / ``.pq`` and ``.csv`` /
-``.csv.gz`` (:mod:`dispatchlab.workload.tables`). It then applies the default
+:func:`load_trace` reads every supported format (:data:`FORMATS`): the Standard
+Workload Format (:func:`~dispatchlab.workload.swf.read_swf`), Alea's extended SWF with
+its machine file (:mod:`dispatchlab.workload.alea`), Slurm ``sacct`` exports
+(:mod:`dispatchlab.workload.sacct`), PBS / Torque accounting logs (a file or a folder of
+daily files, :mod:`dispatchlab.workload.pbs`), and job tables as Parquet or CSV
+(:mod:`dispatchlab.workload.tables`). The reader is chosen by ``format`` when given,
+else by content (:func:`detect_format`: the first lines of the file, gzip or not), and
+only when the content says nothing by the file name. It then applies the default
 cleaning and the optional filters of :mod:`dispatchlab.workload.clean`.
 
 The result is ordered by submit time (stable: ties keep the file order); times are
@@ -12,6 +17,7 @@ them to t=0 (``info.time_offset`` then holds what was subtracted).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -37,8 +43,10 @@ if TYPE_CHECKING:
     from dispatchlab.platform import Platform
 
 __all__ = [
+    "FORMATS",
     "SUFFIXES",
     "Capacity",
+    "detect_format",
     "load_trace",
     "offered_load",
     "recorded_metrics",
@@ -60,6 +68,96 @@ SUFFIXES: dict[str, str] = {
 }
 
 
+#: Every format :func:`load_trace` reads, and the reader options each one takes (beyond
+#: ``lenient``).
+FORMATS: dict[str, tuple[str, ...]] = {
+    "swf": ("extra_fields",),
+    "alea": ("machines",),
+    "sacct": ("columns", "submit_from", "timezone", "unstarted", "running"),
+    "pbs": ("submit_from", "timezone", "unstarted"),
+    "parquet": (),
+    "csv": (),
+}
+#: How many leading non-empty lines :func:`detect_format` looks at.
+SNIFF_LINES = 20
+
+
+def _first_lines(path: Path, limit: int = SNIFF_LINES) -> list[str]:
+    """The first ``limit`` non-empty lines of a text file (gzip or not); [] for a file
+    that cannot be read as text."""
+    import gzip
+
+    lines: list[str] = []
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        opener = gzip.open if gz else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            for raw in fh:
+                if raw.strip():
+                    lines.append(raw.rstrip("\n"))
+                    if len(lines) >= limit:
+                        break
+    except (OSError, EOFError):
+        return []
+    return lines
+
+
+def _sniff(path: Path, lines: list[str]) -> str | None:
+    """The format the content shows, or None."""
+    from importlib import import_module
+
+    checks = (("pbs", "looks_like_pbs"), ("sacct", "looks_like_sacct"))
+    for fmt, fn in checks:
+        try:
+            check = getattr(import_module(f"dispatchlab.workload.{fmt}"), fn)
+        except (ImportError, AttributeError):  # pragma: no cover - readers ship together
+            continue
+        if check(lines):
+            return fmt
+    try:
+        from dispatchlab.workload.alea import looks_like_alea
+
+        if looks_like_alea(path, lines):
+            return "alea"
+    except ImportError:  # pragma: no cover
+        pass
+    data = [x for x in lines if not x.lstrip().startswith(";")]
+    if data and all(x.split()[0].lstrip("-").isdigit() for x in data[:5]):
+        return "swf"
+    return None
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of a trace (one of :data:`FORMATS`) from its content: a Parquet file by
+    its magic bytes; a folder of PBS daily logs; PBS, sacct, Alea or SWF lines by their
+    shape (see each reader's ``looks_like_*``); then, when the content says nothing (an
+    empty file, say), by the file name (:data:`SUFFIXES`). :class:`InputError` when
+    neither tells."""
+    p = Path(path)
+    if not p.exists():
+        from dispatchlab.suggest import missing_file_hint
+
+        raise InputError("no such file" + missing_file_hint(p), file=str(p))
+    if p.is_dir():
+        files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+        if files and _sniff(files[0], _first_lines(files[0])) == "pbs":
+            return "pbs"
+        raise InputError("is a directory, and not one of PBS accounting logs (a folder is "
+                         "read as a PBS log split in daily files)", file=str(p))
+    try:
+        with open(p, "rb") as fh:
+            if fh.read(4) == b"PAR1":
+                return "parquet"
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", file=str(p)) from exc
+    if not p.name.lower().endswith((".csv", ".csv.gz")):
+        found = _sniff(p, _first_lines(p))
+        if found is not None:
+            return found
+    return trace_format(p)
+
+
 def trace_format(path: str | Path) -> str:
     """``"swf"``, ``"parquet"`` or ``"csv"`` from the file name (InputError otherwise)."""
     name = Path(path).name.lower()
@@ -67,7 +165,8 @@ def trace_format(path: str | Path) -> str:
         if name.endswith(suffix):
             return SUFFIXES[suffix]
     raise InputError(
-        "unknown trace format: expected a name ending with " + ", ".join(SUFFIXES),
+        "unknown trace format: the content is none of " + ", ".join(FORMATS) + " and the "
+        "name does not end with " + ", ".join(SUFFIXES) + " (give --format)",
         file=str(path),
     )
 
@@ -83,9 +182,15 @@ def load_trace(
     window: Window | None = None,
     jobs: JobRange | None = None,
     fraction: Fraction | None = None,
+    format: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
 ) -> JobTable:
     """Read a trace file and prepare it for simulation.
 
+    * ``format``: one of :data:`FORMATS` (default: :func:`detect_format`);
+      ``reader_options``: options of that format's reader (:data:`FORMATS` lists them,
+      e.g. ``{"submit_from": "eligible", "timezone": "Europe/Rome"}`` for sacct); an
+      option another format takes is an :class:`InputError` naming it.
     * ``lenient``: skip malformed SWF lines (counted in ``info.malformed_skipped``)
       instead of raising :class:`InputError`.
     * ``clean``: apply the default cleaning (drop jobs with ``units <= 0``,
@@ -108,15 +213,8 @@ def load_trace(
     if extra_fields not in ("error", "ignore"):
         raise InputError(f"must be 'error' or 'ignore', not {extra_fields!r}", field="extra_fields")
     path = Path(path)
-    kind = trace_format(path)
-    if not path.exists():
-        raise InputError("no such file", file=str(path))
-    if kind == "swf":
-        table = read_swf(path, lenient=lenient, extra_fields=extra_fields)
-    else:
-        from dispatchlab.workload import tables
-
-        table = tables.read_parquet(path) if kind == "parquet" else tables.read_csv(path)
+    kind = detect_format(path) if format is None else _check_format(format)
+    table = _read(path, kind, lenient, extra_fields, dict(reader_options or {}))
     options: dict[str, Any] = {
         "drop_overrun": filters.drop_overrun,
         "max_procs": filters.max_procs,
@@ -133,6 +231,44 @@ def load_trace(
             f"no jobs left after cleaning (dropped: {table.info.dropped})", file=str(path)
         )
     return table.compact()
+
+
+def _check_format(name: str) -> str:
+    if name not in FORMATS:
+        from dispatchlab.suggest import did_you_mean
+
+        raise InputError(f"unknown format {name!r}{did_you_mean(name, FORMATS)} (choose from "
+                         f"{', '.join(FORMATS)})", field="--format")
+    return name
+
+
+def _read(path: Path, kind: str, lenient: bool, extra_fields: ExtraFields,
+          options: dict[str, Any]) -> JobTable:
+    """Call the reader of ``kind`` with the options it takes."""
+    allowed = FORMATS[kind]
+    for key, value in options.items():
+        if key not in allowed and value is not None:
+            raise InputError(f"does not apply to {kind} traces (it applies to "
+                             f"{', '.join(f for f, opts in FORMATS.items() if key in opts)})",
+                             field="--" + key.replace("_", "-"))
+    options = {k: v for k, v in options.items() if v is not None}
+    if kind == "swf":
+        return read_swf(path, lenient=lenient, extra_fields=extra_fields)
+    if kind == "alea":
+        from dispatchlab.workload.alea import read_alea
+
+        return read_alea(path, lenient=lenient, **options)
+    if kind == "sacct":
+        from dispatchlab.workload.sacct import read_sacct
+
+        return read_sacct(path, lenient=lenient, **options)
+    if kind == "pbs":
+        from dispatchlab.workload.pbs import read_pbs
+
+        return read_pbs(path, lenient=lenient, **options)
+    from dispatchlab.workload import tables
+
+    return tables.read_parquet(path) if kind == "parquet" else tables.read_csv(path)
 
 
 # --------------------------------------------------------------------------------------

@@ -188,6 +188,10 @@ def _from_arrow(at: pa.Table, where: _Where, info: TraceInfo | None) -> JobTable
             t = col.type
             if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
                 extra[name] = col.to_numpy()
+            elif pa.types.is_string(t) or pa.types.is_large_string(t):
+                # text columns (job_ref, account, ...): object arrays, null -> ""
+                extra[name] = np.array(["" if v is None else v for v in col.to_pylist()],
+                                       dtype=object)
     for name in SWF_FIELDS:
         if name not in cols:
             dtype = np.float64 if name in FLOAT_FIELDS else np.int64
