@@ -8,6 +8,7 @@ One module per command group, all registered here:
 - :mod:`~dispatchlab.cli.predict`: ``predict``;
 - :mod:`~dispatchlab.cli.study`: ``study predictions``;
 - :mod:`~dispatchlab.cli.trace`: ``trace info``, ``generate``, ``convert``;
+- :mod:`~dispatchlab.cli.platform`: ``platform infer``;
 - :mod:`~dispatchlab.cli.campaign`: ``campaign run|status``;
 - :mod:`~dispatchlab.cli.results`: ``results query|export|summary``, ``report``;
 - :mod:`~dispatchlab.cli.common`: what they share (option groups, parsing, tables).
@@ -25,6 +26,7 @@ import click
 
 from dispatchlab.cli.campaign import campaign_app
 from dispatchlab.cli.compare import compare
+from dispatchlab.cli.platform import platform_app
 from dispatchlab.cli.predict import predict
 from dispatchlab.cli.results import report, results_app
 from dispatchlab.cli.simulate import demo, simulate
@@ -53,8 +55,8 @@ def app() -> None:
     """Simulate an HPC workload manager on real traces: dispatchers, predictors, metrics."""
 
 
-for command in (simulate, compare, predict, study_app, trace_app, generate, convert, demo,
-                campaign_app, results_app, report):
+for command in (simulate, compare, predict, study_app, trace_app, generate, convert,
+                platform_app, demo, campaign_app, results_app, report):
     app.add_command(command)
 
 

@@ -1,0 +1,78 @@
+"""Platform inference from a trace's records (``dispatchlab platform infer``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dispatchlab.errors import InputError
+from dispatchlab.platform.infer import infer_platform, peak_in_use
+from dispatchlab.workload.jobs import JobTable, TraceInfo
+from test_cli import assert_ok, assert_user_error, run_cli
+
+
+def _jobs(submit, wait, run, procs, info=None, **extra) -> JobTable:
+    t = JobTable.from_arrays(submit=submit, run=run, units=procs, wait=wait,
+                             alloc_procs=procs, info=info or TraceInfo(source="x.log"))
+    for name, values in extra.items():
+        t.columns[name] = np.asarray(values, dtype=object if name == "alloc_nodes" else
+                                     np.int64)
+    return t
+
+
+def test_peak_in_use_ends_before_starts() -> None:
+    # [0,10) 4 cores, [10,20) 4 cores: the second starts when the first ends -> peak 4;
+    # [5,15) 2 more overlaps both -> peak 6
+    assert peak_in_use(np.array([0, 10]), np.array([10, 20]), np.array([4, 4])) == 4
+    assert peak_in_use(np.array([0, 10, 5]), np.array([10, 20, 15]),
+                       np.array([4, 4, 2])) == 6
+    assert peak_in_use(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
+                       np.array([], dtype=np.int64)) == 0
+
+
+def test_from_recorded_placement() -> None:
+    # n01 runs 8 cores on [0,100) and 8 more on [50,150): peak 16; n02 peaks at 8
+    # (its two jobs do not overlap); n03 at 8 -> types cores8 x 2 and cores16 x 1
+    jobs = _jobs(submit=[0, 50, 0, 200], wait=[0, 0, 0, 0], run=[100, 100, 100, 50],
+                 procs=[16, 8, 8, 8],
+                 alloc_nodes=["n01:8,n02:8", "n01:8", "n03:8", "n02:8"])
+    p = infer_platform(jobs)
+    assert p.node_types == [("cores8", 2, {"core": 8}), ("cores16", 1, {"core": 16})]
+    assert "3 hosts" in p.evidence
+    plat = p.platform()
+    assert plat.n_nodes == 3 and plat.total_capacity() == {"core": 32}
+
+
+def test_from_node_counts_and_header() -> None:
+    # widest per-node use: 24 cores on 2 nodes -> 12 per node; at most 3 nodes at once
+    jobs = _jobs(submit=[0, 0, 0], wait=[0, 0, 0], run=[10, 10, 10], procs=[24, 12, 3],
+                 nodes_used=[2, 1, 1], info=TraceInfo(source="x", max_nodes=2))
+    p = infer_platform(jobs)
+    assert p.node_types == [("node", 4, {"core": 12})]
+    header_only = _jobs(submit=[0], wait=[0], run=[1], procs=[1],
+                        info=TraceInfo(source="y", max_nodes=10, max_procs=80))
+    assert infer_platform(header_only).node_types == [("node", 10, {"core": 8})]
+    with pytest.raises(InputError, match="nothing to infer a platform from"):
+        infer_platform(_jobs(submit=[0], wait=[0], run=[1], procs=[1]))
+
+
+def test_toml_round_trip(tmp_path) -> None:
+    from dispatchlab.platform import Platform
+
+    jobs = _jobs(submit=[0], wait=[0], run=[10], procs=[8], alloc_nodes=["a:8"])
+    path = tmp_path / "p.toml"
+    path.write_text(infer_platform(jobs).to_toml())
+    assert Platform.from_toml(path).total_capacity() == {"core": 8}
+
+
+def test_cli_platform_infer(tmp_path) -> None:
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxNodes: 4\n; MaxProcs: 32\n1 0 0 10 8 -1 -1 8 20 -1 1 1 1 1 1 -1 -1 -1\n")
+    out = tmp_path / "p.toml"
+    proc = run_cli("platform", "infer", trace, "--out", out)
+    assert_ok(proc)
+    assert "4 x node (8 core)" in proc.stdout or "4 x" in proc.stdout
+    assert_ok(run_cli("simulate", trace, "--platform", out))
+    bare = tmp_path / "bare.swf"
+    bare.write_text("1 0 0 10 8 -1 -1 8 20 -1 1 1 1 1 1 -1 -1 -1\n")
+    assert_user_error(run_cli("platform", "infer", bare, "--out", out), "nothing to infer")
