@@ -955,3 +955,38 @@ def test_names_are_stored_canonical_and_parameters_in_full(tmp_path, small_trace
     explicit = path.replace('order = "sjf"', 'order = "sjf", reservations = 1')
     again = load_campaign(write_campaign(tmp_path, explicit, "explicit.toml"))
     assert sorted(again.keys) == sorted(camp.keys)
+
+
+def test_reader_options_and_companion_files(tmp_path, small_trace) -> None:
+    """A trace entry names its format and reader options (checked against the format);
+    a companion machine file beside the trace joins the run's inputs, so editing it
+    re-keys the runs."""
+    import shutil
+
+    trace = tmp_path / "t.swf"
+    shutil.copy(small_trace, trace)
+    body = f"""
+[campaign]
+name = "fmt"
+[[traces]]
+path = "{trace}"
+format = "swf"
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "fifo"
+"""
+    camp = load_campaign(write_campaign(tmp_path, body))
+    assert camp.runs[0]["trace"]["format"] == "swf"
+    assert list(camp.runs[0]["inputs"]) == [str(trace)]
+    key = camp.runs[0]["run_key"]
+    machines = tmp_path / "t.swf.machines"
+    machines.write_text("0 a 2 8 1 1000\n")
+    camp = load_campaign(write_campaign(tmp_path, body))
+    assert sorted(camp.runs[0]["inputs"]) == [str(trace), str(machines)]
+    assert camp.runs[0]["run_key"] != key
+    with pytest.raises(InputError, match="timezone does not apply to swf traces"):
+        load_campaign(write_campaign(tmp_path, body.replace('format = "swf"',
+                                                            'format = "swf"\ntimezone = "UTC"')))
+    with pytest.raises(InputError, match="did you mean 'sacct'"):
+        load_campaign(write_campaign(tmp_path, body.replace('"swf"', '"sact"')))

@@ -72,7 +72,11 @@ _CAMPAIGN_KEYS = {"name", "database", "seeds", "repetitions", "tau", "overrun",
                   "store_jobs", "store_series", "measure"}
 _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_procs",
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
-               "machine_size", "slices"}
+               "machine_size", "slices", "format", "submit_from", "timezone", "columns",
+               "unstarted", "running"}
+#: Reader options of a trace file entry (``load_trace``'s ``format`` and
+#: ``reader_options``), checked against the format's reader when the format is given.
+_READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
 _SLICE_KEYS = {"count", "jobs", "lead_in"}
 _SELECTIONS = ("jobs", "window", "fraction", "sample_jobs")
 _PLATFORM_KEYS = {"label", "cores", "nodes", "cores_per_node", "file", "builtin",
@@ -373,6 +377,32 @@ def _reading(where: _Where, t: dict, entry: str) -> dict[str, Any]:
         raise where.error(f"extra_fields must be 'error' or 'ignore', got {extra!r}", entry)
     if extra != "error":
         out["extra_fields"] = extra
+    out.update(_reader(where, t, entry))
+    return out
+
+
+def _reader(where: _Where, t: dict, entry: str) -> dict[str, Any]:
+    """The entry's format and reader options (``format = "sacct"``, ``timezone``, ...):
+    types checked here, values by the reader when the trace is read."""
+    from dispatchlab.suggest import did_you_mean
+    from dispatchlab.workload.load import FORMATS
+
+    out: dict[str, Any] = {}
+    fmt = _typed(where, t, "format", str, entry)
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise where.error(f"unknown format {fmt!r}{did_you_mean(fmt, FORMATS)} (choose "
+                              f"from {', '.join(FORMATS)})", entry)
+        out["format"] = fmt
+    for key in _READER_KEYS[1:]:
+        value = _typed(where, t, key, list if key == "columns" else str, entry)
+        if value is None:
+            continue
+        if key == "columns" and not all(isinstance(c, str) and c for c in value):
+            raise where.error("columns must be an array of column names", entry)
+        if fmt is not None and key not in FORMATS[fmt]:
+            raise where.error(f"{key} does not apply to {fmt} traces", entry)
+        out[key] = value
     return out
 
 
@@ -415,6 +445,15 @@ def _file_trace(where: _Where, base: Path, t: dict,
     return out, path, Path(text).name.split(".")[0]
 
 
+def companion_files(path: Path) -> list[Path]:
+    """Files read together with a trace file: Alea's machine file
+    ``NAME.machines[.gz]`` beside ``NAME`` or ``NAME.gz`` (their contents join the run
+    key like the trace's)."""
+    stem = path.name[:-3] if path.name.endswith(".gz") else path.name
+    found = [path.with_name(stem + suffix) for suffix in (".machines", ".machines.gz")]
+    return [p for p in found if p.is_file()]
+
+
 def _trace(where: _Where, base: Path, table: Any, i: int,
            sums: dict[Path, str]) -> dict[str, Any]:
     """One ``[[traces]]`` entry: label, file, options, input files and checksum."""
@@ -432,6 +471,8 @@ def _trace(where: _Where, base: Path, table: Any, i: int,
         if path not in sums:
             sums[path] = file_sha256(path)
         inputs[str(path)] = sums[path]
+        for companion in companion_files(path):  # e.g. Alea's machine file
+            inputs[str(companion)] = file_sha256(companion)
     sha = sums[path] if path is not None else hashlib.sha256(
         json.dumps(options, sort_keys=True).encode()).hexdigest()
     return {"label": _label(where, t, entry, default_label),
@@ -446,7 +487,7 @@ def _cleaned_length(where: _Where, trace: dict[str, Any]) -> int:
     """Jobs left after reading and cleaning a trace file entry (no selection); read
     once per file content and options in this process."""
     options = {k: v for k, v in trace["options"].items()
-               if k in ("lenient", "extra_fields", "drop_overrun", "max_procs")}
+               if k in ("lenient", "extra_fields", "drop_overrun", "max_procs", *_READER_KEYS)}
     key = (trace["path"], trace["sha256"], json.dumps(options, sort_keys=True))
     if key not in _CLEANED_LENGTHS:
         from dispatchlab.campaign.worker import cleaned_length

@@ -62,11 +62,16 @@ def _read(trace: dict[str, Any], cache: bool = True):
 
     lenient = bool(trace.get("lenient", False))
     extra = trace.get("extra_fields", "error")
+    fmt = trace.get("format")
+    options = {k: trace[k] for k in ("submit_from", "timezone", "columns", "unstarted",
+                                     "running") if k in trace}
 
     def read():
-        return load_trace(trace["path"], lenient=lenient, extra_fields=extra, clean=False)
+        return load_trace(trace["path"], lenient=lenient, extra_fields=extra, clean=False,
+                          format=fmt, reader_options=options)
 
-    return _cached(("read", trace["path"], lenient, extra), read) if cache else read()
+    key = ("read", trace["path"], lenient, extra, fmt, repr(sorted(options.items())))
+    return _cached(key, read) if cache else read()
 
 
 def _cleaned(trace: dict[str, Any], raw, cache: bool = True):
