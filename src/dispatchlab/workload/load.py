@@ -292,6 +292,7 @@ TEXT_KEYS: tuple[str, ...] = (
     "Computer",
     "Installation",
     "TimeZoneString",
+    "TimeZone",
     "StartTime",
     "EndTime",
     "Preemption",
@@ -505,6 +506,10 @@ def trace_info(table: JobTable, platform: Platform | None = None) -> dict[str, A
         "estimate_fallback_value": info.estimate_fallback_value,
         "time_offset": info.time_offset,
         "rounded": dict(info.rounded),
+        "format": info.format,
+        "skipped": dict(info.skipped),
+        "names": {col: len(names) for col, names in info.codes.items()},
+        "companions": dict(info.companions),
     }
     return {
         "source": info.source,
@@ -545,8 +550,16 @@ def render_trace_info(info: dict[str, Any]) -> RenderableType:
             facts.add_row(key, _fmt(value))
     jobs = info["jobs"]
     loading = info["loading"]
+    facts.add_row("format", str(loading.get("format", "swf")))
+    for role, path in loading.get("companions", {}).items():
+        facts.add_row(f"{role} file", str(path))
     facts.add_row("jobs", _fmt(jobs["count"]))
     facts.add_row("lines read", _fmt(loading["lines_read"]))
+    if loading.get("skipped"):
+        facts.add_row("skipped by rule", _fmt(loading["skipped"]))
+    if loading.get("names"):
+        facts.add_row("named", ", ".join(f"{n:,} {col} names"
+                                         for col, n in loading["names"].items()))
     facts.add_row("malformed lines skipped", _fmt(loading["malformed_skipped"]))
     facts.add_row("dropped", _fmt(loading["dropped"]))
     if loading["estimate_fallbacks"]:

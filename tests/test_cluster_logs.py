@@ -1,0 +1,54 @@
+"""Cluster logs through the whole product: detection by content, every command on them
+(trace info, simulate, convert, platform infer), reader options on the command line."""
+
+from __future__ import annotations
+
+import json
+
+from test_cli import assert_ok, assert_user_error, run_cli
+from test_pbs import PRO_LOG, TORQUE_LOG, torque_end, write
+
+
+def _pbs_folder(tmp_path):
+    """Two daily Torque logs in a folder: 3 jobs in all."""
+    folder = tmp_path / "accounting"
+    folder.mkdir()
+    write(folder, TORQUE_LOG, "20240115")
+    write(folder, [torque_end("1002.torque01", 1705400000, 1705400100, 1705403700),
+                   torque_end("1003.torque01", 1705400050, 1705400100, 1705401000)],
+          "20240116")
+    return folder
+
+
+def test_pbs_log_and_folder_by_content(tmp_path) -> None:
+    log = write(tmp_path, PRO_LOG, "pro.log")  # no telling name: the content decides
+    proc = run_cli("trace", "info", log)
+    assert_ok(proc)
+    assert "│ format" in proc.stdout and "│ pbs" in proc.stdout
+    assert "records of other types: 2" in proc.stdout  # the Q and S records
+    assert "│ TimeZone" in proc.stdout
+    folder = _pbs_folder(tmp_path)
+    out = tmp_path / "o"
+    assert_ok(run_cli("simulate", folder, "--nodes", "2", "--cores-per-node", "8",
+                      "--out", out))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["total_jobs"] == 3
+    parquet = tmp_path / "pbs.parquet"
+    proc = run_cli("convert", folder, "--out", parquet)
+    assert_ok(proc)
+    assert "3 jobs of a pbs trace" in proc.stdout
+    toml = tmp_path / "p.toml"
+    proc = run_cli("platform", "infer", folder, "--out", toml)
+    assert_ok(proc)
+    assert "recorded placement" in proc.stdout
+
+
+def test_reader_options_on_the_command_line(tmp_path) -> None:
+    folder = _pbs_folder(tmp_path)
+    assert_ok(run_cli("trace", "info", folder, "--submit-from", "eligible",
+                      "--timezone", "Europe/Rome", "--format", "pbs"))
+    assert_user_error(run_cli("trace", "info", folder, "--submit-from", "queued"),
+                      "--submit-from")
+    assert_user_error(run_cli("trace", "info", folder, "--running", "keep"), "--running",
+                      "does not apply to pbs traces")
+    assert_user_error(run_cli("trace", "info", folder, "--format", "swf"))
