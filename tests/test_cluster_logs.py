@@ -52,3 +52,30 @@ def test_reader_options_on_the_command_line(tmp_path) -> None:
     assert_user_error(run_cli("trace", "info", folder, "--running", "keep"), "--running",
                       "does not apply to pbs traces")
     assert_user_error(run_cli("trace", "info", folder, "--format", "swf"))
+
+
+def test_sacct_export_through_every_command(tmp_path) -> None:
+    """A Slurm export (no telling name) is found by content and runs through trace info,
+    simulate (with --swf-out), compare and platform infer; a headerless export needs
+    --columns; options another reader takes are refused."""
+    from test_sacct import COLS_2302, EXPORT_2302
+    from test_sacct import write as write_sacct
+
+    export = write_sacct(tmp_path, EXPORT_2302, "march.txt")
+    proc = run_cli("trace", "info", export)
+    assert_ok(proc)
+    assert "│ sacct" in proc.stdout and "job steps folded" in proc.stdout
+    sched = tmp_path / "easy.swf"
+    out = tmp_path / "o"
+    assert_ok(run_cli("simulate", export, "--nodes", "8", "--cores-per-node", "16",
+                      "--swf-out", sched, "--out", out))
+    assert json.loads((out / "summary.json").read_text())["jobs"] > 0
+    assert_ok(run_cli("trace", "info", sched))
+    assert_ok(run_cli("compare", export, "--nodes", "8", "--cores-per-node", "16",
+                      "--dispatcher", "easy,fifo", "--workers", "1"))
+    assert_ok(run_cli("platform", "infer", export, "--out", tmp_path / "p.toml"))
+    headerless = write_sacct(tmp_path, EXPORT_2302[1:], "noheader.txt")
+    assert_ok(run_cli("trace", "info", headerless, "--format", "sacct",
+                      "--columns", COLS_2302.replace("|", ",")))
+    assert_user_error(run_cli("trace", "info", export, "--extra-fields", "ignore",
+                              "--running", "sometimes"), "--running")
