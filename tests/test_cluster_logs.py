@@ -79,3 +79,39 @@ def test_sacct_export_through_every_command(tmp_path) -> None:
                       "--columns", COLS_2302.replace("|", ",")))
     assert_user_error(run_cli("trace", "info", export, "--extra-fields", "ignore",
                               "--running", "sometimes"), "--running")
+
+
+ALEA = "../shared/traces/alea-wagap-2013.swf.gz"
+
+
+def _alea():
+    from pathlib import Path
+
+    import pytest
+
+    path = Path(__file__).resolve().parents[1] / ALEA
+    if not path.exists():
+        pytest.skip(f"{ALEA} not found: the shared traces folder is absent")
+    return path
+
+
+def test_alea_runs_with_no_option_and_on_another_platform(tmp_path) -> None:
+    """The machine file is the default platform; another platform drops the cluster
+    and exclusivity requests with one warning; the written SWF counts processors, not
+    Alea's chunks."""
+    from dispatchlab.workload.swf import read_swf
+
+    trace = _alea()
+    proc = run_cli("simulate", trace, "--dispatcher", "fifo", "--jobs", "0:400",
+                   "--swf-out", tmp_path / "s.swf")
+    assert_ok(proc)
+    assert proc.stderr == ""
+    assert "20 x zewura" in proc.stdout and "48 x zegox" in proc.stdout  # the machine file
+    written = read_swf(tmp_path / "s.swf")
+    ran = written["run"] >= 0
+    # field 5 (allocated processors) = field 8 (requested processors) of the trace
+    assert (written["alloc_procs"][ran] == written["req_procs"][ran]).all()
+    other = run_cli("simulate", trace, "--dispatcher", "fifo", "--jobs", "0:400",
+                    "--nodes", "68", "--cores-per-node", "32")
+    assert_ok(other)
+    assert other.stderr.count("warning:") == 1 and "are dropped" in other.stderr

@@ -251,6 +251,10 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         _check_code(spec)
         jobs = load_jobs(spec["trace"], spec["seed"])
         platform = build_platform(spec["platform"], jobs)
+        if jobs.info.format == "alea":  # constraints need the machine file's platform
+            from dispatchlab.workload.alea import for_platform
+
+            jobs, _ = for_platform(jobs, platform.total_capacity())
         params = dict(spec["dispatcher"]["params"])
         if "allocator" in spec["platform"]:
             params["allocator"] = spec["platform"]["allocator"]

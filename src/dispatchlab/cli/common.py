@@ -127,6 +127,20 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
         jobs.info, advice="give --platform or --nodes and --cores-per-node")
 
 
+def fit_jobs(jobs, platform):
+    """``jobs`` made runnable on ``platform``: an Alea table on another platform than
+    its machine file loses its cluster, exclusivity and memory requests, with one
+    warning line saying so (:func:`dispatchlab.workload.alea.for_platform`)."""
+    if jobs.info.format != "alea":
+        return jobs
+    from dispatchlab.workload.alea import for_platform
+
+    jobs, note = for_platform(jobs, platform.total_capacity())
+    if note:
+        warn(note)
+    return jobs
+
+
 def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = None,
                     reservations: int | None = None, skip: bool = False,
                     allocator: str | None = None):

@@ -19,6 +19,7 @@ from dispatchlab.cli.common import (
     check_overrun,
     choose_platform,
     console,
+    fit_jobs,
     load,
     names_help,
     warn,
@@ -173,6 +174,7 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader, window=window,
                 jobs=jobs_range, fraction=fraction)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    jobs = fit_jobs(jobs, plat)
     if slices is not None:  # a plan that does not fit fails before any warning
         from dispatchlab.workload.slices import plan_slices
 

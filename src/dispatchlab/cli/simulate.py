@@ -20,6 +20,7 @@ from dispatchlab.cli.common import (
     choose_platform,
     console,
     dispatcher_spec,
+    fit_jobs,
     load,
     names_help,
     parse_measure,
@@ -111,6 +112,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
                 reader=reader)
     release_free_memory()
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    jobs = fit_jobs(jobs, plat)
     for text in platform_warnings(jobs, plat):
         warn(text)
     progress, update = progress_bar(len(jobs) > 20_000)

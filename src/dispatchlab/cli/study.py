@@ -14,6 +14,7 @@ from dispatchlab.cli.common import (
     TRACE_ARG,
     choose_platform,
     console,
+    fit_jobs,
     load,
     names_help,
 )
@@ -60,6 +61,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     jobs = load(trace, lenient=lenient, window=window, jobs=jobs_range, fraction=fraction,
                  extra_fields=extra_fields, reader=reader)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    jobs = fit_jobs(jobs, plat)
     study = run_prediction_study(jobs, plat, d_names, p_names, tau=tau)
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",
                   caption=f"times in seconds; slowdown and bsld (tau = {tau:g} s) are means "

@@ -66,9 +66,18 @@ class Platform:
 
     @classmethod
     def from_trace_header(cls, info: Any, advice: str = "give a platform") -> Platform:
-        """The default platform of a trace: one pool of its header's MaxProcs cores
-        (MaxNodes when MaxProcs is absent). ``info`` is the trace's ``TraceInfo``; a
-        header with neither raises :class:`InputError` ending with ``advice``."""
+        """The default platform of a trace. ``info`` is the trace's ``TraceInfo``.
+
+        When ``info.companions`` names a ``machines`` file (Alea's machine file, read
+        with the trace), the node-level platform it describes
+        (:func:`dispatchlab.platform.alea.read_alea_machines`); otherwise one pool of the
+        header's MaxProcs cores (MaxNodes when MaxProcs is absent). A header with
+        neither raises :class:`InputError` ending with ``advice``."""
+        machines = (getattr(info, "companions", None) or {}).get("machines")
+        if machines:
+            from dispatchlab.platform.alea import read_alea_machines
+
+            return read_alea_machines(machines)
         cores = info.max_procs or info.max_nodes
         if not cores:
             raise InputError(f"the trace header has neither MaxProcs nor MaxNodes; {advice}",

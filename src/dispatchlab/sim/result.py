@@ -144,7 +144,8 @@ class SimulationResult:
         :func:`dispatchlab.workload.swf.write_swf` (``simulate --swf-out``).
 
         Every input field is kept except: ``wait`` = simulated start - submit, ``run`` =
-        simulated end - start, ``alloc_procs`` = units started, ``status`` = 1 for
+        simulated end - start, ``alloc_procs`` = processors started (units x cores per
+        unit), ``status`` = 1 for
         completed jobs, 0 for jobs killed at their requested time (``overrun = kill``;
         SWF's "failed"), 5 for rejected jobs (SWF's "cancelled"; their wait, run and
         ``alloc_procs`` are -1), ``avg_cpu`` and ``used_mem`` = -1 (not simulated).
@@ -163,7 +164,10 @@ class SimulationResult:
         ran = self.status != STATUS_REJECTED
         cols["wait"] = np.where(ran, self.start - jobs["submit"], -1).astype(np.int64)
         cols["run"] = np.where(ran, self.end - self.start, -1).astype(np.int64)
-        cols["alloc_procs"] = np.where(ran, jobs["units"], -1).astype(np.int64)
+        # processors: units x cores per unit (1 for SWF jobs; Alea's chunks hold several)
+        core = jobs.resources.get("core")
+        procs = jobs["units"] if core is None else jobs["units"] * core
+        cols["alloc_procs"] = np.where(ran, procs, -1).astype(np.int64)
         cols["status"] = np.select([self.status == STATUS_COMPLETED,
                                     self.status == STATUS_KILLED], [1, 0], 5).astype(np.int64)
         cols["avg_cpu"] = np.full(len(jobs), -1.0)
