@@ -115,3 +115,41 @@ def test_alea_runs_with_no_option_and_on_another_platform(tmp_path) -> None:
                     "--nodes", "68", "--cores-per-node", "32")
     assert_ok(other)
     assert other.stderr.count("warning:") == 1 and "are dropped" in other.stderr
+
+
+def test_bad_cluster_logs_are_one_error_line(tmp_path) -> None:
+    """Through the CLI: a sacct export without a required column, an unparsable
+    timestamp or time limit, a PBS end record without its end time, a machine file with
+    a bad field: one `error: FILE:LINE: field ...` line, exit 2, no traceback; with
+    --lenient the bad record is skipped and counted."""
+    from test_pbs import torque_end
+    from test_pbs import write as write_pbs
+    from test_sacct import EXPORT_2302
+    from test_sacct import write as write_sacct
+
+    header, *rows = EXPORT_2302
+    no_state = write_sacct(tmp_path, ["|".join(c for c in header.split("|")
+                                                if c != "State")], "nostate.sacct")
+    assert_user_error(run_cli("trace", "info", no_state, "--format", "sacct"),
+                      str(no_state), "State")
+    cols = header.split("|")
+    bad = rows[0].split("|")
+    bad[cols.index("Submit")] = "2024-13-45T99:00:00"
+    bad_time = write_sacct(tmp_path, [header, "|".join(bad), *rows[1:]], "badtime.sacct")
+    msg = assert_user_error(run_cli("trace", "info", bad_time), str(bad_time), ":2:",
+                            "Submit")
+    assert "Traceback" not in msg
+    proc = run_cli("trace", "info", bad_time, "--lenient")
+    assert_ok(proc)
+    assert "malformed lines skipped │ 1" in proc.stdout
+    limit = rows[0].split("|")
+    limit[cols.index("Timelimit")] = "two hours"
+    bad_limit = write_sacct(tmp_path, [header, "|".join(limit)], "badlimit.sacct")
+    assert_user_error(run_cli("trace", "info", bad_limit), str(bad_limit), "Timelimit")
+    end = torque_end("7.srv", 1705400000, 1705400100, 1705403700).replace(" end=1705403700", "")
+    no_end = write_pbs(tmp_path, [end], "20240116")
+    assert_user_error(run_cli("trace", "info", no_end), str(no_end), ":1:", "end")
+    trace = tmp_path / "t.swf"
+    trace.write_text("1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1 {7,7,7,7} q 1:ppn=4\n")
+    (tmp_path / "t.swf.machines").write_text("0 a 2 eight 1 1000\n")
+    assert_user_error(run_cli("simulate", trace), "t.swf.machines:1:", "cores")

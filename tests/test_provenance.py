@@ -4,7 +4,6 @@ and what does not, own modules and their imports, and the speed of the project h
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -92,17 +91,14 @@ def test_excluded_modules_do_not_count(package_copy, tmp_path):
     assert provenance.package_code_hash(root) != provenance.project_code_hash()
 
 
-def test_project_hash_is_fast():
-    best = min(_timed(lambda: provenance.package_code_hash(PACKAGE)) for _ in range(3))
-    assert best < 0.5, f"hashing the project took {best:.2f} s"
-    provenance.project_code_hash()
-    assert _timed(provenance.project_code_hash) < 0.01  # cached per process
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+def test_project_hash_is_computed_once_per_process(monkeypatch):
+    """The hash is cached: a second call reads no source file (its speed is measured by
+    benchmarks/bench_provenance.py, not here: timed unit tests flake on a busy machine)."""
+    first = provenance.project_code_hash()
+    calls = []
+    monkeypatch.setattr(provenance, "_file_source_hash",
+                        lambda path: calls.append(path) or "x")
+    assert provenance.project_code_hash() == first and calls == []
 
 
 def test_dependency_versions(monkeypatch):
