@@ -446,12 +446,13 @@ def _file_trace(where: _Where, base: Path, t: dict,
 
 
 def companion_files(path: Path) -> list[Path]:
-    """Files read together with a trace file: Alea's machine file
-    ``NAME.machines[.gz]`` beside ``NAME`` or ``NAME.gz`` (their contents join the run
-    key like the trace's)."""
-    stem = path.name[:-3] if path.name.endswith(".gz") else path.name
-    found = [path.with_name(stem + suffix) for suffix in (".machines", ".machines.gz")]
-    return [p for p in found if p.is_file()]
+    """Files read together with a trace file (Alea's machine file, see
+    :func:`dispatchlab.workload.companions.find_machines`): their contents join the run
+    key like the trace's."""
+    from dispatchlab.workload.companions import find_machines
+
+    found = find_machines(path)
+    return [] if found is None else [found]
 
 
 def _trace(where: _Where, base: Path, table: Any, i: int,

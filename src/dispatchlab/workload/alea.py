@@ -115,6 +115,7 @@ from dispatchlab.platform.alea import (
     cluster_resource,
     read_alea_machines,
 )
+from dispatchlab.workload.companions import find_machines
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.swf import _open_binary, read_swf
 
@@ -398,21 +399,6 @@ def _short(text: str) -> str:
 # --------------------------------------------------------------------------------------
 # reading
 # --------------------------------------------------------------------------------------
-
-
-def find_machines(path: str | Path) -> Path | None:
-    """The machine file beside trace ``path``: ``PATH.machines``, ``PATH.machines.gz``,
-    then, for ``X.gz``, ``X.machines`` and ``X.machines.gz``; None if none exists."""
-    p = Path(path)
-    bases = [p]
-    if p.name.endswith(".gz"):
-        bases.append(p.with_name(p.name[:-3]))
-    for base in bases:
-        for suffix in (".machines", ".machines.gz"):
-            cand = base.with_name(base.name + suffix)
-            if cand.is_file():
-                return cand
-    return None
 
 
 def looks_like_alea(path: str | Path, first_lines: Sequence[str | bytes]) -> bool:

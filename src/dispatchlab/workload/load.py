@@ -83,8 +83,9 @@ SNIFF_LINES = 20
 
 
 def _first_lines(path: Path, limit: int = SNIFF_LINES) -> list[str]:
-    """The first ``limit`` non-empty lines of a text file (gzip or not); [] for a file
-    that cannot be read as text."""
+    """The first ``limit`` non-empty lines of a text file (gzip or not) that are not SWF
+    comments (``;``: PWA headers run to dozens of lines); [] for a file that cannot be
+    read as text."""
     import gzip
 
     lines: list[str] = []
@@ -94,7 +95,7 @@ def _first_lines(path: Path, limit: int = SNIFF_LINES) -> list[str]:
         opener = gzip.open if gz else open
         with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
             for raw in fh:
-                if raw.strip():
+                if raw.strip() and not raw.lstrip().startswith(";"):
                     lines.append(raw.rstrip("\n"))
                     if len(lines) >= limit:
                         break
@@ -103,28 +104,34 @@ def _first_lines(path: Path, limit: int = SNIFF_LINES) -> list[str]:
     return lines
 
 
+def _swf_line(line: str) -> bool:
+    """18 whitespace-separated numbers (an SWF job line)."""
+    fields = line.split()
+    return len(fields) == 18 and all(f.lstrip("-").replace(".", "", 1).isdigit()
+                                     for f in fields)
+
+
 def _sniff(path: Path, lines: list[str]) -> str | None:
-    """The format the content shows, or None."""
+    """The format the content shows, or None. Plain SWF lines are recognised without
+    importing the other readers (they cost start-up time on every SWF run)."""
     from importlib import import_module
 
+    from dispatchlab.workload.companions import find_machines
+
+    data = [x for x in lines if not x.lstrip().startswith(";")]
+    if data and all(_swf_line(x) for x in data[:5]):
+        # 18-field lines with a machine file beside them: Alea's reader takes them
+        return "alea" if find_machines(path) is not None else "swf"
     checks = (("pbs", "looks_like_pbs"), ("sacct", "looks_like_sacct"))
     for fmt, fn in checks:
-        try:
-            check = getattr(import_module(f"dispatchlab.workload.{fmt}"), fn)
-        except (ImportError, AttributeError):  # pragma: no cover - readers ship together
-            continue
-        if check(lines):
+        if getattr(import_module(f"dispatchlab.workload.{fmt}"), fn)(lines):
             return fmt
-    try:
-        from dispatchlab.workload.alea import looks_like_alea
+    from dispatchlab.workload.alea import looks_like_alea
 
-        if looks_like_alea(path, lines):
-            return "alea"
-    except ImportError:  # pragma: no cover
-        pass
-    data = [x for x in lines if not x.lstrip().startswith(";")]
+    if looks_like_alea(path, lines):
+        return "alea"
     if data and all(x.split()[0].lstrip("-").isdigit() for x in data[:5]):
-        return "swf"
+        return "swf"  # SWF-like but malformed: the SWF reader names the bad line
     return None
 
 
