@@ -178,3 +178,27 @@ def test_strict_sjf_ljf_partial_selection_agrees_with_sorting(w, real, kill):
         ref = _starts(cores, jobs, full, pred, overrun)
         assert _starts(cores, jobs, fast, pred, overrun) == ref
         assert _starts(cores, jobs, tiny, pred, overrun) == ref
+
+
+def test_node_profile_from_running_equals_the_dense_construction() -> None:
+    """The vectorized release profile equals the one built from one dense matrix per
+    running job (same times, same free matrices), ends at `now` included."""
+    from dispatchlab.dispatch.base import Allocation
+    from dispatchlab.dispatch.profile import NodeProfile
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n_nodes, n_res, now = int(rng.integers(1, 6)), int(rng.integers(1, 4)), 100
+        running = int(rng.integers(0, 8))
+        ends = rng.integers(now, now + 5, running)  # repeated times and `now` itself
+        allocs, reqs = [], rng.integers(0, 4, (running, n_res))
+        for _ in range(running):
+            k = int(rng.integers(1, n_nodes + 1))
+            nodes = np.sort(rng.choice(n_nodes, k, replace=False)).astype(np.int64)
+            allocs.append(Allocation(nodes, rng.integers(1, 4, k).astype(np.int64)))
+        free = rng.integers(0, 10, (n_nodes, n_res)).astype(np.int64)
+        dense = NodeProfile(now, free, [(int(t), a.matrix(r, n_nodes))
+                                        for t, a, r in zip(ends, allocs, reqs, strict=True)])
+        fast = NodeProfile.from_running(now, free, ends, allocs, reqs)
+        assert fast.times == dense.times
+        assert all(np.array_equal(a, b) for a, b in zip(fast.free, dense.free, strict=True))

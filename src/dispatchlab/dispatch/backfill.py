@@ -360,11 +360,10 @@ class _Backfill(Dispatcher):
         n_nodes = view.free.shape[0]
         physical = view.free.copy()
         ends, _held, running_jobs = view.running
-        releases = [
-            (int(t), view.allocation(int(j)).matrix(reqs[int(j)], n_nodes))
-            for t, j in zip(ends.tolist(), running_jobs.tolist(), strict=True)
-        ]
-        prof = NodeProfile(now, physical, releases)
+        running = np.asarray(running_jobs, dtype=np.int64)
+        prof = NodeProfile.from_running(
+            now, physical, np.asarray(ends, dtype=np.int64),
+            [view.allocation(j) for j in running.tolist()], reqs[running])
         alloc_ = self.allocator_
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []

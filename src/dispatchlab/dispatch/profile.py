@@ -125,6 +125,36 @@ class NodeProfile:
             self.times.append(t)
             self.free.append(self.free[-1] + by_time[t])
 
+    @classmethod
+    def from_running(cls, now: int, free_now: np.ndarray, ends: np.ndarray,
+                     allocations: list, requests: np.ndarray) -> NodeProfile:
+        """The profile of running jobs from their arrays, without one dense (nodes x
+        resources) matrix per job: job ``i`` frees ``allocations[i].counts x
+        requests[i]`` on ``allocations[i].nodes`` at ``ends[i]`` (>= now). Equal, value
+        for value, to ``NodeProfile(now, free_now, [(ends[i], allocations[i].matrix(
+        requests[i], n_nodes)) ...])`` (integer sums in another order)."""
+        prof = cls.__new__(cls)
+        prof.now = now
+        base = free_now.copy()
+        if len(ends) == 0:
+            prof.times, prof.free = [now], [base]
+            return prof
+        times, inv = np.unique(np.asarray(ends, dtype=np.int64), return_inverse=True)
+        sizes = np.fromiter((len(a.nodes) for a in allocations), dtype=np.int64,
+                            count=len(allocations))
+        nodes = np.concatenate([a.nodes for a in allocations])
+        counts = np.concatenate([a.counts for a in allocations])
+        owner = np.repeat(np.arange(len(allocations)), sizes)
+        freed = np.zeros((len(times), base.shape[0], base.shape[1]), dtype=np.int64)
+        np.add.at(freed, (inv[owner], nodes), counts[:, None] * requests[owner])
+        if times[0] == now:  # released now: part of the free matrix at now
+            base += freed[0]
+            times, freed = times[1:], freed[1:]
+        steps = base[None, :, :] + np.cumsum(freed, axis=0)
+        prof.times = [now, *times.tolist()]
+        prof.free = [base, *steps]
+        return prof
+
     def _index(self, t: int) -> int:
         return int(np.searchsorted(self.times, t, side="right")) - 1
 
