@@ -69,9 +69,11 @@ def allocator_names() -> str:
 # -------------------------------------------------------------- trace, platform
 def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: bool = False,
          window: str | None = None, jobs: str | None = None, fraction: str | None = None,
-         extra_fields: str = "error", reader: dict[str, Any] | None = None):
+         extra_fields: str = "error", reader: dict[str, Any] | None = None,
+         clean: bool = True):
     """Read, clean and select a trace as the command-line options say (``reader``: the
-    format and reader options collected by :data:`READ_OPTIONS`)."""
+    format and reader options collected by :data:`READ_OPTIONS`; ``clean=False``: the
+    trace as read, for conversion and inference, where nothing may be lost)."""
     from dispatchlab.workload.load import load_trace
 
     if extra_fields not in ("error", "ignore"):
@@ -97,6 +99,7 @@ def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: b
         window=parse_range(window, "--window"),
         jobs=parse_range(jobs, "--jobs"),
         fraction=parse_fraction(fraction),
+        clean=clean,
     )
 
 

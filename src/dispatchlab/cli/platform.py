@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dispatchlab.cli.common import READ_OPTIONS, TRACE_ARG, console
+from dispatchlab.cli.common import READ_OPTIONS, TRACE_ARG, console, load
 from dispatchlab.errors import InputError
 
 
@@ -23,11 +23,10 @@ def platform_app() -> None:
 def infer(trace: Path, out: Path, lenient: bool, extra_fields: str, reader: dict) -> None:
     """Propose a node-level platform for TRACE from its machine file, recorded placement
     (PBS exec_host, Alea node ids, Slurm NodeList), node counts or header."""
-    from dispatchlab.cli.trace import _load_raw
     from dispatchlab.platform.infer import infer_platform
-    from dispatchlab.workload.load import load_trace
 
-    jobs = _load_raw(trace, lenient, extra_fields, reader, load_trace)
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader,
+                clean=False)
     machines = None
     machine_file = jobs.info.companions.get("machines")
     if machine_file:

@@ -112,8 +112,6 @@ def convert(trace: Path, out: Path, clean: bool, lenient: bool, extra_fields: st
     """Convert TRACE (any format: swf, alea, sacct, pbs, parquet, csv) to SWF, Parquet or
     CSV. Parquet keeps every column and the trace's facts (name tables of users, queues,
     ...); SWF keeps the 18 standard fields (names become their integer codes)."""
-    from dispatchlab.workload.load import load_trace
-
     name = out.name.lower()
     kinds = {".swf": "swf", ".swf.gz": "swf", ".parquet": "parquet", ".pq": "parquet",
              ".csv": "csv"}
@@ -122,8 +120,8 @@ def convert(trace: Path, out: Path, clean: bool, lenient: bool, extra_fields: st
     if kind is None:
         raise InputError("the output name must end with .swf, .swf.gz, .parquet or .csv",
                          field="--out")
-    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader) if clean \
-        else _load_raw(trace, lenient, extra_fields, reader, load_trace)
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader,
+                clean=clean)
     if kind == "swf":
         from dispatchlab.workload.swf import write_swf
 
@@ -141,14 +139,3 @@ def convert(trace: Path, out: Path, clean: bool, lenient: bool, extra_fields: st
         notes.append(f"malformed lines skipped: {info.malformed_skipped:,}")
     for note in notes:
         console().print(note)
-
-
-def _load_raw(trace: Path, lenient: bool, extra_fields: str, reader: dict, load_trace):
-    """The trace as read, without cleaning (for conversion: nothing is lost)."""
-    options = dict(reader)
-    fmt = options.pop("format", None)
-    if options.get("columns") is not None:
-        options["columns"] = [c.strip() for c in options["columns"].split(",")]
-    return load_trace(trace, format=fmt, reader_options=options, lenient=lenient,
-                      extra_fields=extra_fields, clean=False)
-
