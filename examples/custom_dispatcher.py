@@ -21,7 +21,7 @@ class WidestFirst(Dispatcher):
         self.max_starts = max_starts  # parameters are stored as given
 
     def dispatch(self, view):
-        jobs, units, _estimates = view.queue  # numpy arrays, queue order
+        jobs, units = view.queue.jobs, view.queue.units  # numpy, queue order
         free = view.free_cores  # counting platform: a job fits if units <= free
         starts = []
         for pos in np.argsort(-units, kind="stable"):

@@ -82,7 +82,7 @@ class _Nondeterministic(Dispatcher):
         pass
 
     def dispatch(self, view):
-        jobs, units, _ = view.queue
+        jobs, units, *_ = view.queue
         free = view.free_cores
         out = []
         for pos in np.random.default_rng().permutation(len(jobs)):

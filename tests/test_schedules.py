@@ -245,8 +245,9 @@ def test_best_fit_packs_the_fullest_node():
 
 
 def test_multi_resource_eurora_gpu_jobs_only_on_gpu_nodes():
-    # Eurora: 32 GPU nodes (2 GPUs) then 32 MIC nodes. 70 units of (1 core + 1 GPU) need
-    # 35 GPU nodes' worth of GPUs: impossible (64 GPUs) -> rejected. 64 units fit exactly.
+    # Eurora (nodes_#64): 32 MIC nodes (ids 0-31, 2 MICs) then 32 GPU nodes (ids 32-63,
+    # 2 GPUs). 70 units of (1 core + 1 GPU) need 35 GPU nodes' worth of GPUs: impossible
+    # (64 GPUs) -> rejected. 64 units fit exactly, 2 per GPU node.
     n = 3
     jobs = JobTable.from_arrays(submit=[0] * n, run=[10] * n, units=[70, 64, 1],
                                 resources={"core": [1] * n, "gpu": [1, 1, 0],
@@ -255,8 +256,8 @@ def test_multi_resource_eurora_gpu_jobs_only_on_gpu_nodes():
     assert r.to_arrow()["status"].to_pylist() == ["rejected", "completed", "completed"]
     alloc = r.to_arrow()["allocation"].to_pylist()
     nodes = [int(part.split(":")[0]) for part in alloc[1].split(",")]
-    assert len(nodes) == 32 and max(nodes) == 31  # GPU nodes are 0..31
-    assert int(alloc[2].split(":")[0]) >= 32  # the MIC job on a MIC node
+    assert sorted(nodes) == list(range(32, 64))  # GPU nodes are 32..63
+    assert int(alloc[2].split(":")[0]) < 32  # the MIC job on a MIC node (0..31)
 
 
 # ------------------------------------------------------------------ engine features
@@ -353,7 +354,7 @@ def test_a_dispatcher_may_reject_waiting_jobs():
 
     class NarrowOnly(FIFO):
         def dispatch(self, view):
-            jobs, units, _ = view.queue
+            jobs, units, *_ = view.queue
             wide = [Reject(int(j), "wider than 2 cores") for j, u in zip(jobs, units,
                                                                         strict=True) if u > 2]
             if wide:

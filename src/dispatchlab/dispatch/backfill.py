@@ -49,7 +49,7 @@ import numpy as np
 
 from dispatchlab.dispatch.allocators import Allocator, make_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
-from dispatchlab.dispatch.profile import CoreProfile, NodeProfile, planned
+from dispatchlab.dispatch.profile import CoreProfile, planned
 from dispatchlab.errors import InputError
 
 ORDERS = ("fifo", "sjf")
@@ -162,7 +162,7 @@ class _Backfill(Dispatcher):
                 out.append(Start(rows[i]))
                 i += 1
         else:
-            rows_a, units_a, est_a = view.queue
+            rows_a, units_a, est_a, _ = view.queue
             i = int((units_a.cumsum() > free).argmax()) if units_a[0] <= free else 0
             if i == 0 and units_a[0] <= free:  # everything fits
                 i = n
@@ -218,8 +218,8 @@ class _Backfill(Dispatcher):
             if shadow is not None and (n_run < k_max or shadow < ends[-1]):
                 released_by_shadow = sum(c for e, c in started if e <= shadow)
                 return shadow, acc[bisect_right(ends, shadow)] + released_by_shadow - need
-        ends_a, held_a, _ = view.running
-        return shadow_and_extra(free, need, ends_a, held_a, started)
+        running = view.running
+        return shadow_and_extra(free, need, running.est_end, running.units, started)
 
     def _scan(self, view: View, rows, units, ests, free: int, shadow: int | None,
               extra: int, out: list[Decision], head: int, need: int,
@@ -301,11 +301,10 @@ class _Backfill(Dispatcher):
     # ------------------------------------------------------------- K reservations, counting
     def _plan_counting(self, view: View, k: int) -> list[Decision]:
         now = view.now
-        jobs, units, est = view.queue
+        jobs, units, est, _ = view.queue
         n = len(jobs)
         free = view.free_cores
-        ends, held, _ = view.running
-        prof = CoreProfile(now, ends, held, free)
+        prof = view.release_profile()
         smallest_after = np.minimum.accumulate(units[::-1])[::-1]
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []
@@ -354,16 +353,12 @@ class _Backfill(Dispatcher):
     # ---------------------------------------------------------------- node level (any K)
     def _plan_nodes(self, view: View, k: int) -> list[Decision]:
         now = view.now
-        jobs, units, est = view.queue
+        jobs, units, est, _ = view.queue
         n = len(jobs)
         reqs = view.requests
         n_nodes = view.free.shape[0]
         physical = view.free.copy()
-        ends, _held, running_jobs = view.running
-        running = np.asarray(running_jobs, dtype=np.int64)
-        prof = NodeProfile.from_running(
-            now, physical, np.asarray(ends, dtype=np.int64),
-            [view.allocation(j) for j in running.tolist()], reqs[running])
+        prof = view.release_profile()
         alloc_ = self.allocator_
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []

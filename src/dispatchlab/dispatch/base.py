@@ -19,7 +19,6 @@ Two ways of fitting jobs exist:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,6 +27,7 @@ import numpy as np
 from dispatchlab.params import Params
 
 if TYPE_CHECKING:
+    from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
     from dispatchlab.platform import Platform
     from dispatchlab.workload.jobs import JobTable
 
@@ -75,12 +75,52 @@ class SetSpeed(NamedTuple):
 Decision = Start | Reject | SetSpeed
 
 
+class QueueColumns(NamedTuple):
+    """The waiting jobs in queue order (submit time, then file order): read-only int64
+    numpy arrays of equal length. ``jobs``: rows of the job table; ``units``: units
+    requested; ``estimate``: the predictor's estimate at submission (s, may be 0);
+    ``submit``: submit time (s, trace origin)."""
+
+    jobs: np.ndarray
+    units: np.ndarray
+    estimate: np.ndarray
+    submit: np.ndarray
+
+
+class RunningColumns(NamedTuple):
+    """The running jobs in order of estimated end (ties by job row): int64 numpy arrays.
+    ``est_end`` is the *effective* planned end: start + max(estimate, 1), and an end
+    already past counts as now (so ``est_end >= now``); ``start`` the start time."""
+
+    jobs: np.ndarray
+    units: np.ndarray
+    est_end: np.ndarray
+    start: np.ndarray
+
+
+class Changes(NamedTuple):
+    """What happened since the dispatcher's previous pass (job rows, in event order):
+    jobs ``submitted`` (and queued; rejected ones are not listed), jobs ``completed``
+    (ended or killed), running jobs ``reestimated`` (a new estimated end: an expired
+    estimate replaced by the predictor, or a speed change)."""
+
+    submitted: tuple[int, ...]
+    completed: tuple[int, ...]
+    reestimated: tuple[int, ...]
+
+
 class View:
     """A read-only, lazy view of the system at one dispatch pass.
 
-    Attributes are computed on access from the engine's state; arrays are read-only
-    numpy views valid during the ``dispatch`` call only. Times are integer seconds in
-    the trace's time origin; estimates are seconds.
+    Every member is computed on access from the engine's public accessors; arrays are
+    read-only numpy arrays valid during the ``dispatch`` call only. Times are integer
+    seconds in the trace's time origin; estimates are seconds.
+
+    The columns are named: :attr:`queue` is a :class:`QueueColumns`, :attr:`running` a
+    :class:`RunningColumns` (both start with ``jobs, units``). :meth:`release_profile`
+    gives the running jobs' releases over future time, built once per engine state and
+    shared by every dispatcher that asks; :attr:`changed` tells what happened since the
+    previous pass.
     """
 
     def __init__(self, engine) -> None:  # engine: dispatchlab.sim.engine.Simulation
@@ -106,47 +146,40 @@ class View:
         """Per-unit request of every job (jobs x resources, platform resource order)."""
         return self._engine.requests
 
+    @property
+    def capacity(self) -> np.ndarray:
+        """Capacity of every node (nodes x resources, platform resource order)."""
+        return self._engine.capacity
+
     # --- the queue ----------------------------------------------------------------
     @property
-    def queue(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Waiting jobs in queue order (submit time, then file order):
-        ``(jobs, units, estimates)``."""
-        return self._engine.queue.columns()
+    def queue(self) -> QueueColumns:
+        """Waiting jobs in queue order (submit time, then file order)."""
+        return QueueColumns(*self._engine.queue.columns())
 
     @property
     def queue_length(self) -> int:
-        return len(self._engine.queue.jobs)
+        return len(self._engine.queue)
 
     def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
         """The first ``k`` waiting jobs in queue order as Python lists
         ``(jobs, units, estimates)``: cheap whatever the queue length, for dispatchers
         that walk from the head."""
-        eng = self._engine
-        rows = eng.queue.jobs[:k].tolist()
-        units_of, est_of = eng._units, eng._est0
-        return rows, [units_of[r] for r in rows], [est_of[r] for r in rows]
+        return self._engine.queue_head(k)
 
     def queued_after(self, job: int) -> tuple[list[int], list[int], list[int]]:
         """``(jobs, units, estimates)`` as Python lists for the waiting jobs submitted
         after ``job`` (a row), in queue order: for dispatchers that remember the queue."""
-        eng = self._engine
-        buf = eng.queue.jobs
-        rows = buf[bisect_right(buf, job):].tolist()
-        units_of, est_of = eng._units, eng._est0
-        return rows, [units_of[r] for r in rows], [est_of[r] for r in rows]
+        return self._engine.queued_after(job)
 
     # --- running jobs -------------------------------------------------------------
     @property
-    def running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Running jobs in order of estimated end: ``(est_end, units, jobs)``.
-
-        ``est_end`` is the planned end, start + max(estimate, 1) (a 0-second estimate
-        is planned to hold its resources for 1 s), and it is effective: an end already
-        past counts as now."""
-        est_end, units, jobs = self._engine.running.columns()
+    def running(self) -> RunningColumns:
+        """Running jobs in order of estimated end (see :class:`RunningColumns`)."""
+        jobs, units, est_end = self._engine.running.columns()
         if len(est_end) and est_end[0] < self.now:
             est_end = np.maximum(est_end, self.now)
-        return est_end, units, jobs
+        return RunningColumns(jobs, units, est_end, self._engine.start[jobs])
 
     @property
     def changes(self) -> int:
@@ -155,10 +188,14 @@ class View:
         moved since the previous pass, only submissions happened in between."""
         return self._engine.changes
 
+    @property
+    def changed(self) -> Changes:
+        """What happened since this dispatcher's previous pass (see :class:`Changes`)."""
+        return self._engine.changes_since_pass()
+
     def first_estimated_end(self) -> int | None:
         """The earliest (raw, unclamped) estimated end among running jobs."""
-        ends = self._engine.running.ends
-        return ends[0] if ends else None
+        return self._engine.running.first_end()
 
     def running_head(self, k: int) -> tuple[list[int], list[int]]:
         """The ``k`` running jobs that end first, as Python lists ``(est_end, units)``
@@ -176,6 +213,17 @@ class View:
 
     def start_time(self, job: int) -> int:
         return int(self._engine.start[job])
+
+    def release_profile(self) -> CoreProfile | NodeProfile:
+        """Free resources over future time if no job started: a
+        :class:`~dispatchlab.dispatch.profile.CoreProfile` (counting platforms) or
+        :class:`~dispatchlab.dispatch.profile.NodeProfile` (node level) that starts at
+        now with the free resources and releases each running job's resources at its
+        effective estimated end (:attr:`running`).
+
+        Built once per engine state (time and running set) and shared: every call
+        returns a fresh, writable copy, so a dispatcher may reserve in it."""
+        return self._engine.release_profile().copy()
 
     # --- free resources ---------------------------------------------------------------
     @property

@@ -79,7 +79,7 @@ class ListDispatcher(Dispatcher):
                 if len(rows) < taken + chunk:
                     return out
                 taken, chunk = len(rows), chunk * 8
-        jobs, units, _est = view.queue
+        jobs, units, _est, _ = view.queue
         n = len(jobs)
         if n == 0:
             return []
@@ -141,7 +141,7 @@ class SJF(ListDispatcher):
         self.allocator = allocator
 
     def order(self, view: View) -> np.ndarray:
-        return np.argsort(view.queue[2], kind="stable")
+        return np.argsort(view.queue.estimate, kind="stable")
 
 
 class LJF(ListDispatcher):
@@ -155,4 +155,4 @@ class LJF(ListDispatcher):
         self.allocator = allocator
 
     def order(self, view: View) -> np.ndarray:
-        return np.argsort(-view.queue[2], kind="stable")
+        return np.argsort(-view.queue.estimate, kind="stable")

@@ -53,6 +53,12 @@ class CoreProfile:
         self.times = times
         self.free = free
 
+    def copy(self) -> CoreProfile:
+        """An independent copy (reservations in it leave this one unchanged)."""
+        twin = CoreProfile.__new__(CoreProfile)
+        twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
+        return twin
+
     def earliest(self, units: int, duration: int) -> int:
         """Earliest start ``t >= now`` with ``units`` free on ``[t, t + duration)``."""
         times, free = self.times, self.free
@@ -154,6 +160,13 @@ class NodeProfile:
         prof.times = [now, *times.tolist()]
         prof.free = [base, *steps]
         return prof
+
+    def copy(self) -> NodeProfile:
+        """An independent copy. The matrices are shared: every change to a profile
+        replaces a matrix (:meth:`reserve`, :meth:`_split` copy), never writes into one."""
+        twin = NodeProfile.__new__(NodeProfile)
+        twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
+        return twin
 
     def _index(self, t: int) -> int:
         return int(np.searchsorted(self.times, t, side="right")) - 1

@@ -29,6 +29,7 @@ import heapq
 import math
 import time
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from time import perf_counter
 
@@ -37,6 +38,7 @@ import numpy as np
 from dispatchlab.dispatch.allocators import units_per_node
 from dispatchlab.dispatch.base import (
     Allocation,
+    Changes,
     Dispatcher,
     DispatchError,
     Reject,
@@ -127,6 +129,8 @@ class Simulation:
             and bool(np.all(np.delete(self.requests, core_k, axis=1) == 0))
         )
         self._capacity = platform.capacity_matrix()
+        self.capacity = self._capacity.view()
+        self.capacity.flags.writeable = False
         self.total_cores = int(self._capacity[:, core_k].sum()) if core_k >= 0 else 0
 
         # Per-job state lives in compact array.array buffers (fast scalar access from
@@ -145,7 +149,7 @@ class Simulation:
         self.status = np.frombuffer(self._status, dtype=np.int8)
 
         self.reject_reason: dict[int, str] = {}
-        self.queue = WaitingQueue(jobs["units"], self.estimate0)
+        self.queue = WaitingQueue(jobs["units"], self.estimate0, jobs["submit"])
         self.running = RunningSet(jobs["units"], n)
         self.allocations: dict[int, Allocation] = {}  # running jobs (node level)
         self.allocation_log: dict[int, Allocation] = {}  # every started job (node level)
@@ -170,6 +174,14 @@ class Simulation:
         # (completions, new estimates, speed changes): lets a dispatcher know that only
         # new submissions happened since its previous pass
         self.changes = 0
+        # what happened since the dispatcher's previous call (see View.changed), and a
+        # version of the running set (starts, ends, new estimates) for the cached
+        # release profile
+        self._submitted: list[int] = []
+        self._completed: list[int] = []
+        self._reestimated: list[int] = []
+        self._running_version = 0
+        self._profile: tuple[int, int, object] | None = None
         self.events = 0
         self.passes = 0
         self._decision_times = array("d")
@@ -206,6 +218,7 @@ class Simulation:
         dispatch_pass = self._pass
         # the common submission (fits, estimate known in advance), done inline
         enqueue, status, est0 = self.queue.append, self._status, self._est0
+        submitted = self._submitted.append
         progress, progress_every = self._progress, max(n // 200, 1)
         never = 1 << 62
         next_sub = 0
@@ -231,6 +244,7 @@ class Simulation:
                     est0[job] = static[job]
                     status[job] = STATUS_WAITING
                     enqueue(job)
+                    submitted(job)
                 else:
                     submit_job(job, now, fits[job])
                 if progress is not None and next_sub % progress_every == 0:
@@ -292,6 +306,7 @@ class Simulation:
         self._est0[job] = estimate
         self._status[job] = STATUS_WAITING
         self.queue.append(job)
+        self._submitted.append(job)
 
     def _complete(self, key: int) -> None:
         end, job = key >> self._heap_shift, key & self._heap_mask
@@ -299,6 +314,8 @@ class Simulation:
             return
         self.events += 1
         self.changes += 1
+        self._running_version += 1
+        self._completed.append(job)
         if self.counting:
             self.free_cores += self._units[job]
         else:
@@ -347,6 +364,7 @@ class Simulation:
             self._count_free_cores()
         self._start_at[job] = now
         self._status[job] = STATUS_RUNNING
+        self._running_version += 1
         estimate = self._est0[job]
         est_end = now + (estimate if estimate > 0 else 1)  # planned end: at least 1 s
         self._est_end[job] = est_end
@@ -366,6 +384,12 @@ class Simulation:
         t0 = perf_counter()
         decisions = self.dispatcher.dispatch(view)
         self._decision_times.append(perf_counter() - t0)
+        if self._submitted:  # cleared in place: run() holds the bound append
+            self._submitted.clear()
+        if self._completed:
+            self._completed.clear()
+        if self._reestimated:
+            self._reestimated.clear()
         if not decisions:
             return
         left_queue: list[int] = []
@@ -397,6 +421,8 @@ class Simulation:
             new = self.predictor.on_expiry(job, now)
             started = self._start_at[job]
             if new is not None and now < started + int(new) < self.time_limit // 2:
+                self._running_version += 1
+                self._reestimated.append(job)
                 running.remove(job, self._est_end[job])
                 self._est_end[job] = started + int(new)
                 running.insert(job, self._est_end[job], self._units[job])
@@ -419,6 +445,8 @@ class Simulation:
             raise DispatchError(f"{self.dispatcher!r} set speed {speed!r}; it must be > 0")
         now = self.now
         self.changes += 1
+        self._running_version += 1
+        self._reestimated.append(job)
         old = self._speed.get(job, 1.0)
         # the work left is what the old speed would have done until the scheduled end
         work_left = float(self._sched_end[job] - now) * old
@@ -432,6 +460,46 @@ class Simulation:
             self.running.remove(job, est_end)
             self._est_end[job] = new_est_end
             self.running.insert(job, new_est_end, self._units[job])
+
+    # ------------------------------------------------------------------ accessors
+    def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
+        """The first ``k`` waiting jobs as lists ``(jobs, units, estimates)``."""
+        rows = self.queue.jobs[:k].tolist()
+        units_of, est_of = self._units, self._est0
+        return rows, [units_of[r] for r in rows], [est_of[r] for r in rows]
+
+    def queued_after(self, job: int) -> tuple[list[int], list[int], list[int]]:
+        """The waiting jobs after row ``job`` as lists ``(jobs, units, estimates)``."""
+        buf = self.queue.jobs
+        rows = buf[bisect_right(buf, job):].tolist()
+        units_of, est_of = self._units, self._est0
+        return rows, [units_of[r] for r in rows], [est_of[r] for r in rows]
+
+    def changes_since_pass(self) -> Changes:
+        """Jobs submitted, completed and re-estimated since the dispatcher's last call."""
+        return Changes(tuple(self._submitted), tuple(self._completed),
+                       tuple(self._reestimated))
+
+    def release_profile(self):
+        """The running jobs' release profile at now (cached per time and running set;
+        callers copy it before changing it)."""
+        key = (self.now, self._running_version)
+        if self._profile is not None and self._profile[:2] == key:
+            return self._profile[2]
+        from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
+
+        jobs, units, ends = self.running.columns()
+        if len(ends) and ends[0] < self.now:
+            ends = np.maximum(ends, self.now)
+        if self.counting:
+            prof = CoreProfile(self.now, ends, units, self.free_cores)
+        else:
+            allocations = self.allocations
+            prof = NodeProfile.from_running(self.now, self._free, ends,
+                                            [allocations[j] for j in jobs.tolist()],
+                                            self.requests[jobs])
+        self._profile = (*key, prof)
+        return prof
 
     def request_wakeup(self, t: int) -> None:
         if t <= self.now:

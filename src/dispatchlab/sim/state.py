@@ -27,11 +27,13 @@ class WaitingQueue:
     give the other columns.
     """
 
-    def __init__(self, units_of: np.ndarray, estimate_of: np.ndarray) -> None:
+    def __init__(self, units_of: np.ndarray, estimate_of: np.ndarray,
+                 submit_of: np.ndarray) -> None:
         self.jobs = array("q")
         self._units_of = units_of
         self._estimate_of = estimate_of
-        self._cols: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._submit_of = submit_of
+        self._cols: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -40,11 +42,15 @@ class WaitingQueue:
         self.jobs.append(job)
         self._cols = None
 
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(jobs, units, estimates) as numpy arrays, cached until the queue changes."""
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(jobs, units, estimates, submit) as read-only numpy arrays, cached until the
+        queue changes."""
         if self._cols is None:
             jobs = _np(self.jobs)
-            self._cols = (jobs, self._units_of[jobs], self._estimate_of[jobs])
+            cols = (jobs, self._units_of[jobs], self._estimate_of[jobs], self._submit_of[jobs])
+            for c in cols:
+                c.flags.writeable = False
+            self._cols = cols
         return self._cols
 
     def remove_jobs(self, jobs: list[int]) -> None:
@@ -100,8 +106,8 @@ class RunningSet:
         return bisect_right(self.ends, t)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(est_end, units, jobs) in estimated-end order (new arrays)."""
-        return _np(self.ends), _np(self.units), _np(self.keys) & self.mask
+        """(jobs, units, est_end) in estimated-end order (new arrays)."""
+        return _np(self.keys) & self.mask, _np(self.units), _np(self.ends)
 
     def first_end(self) -> int | None:
         ends = self.ends
