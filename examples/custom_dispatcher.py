@@ -16,6 +16,7 @@ class WidestFirst(Dispatcher):
 
     name = "widest-first"
     call_on_empty_queue = False  # nothing to do when no job waits
+    supports_node_level = False  # counts free cores: pooled platforms only
 
     def __init__(self, max_starts: int = 1_000):
         self.max_starts = max_starts  # parameters are stored as given

@@ -15,7 +15,11 @@ What is checked:
   can backfill, tied submit times, 0-second jobs, under- and over-estimates), for a
   dispatcher: every job that fits the platform ends, no job starts before its
   submission, cores in use never exceed the capacity (checked from the per-job output
-  table, not from engine counters), and two runs give identical schedules;
+  table, not from engine counters), and two runs give identical schedules; the same on
+  node-level multi-resource platforms (cores, GPUs, memory on 2-3 node types), where no
+  node's capacity of any resource may be exceeded (checked from the allocations).
+  A dispatcher that only handles pooled (counting) platforms declares
+  ``supports_node_level = False`` and skips those;
 * for a predictor: estimates are integers >= 0, two runs give identical estimates, and
   it is causal: the estimates of the first half of a FIFO run do not change when the
   second half of the trace is removed (under FIFO the early jobs' schedule does not
@@ -31,6 +35,7 @@ import numpy as np
 
 from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.dispatch.priority import FIFO
+from dispatchlab.params import comparable_params
 from dispatchlab.platform import Platform
 from dispatchlab.predict.base import Predictor
 from dispatchlab.sim.engine import Simulation
@@ -59,6 +64,65 @@ def contending_workloads(count: int = 6, seed: int = 0) -> list[tuple[Platform, 
     return out
 
 
+def node_workloads(count: int = 4, seed: int = 0) -> list[tuple[Platform, JobTable]]:
+    """Small seeded multi-resource workloads on node-level platforms of 2-3 node types
+    (cores, GPUs, memory), made to contend like :func:`contending_workloads`."""
+    from dispatchlab.platform import NodeType
+
+    rng = np.random.default_rng(seed + 1_000)
+    out = []
+    for k in range(count):
+        types = [NodeType("cpu", int(rng.integers(1, 4)), {"core": 8, "gpu": 0, "mem": 16}),
+                 NodeType("gpu", int(rng.integers(1, 3)), {"core": 4, "gpu": 2, "mem": 32})]
+        if k % 2:
+            types.append(NodeType("fat", 1, {"core": 16, "gpu": 0, "mem": 64}))
+        platform = Platform(tuple(types), name=f"nodes-{k}")
+        n = int(rng.integers(20, 50))
+        submit = np.sort(rng.integers(0, n * 4, size=n) // 5 * 5)
+        units = rng.integers(1, 5, size=n)
+        cores = rng.choice([1, 2, 4], size=n)
+        gpus = np.where(rng.random(n) < 0.2, 1, 0)
+        mem = rng.choice([1, 4, 8], size=n)
+        run = rng.integers(0, 200, size=n)
+        run[rng.random(n) < 0.1] = 0
+        factor = rng.choice([0.5, 1.0, 1.0, 2.0, 5.0], size=n)
+        requested = np.maximum(np.ceil(run * factor), 0).astype(np.int64)
+        out.append((platform, JobTable.from_arrays(
+            submit=submit, run=run, units=units, requested_time=requested,
+            user=rng.integers(1, 5, size=n),
+            resources={"core": cores, "gpu": gpus, "mem": mem})))
+    return out
+
+
+def _check_nodes(result, platform: Platform, where: str) -> None:
+    """Every started job has an allocation of its units; no node's capacity of any
+    resource is exceeded at any start time; no job starts before its submission."""
+    jobs = result.jobs
+    names = platform.resource_names
+    req = np.stack([jobs.resources.get(r, np.zeros(len(jobs), np.int64)) for r in names],
+                   axis=1)
+    cap = platform.capacity_matrix()
+    ran = np.flatnonzero(result.start >= 0)
+    submit = jobs["submit"]
+    for i in ran.tolist():
+        if result.start[i] < submit[i]:
+            raise AssertionError(f"{where}: job {i} starts at {result.start[i]} before its "
+                                 f"submission at {submit[i]}")
+        alloc = result.allocations.get(i)
+        if alloc is None or int(alloc.counts.sum()) != int(jobs["units"][i]):
+            raise AssertionError(f"{where}: job {i} ran without an allocation of its units")
+    for t in np.unique(result.start[ran]).tolist():
+        used = np.zeros_like(cap)
+        for i in ran[(result.start[ran] <= t) & (result.end[ran] > t)].tolist():
+            alloc = result.allocations[i]
+            used[alloc.nodes] += alloc.counts[:, None] * req[i][None, :]
+        over = np.argwhere(used > cap)
+        if len(over):
+            node, r = over[0].tolist()
+            raise AssertionError(f"{where}: node {node} uses {used[node, r]} {names[r]} of "
+                                 f"{cap[node, r]} at t={t}")
+
+
 def _instance(obj: Any, base: type) -> Any:
     inst = obj() if isinstance(obj, type) else obj
     if not isinstance(inst, base):
@@ -82,7 +146,7 @@ def _check_params(inst: Any, built_from_class: bool) -> None:
     twin = inst.clone()
     if twin is inst or type(twin) is not type(inst):
         raise AssertionError(f"{name}: clone() must return a new {name}")
-    if twin.get_params() != params:
+    if comparable_params(twin.get_params()) != comparable_params(params):
         raise AssertionError(f"{name}: clone() changed the parameters: {twin.get_params()} "
                              f"!= {params}")
     if not isinstance(repr(inst), str):
@@ -133,7 +197,23 @@ def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: in
                 and np.array_equal(first.end, second.end)):
             raise AssertionError(f"{where}: two runs gave different schedules")
         jobs_checked += len(jobs)
-    return {"workloads": workloads, "jobs": jobs_checked}
+    n_node = 0
+    if getattr(inst, "supports_node_level", True):
+        for k, (platform, jobs) in enumerate(node_workloads(max(workloads // 2, 1), seed)):
+            where = (f"{inst!r} on node-level workload {k} ({len(jobs)} jobs, "
+                     f"{platform.describe()})")
+            first = Simulation(platform, jobs, inst).run()
+            _check_nodes(first, platform, where)
+            fits = first.status != 2
+            if not (first.start[fits] >= 0).all():
+                raise AssertionError(f"{where}: a job that fits the platform never started")
+            second = Simulation(platform, jobs, inst.clone()).run()
+            if not (np.array_equal(first.start, second.start)
+                    and np.array_equal(first.end, second.end)):
+                raise AssertionError(f"{where}: two runs gave different schedules")
+            jobs_checked += len(jobs)
+            n_node += 1
+    return {"workloads": workloads + n_node, "jobs": jobs_checked}
 
 
 def check_predictor(predictor: type[Predictor] | Predictor, *, workloads: int = 6,

@@ -38,15 +38,9 @@ _FALSE = {"false", "no", "0", "off"}
 
 
 def _registry(kind: str) -> tuple[dict[str, type], type]:
-    if kind == "dispatcher":
-        from dispatchlab.dispatch import DISPATCHERS, Dispatcher
+    from dispatchlab.params import component_registry
 
-        return DISPATCHERS, Dispatcher
-    if kind == "predictor":
-        from dispatchlab.predict import PREDICTORS, Predictor
-
-        return PREDICTORS, Predictor
-    raise ValueError(f"unknown component kind {kind!r}")
+    return component_registry(kind)
 
 
 def registered_names(kind: str) -> list[str]:
@@ -117,10 +111,29 @@ def _parse_untyped(value: str) -> Any:
 
 
 def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
-                option: str) -> Any:
-    """Parse ``value`` for parameter ``key`` of ``cls`` (see the module docstring)."""
+                option: str, given: Mapping[str, Any] | None = None) -> Any:
+    """Parse ``value`` for parameter ``key`` of ``cls`` (see the module docstring).
+
+    ``head__param`` keys address a sub-component's parameter (``allocator__x``): the
+    value is typed from the class of the sub-component named in ``given`` (the values
+    parsed so far) or, when not given, by the parameter's default."""
     sig = inspect.signature(cls.__init__)
     params = {k: p for k, p in sig.parameters.items() if k != "self"}
+    head, sep, rest = key.partition("__")
+    if sep and head in params:
+        sub_kind = getattr(cls, "nested", {}).get(head)
+        current = (given or {}).get(head, params[head].default)
+        if sub_kind is None or not isinstance(current, str):
+            raise InputError(f"parameter {head!r} of {kind} {name!r} is not a component "
+                             f"(it has no parameters of its own), so {key!r} is not a "
+                             "parameter", field=option)
+        from dispatchlab.params import canonical_name, resolve
+
+        registry, base = _registry(sub_kind)
+        sub_name = canonical_name(registry, sub_kind, current)
+        sub_cls = resolve(registry, sub_kind, sub_name, base)
+        return typed_value(sub_cls, rest, value, kind=f"{sub_kind} of {kind} {name!r}",
+                           name=sub_name, option=option)
     if key not in params:
         raise InputError(f"{kind} {name!r} has no parameter {key!r}"
                          f"{did_you_mean(key, params)} (parameters: "
@@ -194,14 +207,17 @@ def parse_component(text: str, kind: str, *, option: str | None = None,
     name = canonical_name(registry, kind, name)
     cls = resolve(registry, kind, name, base)
     params: dict[str, Any] = {}
-    for key, value in raw.items():
-        params[key] = typed_value(cls, key, value, kind=kind, name=name, option=option)
-    for key, value in (extra or {}).items():
+    # plain keys first: a sub-component's name types its ``name__param`` keys
+    for key, value in sorted(raw.items(), key=lambda kv: "__" in kv[0]):
+        params[key] = typed_value(cls, key, value, kind=kind, name=name, option=option,
+                                  given=params)
+    for key, value in sorted((extra or {}).items(), key=lambda kv: "__" in kv[0]):
         if key in params:
             raise InputError(f"parameter {key!r} of {kind} {name!r} given both inline and "
                              "with -D/-P", field=option)
         dash = "-D" if kind == "dispatcher" else "-P"
-        params[key] = typed_value(cls, key, value, kind=kind, name=name, option=dash)
+        params[key] = typed_value(cls, key, value, kind=kind, name=name, option=dash,
+                                  given=params)
     for key, value in (typed or {}).items():
         if key in params:
             raise InputError(f"parameter {key!r} of {kind} {name!r} given twice",

@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 
 class Params:
-    """Mixin: ``get_params``, ``set_params``, ``clone`` and ``repr`` from ``__init__``."""
+    """Mixin: ``get_params``, ``set_params``, ``clone`` and ``repr`` from ``__init__``.
+
+    **Nested components.** A parameter listed in the class attribute ``nested``
+    (parameter name -> component kind, e.g. ``{"allocator": "allocator"}``) holds a
+    sub-component: a registered name (``"best-fit"``) or an instance. Its own parameters
+    are reached with ``name__param`` keys, as in scikit-learn: ``set_params(
+    allocator__x=1)`` replaces a name by an instance of that component with ``x=1``;
+    ``get_params(deep=True)`` lists the sub-component's parameters under ``name__...``;
+    ``clone`` clones sub-components too.
+    """
+
+    #: parameter name -> component kind of the parameters that hold a sub-component
+    nested: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -28,21 +40,51 @@ class Params:
             names.append(name)
         return names
 
-    def get_params(self) -> dict[str, Any]:
-        """The ``__init__`` parameters as stored on the instance."""
-        return {name: getattr(self, name) for name in self._param_names()}
+    def get_params(self, deep: bool = False) -> dict[str, Any]:
+        """The ``__init__`` parameters as stored on the instance; with ``deep``, also the
+        parameters of sub-components that are instances, as ``name__param`` keys."""
+        out = {name: getattr(self, name) for name in self._param_names()}
+        if deep:
+            for name, value in list(out.items()):
+                if isinstance(value, Params):
+                    for key, sub in value.get_params(deep=True).items():
+                        out[f"{name}__{key}"] = sub
+        return out
 
     def set_params(self, **params: Any) -> Self:
+        """Set parameters; ``name__param`` keys set a sub-component's parameter (a
+        sub-component given by name becomes an instance of that component)."""
         valid = set(self._param_names())
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
+            head, sep, rest = key.partition("__")
+            if sep:
+                nested.setdefault(head, {})[rest] = value
+                continue
             if key not in valid:
                 raise ValueError(f"{type(self).__name__} has no parameter {key!r}")
             setattr(self, key, value)
+        for head, sub in nested.items():
+            if head not in valid:
+                raise ValueError(f"{type(self).__name__} has no parameter {head!r}")
+            setattr(self, head, self._component(head).set_params(**sub))
         return self
 
+    def _component(self, name: str) -> Params:
+        """A fresh instance of the sub-component held by parameter ``name``."""
+        value = getattr(self, name)
+        if isinstance(value, Params):
+            return value.clone()
+        kind = self.nested.get(name)
+        if kind is None or not isinstance(value, str):
+            raise ValueError(f"parameter {name!r} of {type(self).__name__} is not a "
+                             "component (it has no parameters of its own)")
+        return make_component(kind, value)
+
     def clone(self) -> Self:
-        """A fresh, unstarted copy with the same parameters."""
-        return type(self)(**self.get_params())
+        """A fresh, unstarted copy with the same parameters (sub-components cloned)."""
+        return type(self)(**{k: v.clone() if isinstance(v, Params) else v
+                             for k, v in self.get_params().items()})
 
     def __repr__(self) -> str:
         defaults = {
@@ -50,6 +92,48 @@ class Params:
         }
         shown = [f"{k}={v!r}" for k, v in self.get_params().items() if defaults.get(k) != v]
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+def comparable_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each sub-component replaced by ``(its class, its comparable
+    parameters)``: two components built alike compare equal this way."""
+    return {k: (type(v), comparable_params(v.get_params())) if isinstance(v, Params) else v
+            for k, v in params.items()}
+
+
+def component_registry(kind: str) -> tuple[dict[str, type], type]:
+    """The registry and base class of a component kind: ``dispatcher``, ``predictor``,
+    ``allocator`` or ``ordering``."""
+    if kind == "dispatcher":
+        from dispatchlab.dispatch import DISPATCHERS, Dispatcher
+
+        return DISPATCHERS, Dispatcher
+    if kind == "predictor":
+        from dispatchlab.predict import PREDICTORS, Predictor
+
+        return PREDICTORS, Predictor
+    if kind == "allocator":
+        from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator
+
+        return ALLOCATORS, Allocator
+    if kind == "ordering":
+        from dispatchlab.dispatch.orderings import ORDERINGS, Ordering
+
+        return ORDERINGS, Ordering
+    raise ValueError(f"unknown component kind {kind!r}")
+
+
+def make_component(kind: str, spec: str | Params, **params: Any) -> Any:
+    """An instance of a ``kind`` component from a registered name, ``module:Class``,
+    ``path/file.py:Class`` or an instance (cloned), with ``params`` set on it."""
+    if isinstance(spec, Params):
+        inst = spec.clone()
+        return inst.set_params(**params) if params else inst
+    registry, base = component_registry(kind)
+    plain = {k: v for k, v in params.items() if "__" not in k}
+    inst = build(registry, kind, spec, plain, base=base)
+    deep = {k: v for k, v in params.items() if "__" in k}
+    return inst.set_params(**deep) if deep else inst
 
 
 def _import_file(path_text: str, kind: str, name: str):
@@ -176,7 +260,14 @@ def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any
     from dispatchlab.errors import InputError
 
     cls = resolve(registry, kind, name, base)
+    plain = {k: v for k, v in params.items() if "__" not in k}
+    deep = {k: v for k, v in params.items() if "__" in k}
     try:
-        return cls(**params)
+        inst = cls(**plain)
+        return inst.set_params(**deep) if deep else inst
     except TypeError as exc:
+        raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=kind) from None
+    except ValueError as exc:
+        if not deep:
+            raise
         raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=kind) from None

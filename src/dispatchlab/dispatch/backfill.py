@@ -55,42 +55,44 @@ from dispatchlab.errors import InputError
 ORDERS = ("fifo", "sjf")
 
 
-def shadow_and_extra(free: int, need: int, ends: np.ndarray, held: np.ndarray,
-                     started: list[tuple[int, int]] = ()) -> tuple[int, int]:
+def shadow_and_extra(free: int, need: int, ends, held,
+                     started: list[tuple[int, int]] = (),
+                     complete: bool = True) -> tuple[int, int] | None:
     """EASY's shadow time and extra cores for a head needing ``need`` (> ``free``) cores.
 
-    ``free``: cores free now; ``ends``/``held``: running jobs' effective ends (sorted) and
-    cores; ``started``: (planned end, cores) of jobs started earlier in the same pass.
-    Releasing all of them in time order, the shadow time is the first release time at
-    which ``free`` plus the released cores reaches ``need``; the extra is that amount
-    minus ``need``. Costs one cumulative sum and a few binary searches (no sorting of the
-    running jobs).
+    ``free``: cores free now; ``ends``/``held``: running jobs' effective ends (sorted,
+    a list or an array) and cores; ``started``: (planned end, cores) of jobs started
+    earlier in the same pass. Releasing all of them in time order, the shadow time is
+    the first release time at which ``free`` plus the released cores reaches ``need``;
+    the extra is that amount minus ``need``. One cumulative sum and a few binary
+    searches (no sorting of the running jobs).
+
+    ``complete=False`` says ``ends`` holds only the first running jobs to end (a
+    prefix): the answer is returned only when it is certain from them (the shadow lies
+    before the prefix's last end, or the prefix is every running job's), else None.
     """
-    avail = held.cumsum()
-    avail += free  # avail[q]: free cores once ends[0..q] have ended
-    if not started:
-        shadow = int(ends[int(avail.searchsorted(need, side="left"))])
-        return shadow, int(avail[int(ends.searchsorted(shadow, side="right")) - 1]) - need
-
-    def running_avail(t: int) -> int:
-        p = int(ends.searchsorted(t, side="right"))
-        return int(avail[p - 1]) if p else free
-
-    released = 0  # cores of this pass's started jobs released so far
+    ends = ends.tolist() if isinstance(ends, np.ndarray) else ends
+    held = held.tolist() if isinstance(held, np.ndarray) else held
+    acc = list(accumulate(held, initial=free))  # acc[p] = free + held[:p]
+    n_run, released, shadow = len(ends), 0, None
     for end, cores in [*sorted(started), (None, 0)]:
         # the first running end (before this started end) at which the head fits
-        q = int(avail.searchsorted(need - released, side="left"))
-        if q < len(ends) and (end is None or int(ends[q]) < end):
-            shadow = int(ends[q])
+        q = bisect_left(acc, need - released, 1)
+        if q <= n_run and (end is None or ends[q - 1] < end):
+            shadow = ends[q - 1]
             break
         if end is None:
-            raise ValueError(f"a head of {need} cores never fits ({free} free)")
+            break
         released += cores
-        if running_avail(end) + released >= need:
+        if acc[bisect_right(ends, end)] + released >= need:
             shadow = end
             break
+    if shadow is None or (not complete and not shadow < ends[-1]):
+        if complete:
+            raise ValueError(f"a head of {need} cores never fits ({free} free)")
+        return None
     released_by_shadow = sum(c for e, c in started if e <= shadow)
-    return shadow, running_avail(shadow) + released_by_shadow - need
+    return shadow, acc[bisect_right(ends, shadow)] + released_by_shadow - need
 
 
 class _Backfill(Dispatcher):
@@ -124,7 +126,76 @@ class _Backfill(Dispatcher):
             return self._plan_nodes(view, k)
         if k == 1:
             return self._easy_counting(view, n)
+        if self.reservations is None and not self.explain:
+            return self._conservative_counting(view)
         return self._plan_counting(view, k)
+
+    # ------------------------------------------------------------ conservative, counting
+    def _conservative_counting(self, view: View) -> list[Decision]:
+        """Conservative backfilling on a counting platform, with the decisions of
+        :meth:`_plan_counting` (every job reserved in queue order, from scratch) at a
+        fraction of the cost:
+
+        * **stop at the last candidate.** A job can start now only if it fits the free
+          cores and the profile's minimum over ``[now, now + duration)``; reservations
+          only lower the profile, so once no later job passes that test no later
+          decision can change: planning stops after the last job that passes it
+          (re-tested as reservations are made).
+        * **keep the plan between passes** when only submissions happened (no
+          completion, new estimate, rejection or expired estimate, and the same free
+          cores): a from-scratch plan would reserve the old jobs exactly where they
+          are (the running jobs' releases are the same and no breakpoint lies between
+          the two passes), so the kept profile is advanced to now and only the jobs
+          not planned yet (left by the stop rule, and the new ones) are planned.
+        """
+        now = view.now
+        free = view.free_cores
+        kept = self._cache
+        first_end = view.first_estimated_end()
+        if kept is not None and kept[0] == view.changes and kept[1] == free and \
+                (first_end is None or first_end > now):
+            _, _, prof, rows, units, ests, last_job = kept
+            prof.times[0] = now  # no breakpoint lies in (previous pass, now]
+            new_rows, new_units, new_ests = view.queued_after(last_job)
+            rows, units, ests = rows + new_rows, units + new_units, ests + new_ests
+        else:
+            prof = view.release_profile()
+            q = view.queue
+            rows, units, ests = q.jobs.tolist(), q.units.tolist(), q.estimate.tolist()
+        last_job = rows[-1] if rows else (kept[6] if kept is not None else -1)
+        out: list[Decision] = []
+        i = 0
+        last = self._last_candidate(prof, now, free, units, ests, 0)
+        while i <= last:
+            u, d = units[i], planned(ests[i])
+            t = prof.earliest(u, d)
+            prof.reserve(t, d, u)
+            if t == now and u <= free:
+                free -= u
+                out.append(Start(rows[i]))
+                i += 1
+                last = self._last_candidate(prof, now, free, units, ests, i, last)
+                continue
+            i += 1
+            if i <= last and (i & 15) == 0:
+                last = self._last_candidate(prof, now, free, units, ests, i, last)
+        self._cache = (view.changes, free, prof, rows[i:], units[i:], ests[i:], last_job)
+        return out
+
+    @staticmethod
+    def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
+                        ests: list[int], i: int, last: int | None = None) -> int:
+        """The index of the last job among ``i..last`` (default: to the end) that fits
+        the free cores and the profile's minimum over its planned duration from now,
+        or ``i - 1`` when none does."""
+        stop = len(units) if last is None else last + 1
+        if free <= 0 or i >= stop:
+            return i - 1
+        u = np.asarray(units[i:stop], dtype=np.int64)
+        d = np.asarray(ests[i:stop], dtype=np.int64)
+        ok = (u <= free) & (u <= prof.prefix_min_until(now + np.maximum(d, 1)))
+        hit = np.flatnonzero(ok)
+        return i + int(hit[-1]) if len(hit) else i - 1
 
     # ------------------------------------------------------------------ EASY, counting
     #: queues up to this length are handled with plain Python lists, longer ones with
@@ -195,29 +266,15 @@ class _Backfill(Dispatcher):
                 started: list[tuple[int, int]]) -> tuple[int, int]:
         """EASY's shadow time and extra cores (see :func:`shadow_and_extra`).
 
-        Usually the first few jobs to end release enough: walk them (merged with the jobs
-        started in this pass) in Python; fall back to numpy over all running jobs."""
+        Usually the first few jobs to end release enough: try them first, then all
+        running jobs."""
         k_max = self.shadow_walk
         ends, held = view.running_head(k_max)
         if ends:
-            # the same computation as shadow_and_extra, on Python lists (bisect and
-            # accumulate run in C); valid if every job ending by the shadow was walked
-            acc = list(accumulate(held, initial=free))  # acc[p] = free + held[:p]
-            n_run, released, shadow = len(ends), 0, None
-            for end, cores in [*sorted(started), (None, 0)]:
-                q = bisect_left(acc, need - released, 1)
-                if q <= n_run and (end is None or ends[q - 1] < end):
-                    shadow = ends[q - 1]
-                    break
-                if end is None:
-                    break
-                released += cores
-                if acc[bisect_right(ends, end)] + released >= need:
-                    shadow = end
-                    break
-            if shadow is not None and (n_run < k_max or shadow < ends[-1]):
-                released_by_shadow = sum(c for e, c in started if e <= shadow)
-                return shadow, acc[bisect_right(ends, shadow)] + released_by_shadow - need
+            found = shadow_and_extra(free, need, ends, held, started,
+                                     complete=len(ends) < k_max)
+            if found is not None:
+                return found
         running = view.running
         return shadow_and_extra(free, need, running.est_end, running.units, started)
 

@@ -250,6 +250,9 @@ class Dispatcher(Params, ABC):
     """
 
     name: str = "dispatcher"
+    #: False for a dispatcher that only handles counting (pooled cores) platforms:
+    #: :func:`dispatchlab.checks.check_dispatcher` then skips its node-level checks
+    supports_node_level: bool = True
 
     def start(self, view: View) -> None:
         """Called once before the first pass."""

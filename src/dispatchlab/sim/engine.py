@@ -64,6 +64,18 @@ from dispatchlab.workload.jobs import JobTable
 OVERRUN_MODES = ("run", "kill")
 
 
+def check_overrun(overrun: object, field: str = "overrun") -> str:
+    """``overrun`` if it is one of :data:`OVERRUN_MODES`, else an :class:`InputError`
+    naming ``field`` (the one check used by the engine, the CLI and campaign files)."""
+    if overrun not in OVERRUN_MODES:
+        from dispatchlab.suggest import did_you_mean
+
+        hint = did_you_mean(overrun, OVERRUN_MODES) if isinstance(overrun, str) else ""
+        raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}{hint}",
+                         field=field)
+    return str(overrun)
+
+
 def _int_buffer(values: np.ndarray) -> array:
     """An ``array('q')`` copy of an integer numpy array."""
     buf = array("q")
@@ -90,8 +102,7 @@ class Simulation:
         overrun: str = "run",
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        if overrun not in OVERRUN_MODES:
-            raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}", field="overrun")
+        check_overrun(overrun)
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
