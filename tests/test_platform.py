@@ -76,13 +76,17 @@ def test_eurora() -> None:
     cap = p.capacity_matrix()
     assert cap.shape == (64, 4)
     assert np.all(cap[:, 0] == 16)  # 16 cores per node
-    assert np.all(cap[:, 3] == 16 * 1024)  # 16 GB in MB
+    assert np.all(cap[:, 3] == 32 * 1024 * 1024)  # 32 GiB in KB (nodes_#64)
     gpu_nodes = cap[:, 1] > 0
     mic_nodes = cap[:, 2] > 0
     assert gpu_nodes.sum() == 32 and np.all(cap[gpu_nodes, 1] == 2)
     assert mic_nodes.sum() == 32 and np.all(cap[mic_nodes, 2] == 2)
     assert not np.any(gpu_nodes & mic_nodes)  # a node has GPUs or MICs, not both
-    assert p.total_capacity() == {"core": 1024, "gpu": 64, "mic": 64, "mem": 1_048_576}
+    # nodes_#64 order: MIC nodes 0-31 (2.1 GHz), then GPU nodes 32-63 (3.4 GHz)
+    assert np.flatnonzero(mic_nodes).tolist() == list(range(32))
+    assert [nt.name for nt in p.node_types] == ["mic-2.1GHz", "gpu-3.4GHz"]
+    assert p.total_capacity() == {"core": 1024, "gpu": 64, "mic": 64,
+                                  "mem": 64 * 33_554_432}
     assert not p.is_core_only()
 
 

@@ -191,7 +191,7 @@ def _legacy_component(comp: dict[str, Any], kind: str, seed: Any) -> dict[str, A
     registry, make = _maker(kind)
     try:
         name = canonical_name(registry, kind, name)
-        params = jsonable(make(name, **params).get_params())
+        params = jsonable(make(name, **params).get_params(deep=True))
     except Exception:  # an old class gone, or bad parameters: keep what was stored
         pass
     seeded = [p for p in _SEED_PARAMS if p in params and params[p] == seed]
@@ -569,12 +569,17 @@ def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
             raise where.error(f"unknown builtin platform {_unknown(name, ('eurora',))} "
                               "(choose from eurora)", entry)
         return {"builtin": name}, name, {}
-    path = _existing_file(where, _resolve(base, _typed(where, t, "file", str, entry)),
-                          "platform file", entry)
-    from dispatchlab.platform import Platform
+    # a platform TOML or PA-HPC-SIM node file, or ARCHIVE#MEMBER (the archive resolved)
+    from dispatchlab.platform.eurora import split_archive
+    from dispatchlab.platform.platform import load_platform_file
 
-    Platform.from_toml(path)  # validates now (raises InputError naming the file)
-    return {"file": str(path)}, path.stem, {str(path): file_sha256(path)}
+    archive, member = split_archive(_resolve(base, _typed(where, t, "file", str, entry)))
+    path = _existing_file(where, archive, "platform file", entry)
+    spec_file = str(path) if member is None else f"{path}#{member}"
+    # validates now (raises InputError naming the file); checksums every file it reads
+    _platform, files = load_platform_file(spec_file)
+    label = path.stem if member is None else Path(member).name
+    return {"file": spec_file}, label, {str(p): file_sha256(p) for p in files}
 
 
 # ------------------------------------------------------------------ components
@@ -613,7 +618,7 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
         raise where.error(exc.message, entry) from None
     except (ValueError, TypeError) as exc:
         raise where.error(f"bad parameters for {kind} {typed!r}: {exc}", entry) from None
-    full = component.get_params()
+    full = component.get_params(deep=True)
     seeded = [p for p in _SEED_PARAMS if p in full and p not in params]
     # the canonical spelling (EASY -> easy), so labels compare like names
     shown = typed if is_own_class_name(typed) else name
@@ -713,8 +718,12 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
     if not tau > 0:
         raise where.error("tau must be > 0", "campaign")
     overrun = _typed(where, head, "overrun", str, "campaign", "run")
-    if overrun not in ("run", "kill"):
-        raise where.error(f"overrun must be 'run' or 'kill', got {overrun!r}", "campaign")
+    from dispatchlab.sim.engine import check_overrun
+
+    try:
+        check_overrun(overrun)
+    except InputError as exc:
+        raise where.error(exc.message, "campaign") from None
     measure = _measure(where, head)
     db_text = _typed(where, head, "database", str, "campaign", "results.duckdb")
     return _Head(name, seeds, repetitions, float(tau), overrun, measure,

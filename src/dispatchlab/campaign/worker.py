@@ -156,46 +156,44 @@ def build_platform(spec: dict[str, Any], jobs):
     if "builtin" in spec:
         return Platform.eurora()
     if "file" in spec:
-        return Platform.from_toml(spec["file"])
+        return Platform.from_file(spec["file"])
     return Platform.from_trace_header(
         jobs.info, advice="give the platform (cores, nodes or file) in the campaign")
 
 
 def jobs_table(result, tau: float):
-    """The ``jobs`` rows of a result (store column order, without ``run_key``)."""
+    """The ``jobs`` rows of a result (store column order, without ``run_key``): the
+    per-job output table of :meth:`SimulationResult.to_arrow` (the one place that
+    builds it, allocation strings included) under the store's column names, plus the
+    per-job metrics."""
     import pyarrow as pa
 
     from dispatchlab.metrics import job_class_labels, job_columns
-    from dispatchlab.sim.result import STATUS_NAMES
 
     j = result.jobs
+    base = result.to_arrow()
     cols = job_columns(j["submit"], result.start, result.end, result.status, tau=tau)
-    names = np.array([STATUS_NAMES[k] for k in range(3)], dtype=object)
-    alloc: list[str | None] = [None] * len(j)
-    for row, a in result.allocations.items():
-        alloc[row] = ",".join(f"{node}:{c}" for node, c in zip(
-            a.nodes.tolist(), a.counts.tolist(), strict=True))
 
     def nullable(x: np.ndarray) -> pa.Array:
         return pa.array(x, mask=np.isnan(x))
 
     return pa.table({
-        "job_id": j["job_id"].astype(np.int64),
-        "submit_time": j["submit"].astype(np.int64),
-        "start_time": result.start.astype(np.int64),
-        "end_time": result.end.astype(np.int64),
+        "job_id": base["job_id"],
+        "submit_time": base["submit"],
+        "start_time": base["start"],
+        "end_time": base["end"],
         "wait": cols["wait"],
         "run_time": cols["run"],
-        "trace_run": j["run"].astype(np.int64),
-        "requested_time": j["requested_time"].astype(np.int64),
-        "procs": j["units"].astype(np.int64),
-        "user_id": j["user"].astype(np.int64),
-        "status": pa.array(names[result.status.astype(np.int64)], type=pa.string()),
-        "estimate": result.estimate.astype(np.int64),
+        "trace_run": base["trace_run"],
+        "requested_time": base["requested_time"],
+        "procs": base["procs"],
+        "user_id": base["user"],
+        "status": base["status"].cast(pa.string()),
+        "estimate": base["estimate"],
         "slowdown": nullable(cols["slowdown"]),
         "bsld": nullable(cols["bounded_slowdown"]),
         "job_class": pa.array(job_class_labels(cols["job_class"]), type=pa.string()),
-        "allocation": pa.array(alloc, type=pa.string()),
+        "allocation": base["allocation"],
     })
 
 

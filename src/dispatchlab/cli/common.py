@@ -81,9 +81,12 @@ def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: b
                          field="--extra-fields")
     path = Path(trace)
     if not path.exists():
-        from dispatchlab.suggest import missing_file_hint
+        from dispatchlab.workload.eurora import split_archive_path
 
-        raise InputError("no such file" + missing_file_hint(path), file=str(path))
+        if split_archive_path(path) is None:  # ARCHIVE#MEMBER: a job instance in a tar
+            from dispatchlab.suggest import missing_file_hint
+
+            raise InputError("no such file" + missing_file_hint(path), file=str(path))
     options = dict(reader or {})
     fmt = options.pop("format", None)
     if options.get("columns") is not None:
@@ -105,9 +108,13 @@ def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: b
 
 def choose_platform(jobs, platform: str | None, nodes: int | None,
                     cores_per_node: int | None):
-    """``--platform FILE|eurora``, ``--nodes N --cores-per-node C``, or the trace
-    header's machine (pooled cores)."""
+    """``--platform eurora|FILE``, ``--nodes N --cores-per-node C``, or the trace
+    header's machine (pooled cores). ``FILE``: a platform TOML file (with an optional
+    ``[queues]`` table or ``queues_file``) or a PA-HPC-SIM node file (``nodes_#64``),
+    either possibly inside a tar archive as ``ARCHIVE#MEMBER``
+    (:meth:`dispatchlab.platform.Platform.from_file`)."""
     from dispatchlab.platform import Platform
+    from dispatchlab.platform.eurora import split_archive
 
     if platform is not None and (nodes is not None or cores_per_node is not None):
         raise InputError("give either --platform or --nodes/--cores-per-node, not both",
@@ -115,13 +122,14 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
     if platform is not None:
         if platform == "eurora":
             return Platform.eurora()
-        if not Path(platform).exists():
+        path, _member = split_archive(platform)
+        if not path.exists():
             from dispatchlab.suggest import did_you_mean, missing_file_hint
 
-            hint = did_you_mean(platform, ["eurora"]) or missing_file_hint(platform)
-            raise InputError("platform file not found (give a TOML file or 'eurora')" + hint,
-                             file=platform)
-        return Platform.from_toml(platform)
+            hint = did_you_mean(platform, ["eurora"]) or missing_file_hint(path)
+            raise InputError("platform file not found (give a TOML file, an Eurora node "
+                             "file, ARCHIVE#MEMBER or 'eurora')" + hint, file=str(path))
+        return Platform.from_file(platform)
     if nodes is not None or cores_per_node is not None:
         if nodes is None or cores_per_node is None:
             raise InputError("--nodes and --cores-per-node go together", field="--nodes")
@@ -324,7 +332,9 @@ SELECT_OPTIONS = options(
 )
 #: the platform
 PLATFORM_OPTIONS = options(
-    click.option("--platform", default=None, help="platform TOML file, or 'eurora'"),
+    click.option("--platform", default=None,
+                 help="'eurora' (preset, with queues), a platform TOML file, or a "
+                      "PA-HPC-SIM node file; ARCHIVE.tar.gz#MEMBER reads inside a tar"),
     click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
     click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),
 )
@@ -335,12 +345,9 @@ OVERRUN_OPTION = click.option("--overrun", default="run", show_default=True,
 
 
 def check_overrun(overrun: str) -> str:
-    if overrun not in ("run", "kill"):
-        from dispatchlab.suggest import did_you_mean
+    from dispatchlab.sim.engine import check_overrun as check
 
-        raise InputError(f"must be 'run' or 'kill', got {overrun!r}"
-                         + did_you_mean(overrun, ["run", "kill"]), field="--overrun")
-    return overrun
+    return check(overrun, field="--overrun")
 
 
 def parse_measure(text: str):

@@ -7,12 +7,22 @@ a row of the ``capacity`` matrix (nodes x resources), nodes numbered in type ord
 
 A *pooled* platform is one big node: units may share it freely. It is the default for
 SWF traces (``MaxProcs`` cores), where placement is not simulated.
+
+A platform may also carry a **queue table** (``queues``): queue name -> expected
+waiting time (EWT) in integer seconds, used by dispatchers that rank jobs by their
+queue (:func:`dispatchlab.platform.queues.job_ewt`).
+
+Platform files (:meth:`Platform.from_file`, ``--platform``): a TOML file
+(:meth:`Platform.from_toml`) or a PA-HPC-SIM node file
+(:func:`dispatchlab.platform.eurora.read_eurora_nodes`), each also as a member of a tar
+archive, ``ARCHIVE#MEMBER`` (see :mod:`dispatchlab.platform.eurora`).
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +44,25 @@ class NodeType:
 
 @dataclass(frozen=True)
 class Platform:
-    """A set of node types. ``is_pooled=True`` marks a single shared pool (no placement)."""
+    """A set of node types. ``is_pooled=True`` marks a single shared pool (no placement).
+
+    Nodes are numbered 0.. in node-type order (the first type's nodes first).
+    ``queues`` is the queue table, an immutable tuple of ``(name, ewt_seconds)`` pairs
+    (EWT: expected waiting time, integer seconds > 0; names unique, kept in the given
+    order; default: no queues). A mapping may be passed; it is stored as such a tuple.
+    Read it with :meth:`ewt` or :attr:`queue_ewt` (a dict copy).
+    """
 
     node_types: tuple[NodeType, ...]
     name: str = "platform"
     is_pooled: bool = False
     resource_names: tuple[str, ...] = field(default=())
+    queues: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
+        from dispatchlab.platform.queues import queue_table
+
+        object.__setattr__(self, "queues", queue_table(self.queues))
         if not self.node_types:
             raise InputError("a platform needs at least one node type")
         names: list[str] = list(self.resource_names)
@@ -54,6 +75,25 @@ class Platform:
                 if r not in names:
                     names.append(r)
         object.__setattr__(self, "resource_names", tuple(names))
+
+    # --- queues -------------------------------------------------------------------
+    @property
+    def queue_ewt(self) -> dict[str, int]:
+        """Queue name -> EWT in seconds (a new dict, in table order)."""
+        return dict(self.queues)
+
+    def ewt(self, queue: str, default: int | None = None) -> int | None:
+        """The EWT (s) of ``queue``, or ``default`` when the table does not name it."""
+        for name, seconds in self.queues:
+            if name == queue:
+                return seconds
+        return default
+
+    def with_queues(self, queues: Mapping[str, int] | Iterable[tuple[str, int]]) -> Platform:
+        """This platform with its queue table replaced by ``queues`` (validated)."""
+        from dispatchlab.platform.queues import queue_table
+
+        return replace(self, queues=queue_table(queues))
 
     # --- constructors -------------------------------------------------------------
     @classmethod
@@ -96,15 +136,32 @@ class Platform:
 
     @classmethod
     def eurora(cls) -> Platform:
-        """The Eurora prototype (CINECA): 64 nodes of 16 cores and 16 GB (in MB),
-        32 of them with 2 GPUs and 32 with 2 MICs."""
-        return cls(
-            (
-                NodeType("gpu", 32, {"core": 16, "gpu": 2, "mic": 0, "mem": 16 * 1024}),
-                NodeType("mic", 32, {"core": 16, "gpu": 0, "mic": 2, "mem": 16 * 1024}),
-            ),
-            name="eurora",
-        )
+        """The Eurora prototype (CINECA) exactly as PA-HPC-SIM's ``nodes_#64``, with the
+        queues of its ``system_queues`` (``ALGORITHMS.md`` 1.4).
+
+        64 nodes of 16 cores and 32 GiB, **in this order** (the traces' used-node ids
+        refer to it): nodes 0-31 are type ``mic-2.1GHz`` (2 MICs, 0 GPUs, 2.1 GHz cores),
+        nodes 32-63 type ``gpu-3.4GHz`` (2 GPUs, 0 MICs, 3.4 GHz). Resources ``core``,
+        ``gpu``, ``mic``, ``mem``; **memory in KB** (33,554,432 per node, the traces'
+        unit). Frequencies are labels: cores run at speed 1. ``idle_power`` and
+        ``max_power`` are not set.
+
+        Queues (EWT in s): ``debug`` 3600, ``parallel`` 21600, ``np_longpar`` 86400,
+        ``longpar`` 86400, ``reservation`` 1800. Queues not in the table (the traces'
+        ``R``) get the caller's default, 1800 s in PA-HPC-SIM
+        (:data:`dispatchlab.platform.queues.DEFAULT_EWT`)."""
+        from dispatchlab.platform.eurora import eurora_platform
+
+        return eurora_platform()
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Platform:
+        """A platform file of any supported kind: TOML (:meth:`from_toml`) or a
+        PA-HPC-SIM node file (:func:`dispatchlab.platform.eurora.read_eurora_nodes`),
+        possibly ``ARCHIVE#MEMBER``. The kind is told by
+        :func:`~dispatchlab.platform.eurora.looks_like_node_file` (ours): a ``.toml``
+        name is TOML, a ``nodes_*`` name a node file, else the content decides."""
+        return load_platform_file(path)[0]
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Platform:
@@ -119,29 +176,41 @@ class Platform:
             name = "gpu"
             count = 4
             capacity = { core = 32, gpu = 4, mem = 384000 }
+            [queues]            # optional: queue name -> EWT, integer seconds > 0
+            debug = 3600
+            parallel = 21600
 
         ``pooled = true`` makes it one pool (then exactly one node type with count 1).
+        ``queues_file = "system_queues"`` reads the queue table from a PA-HPC-SIM
+        ``system_queues`` file (or ``ARCHIVE#MEMBER``), relative to the TOML file's
+        folder (for a TOML inside an archive: the archive's folder); entries of a
+        ``[queues]`` table given too are added to it and override it (ours). ``path``
+        may be ``ARCHIVE#MEMBER``.
         """
-        p = Path(path)
-        try:
-            data = tomllib.loads(p.read_text())
-        except FileNotFoundError:
-            raise InputError("platform file not found", file=str(p)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"invalid TOML: {exc}", file=str(p)) from None
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                             file=str(p)) from None
-        except OSError as exc:
-            raise InputError(f"cannot read platform file: {exc.strerror}", file=str(p)) from None
-        return cls.from_dict(data, source=str(p))
+        from dispatchlab.platform.eurora import read_source, split_archive
+
+        text, shown = read_source(path, "platform file")
+        return cls._from_toml_text(text, shown, split_archive(path)[0].parent)
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "<platform>") -> Platform:
-        unknown = set(data) - {"name", "pooled", "node_type"}
+    def _from_toml_text(cls, text: str, source: str, base: Path) -> Platform:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"invalid TOML: {exc}", file=source) from None
+        return cls.from_dict(data, source=source, base=base)
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "<platform>",
+                  base: str | Path | None = None) -> Platform:
+        """A platform from the parsed TOML table ``data`` (keys as in :meth:`from_toml`);
+        ``source`` names it in messages, ``base`` is the folder a relative
+        ``queues_file`` is read from (default: the current folder)."""
+        unknown = set(data) - _TOML_KEYS
         if unknown:
-            raise InputError(f"unknown keys {sorted(unknown)} (expected name, pooled, "
-                             "node_type)", file=source, field=sorted(unknown)[0])
+            raise InputError(f"unknown keys {sorted(unknown)} (expected "
+                             f"{', '.join(sorted(_TOML_KEYS))})", file=source,
+                             field=sorted(unknown)[0])
         types = data.get("node_type")
         if not isinstance(types, list) or not types:
             raise InputError("needs at least one [[node_type]] table", file=source,
@@ -181,7 +250,9 @@ class Platform:
         if pooled and (len(out) != 1 or out[0].count != 1):
             raise InputError("a pooled platform has exactly one node type with count = 1",
                              file=source, field="pooled")
-        return cls(tuple(out), name=str(data.get("name", Path(source).stem)), is_pooled=pooled)
+        queues = _toml_queues(data, source, Path(base) if base is not None else Path("."))
+        return cls(tuple(out), name=str(data.get("name", Path(source).stem)), is_pooled=pooled,
+                   queues=queues)
 
     # --- derived facts -------------------------------------------------------------
     @property
@@ -214,3 +285,67 @@ class Platform:
             cap = ", ".join(f"{v:,} {r}" for r, v in nt.capacity.items())
             parts.append(f"{nt.count} x {nt.name} ({cap})")
         return "; ".join(parts)
+
+
+#: Top-level keys of a platform TOML file.
+_TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file"})
+
+
+def _queues_file_spec(data: dict, source: str, base: Path) -> str | None:
+    """The ``queues_file`` of a TOML table (``~`` expanded, relative to ``base``), or
+    ``None`` if absent. It may read ``ARCHIVE#MEMBER``."""
+    value = data.get("queues_file")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"must be a file name, got {value!r}", file=source,
+                         field="queues_file")
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def _toml_queues(data: dict, source: str, base: Path) -> tuple[tuple[str, int], ...]:
+    """The queue table of a platform TOML: ``queues_file`` then the ``[queues]`` table
+    (whose entries add to and override the file's)."""
+    from dispatchlab.platform.eurora import read_system_queues
+    from dispatchlab.platform.queues import queue_table
+
+    table: dict[str, int] = {}
+    spec = _queues_file_spec(data, source, base)
+    if spec is not None:
+        try:
+            table.update(read_system_queues(spec))
+        except InputError as exc:  # say where the queue file was named
+            raise InputError(f"{exc.message} (the queues_file of {source})", file=exc.file,
+                             line=exc.line, field=exc.field) from None
+    given = data.get("queues")
+    if given is not None:
+        if not isinstance(given, dict):
+            raise InputError("must be a table of queue = seconds", file=source,
+                             field="queues")
+        table.update(queue_table(given, source=source))
+    return tuple(table.items())
+
+
+def load_platform_file(path: str | Path) -> tuple[Platform, tuple[Path, ...]]:
+    """:meth:`Platform.from_file`, plus the files it read (for provenance checksums):
+    the platform file or its archive, and a TOML's ``queues_file`` (or its archive)."""
+    from dispatchlab.platform.eurora import (
+        looks_like_node_file,
+        parse_eurora_nodes,
+        read_source,
+        split_archive,
+    )
+
+    text, shown = read_source(path, "platform file")
+    real = split_archive(path)[0]
+    if looks_like_node_file(shown, text):
+        return parse_eurora_nodes(text, shown), (real,)
+    base = real.parent
+    platform = Platform._from_toml_text(text, shown, base)
+    files = [real]
+    data = tomllib.loads(text)  # parsed without error just above
+    spec = _queues_file_spec(data, shown, base)
+    if spec is not None:
+        files.append(split_archive(spec)[0])
+    return platform, tuple(files)

@@ -4,7 +4,9 @@
 Workload Format (:func:`~dispatchlab.workload.swf.read_swf`), Alea's extended SWF with
 its machine file (:mod:`dispatchlab.workload.alea`), Slurm ``sacct`` exports
 (:mod:`dispatchlab.workload.sacct`), PBS / Torque accounting logs (a file or a folder of
-daily files, :mod:`dispatchlab.workload.pbs`), and job tables as Parquet or CSV
+daily files, :mod:`dispatchlab.workload.pbs`), Eurora job instances of the PA-HPC-SIM test
+data (a ``.log_crypt`` file or ``ARCHIVE.tar.gz#MEMBER``,
+:mod:`dispatchlab.workload.eurora`), and job tables as Parquet or CSV
 (:mod:`dispatchlab.workload.tables`). The reader is chosen by ``format`` when given,
 else by content (:func:`detect_format`: the first lines of the file, gzip or not), and
 only when the content says nothing by the file name. It then applies the default
@@ -65,6 +67,7 @@ SUFFIXES: dict[str, str] = {
     ".pq": "parquet",
     ".csv": "csv",
     ".csv.gz": "csv",
+    ".log_crypt": "eurora",
 }
 
 
@@ -75,6 +78,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "alea": ("machines",),
     "sacct": ("columns", "submit_from", "timezone", "unstarted", "running"),
     "pbs": ("submit_from", "timezone", "unstarted"),
+    "eurora": ("timezone",),
     "parquet": (),
     "csv": (),
 }
@@ -122,7 +126,8 @@ def _sniff(path: Path, lines: list[str]) -> str | None:
     if data and all(_swf_line(x) for x in data[:5]):
         # 18-field lines with a machine file beside them: Alea's reader takes them
         return "alea" if find_machines(path) is not None else "swf"
-    checks = (("pbs", "looks_like_pbs"), ("sacct", "looks_like_sacct"))
+    checks = (("pbs", "looks_like_pbs"), ("sacct", "looks_like_sacct"),
+              ("eurora", "looks_like_eurora"))
     for fmt, fn in checks:
         if getattr(import_module(f"dispatchlab.workload.{fmt}"), fn)(lines):
             return fmt
@@ -137,11 +142,18 @@ def _sniff(path: Path, lines: list[str]) -> str | None:
 
 def detect_format(path: str | Path) -> str:
     """The format of a trace (one of :data:`FORMATS`) from its content: a Parquet file by
-    its magic bytes; a folder of PBS daily logs; PBS, sacct, Alea or SWF lines by their
-    shape (see each reader's ``looks_like_*``); then, when the content says nothing (an
-    empty file, say), by the file name (:data:`SUFFIXES`). :class:`InputError` when
-    neither tells."""
+    its magic bytes; a folder of PBS daily logs; ``ARCHIVE#MEMBER`` (an existing archive
+    file, then ``#``) as a Eurora job instance in a tar archive; PBS, sacct, Eurora, Alea or
+    SWF lines by their shape (see each reader's ``looks_like_*``); then, when the content
+    says nothing (an empty file, say), by the file name (:data:`SUFFIXES`).
+    :class:`InputError` when neither tells, and for a tar archive given without a member
+    (the error lists a few members and the syntax)."""
     p = Path(path)
+    if not p.exists() and "#" in str(p):
+        from dispatchlab.workload.eurora import split_archive_path
+
+        if split_archive_path(p) is not None:
+            return "eurora"
     if not p.exists():
         from dispatchlab.suggest import missing_file_hint
 
@@ -158,6 +170,11 @@ def detect_format(path: str | Path) -> str:
                 return "parquet"
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", file=str(p)) from exc
+    if p.name.lower().endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz",
+                                ".txz")):
+        from dispatchlab.workload.eurora import archive_needs_member
+
+        raise archive_needs_member(p)
     if not p.name.lower().endswith((".csv", ".csv.gz")):
         found = _sniff(p, _first_lines(p))
         if found is not None:
@@ -273,6 +290,10 @@ def _read(path: Path, kind: str, lenient: bool, extra_fields: ExtraFields,
         from dispatchlab.workload.pbs import read_pbs
 
         return read_pbs(path, lenient=lenient, **options)
+    if kind == "eurora":
+        from dispatchlab.workload.eurora import read_eurora
+
+        return read_eurora(path, lenient=lenient, **options)
     from dispatchlab.workload import tables
 
     return tables.read_parquet(path) if kind == "parquet" else tables.read_csv(path)
@@ -303,6 +324,7 @@ TEXT_KEYS: tuple[str, ...] = (
     "StartTime",
     "EndTime",
     "Preemption",
+    "ClippedRuns",
 )
 
 
