@@ -3,6 +3,8 @@ node-level half of ``check_dispatcher``."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,7 @@ class Holder(Dispatcher):
     """Dispatcher whose ``allocator`` parameter is a nested component."""
 
     name = "holder"
-    nested = {"allocator": "allocator"}
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
 
     def __init__(self, allocator="spread", limit: int = 3) -> None:
         self.allocator = allocator

@@ -186,7 +186,8 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
         spec = parse_component(name, "dispatcher", extra=parse_assignments(params, "-D"),
                                typed=typed)
     except InputError as exc:  # name the shorthand option the bad value came from
-        bad = [k for k in typed if exc.message.startswith(k) or f"{k!r}" in exc.message]
+        bad = [k for k in typed if exc.message.startswith(k) or f"{k!r}" in exc.message
+               or (isinstance(typed[k], str) and repr(typed[k]) in exc.message)]
         if bad:
             raise InputError(exc.message, field=f"--{bad[0]}") from None
         raise

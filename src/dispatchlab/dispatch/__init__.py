@@ -1,7 +1,9 @@
 """Dispatchers (scheduling + allocation) and the view they see.
 
 ``make_dispatcher(name, **params)`` builds a registered dispatcher: ``fifo``, ``sjf``,
-``ljf``, ``easy``, ``conservative``. A new dispatcher is one subclass of
+``ljf``, ``easy``, ``conservative``, ``prb``, and the CP-SAT dispatchers ``hcp``,
+``hcp-online``, ``pcp``, ``pcp-online`` (imported on first use: OR-Tools is loaded only
+by them). A new dispatcher is one subclass of
 :class:`Dispatcher` with a ``dispatch(view)`` method; see the README.
 """
 
@@ -17,16 +19,50 @@ from dispatchlab.dispatch.base import (
     Start,
     View,
 )
+from dispatchlab.dispatch.prb import PRB
 from dispatchlab.dispatch.priority import FIFO, LJF, SJF
 from dispatchlab.params import build
 
-DISPATCHERS: dict[str, type[Dispatcher]] = {
+
+class LazyRegistry(dict):
+    """A name -> class registry whose entries may be ``"module:Class"`` strings,
+    imported on first access: the CP dispatchers live in :mod:`dispatchlab.dispatch.cp`,
+    which imports OR-Tools, and a run of another dispatcher must not load it."""
+
+    def __getitem__(self, name: str) -> type:
+        value = super().__getitem__(name)
+        if isinstance(value, str):
+            import importlib
+
+            module, _, attr = value.partition(":")
+            value = getattr(importlib.import_module(module), attr)
+            super().__setitem__(name, value)
+        return value
+
+    def get(self, name: str, default=None):  # type: ignore[override]
+        if name not in self:
+            return default
+        return self[name]
+
+    def values(self):  # type: ignore[override]
+        return [self[k] for k in self]
+
+    def items(self):  # type: ignore[override]
+        return [(k, self[k]) for k in self]
+
+
+DISPATCHERS: dict[str, type[Dispatcher]] = LazyRegistry({
     "fifo": FIFO,
     "sjf": SJF,
     "ljf": LJF,
     "easy": EASY,
     "conservative": Conservative,
-}
+    "prb": PRB,
+    "hcp": "dispatchlab.dispatch.cp.hcp:HCP",
+    "hcp-online": "dispatchlab.dispatch.cp.hcp:HCPOnline",
+    "pcp": "dispatchlab.dispatch.cp.pcp:PCP",
+    "pcp-online": "dispatchlab.dispatch.cp.pcp:PCPOnline",
+})
 
 
 def make_dispatcher(name: str, **params: object) -> Dispatcher:
@@ -45,6 +81,7 @@ __all__ = [
     "EASY",
     "FIFO",
     "LJF",
+    "PRB",
     "SJF",
     "Allocation",
     "Allocator",

@@ -12,6 +12,17 @@ order), ``free`` the (nodes x resources) free matrix. A node can host
   (lexicographically over the resources the job requests, in platform resource order;
   ties by node index) - never by adding cores to bytes. Packs jobs to limit
   fragmentation.
+* ``consolidate`` (the PRB allocator of seed paper 000): nodes with the smallest
+  *share* of free resources first, the share of a node being the mean, over the
+  resources with capacity > 0 on that node, of ``free / capacity`` (ties by node
+  index); each unit goes to the first node in that order with room (several units may
+  share a node). *Ours*: the normalisation by node capacity; AccaSim sorts by the raw
+  sum of free amounts (cores + GPUs + memory in KB), so memory alone decides. It needs
+  the node capacities, given once per run by :meth:`Allocator.start`.
+
+**Per-run set-up.** A dispatcher calls ``allocator.start(capacity)`` once per run (the
+(nodes x resources) total capacity matrix, ``view.capacity``) before its first
+``allocate``; first-fit and best-fit ignore it, consolidate stores it.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ import numpy as np
 from dispatchlab.dispatch.base import Allocation
 from dispatchlab.errors import InputError
 from dispatchlab.params import Params
+from dispatchlab.suggest import did_you_mean
 
 
 def units_per_node(request: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -47,9 +59,14 @@ def _take_in_order(order: np.ndarray, fit: np.ndarray, units: int) -> Allocation
 
 
 class Allocator(Params, ABC):
-    """Base class: override :meth:`allocate`."""
+    """Base class: override :meth:`allocate`; override :meth:`start` when the allocator
+    needs the node capacities."""
 
     name = "allocator"
+
+    def start(self, capacity: np.ndarray) -> None:
+        """Called by the dispatcher once per run, before the first :meth:`allocate`, with
+        the (nodes x resources) total capacity matrix. Default: nothing."""
 
     @abstractmethod
     def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
@@ -91,14 +108,74 @@ class BestFit(Allocator):
         return _take_in_order(order, fit, units)
 
 
-ALLOCATORS: dict[str, type[Allocator]] = {"first-fit": FirstFit, "best-fit": BestFit}
+class Consolidate(Allocator):
+    """Nodes with the smallest share of free resources first (mean over the node's
+    resources of free / capacity; ties by node index), each unit on the first node in
+    that order with room. Needs :meth:`start` (node capacities) before :meth:`allocate`.
+
+    A node with no capacity at all has share 0 (it hosts only jobs requesting nothing).
+    Shares are compared rounded to 12 decimals (*ours*), so equal shares reached
+    through different float sums tie and go to the node index.
+    """
+
+    name = "consolidate"
+
+    def __init__(self) -> None:
+        pass
+
+    def start(self, capacity: np.ndarray) -> None:
+        cap = np.asarray(capacity, dtype=np.int64)
+        has = cap > 0
+        n_res = has.sum(axis=1)
+        # weight[n, r] = 1 / (capacity[n, r] * resources with capacity on n), 0 elsewhere:
+        # share = (free * weight).sum(axis=1) is the mean of free / capacity
+        weight = np.zeros(cap.shape, dtype=np.float64)
+        np.divide(1.0, cap * np.maximum(n_res, 1)[:, None], out=weight, where=has)
+        self.capacity_ = cap
+        self.weight_ = weight
+
+    def share(self, free: np.ndarray) -> np.ndarray:
+        """The share of free resources of each node (float64 in [0, 1])."""
+        return (free * self.weight_).sum(axis=1)
+
+    def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
+        weight = getattr(self, "weight_", None)
+        if weight is None or weight.shape != free.shape:
+            raise InputError("the consolidate allocator needs the node capacities: its "
+                             "dispatcher must call allocator.start(capacity) once per run "
+                             "(this dispatcher does not; use first-fit or best-fit with it)",
+                             field="allocator")
+        fit = units_per_node(request, free)
+        usable = np.flatnonzero(fit > 0)
+        if fit[usable].sum() < units:
+            return None
+        share = np.round((free[usable] * weight[usable]).sum(axis=1), 12)
+        order = usable[np.lexsort((usable, share))]
+        return _take_in_order(order, fit, units)
 
 
-def make_allocator(name: str) -> Allocator:
+ALLOCATORS: dict[str, type[Allocator]] = {
+    "first-fit": FirstFit,
+    "best-fit": BestFit,
+    "consolidate": Consolidate,
+}
+
+
+def make_allocator(name: str | Allocator) -> Allocator:
+    """A fresh allocator by registered name, ``module:Class``, or a copy of an instance
+    (unknown name: :class:`InputError` on field ``allocator`` with a did-you-mean
+    suggestion)."""
+    if isinstance(name, Allocator):
+        return name.clone()
+    if isinstance(name, str) and ":" in name:
+        from dispatchlab.params import make_component
+
+        return make_component("allocator", name)
     try:
         return ALLOCATORS[name]()
-    except KeyError:
+    except (KeyError, TypeError):
         raise InputError(
-            f"unknown allocator {name!r} (choose from {', '.join(sorted(ALLOCATORS))})",
+            f"unknown allocator {name!r}{did_you_mean(str(name), ALLOCATORS)} "
+            f"(choose from {', '.join(sorted(ALLOCATORS))})",
             field="allocator",
         ) from None

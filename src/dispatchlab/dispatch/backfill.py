@@ -44,15 +44,23 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
+from typing import ClassVar
 
 import numpy as np
 
 from dispatchlab.dispatch.allocators import Allocator, make_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
+from dispatchlab.dispatch.orderings import (
+    FifoOrder,
+    Ordering,
+    OrderKeys,
+    SjfOrder,
+    job_width,
+    make_ordering,
+)
 from dispatchlab.dispatch.profile import CoreProfile, planned
 from dispatchlab.errors import InputError
-
-ORDERS = ("fifo", "sjf")
+from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
 
 def shadow_and_extra(free: int, need: int, ends, held,
@@ -102,9 +110,11 @@ class _Backfill(Dispatcher):
     explain: bool
     call_on_empty_queue = False
 
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
+
     def _check(self) -> None:
-        if self.order not in ORDERS:
-            raise InputError(f"order must be one of {ORDERS}, got {self.order!r}", field="order")
+        make_ordering(self.order)
+        make_allocator(self.allocator)
         if self.reservations is not None and (
             not isinstance(self.reservations, int) or self.reservations < 1
         ):
@@ -114,8 +124,33 @@ class _Backfill(Dispatcher):
     def start(self, view: View) -> None:
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
+        self.allocator_.start(view.capacity)
+        self.ordering_: Ordering = make_ordering(self.order)
+        kind = type(self.ordering_)
+        self._order_kind = ("fifo" if kind is FifoOrder else "sjf" if kind is SjfOrder
+                            else "keys")
+        if self._order_kind == "keys":  # an ordering that needs EWTs and demands
+            self.ewt_ = job_ewt(view.jobs, view.platform, DEFAULT_EWT)
+            self.width_ = job_width(view.requests, view.jobs["units"],
+                                    view.capacity.sum(axis=0))
         self.log_: list[dict] = []
         self._cache: tuple | None = None
+
+    def _order_positions(self, view: View, rows, ests) -> np.ndarray | None:
+        """The backfill scan order of the candidates ``rows`` (queue order) with
+        estimates ``ests``: positions into them, or None for queue order (``fifo``).
+        ``sjf`` is a stable sort by estimate; another ordering gets its keys at now
+        (queues missing from the platform's EWT table count 1800 s)."""
+        kind = self._order_kind
+        if kind == "fifo":
+            return None
+        ests = np.asarray(ests, dtype=np.int64)
+        if kind == "sjf":
+            return np.argsort(ests, kind="stable")
+        rows = np.asarray(rows, dtype=np.int64)
+        keys = OrderKeys(rows, int(view.now), view.jobs["submit"][rows], ests,
+                         self.ewt_[rows], ests * self.width_[rows])
+        return np.asarray(self.ordering_.sort(keys), dtype=np.int64)
 
     def dispatch(self, view: View) -> list[Decision]:
         n = view.queue_length
@@ -290,9 +325,8 @@ class _Backfill(Dispatcher):
             if n <= self.small_queue:
                 if not isinstance(rows, list):
                     rows, units, ests = rows.tolist(), units.tolist(), ests.tolist()
-                order = range(n)
-                if self.order == "sjf":
-                    order = sorted(order, key=ests.__getitem__)
+                pos = self._order_positions(view, rows, ests)
+                order = range(n) if pos is None else pos.tolist()
                 for p in order:
                     u = units[p]
                     if u > free:
@@ -309,9 +343,9 @@ class _Backfill(Dispatcher):
                     if free == 0:
                         break
             else:
-                free, extra = self._scan_numpy(now, np.asarray(rows), np.asarray(units),
-                                               np.asarray(ests), free, shadow, extra,
-                                               backfilled)
+                free, extra = self._scan_numpy(
+                    now, np.asarray(rows), np.asarray(units), np.asarray(ests), free, shadow,
+                    extra, backfilled, self._order_positions(view, rows, ests))
             if backfilled:
                 out.extend([Start(int(j)) for j in backfilled])
         if self.explain:
@@ -325,10 +359,10 @@ class _Backfill(Dispatcher):
         return out
 
     def _scan_numpy(self, now: int, rows: np.ndarray, units: np.ndarray, ests: np.ndarray,
-                    free: int, shadow: int, extra: int, backfilled: list[int]
-                    ) -> tuple[int, int]:
-        """The backfill scan with numpy masks (long queues); appends to ``backfilled``."""
-        order = ests.argsort(kind="stable") if self.order == "sjf" else None
+                    free: int, shadow: int, extra: int, backfilled: list[int],
+                    order: np.ndarray | None) -> tuple[int, int]:
+        """The backfill scan with numpy masks (long queues) in ``order`` (positions,
+        None: queue order); appends to ``backfilled``."""
         if order is not None:
             rows, units, ests = rows[order], units[order], ests[order]
         ends_before = now + np.maximum(ests, 1) <= shadow
@@ -382,8 +416,9 @@ class _Backfill(Dispatcher):
             i += 1
         if i < n and free > 0:
             rest = np.arange(i, n)
-            if self.order == "sjf" and len(rest) > 1:
-                rest = rest[np.argsort(est[i:], kind="stable")]
+            pos = self._order_positions(view, jobs[i:], est[i:])
+            if pos is not None:
+                rest = rest[pos]
             u_rest = units[rest]
             stop = now + np.maximum(est[rest], 1)
             pos = 0
@@ -437,8 +472,9 @@ class _Backfill(Dispatcher):
             reserved.append((job, t))
             i += 1
         rest = list(range(i, n))
-        if self.order == "sjf" and len(rest) > 1:
-            rest = (i + np.argsort(est[i:], kind="stable")).tolist()
+        pos = self._order_positions(view, jobs[i:], est[i:])
+        if pos is not None:
+            rest = (i + pos).tolist()
         for p in rest:
             job, u, d = int(jobs[p]), int(units[p]), planned(int(est[p]))
             alloc = alloc_.allocate(reqs[job], u, np.minimum(physical, prof.window_min(now, d)))

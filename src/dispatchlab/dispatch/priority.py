@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from dispatchlab.dispatch.allocators import Allocator, make_allocator
@@ -25,8 +27,11 @@ class ListDispatcher(Dispatcher):
     allocator: str
     call_on_empty_queue = False
 
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
+
     def start(self, view: View) -> None:
         self.allocator_: Allocator = make_allocator(self.allocator)
+        self.allocator_.start(view.capacity)
 
     #: SJF / LJF: the order is by estimate, ascending (False) or descending (True), ties
     #: by queue position; None: another order (see :meth:`order`)

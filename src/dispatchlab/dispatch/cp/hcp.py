@@ -1,0 +1,522 @@
+"""Hybrid CP dispatchers with OR-Tools CP-SAT: ``hcp`` (CPH / DEC without power) and
+``hcp-online`` (HCP').
+
+**HCP** (``HCP()``, name ``hcp``; seed 000 "CPH", seed 004 "DEC" without the power
+cumulative; ALGORITHMS.md 2.1-2.5). Each pass has two stages.
+
+*Stage 1 (schedule, relaxed).* A CP-SAT model over the running jobs and the first
+``q_length`` waiting jobs in ``model_order`` (``"queue"``: submit time then file order,
+as the authors; ``"urgency"``: PRB urgency, ours); the other waiting jobs are postponed
+to a later pass. Time origin 0 = now, seconds. A running job is a fixed interval
+``[0, max(1, est_end - now))``; a waiting job an interval of ``max(1, estimate)``
+seconds starting at ``s in [0, H]``, ``H`` = the sum of all these durations (the
+worst-case makespan). Resources are *relaxed*: one ``AddCumulative`` per resource type
+at the platform's summed capacity (demand = units x per-unit request; types no modelled
+job uses are skipped). Objective (seed 004 eq. 2 with the authors' integer weights):
+minimise ``sum_i w_i (s_i + wait_i)``, ``w_i = floor(max_ewt * 10**5 / ewt_i)``,
+``ewt_i`` the expected waiting time of the job's queue
+(:func:`dispatchlab.platform.queues.job_ewt`), ``max_ewt`` the largest among the
+modelled jobs, ``wait_i = now - submit_i``: the EWT-weighted waiting time, in which
+jobs of queues expected to wait less weigh more.
+
+*Reference plan.* The proactive PRB plan (PRB-urgency list schedule over future
+events on the real nodes, :func:`dispatchlab.dispatch.prb.proactive_schedule`) is the
+solver's hint (CP-SAT's counterpart of the authors' search that "starts from the PRB
+solution") and the reference: when the solver finds no solution, or none *strictly*
+better than PRB's plan under the same objective, PRB's plan is used.
+
+*Stage 2 (allocation).* The jobs planned at 0 (now), in urgency order, are mapped on
+the free nodes by the allocator (default ``consolidate``: fewest free resources first);
+a job that does not map is postponed. *Feedback* (ALGORITHMS.md 2.5, DEC; **ours**,
+the authors' form is unpublished): for each start-now job that failed to map, add
+``s_j >= r`` and re-solve (hint = the previous plan), then redo stage 2, at most
+``feedback_rounds`` times or until every start-now job maps; a re-solve without a
+solution keeps the previous mapping. ``r`` (:func:`first_release`) is the first time
+free resources can grow (the first estimated end of a running job or of a job mapped
+now), at least 1: ALGORITHMS.md's ``s_j >= 1`` made tight, since before ``r`` node
+free resources only shrink, and ``s_j >= 1`` alone lets the relaxed plan park the job
+at 1 s, when no pass happens. On counting platforms the model has one cumulative
+(cores) and stage 2 cannot fail.
+
+*Time limits* (2.3): a first round of ``time_limit`` seconds, doubled while no solution
+is found, rounds stop once the limit would exceed ``max_time_limit`` (default 150: the
+last round is 128 s, the authors' "stop before 150 s").
+
+**HCP'** (``HCPOnline()``, name ``hcp-online``; seed 002, ``hcp3_scheduler.py``,
+ALGORITHMS.md 2.6). As HCP, with: the *fit-now filter* (only waiting jobs that fit the
+free resources now are modelled, at most ``cur_q_length`` of them, taken in
+``slowdown`` priority order: descending current slowdown, ties ascending demand); the
+*slowdown objective* ``sum_i floor((s_i + wait_i + est_i) * 10**d / est_i)`` with the
+predictor's estimates (``est = 0``: ``max(1, s_i + wait_i) * 10**d``; ``d = max(5,
+digits of H)``); the *round control* (``time_limit`` doubling up to
+``max_time_limit`` = 16, stop at a proven optimum or when the best objective is
+unchanged over ``max_k`` = 2 rounds; a pass that stops neither way is *unsolved* and
+halves ``cur_q_length``, min 1; a solved pass resets it to ``q_length``); *no solution
+-> nothing dispatched* (ours: except on an idle system, where no later event would
+call the dispatcher again: there PRB's start-now jobs start); the *dispatch skip* (the
+previous pass dispatched nothing, no job was submitted since, and no resource type has
+less usage than then: return no decision without solving). The proactive PRB plan in
+slowdown order is the hint and the logged reference (``prb_objective``), not a
+fallback. Stage 2 as HCP, no feedback.
+
+**Determinism.** One worker, ``seed`` as CP-SAT's ``random_seed`` and, with
+``time_mode="deterministic"`` (default), limits in CP-SAT's *deterministic time*: two
+runs give byte-identical schedules on any machine. ``time_mode="wall"`` uses wall-clock
+limits like the authors (milliseconds in their code) and is **not reproducible**.
+
+**Explain.** Every pass that reaches the solver, or skips it, appends a record to
+``self.pass_log_`` (:func:`dispatchlab.dispatch.cp.common.pass_facts`): status,
+objective (the solver's, before any fallback), PRB's objective, bound, modelled jobs,
+solved, improved_on_prb, rounds (feedback re-solves included), hit_limit and
+deterministic time. ``status`` is ``"SKIPPED"`` for a dispatch skip and ``"NO_FIT"``
+when no modelled job fits now (*ours* for HCP: then no plan could start a job, so the
+solver is not called; this changes no decision).
+
+*Ours*, beyond the authors: a pass that starts nothing while no job runs asks for a
+pass (``view.wake_at``) at its plan's first start; running jobs ending at the same time
+are merged into one interval (the same cumulative constraint, fewer variables); the
+slowdown scale ``d`` is lowered when the objective would approach CP-SAT's 64-bit
+range; the solver plan of an HCP pass is only used when strictly better than PRB's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
+from dispatchlab.dispatch.cp.common import (
+    DispatchSkip,
+    TimeControl,
+    add_slowdown_objective,
+    check_choice,
+    check_control_params,
+    check_positive_int,
+    fit_now_mask,
+    next_queue_length,
+    pass_facts,
+    resource_usage,
+    slowdown_digits,
+    slowdown_objective_value,
+)
+from dispatchlab.dispatch.orderings import OrderKeys, job_demand, make_ordering
+from dispatchlab.errors import InputError
+
+MODEL_ORDERS: tuple[str, ...] = ("queue", "urgency")
+#: the authors' integer-weight scale of the EWT objective (5 significant digits)
+EWT_WEIGHT_SCALE = 10**5
+
+
+class Candidates(NamedTuple):
+    """The waiting jobs a pass models, in the dispatch (priority) order of stage 2.
+
+    ``rows`` job rows; ``units``; ``estimate`` (the predictor's, s, may be 0);
+    ``submit`` (s, trace origin); ``ewt`` (s); ``demand`` (job demand, float)."""
+
+    rows: np.ndarray
+    units: np.ndarray
+    estimate: np.ndarray
+    submit: np.ndarray
+    ewt: np.ndarray
+    demand: np.ndarray
+
+    def take(self, positions: np.ndarray) -> Candidates:
+        return Candidates(*(col[positions] for col in self))
+
+
+class RelaxedModel(NamedTuple):
+    """A built stage-1 model: ``starts[k]`` is the start variable (offset from now) of
+    candidate ``k``; ``horizon`` H in seconds; ``objective`` the integer expression."""
+
+    model: cp_model.CpModel
+    starts: list[cp_model.IntVar]
+    horizon: int
+    objective: Any
+
+
+def planned_durations(estimate: np.ndarray) -> np.ndarray:
+    """Planning durations ``max(estimate, 1)`` (int64 seconds)."""
+    return np.maximum(np.asarray(estimate, dtype=np.int64), 1)
+
+
+def build_relaxed_model(view: View, cand: Candidates, extra_horizon: int = 0) -> RelaxedModel:
+    """The relaxed scheduling model of ALGORITHMS.md 2.1 without objective.
+
+    Running jobs: fixed intervals ``[0, max(1, est_end - now))`` (those with the same
+    duration merged into one interval with the summed demand, ours); candidates:
+    intervals of ``max(1, estimate)`` seconds, start in ``[0, H]`` with ``H`` = sum of
+    all durations (+ ``extra_horizon`` when a reference plan starts later, ours). One
+    cumulative per resource type at the summed platform capacity; a type that no
+    modelled job (running or waiting) requests is skipped. On counting platforms the
+    one resource is cores, demand = units."""
+    now = view.now
+    model = cp_model.CpModel()
+    running = view.running
+    run_dur = np.maximum(np.asarray(running.est_end, dtype=np.int64) - now, 1)
+    dur = planned_durations(cand.estimate)
+    horizon = int(run_dur.sum()) + int(dur.sum()) + int(extra_horizon)
+    if view.counting:
+        cap = np.array([int(view.platform.total_capacity()["core"])], dtype=np.int64)
+        run_dem = np.asarray(running.units, dtype=np.int64)[:, None]
+        cand_dem = np.asarray(cand.units, dtype=np.int64)[:, None]
+    else:
+        cap = np.asarray(view.capacity, dtype=np.int64).sum(axis=0)
+        reqs = np.asarray(view.requests)
+        run_jobs = np.asarray(running.jobs, dtype=np.int64)
+        run_dem = np.asarray(running.units, dtype=np.int64)[:, None] * reqs[run_jobs]
+        cand_dem = np.asarray(cand.units, dtype=np.int64)[:, None] * reqs[cand.rows]
+    # running jobs: one fixed interval per distinct remaining duration
+    fixed: list[tuple[Any, np.ndarray]] = []
+    if len(run_dur):
+        durs, inv = np.unique(run_dur, return_inverse=True)
+        merged = np.zeros((len(durs), run_dem.shape[1]), dtype=np.int64)
+        np.add.at(merged, np.asarray(inv).reshape(-1), run_dem)
+        for k, d in enumerate(durs.tolist()):
+            fixed.append((model.new_fixed_size_interval_var(0, d, f"run_{k}"), merged[k]))
+    starts: list[cp_model.IntVar] = []
+    intervals = []
+    for k, d in enumerate(dur.tolist()):
+        s = model.new_int_var(0, horizon, f"s_{k}")
+        starts.append(s)
+        intervals.append(model.new_fixed_size_interval_var(s, d, f"job_{k}"))
+    for r in range(len(cap)):
+        demand_r = cand_dem[:, r]
+        fixed_r = [(iv, int(dem[r])) for iv, dem in fixed if dem[r] > 0]
+        if not demand_r.any() and not fixed_r:
+            continue
+        ivs = [iv for iv, _ in fixed_r] + [iv for iv, q in
+                                             zip(intervals, demand_r.tolist(), strict=True)
+                                             if q > 0]
+        dems = [q for _, q in fixed_r] + [q for q in demand_r.tolist() if q > 0]
+        model.add_cumulative(ivs, dems, int(cap[r]))
+    return RelaxedModel(model, starts, horizon, None)
+
+
+def first_release(first_running_release: int | None, mapped_durations: np.ndarray) -> int:
+    """The feedback bound of HCP (ours): the earliest offset at which free resources can
+    grow after stage 2 - the first estimated end of a running job or the planned end of
+    a job mapped now, whichever comes first; at least 1 (a job that failed to map cannot
+    start now). Before it the free resources of every node only shrink, so a job that
+    failed to map now cannot map earlier (given the jobs mapped now)."""
+    ends = [int(d) for d in np.asarray(mapped_durations).tolist()]
+    if first_running_release is not None:
+        ends.append(int(first_running_release))
+    return max(1, min(ends)) if ends else 1
+
+
+def ewt_weights(ewt: np.ndarray) -> np.ndarray:
+    """The authors' integer weights ``floor(max_ewt * 10**5 / ewt_i)`` (int64)."""
+    ewt = np.asarray(ewt, dtype=np.int64)
+    if len(ewt) == 0:
+        return ewt.copy()
+    return (int(ewt.max()) * EWT_WEIGHT_SCALE) // ewt
+
+
+def ewt_objective_value(offsets: np.ndarray, wait: np.ndarray, weights: np.ndarray) -> int:
+    """``sum_i w_i (s_i + wait_i)`` for start ``offsets`` (seconds after now)."""
+    return int(sum(int(w) * (int(s) + int(q)) for s, q, w in
+                   zip(np.asarray(offsets).tolist(), np.asarray(wait).tolist(),
+                       np.asarray(weights).tolist(), strict=True)))
+
+
+class _HybridCP(Dispatcher):
+    """Machinery shared by :class:`HCP` and :class:`HCPOnline` (not registered)."""
+
+    call_on_empty_queue = False
+
+    allocator: str
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
+    default_ewt: int
+    time_limit: float
+    max_time_limit: float
+    time_mode: str
+    seed: int
+    q_length: int
+
+    def _check(self) -> None:
+        check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
+        check_positive_int(self.q_length, "q_length")
+        if isinstance(self.default_ewt, bool) or not isinstance(
+                self.default_ewt, int | np.integer) or self.default_ewt <= 0:
+            raise InputError(f"must be an integer number of seconds > 0, got "
+                             f"{self.default_ewt!r}", field="default_ewt")
+        if not isinstance(self.allocator, str):
+            raise InputError(f"an allocator is a name, got {self.allocator!r}",
+                             field="allocator")
+
+    def start(self, view: View) -> None:
+        from dispatchlab.platform.queues import job_ewt
+
+        self._check()
+        self.allocator_: Allocator = make_allocator(self.allocator)
+        self.allocator_.start(view.capacity)
+        self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
+        self.pass_log_: list[dict[str, Any]] = []
+        self.totals_: np.ndarray = np.asarray(view.capacity, dtype=np.int64).sum(axis=0) \
+            if not view.counting else np.array(
+                [int(view.platform.total_capacity()["core"])], dtype=np.int64)
+
+    # --- helpers --------------------------------------------------------------
+    def _candidates(self, view: View, rows: np.ndarray, units: np.ndarray,
+                    estimate: np.ndarray, submit: np.ndarray) -> Candidates:
+        if view.counting:
+            reqs = np.ones((len(rows), 1), dtype=np.int64)
+        else:
+            reqs = np.asarray(view.requests)[rows]
+        demand = job_demand(reqs, units, estimate, self.totals_)
+        return Candidates(np.asarray(rows, dtype=np.int64), np.asarray(units, dtype=np.int64),
+                          np.asarray(estimate, dtype=np.int64),
+                          np.asarray(submit, dtype=np.int64), self.ewt_[rows], demand)
+
+    @staticmethod
+    def _ordered(cand: Candidates, now: int, ordering: str) -> Candidates:
+        keys = OrderKeys(cand.rows, now, cand.submit, cand.estimate, cand.ewt, cand.demand)
+        return cand.take(make_ordering(ordering).sort(keys))
+
+    def _prb_offsets(self, view: View, cand: Candidates, ordering: str) -> np.ndarray:
+        """The proactive PRB plan of the candidates (:func:`proactive_schedule` with
+        ``ordering``), as start offsets from now; -1 for a job the plan never places
+        (one that does not fit the empty platform's nodes)."""
+        from dispatchlab.dispatch.prb import proactive_schedule
+
+        plan = proactive_schedule(view, cand.rows, cand.estimate, make_ordering(ordering),
+                                  self.allocator_, cand.ewt, cand.demand)
+        starts = np.asarray(plan.starts, dtype=np.int64)
+        return np.where(starts >= 0, starts - view.now, -1)
+
+    @staticmethod
+    def _hint(prb: np.ndarray) -> list[int | None]:
+        """The PRB plan as a CP-SAT hint (unplaced jobs not hinted)."""
+        return [int(x) if x >= 0 else None for x in prb.tolist()]
+
+    def _map_now(self, view: View, cand: Candidates,
+                 offsets: np.ndarray) -> tuple[list[Decision], list[int], list[int]]:
+        """Stage 2: the candidates planned at 0, in candidate order, mapped on the free
+        resources; returns the decisions, the positions mapped and those that failed."""
+        out: list[Decision] = []
+        mapped: list[int] = []
+        failed: list[int] = []
+        now_pos = np.flatnonzero(np.asarray(offsets) == 0).tolist()
+        if view.counting:
+            free = int(view.free_cores)
+            for p in now_pos:
+                u = int(cand.units[p])
+                if u <= free:
+                    free -= u
+                    out.append(Start(int(cand.rows[p])))
+                    mapped.append(p)
+                else:
+                    failed.append(p)
+            return out, mapped, failed
+        free_m = np.array(view.free, dtype=np.int64, copy=True)
+        reqs = view.requests
+        for p in now_pos:
+            job = int(cand.rows[p])
+            alloc = self.allocator_.allocate(reqs[job], int(cand.units[p]), free_m)
+            if alloc is None:
+                failed.append(p)
+                continue
+            free_m[alloc.nodes] -= alloc.counts[:, None] * reqs[job][None, :]
+            out.append(Start(job, alloc))
+            mapped.append(p)
+        return out, mapped, failed
+
+    @staticmethod
+    def _keep_alive(view: View, decisions: list[Decision], offsets: np.ndarray) -> None:
+        """Ours: when a pass starts nothing on an idle system (no running job), no event
+        would ever call the dispatcher again; ask for a pass at the plan's first start."""
+        if decisions or len(view.running.jobs):
+            return
+        later = np.asarray(offsets)[np.asarray(offsets) > 0]
+        if len(later):
+            view.wake_at(view.now + int(later.min()))
+
+    def improvement_share(self) -> float:
+        """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
+        from dispatchlab.dispatch.cp.common import improvement_share
+
+        return improvement_share(getattr(self, "pass_log_", []))
+
+
+class HCP(_HybridCP):
+    """Hybrid CP dispatcher (CPH / DEC without power): relaxed CP-SAT schedule with the
+    EWT-weighted waiting-time objective, PRB reference plan, allocation of the start-now
+    jobs, feedback re-solves (ours). See the module docstring."""
+
+    name = "hcp"
+
+    def __init__(self, q_length: int = 100, model_order: str = "queue",
+                 default_ewt: int = 1800, allocator: str = "consolidate",
+                 time_limit: float = 1.0, max_time_limit: float = 150.0,
+                 time_mode: str = "deterministic", seed: int = 0,
+                 feedback_rounds: int = 3) -> None:
+        self.q_length = q_length
+        self.model_order = model_order
+        self.default_ewt = default_ewt
+        self.allocator = allocator
+        self.time_limit = time_limit
+        self.max_time_limit = max_time_limit
+        self.time_mode = time_mode
+        self.seed = seed
+        self.feedback_rounds = feedback_rounds
+
+    def _check(self) -> None:
+        super()._check()
+        check_choice(self.model_order, "model_order", MODEL_ORDERS)
+        check_positive_int(self.feedback_rounds, "feedback_rounds", minimum=0)
+
+    def start(self, view: View) -> None:
+        super().start(view)
+        self.control_ = TimeControl(self.time_limit, self.max_time_limit, self.time_mode,
+                                    self.seed, stop="first")
+
+    def _modelled(self, view: View) -> Candidates:
+        """The first ``q_length`` waiting jobs in ``model_order``, in urgency order."""
+        q = view.queue
+        now = view.now
+        if self.model_order == "queue":
+            k = min(self.q_length, len(q.jobs))
+            cand = self._candidates(view, q.jobs[:k], q.units[:k], q.estimate[:k],
+                                    q.submit[:k])
+        else:
+            cand = self._candidates(view, q.jobs, q.units, q.estimate, q.submit)
+            cand = self._ordered(cand, now, "urgency")
+            cand = cand.take(np.arange(min(self.q_length, len(cand.rows))))
+        return self._ordered(cand, now, "urgency")
+
+    def dispatch(self, view: View) -> list[Decision]:
+        if len(view.queue.jobs) == 0:
+            return []
+        now = view.now
+        cand = self._modelled(view)
+        if not fit_now_mask(view, cand.rows, cand.units).any():
+            # ours: no modelled job can start now on any plan; skipping the solver
+            # changes no decision
+            self.pass_log_.append(pass_facts(now, None, modelled=len(cand.rows),
+                                             status="NO_FIT"))
+            return []
+        wait = now - cand.submit
+        weights = ewt_weights(cand.ewt)
+        prb = self._prb_offsets(view, cand, "urgency")
+        complete = bool((prb >= 0).all())
+        prb_obj = ewt_objective_value(prb, wait, weights) if complete else None
+        rm = build_relaxed_model(view, cand)
+        extra = max(0, int(prb.max()) - rm.horizon)
+        if extra:
+            rm = build_relaxed_model(view, cand, extra_horizon=extra)
+        objective = cp_model.LinearExpr.weighted_sum(rm.starts, weights.tolist()) \
+            + int((weights * wait).sum())
+        rm.model.minimize(objective)
+        outcome = self.control_.solve(rm.model, rm.starts, self._hint(prb), objective)
+        improved = outcome.objective is not None and (
+            prb_obj is None or outcome.objective < prb_obj)
+        plan = np.asarray(outcome.values, dtype=np.int64) if improved else prb
+        decisions, mapped, failed = self._map_now(view, cand, plan)
+        rounds, det_time = outcome.rounds, outcome.deterministic_time
+        # feedback (ours, ALGORITHMS.md 2.5): failed start-now jobs cannot start before
+        # resources are released
+        run_ends = np.asarray(view.running.est_end, dtype=np.int64) - now
+        first_run_release = int(max(run_ends.min(), 1)) if len(run_ends) else None
+        for _ in range(self.feedback_rounds):
+            if not failed:
+                break
+            release = first_release(first_run_release,
+                                    planned_durations(cand.estimate[mapped]))
+            for p in failed:
+                rm.model.add(rm.starts[p] >= release)
+            again = self.control_.solve(rm.model, rm.starts, self._hint(plan), objective)
+            rounds += again.rounds
+            det_time += again.deterministic_time
+            if again.values is None:
+                break
+            plan = np.asarray(again.values, dtype=np.int64)
+            decisions, mapped, failed = self._map_now(view, cand, plan)
+        self._keep_alive(view, decisions, plan)
+        facts = pass_facts(now, outcome, modelled=len(cand.rows), prb_objective=prb_obj,
+                           improved_on_prb=improved)
+        facts["rounds"] = rounds
+        facts["deterministic_time"] = det_time
+        self.pass_log_.append(facts)
+        return decisions
+
+
+class HCPOnline(_HybridCP):
+    """HCP' (seed 002): fit-now filter, slowdown priority and objective, round control
+    with queue-length halving, dispatch skip. See the module docstring."""
+
+    name = "hcp-online"
+
+    def __init__(self, q_length: int = 100, default_ewt: int = 1800,
+                 allocator: str = "consolidate", time_limit: float = 1.0,
+                 max_time_limit: float = 16.0, max_k: int = 2,
+                 time_mode: str = "deterministic", seed: int = 0) -> None:
+        self.q_length = q_length
+        self.default_ewt = default_ewt
+        self.allocator = allocator
+        self.time_limit = time_limit
+        self.max_time_limit = max_time_limit
+        self.max_k = max_k
+        self.time_mode = time_mode
+        self.seed = seed
+
+    def _check(self) -> None:
+        super()._check()
+        check_positive_int(self.max_k, "max_k")
+
+    def start(self, view: View) -> None:
+        super().start(view)
+        self.control_ = TimeControl(self.time_limit, self.max_time_limit, self.time_mode,
+                                    self.seed, max_k=self.max_k, stop="stable")
+        self.cur_q_length_: int = int(self.q_length)
+        self.skip_ = DispatchSkip()
+
+    def dispatch(self, view: View) -> list[Decision]:
+        q = view.queue
+        if len(q.jobs) == 0:
+            return []
+        now = view.now
+        usage = resource_usage(view)
+        if self.skip_.should_skip(view, usage):
+            self.pass_log_.append(pass_facts(now, None, modelled=0, status="SKIPPED"))
+            return []
+        cand = self._ordered(self._candidates(view, q.jobs, q.units, q.estimate, q.submit),
+                             now, "slowdown")
+        fits = np.flatnonzero(fit_now_mask(view, cand.rows, cand.units))
+        cand = cand.take(fits[: self.cur_q_length_])
+        if len(cand.rows) == 0:
+            self.skip_.record(usage, 0)
+            self.pass_log_.append(pass_facts(now, None, modelled=0, status="NO_FIT"))
+            return []
+        wait = now - cand.submit
+        prb = self._prb_offsets(view, cand, "slowdown")
+        rm = build_relaxed_model(view, cand)
+        extra = max(0, int(prb.max()) - rm.horizon)
+        if extra:
+            rm = build_relaxed_model(view, cand, extra_horizon=extra)
+        digits = slowdown_digits(rm.horizon, wait.tolist(), cand.estimate.tolist())
+        objective = add_slowdown_objective(rm.model, rm.starts, wait.tolist(),
+                                           cand.estimate.tolist(), rm.horizon, digits)
+        prb_obj = slowdown_objective_value(prb.tolist(), wait.tolist(),
+                                           cand.estimate.tolist(), digits) \
+            if (prb >= 0).all() else None
+        outcome = self.control_.solve(rm.model, rm.starts, self._hint(prb), objective)
+        self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
+                                               outcome.solved)
+        decisions: list[Decision] = []
+        if outcome.values is not None:
+            plan = np.asarray(outcome.values, dtype=np.int64)
+            decisions, _, _ = self._map_now(view, cand, plan)
+            self._keep_alive(view, decisions, plan)
+        elif len(view.running.jobs) == 0:
+            # ours: no solution on an idle system; waiting would deadlock the run (no
+            # later event), so PRB's start-now jobs start
+            decisions, _, _ = self._map_now(view, cand, prb)
+        self.skip_.record(usage, len(decisions))
+        self.pass_log_.append(pass_facts(
+            now, outcome, modelled=len(cand.rows), prb_objective=prb_obj,
+            improved_on_prb=outcome.objective is not None and (
+                prb_obj is None or outcome.objective < prb_obj)))
+        return decisions

@@ -1,0 +1,224 @@
+"""Queue orderings: the order in which a list dispatcher tries the waiting jobs.
+
+An :class:`Ordering` maps the keys of ``n`` candidate jobs (:class:`OrderKeys`, one
+entry per candidate, candidates given in queue order) to the candidates' positions
+``0..n-1`` in dispatch order (first = tried first). Every ordering is a total order:
+after its own keys, remaining ties go to submit time, then job row (= queue order), so
+the result never depends on the sort algorithm.
+
+Registered orderings (``make_ordering(name)``):
+
+* ``fifo``: queue order (submit time, then file order).
+* ``sjf``: ascending estimate, ties by queue order (a stable sort; the same order as
+  EASY's ``order="sjf"`` backfill scan).
+* ``urgency`` (PRB of seed paper 000, AccaSim ``prb_scheduler.py``): descending
+  ``(wait + 1) / EWT`` with ``wait = now - submit`` seconds and EWT the expected waiting
+  time of the job's queue; ties ascending job demand (:func:`job_demand`), then submit
+  time, then job row.
+* ``ewt`` (list scheduler of seed 004): ascending EWT; ties ascending job demand, then
+  submit time, then job row.
+* ``walltime`` (PA-HPC-SIM's list scheduler): ascending estimate; ties by submit time,
+  then job row.
+* ``slowdown`` (the priority of HCP'/PCP', ALGORITHMS 2.6): descending current slowdown
+  ``(wait + est) / est`` (``est = 0``: ``max(1, wait)``); ties ascending job demand,
+  then submit time, then job row.
+
+Ratios (urgency, slowdown) are compared **exactly**: two jobs whose ratios are equal
+as rational numbers are a tie and go to the tie-breakers (see :func:`ratio_key`).
+
+*Ours*: the final tie-breakers (submit time, then job row) where the authors' codes
+keep their list order; the normalised job demand (see :func:`job_demand`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from fractions import Fraction
+from typing import NamedTuple
+
+import numpy as np
+
+from dispatchlab.errors import InputError
+from dispatchlab.params import Params
+from dispatchlab.suggest import case_match, did_you_mean
+
+
+class OrderKeys(NamedTuple):
+    """The keys of ``n`` candidate jobs, each array in the candidates' (queue) order.
+
+    ``rows``: job rows (int64); ``now``: the time the keys are evaluated at (int
+    seconds, trace origin; wait = ``now - submit``); ``submit``: submit times (int64
+    seconds); ``estimate``: the predictor's estimates (int64 seconds, may be 0);
+    ``ewt``: expected waiting time of each job's queue (int64 seconds, > 0);
+    ``demand``: job demand (float64, see :func:`job_demand`)."""
+
+    rows: np.ndarray
+    now: int
+    submit: np.ndarray
+    estimate: np.ndarray
+    ewt: np.ndarray
+    demand: np.ndarray
+
+
+#: float64 division of integers ``num / den`` orders exactly (equal rationals give equal
+#: floats, distinct ones distinct floats in the right order) while
+#: ``max|num| * max den < 2**52`` (see :func:`ratio_key`)
+_EXACT_FLOAT_BOUND = 1 << 52
+
+
+def ratio_key(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """A sort key ordered exactly like the rationals ``num / den`` (``den > 0``).
+
+    Returns ``num / den`` as float64 when that is exact for ordering: IEEE division is
+    correctly rounded and monotone, so equal rationals give equal floats, and for
+    ``a/b < c/d`` the gap ``>= 1/(bd)`` exceeds both rounding errors
+    (``<= 2**-53 * value`` each) whenever ``max|num| * max(den) < 2**52``. Beyond that
+    bound (waits of decades), returns the dense rank of the exact
+    :class:`fractions.Fraction` values (int64), slower but still exact."""
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    if len(num) == 0:
+        return np.zeros(0, dtype=np.float64)
+    if int(np.abs(num).max()) * int(den.max()) < _EXACT_FLOAT_BOUND:
+        return num / den
+    fracs = [Fraction(a, b) for a, b in zip(num.tolist(), den.tolist(), strict=True)]
+    rank = {f: k for k, f in enumerate(sorted(set(fracs)))}
+    return np.fromiter((rank[f] for f in fracs), dtype=np.int64, count=len(fracs))
+
+
+def job_width(requests: np.ndarray, units: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """The share of the platform a job uses, summed over resources (float64 per job):
+    ``sum over r with totals[r] > 0 of units * requests[:, r] / totals[r]``.
+
+    ``requests``: per-unit requests (jobs x resources); ``units``: units per job;
+    ``totals``: platform total of each resource. On a counting platform (one resource,
+    cores, 1 per unit) this is ``units / total cores``."""
+    requests = np.asarray(requests, dtype=np.int64)
+    totals = np.asarray(totals, dtype=np.int64)
+    use = totals > 0
+    share = requests[:, use] / totals[use][None, :]
+    return share.sum(axis=1) * np.asarray(units, dtype=np.float64)
+
+
+def job_demand(requests: np.ndarray, units: np.ndarray, estimate: np.ndarray,
+               totals: np.ndarray) -> np.ndarray:
+    """Job demand, the tie-breaker of PRB (float64 per job):
+    ``estimate x sum over resources r of units x requests[:, r] / totals[r]``.
+
+    ``estimate`` in seconds (0 gives demand 0), ``requests`` per unit (jobs x
+    resources), ``totals`` the platform total per resource; resources with total 0 are
+    skipped. *Ours*: AccaSim adds the raw amounts of all resources (cores + GPUs +
+    memory in KB), so memory dominates; here each resource is normalised by the
+    platform total, so a job's demand is "platform-seconds". On a counting platform
+    this is ``estimate x units / total cores``. Computed as
+    ``estimate * job_width(...)`` (same floats whichever way it is called)."""
+    return np.asarray(estimate, dtype=np.float64) * job_width(requests, units, totals)
+
+
+class Ordering(Params, ABC):
+    """Base class of queue orderings: override :meth:`sort`.
+
+    ``sort(keys)`` returns the positions ``0..n-1`` of the candidates in dispatch order
+    (an int64 permutation; first = tried first)."""
+
+    name: str = "ordering"
+
+    def __init__(self) -> None:
+        pass
+
+    @abstractmethod
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        """Subclasses implement this."""
+
+
+class FifoOrder(Ordering):
+    """Queue order (submit time, then file order): the identity."""
+
+    name = "fifo"
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        return np.arange(len(keys.rows), dtype=np.int64)
+
+
+class SjfOrder(Ordering):
+    """Ascending estimate, ties by queue order (``np.argsort(est, kind="stable")``)."""
+
+    name = "sjf"
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        return np.argsort(keys.estimate, kind="stable").astype(np.int64)
+
+
+class UrgencyOrder(Ordering):
+    """PRB urgency: descending ``(now - submit + 1) / ewt``, compared exactly; ties by
+    ascending demand, then submit time, then job row."""
+
+    name = "urgency"
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        wait = keys.now - np.asarray(keys.submit, dtype=np.int64)
+        urgency = ratio_key(wait + 1, keys.ewt)
+        return np.lexsort((keys.rows, keys.submit, keys.demand, -urgency)).astype(np.int64)
+
+
+class EwtOrder(Ordering):
+    """Queue priority (seed 004 LS): ascending EWT; ties by ascending demand, then
+    submit time, then job row."""
+
+    name = "ewt"
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        return np.lexsort((keys.rows, keys.submit, keys.demand, keys.ewt)).astype(np.int64)
+
+
+class WalltimeOrder(Ordering):
+    """Ascending estimate (PA-HPC-SIM's wall-time ranker); ties by submit time, then job
+    row (*ours*: PA uses an unstable ``std::sort``)."""
+
+    name = "walltime"
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        return np.lexsort((keys.rows, keys.submit, keys.estimate)).astype(np.int64)
+
+
+class SlowdownOrder(Ordering):
+    """HCP'/PCP' priority: descending current slowdown ``(wait + est) / est``
+    (``est = 0``: ``max(1, wait)``), compared exactly; ties by ascending demand, then
+    submit time, then job row."""
+
+    name = "slowdown"
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        est = np.asarray(keys.estimate, dtype=np.int64)
+        wait = keys.now - np.asarray(keys.submit, dtype=np.int64)
+        zero = est <= 0
+        num = np.where(zero, np.maximum(wait, 1), wait + est)
+        den = np.where(zero, 1, est)
+        slowdown = ratio_key(num, den)
+        return np.lexsort((keys.rows, keys.submit, keys.demand, -slowdown)).astype(np.int64)
+
+
+ORDERINGS: dict[str, type[Ordering]] = {
+    cls.name: cls
+    for cls in (FifoOrder, SjfOrder, UrgencyOrder, EwtOrder, WalltimeOrder, SlowdownOrder)
+}
+
+
+def make_ordering(spec: str | Ordering, field: str = "order") -> Ordering:
+    """The ordering named ``spec`` (case-insensitive), or ``spec`` itself when it is
+    already an :class:`Ordering`. An unknown name raises :class:`InputError` on
+    ``field`` with a did-you-mean suggestion."""
+    if isinstance(spec, Ordering):
+        return spec.clone()
+    if isinstance(spec, str) and ":" in spec:  # module:Class or path/file.py:Class
+        from dispatchlab.params import make_component
+
+        return make_component("ordering", spec)
+    if not isinstance(spec, str):
+        raise InputError(f"an ordering is a name, got {spec!r} (choose from "
+                         f"{', '.join(ORDERINGS)})", field=field)
+    name = spec if spec in ORDERINGS else case_match(spec, ORDERINGS)
+    if name is None:
+        raise InputError(f"unknown ordering {spec!r}{did_you_mean(spec, ORDERINGS)} "
+                         f"(choose from {', '.join(ORDERINGS)})", field=field)
+    return ORDERINGS[name]()

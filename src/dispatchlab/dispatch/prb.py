@@ -1,0 +1,308 @@
+"""PRB, the priority-rule-based dispatcher (seed paper 000; AccaSim ``prb_scheduler``),
+and its proactive form (the list scheduler of seed 004 / PA-HPC-SIM).
+
+**PRB** (``PRB(order="urgency", allocator="consolidate", default_ewt=1800)``). At each
+pass, every waiting job gets its ordering keys (wait = now - submit, the predictor's
+estimate, the EWT of its queue, its job demand; see :mod:`dispatchlab.dispatch.orderings`),
+the queue is sorted by the ordering, and the *whole* sorted list is walked once: each
+job that the allocator can place on the resources still free (after the starts already
+decided in this pass) starts now; a job that does not fit is skipped and does not block
+the later ones. There is no reservation, so a wide job can starve while narrow ones
+keep starting (as in the authors' codes).
+
+* ``order``: any registered ordering (``urgency`` = seed 000 PRB, ``ewt`` = seed 004 LS,
+  ``walltime`` = PA-HPC-SIM LS, ``fifo``, ``sjf``, ``slowdown``).
+* ``allocator``: node-level platforms only (``consolidate`` = fewer free resources first,
+  seed 000; ``first-fit``; ``best-fit``). On counting platforms a job fits iff its units
+  are at most the free cores left.
+* ``default_ewt``: the EWT in seconds of a job whose queue is not in the platform's
+  queue table (``Platform.queues``; see :func:`dispatchlab.platform.queues.job_ewt`).
+
+**Proactive form** (:func:`proactive_schedule`, ALGORITHMS 1.1): a whole schedule of
+the waiting jobs, built by walking time points (now, the estimated ends of running
+jobs, the planned ends of jobs placed by the walk); at each point the unscheduled jobs
+are re-sorted with keys evaluated at that time and every one that fits over its
+planned duration is placed. Its start-now part equals PRB's decisions; the rest is the
+reference schedule and the hint of the CP dispatchers.
+
+*Speed*: keys are numpy columns. Jobs that cannot fit the free resources (counting:
+more units than free cores; node level: more units than the nodes' free room can host,
+counted per distinct per-unit request) are dropped before sorting, the allocator is
+only called on jobs that can fit, and the walk stops as soon as none is left.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
+from dispatchlab.dispatch.orderings import (
+    Ordering,
+    OrderKeys,
+    job_demand,
+    job_width,
+    make_ordering,
+)
+from dispatchlab.dispatch.profile import planned
+from dispatchlab.platform.queues import check_ewt, job_ewt
+
+
+class ProactivePlan(NamedTuple):
+    """A proactive schedule: ``starts[i]`` is the planned start (absolute seconds,
+    ``>= now``, int64) of the i-th planned row, -1 for a row that never fits the empty
+    platform; ``allocations`` maps each row starting at ``now`` to its Allocation (None
+    on counting platforms)."""
+
+    starts: np.ndarray
+    allocations: dict[int, Allocation | None]
+
+
+#: at most this many int64 cells in one (request classes x nodes x resources) block
+_BLOCK = 1 << 21
+
+
+def units_per_node_many(reqs: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """How many units of each per-unit request ``reqs[k]`` every node can host given
+    ``free``: a (requests x nodes) int64 matrix, the row-wise
+    :func:`~dispatchlab.dispatch.allocators.units_per_node` (a request of nothing fits
+    without limit: a large constant). Computed in blocks of requests to bound memory."""
+    k, n_res = reqs.shape
+    n = free.shape[0]
+    out = np.empty((k, n), dtype=np.int64)
+    big = np.iinfo(np.int64).max // 4
+    step = max(1, _BLOCK // max(1, n * n_res))
+    for a in range(0, k, step):
+        r = reqs[a:a + step]
+        pos = r > 0
+        per = free[None, :, :] // np.maximum(r, 1)[:, None, :]
+        out[a:a + step] = np.where(pos[:, None, :], per, big).min(axis=2, initial=big)
+    return out
+
+
+def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
+                       ordering: Ordering, allocator: Allocator, ewt: np.ndarray,
+                       demand: np.ndarray) -> ProactivePlan:
+    """The proactive list schedule of waiting jobs ``rows`` (ALGORITHMS 1.1).
+
+    ``estimate``, ``ewt`` and ``demand`` are aligned with ``rows`` (seconds, seconds,
+    :func:`~dispatchlab.dispatch.orderings.job_demand`). Starting from
+    ``view.release_profile()`` (running jobs released at their effective estimated
+    ends), the walk visits time points ``t``: ``now``, then each later breakpoint of the
+    profile, which are the release times of running jobs and the planned ends of the
+    jobs it placed. At each ``t`` the unscheduled jobs are sorted by ``ordering`` with
+    keys evaluated at ``now = t``, and every job that fits on ``[t, t + max(est, 1))``
+    is placed there and reserved in the profile (jobs that do not fit are skipped; no
+    reservation). At ``t = now`` a job must also fit the physical free resources (a
+    running job past its estimate still holds them). On node-level platforms the fit
+    is ``allocator.allocate`` on the profile's per-node minimum over the window;
+    ``allocator.start(view.capacity)`` is called first. Every job that fits the empty
+    platform ends up scheduled (after the last release the platform is empty).
+
+    The start-now part equals :class:`PRB`'s decisions with the same ordering and
+    allocator. Cost: (time points) x (unscheduled jobs) fit tests; meant for the few
+    hundred jobs a CP model holds."""
+    rows = np.asarray(rows, dtype=np.int64)
+    estimate = np.asarray(estimate, dtype=np.int64)
+    ewt = np.asarray(ewt, dtype=np.int64)
+    demand = np.asarray(demand, dtype=np.float64)
+    n = len(rows)
+    if not (len(estimate) == len(ewt) == len(demand) == n):
+        raise ValueError("estimate, ewt and demand must be aligned with rows")
+    now = int(view.now)
+    starts = np.full(n, -1, dtype=np.int64)
+    allocations: dict[int, Allocation | None] = {}
+    if n == 0:
+        return ProactivePlan(starts, allocations)
+    submit = np.asarray(view.jobs["submit"], dtype=np.int64)[rows]
+    units = np.asarray(view.jobs["units"], dtype=np.int64)[rows]
+    counting = view.counting
+    prof = view.release_profile()
+    if counting:
+        phys_cores = int(view.free_cores)
+    else:
+        allocator.start(view.capacity)
+        phys = view.free.copy()
+        reqs = view.requests[rows]
+        n_nodes = phys.shape[0]
+    unsched = np.arange(n, dtype=np.int64)
+    t = now
+    while len(unsched):
+        keys = OrderKeys(rows[unsched], t, submit[unsched], estimate[unsched], ewt[unsched],
+                         demand[unsched])
+        order = unsched[ordering.sort(keys)]
+        at_now = t == now
+        for p in order.tolist():
+            d = planned(int(estimate[p]))
+            u = int(units[p])
+            if counting:
+                room = prof.min_over(t, d)
+                if at_now and phys_cores < room:
+                    room = phys_cores
+                if u > room:
+                    continue
+                prof.reserve(t, d, u)
+                if at_now:
+                    phys_cores -= u
+                    allocations[int(rows[p])] = None
+            else:
+                window = prof.window_min(t, d)
+                if at_now:
+                    window = np.minimum(window, phys)
+                alloc = allocator.allocate(reqs[p], u, window)
+                if alloc is None:
+                    continue
+                used = alloc.matrix(reqs[p], n_nodes)
+                prof.reserve(t, d, used)
+                if at_now:
+                    phys -= used
+                    allocations[int(rows[p])] = alloc
+            starts[p] = t
+        unsched = unsched[starts[unsched] < 0]
+        k = bisect_right(prof.times, t)
+        if k == len(prof.times):
+            break  # the rest never fits the empty platform
+        t = int(prof.times[k])
+    return ProactivePlan(starts, allocations)
+
+
+class PRB(Dispatcher):
+    """Priority-rule-based dispatcher: sort the queue, start every job that fits, skip
+    the others (see the module docstring).
+
+    ``order``: a registered ordering name (default ``urgency``); ``allocator``:
+    ``consolidate`` (default), ``first-fit`` or ``best-fit`` (node-level platforms);
+    ``default_ewt``: EWT (integer seconds > 0) of queues missing from the platform's
+    queue table."""
+
+    name = "prb"
+    call_on_empty_queue = False
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
+
+    def __init__(self, order: str = "urgency", allocator: str = "consolidate",
+                 default_ewt: int = 1800) -> None:
+        self.order = order
+        self.allocator = allocator
+        self.default_ewt = default_ewt
+
+    def _check(self) -> None:
+        """Validate the parameters (InputError naming the field)."""
+        check_ewt(self.default_ewt, field="default_ewt")
+        make_ordering(self.order, field="order")
+        make_allocator(self.allocator)
+
+    def start(self, view: View) -> None:
+        self._check()
+        self.ordering_: Ordering = make_ordering(self.order)
+        self.allocator_: Allocator = make_allocator(self.allocator)
+        capacity = view.capacity
+        self.allocator_.start(capacity)
+        #: EWT (s) per job row
+        self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
+        #: platform share per job row; demand = estimate x width
+        self.width_: np.ndarray = job_width(view.requests, view.jobs["units"],
+                                            capacity.sum(axis=0))
+        if not view.counting:
+            #: distinct per-unit requests, and the class (index into them) of each job row
+            uniq, inv = np.unique(view.requests, axis=0, return_inverse=True)
+            self.req_uniq_: np.ndarray = uniq
+            self.req_class_: np.ndarray = inv.ravel()
+
+    def keys(self, view: View, positions: np.ndarray | None = None) -> OrderKeys:
+        """Ordering keys of the waiting jobs at ``positions`` in the queue (all when
+        None), evaluated at ``view.now``."""
+        q = view.queue
+        if positions is None:
+            rows, est, submit = q.jobs, q.estimate, q.submit
+        else:
+            rows, est, submit = q.jobs[positions], q.estimate[positions], q.submit[positions]
+        return OrderKeys(rows, int(view.now), submit, est, self.ewt_[rows],
+                         est * self.width_[rows])
+
+    def plan(self, view: View, limit: int | None = None) -> ProactivePlan:
+        """The proactive schedule (:func:`proactive_schedule`) of the first ``limit``
+        waiting jobs in queue order (all when None), with this dispatcher's ordering,
+        allocator, EWTs and demands; ``starts`` is aligned with
+        ``view.queue.jobs[:limit]``."""
+        q = view.queue
+        k = len(q.jobs) if limit is None else min(int(limit), len(q.jobs))
+        rows, est = q.jobs[:k], q.estimate[:k]
+        return proactive_schedule(view, rows, est, self.ordering_, self.allocator_,
+                                  self.ewt_[rows], est * self.width_[rows])
+
+    def dispatch(self, view: View) -> list[Decision]:
+        q = view.queue
+        n = len(q.jobs)
+        if n == 0:
+            return []
+        if view.counting:
+            return self._dispatch_counting(view, q)
+        return self._dispatch_nodes(view, q)
+
+    def _dispatch_counting(self, view: View, q) -> list[Decision]:
+        free = int(view.free_cores)
+        cand = np.flatnonzero(q.units <= free)
+        if len(cand) == 0:
+            return []
+        order = cand[self.ordering_.sort(self.keys(view, cand))]
+        u_sorted = q.units[order]
+        out: list[Decision] = []
+        pos = 0
+        while free > 0:
+            fit = np.flatnonzero(u_sorted[pos:] <= free)
+            if len(fit) == 0:
+                break
+            p = pos + int(fit[0])
+            free -= int(u_sorted[p])
+            out.append(Start(int(q.jobs[order[p]])))
+            pos = p + 1
+        return out
+
+    def _dispatch_nodes(self, view: View, q) -> list[Decision]:
+        # Jobs are grouped by per-unit request ("classes"); count[c] is how many units of
+        # class c the free resources can host in total (sum over nodes). A job can be
+        # placed only if its units <= count of its class (with the built-in allocators:
+        # if and only if), so the walk calls the allocator only on such jobs and stops
+        # when none is left. After a start only the nodes it used are recounted.
+        free_m = view.free.copy()
+        rows, units = q.jobs, q.units
+        present, cls = np.unique(self.req_class_[rows], return_inverse=True)
+        cls = cls.ravel()
+        reqs_k = self.req_uniq_[present]
+        fitn = units_per_node_many(reqs_k, free_m)
+        count = fitn.sum(axis=1)
+        cand = np.flatnonzero(units <= count[cls])
+        if len(cand) == 0:
+            return []
+        order = cand[self.ordering_.sort(self.keys(view, cand))]
+        u_o, c_o, j_o = units[order], cls[order], rows[order]
+        alloc_ = self.allocator_
+        out: list[Decision] = []
+        pos, m = 0, len(order)
+        while pos < m:
+            ok = np.flatnonzero(u_o[pos:] <= count[c_o[pos:]])
+            started = False
+            for c in ok.tolist():
+                p = pos + c
+                req = reqs_k[c_o[p]]
+                alloc = alloc_.allocate(req, int(u_o[p]), free_m)
+                if alloc is None:
+                    continue  # an allocator stricter than "room on some nodes"
+                nodes = alloc.nodes
+                free_m[nodes] -= alloc.counts[:, None] * req[None, :]
+                new = units_per_node_many(reqs_k, free_m[nodes])
+                count += new.sum(axis=1) - fitn[:, nodes].sum(axis=1)
+                fitn[:, nodes] = new
+                out.append(Start(int(j_o[p]), alloc))
+                pos = p + 1
+                started = True
+                break
+            if not started:
+                break  # nothing after pos fits any more: free only shrinks in a pass
+        return out
+
+
+__all__ = ["PRB", "ProactivePlan", "job_demand", "proactive_schedule"]
