@@ -81,12 +81,25 @@ def platform_warnings(jobs: JobTable, platform: Platform) -> list[str]:
 
 
 def result_warnings(result: SimulationResult) -> list[str]:
-    """Post-run warnings about ``result``: more than 1 % of the jobs rejected.
+    """Post-run warnings about ``result``: a run stopped by its wall-clock budget (its
+    metrics cover only the jobs that ended), and more than 1 % of the jobs rejected.
 
     The share is rejected jobs / all jobs of the table (no measurement window); the
     line names the most common reason in ``result.reject_reason`` (ties: the reason
     met first in job order) and how many jobs got it.
     """
+    out = []
+    if not getattr(result, "finished", True):
+        e = result.extra
+        out.append(f"NOT FINISHED: the run stopped at its wall-clock budget ({e['max_wall']} "
+                   f"s) at trace time {e['stopped_at']:,} s; {e['jobs_done']:,} of "
+                   f"{e['jobs_total']:,} jobs had ended and the metrics cover only those "
+                   f"({e['jobs_running']:,} running, {e['jobs_waiting']:,} waiting, "
+                   f"{e['jobs_not_submitted']:,} not submitted yet)")
+    return out + _rejected_warning(result)
+
+
+def _rejected_warning(result: SimulationResult) -> list[str]:
     total = len(result.status)
     rejected = int(np.count_nonzero(result.status == REJECTED))
     if total == 0 or rejected / total <= REJECTED_SHARE:

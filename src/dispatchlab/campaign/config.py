@@ -437,11 +437,20 @@ def _file_trace(where: _Where, base: Path, t: dict,
     for key in ("like", "machine_size"):
         if key in t:
             raise where.error(f"{key} applies to generated traces only", entry)
-    path = _existing_file(where, _resolve(base, text), "trace file", entry)
+    member = None
+    if "#" in text and not _resolve(base, text).exists():
+        # ARCHIVE#MEMBER: a job instance inside a tar archive (the Eurora test data)
+        archive_text, _, member = text.partition("#")
+        path = _existing_file(where, _resolve(base, archive_text), "trace archive", entry)
+    else:
+        path = _existing_file(where, _resolve(base, text), "trace file", entry)
     slices = _slices(where, t, entry)
     out = {**_selection(where, t, entry), **_reading(where, t, entry)}
     if slices is not None:
         out["slices"] = slices
+    if member is not None:
+        out["member"] = member
+        return out, path, Path(member).name.split(".")[0]
     return out, path, Path(text).name.split(".")[0]
 
 
@@ -468,17 +477,23 @@ def _trace(where: _Where, base: Path, table: Any, i: int,
     else:
         options, path, default_label = _file_trace(where, base, t, entry)
     inputs = {}
+    member = options.get("member")  # in the configuration: members of one archive differ
     if path is not None:
         if path not in sums:
             sums[path] = file_sha256(path)
         inputs[str(path)] = sums[path]
         for companion in companion_files(path):  # e.g. Alea's machine file
             inputs[str(companion)] = file_sha256(companion)
-    sha = sums[path] if path is not None else hashlib.sha256(
-        json.dumps(options, sort_keys=True).encode()).hexdigest()
+    if path is None:
+        sha = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
+    elif member is not None:  # one member of an archive: the archive's bytes and the name
+        sha = hashlib.sha256(f"{sums[path]}#{member}".encode()).hexdigest()
+    else:
+        sha = sums[path]
+    shown = None if path is None else str(path) if member is None else f"{path}#{member}"
     return {"label": _label(where, t, entry, default_label),
-            "path": None if path is None else str(path), "options": options,
-            "inputs": inputs, "sha256": sha, "entry": entry}
+            "path": shown, "options": options, "inputs": inputs, "sha256": sha,
+            "entry": entry}
 
 
 _CLEANED_LENGTHS: dict[tuple, int] = {}

@@ -83,6 +83,12 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 @click.option("--csv", is_flag=True, help="also write jobs.csv")
 @click.option("--swf-out", type=click.Path(path_type=Path), default=None,
               help="write the simulated schedule as a standard SWF file (.gz: compressed)")
+@click.option("--max-wall", type=float, default=None,
+              help="stop after this many wall-clock seconds; the run is reported as not "
+                   "finished, with the jobs that ended by then (not reproducible)")
+@click.option("--trace-decisions", type=click.Path(path_type=Path), default=None,
+              help="write one row per dispatcher pass to this Parquet file: the solver "
+                   "facts of CP dispatchers, the decision time of the others")
 def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              predictor: str, predictor_params: tuple[str, ...], platform: str | None,
              nodes: int | None, cores_per_node: int | None, allocator: str | None,
@@ -90,7 +96,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
-             csv: bool, swf_out: Path | None) -> None:
+             csv: bool, swf_out: Path | None, max_wall: float | None,
+             trace_decisions: Path | None) -> None:
     """Simulate TRACE under one dispatcher and predictor; print and write the results.
 
     Components follow one grammar: NAME(:KEY=VALUE)*, e.g. --dispatcher
@@ -107,6 +114,11 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
                             reservations=reservations, skip=skip, allocator=allocator)
     pspec = predictor_spec(predictor, predictor_params)
     check_overrun(overrun)
+    if max_wall is not None and not (max_wall > 0 and max_wall < float("inf")):
+        from dispatchlab.errors import InputError
+
+        raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
+                         f"{max_wall}", field="--max-wall")
     jobs = load(trace, lenient=lenient, drop_overrun=drop_overrun, max_procs=max_procs,
                 window=window, jobs=jobs_range, fraction=fraction, extra_fields=extra_fields,
                 reader=reader)
@@ -117,12 +129,14 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         warn(text)
     progress, update = progress_bar(len(jobs) > 20_000)
     sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun,
-                     progress=update)
+                     progress=update, max_wall=max_wall)
     if progress is not None:
         with progress:
             result = sim.run()
     else:
         result = sim.run()
+    if trace_decisions is not None:
+        write_decision_trace(trace_decisions, sim.dispatcher, result)
     del sim  # the engine's buffers are no longer needed: keep peak memory down
     release_free_memory()
     for text in result_warnings(result):
@@ -142,6 +156,31 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     if swf_out is not None:
         result.write_swf(swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+def write_decision_trace(path: Path, dispatcher, result) -> None:
+    """``--trace-decisions``: the dispatcher's per-pass log (``pass_log_``: CP solver
+    facts) as Parquet, or, for a dispatcher without one, one row per dispatcher call
+    with its decision time (s)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dispatchlab.errors import InputError, output_folder
+
+    log = getattr(dispatcher, "pass_log_", None)
+    if log:
+        table = pa.Table.from_pylist(list(log))
+    else:
+        times = result.decision_times
+        table = pa.table({"call": np.arange(len(times), dtype=np.int64),
+                          "decision_time": times})
+    folder = output_folder(Path(path).parent)
+    try:
+        pq.write_table(table, folder / Path(path).name)
+    except OSError as exc:
+        raise InputError(f"cannot write the decision trace: {exc}", file=str(path)) from None
+    console().print(f"[dim]wrote {len(table):,} pass records to {path}[/dim]")
 
 
 @click.command()

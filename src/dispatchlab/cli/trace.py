@@ -53,9 +53,13 @@ def trace_info_cmd(trace: Path, lenient: bool, extra_fields: str, reader: dict,
               help="fitted (to --like) | lublin (Lublin & Feitelson 2003)")
 @click.option("--machine-size", type=int, default=None,
               help="lublin: processors of the machine (or take MaxProcs of --like)")
+@click.option("--load", "target_load", type=float, default=None,
+              help="lublin: scale the arrival times to this offered load on the machine "
+                   "(the model's own is about 0.4-0.5)")
 @READ_OPTIONS
 def generate(like: Path | None, jobs: int, seed: int, out: Path, model_name: str,
-             machine_size: int | None, lenient: bool, extra_fields: str, reader: dict) -> None:
+             machine_size: int | None, target_load: float | None, lenient: bool,
+             extra_fields: str, reader: dict) -> None:
     """Write a synthetic SWF trace: fitted to a real trace (--like) or from the Lublin &
     Feitelson (2003) parametric model (--model lublin)."""
     from dispatchlab.workload.generate import write_generated
@@ -82,11 +86,21 @@ def generate(like: Path | None, jobs: int, seed: int, out: Path, model_name: str
         if machine_size < 2:
             raise InputError(f"must be >= 2, got {machine_size}", field="--machine-size")
         lmodel = lublin_model(machine_size)
-        write_generated(lmodel.sample(jobs, seed), out,
-                        lublin_header_lines(lmodel, seed, jobs))
+        table, lines = lmodel.sample(jobs, seed), lublin_header_lines(lmodel, seed, jobs)
+        if target_load is not None:
+            from dispatchlab.workload.generate import scale_to_load
+
+            table, factor = scale_to_load(table, target_load, machine_size)
+            lines = (*lines, f"; Note: arrivals scaled by {factor:.6g} (dispatchlab "
+                     f"generate --load {target_load}) to an offered load of {target_load} "
+                     f"on {machine_size} processors")
+        write_generated(table, out, lines)
         console().print(f"wrote {out} ({jobs:,} jobs, Lublin & Feitelson 2003 model, "
-                         f"{machine_size} processors, seed {seed})")
+                         f"{machine_size} processors, seed {seed}"
+                         + (f", offered load {target_load})" if target_load else ")"))
         return
+    if target_load is not None:
+        raise InputError("--load applies to --model lublin", field="--load")
     from dispatchlab.workload.generate import fit_model, header_lines
 
     if like is None:

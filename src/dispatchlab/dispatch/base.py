@@ -257,6 +257,13 @@ class Dispatcher(Params, ABC):
     def start(self, view: View) -> None:
         """Called once before the first pass."""
 
+    def run_facts(self) -> dict:
+        """Facts about the run a dispatcher reports in the summary once it ends (the
+        CP dispatchers: solver passes, share improved on PRB, limit hits, jobs
+        modelled). Keys must be declared in :data:`dispatchlab.metrics.keys.METRICS`
+        to reach tables and stores. Default: none."""
+        return {}
+
     @abstractmethod
     def dispatch(self, view: View) -> list[Decision]:
         """Subclasses implement this."""

@@ -101,6 +101,7 @@ class Simulation:
         *,
         overrun: str = "run",
         progress: Callable[[int, int], None] | None = None,
+        max_wall: float | None = None,
     ) -> None:
         check_overrun(overrun)
         self.platform = platform
@@ -112,6 +113,12 @@ class Simulation:
         self._observes = type(self.predictor).observe is not Predictor.observe
         self.overrun = overrun
         self._progress = progress
+        if max_wall is not None and (isinstance(max_wall, bool)
+                                     or not isinstance(max_wall, int | float)
+                                     or not max_wall > 0 or not math.isfinite(max_wall)):
+            raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
+                             f"{max_wall!r}", field="max_wall")
+        self.max_wall = max_wall
         self._ran = False
 
         n = len(jobs)
@@ -233,6 +240,8 @@ class Simulation:
         progress, progress_every = self._progress, max(n // 200, 1)
         never = 1 << 62
         next_sub = 0
+        deadline = None if self.max_wall is None else wall0 + self.max_wall
+        finished = True
         while True:
             # the next timestamp with an event
             now = submit[next_sub] if next_sub < n else never
@@ -241,6 +250,9 @@ class Simulation:
             if wake and wake[0] < now:
                 now = wake[0]
             if now == never:
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                finished = False  # the wall-clock budget is spent: stop here
                 break
             self.now = view.now = now
             # 1. completions, in job (file) order
@@ -271,8 +283,10 @@ class Simulation:
                 while heap and heap[0] >> shift == now:
                     complete(heappop(heap))
                 dispatch_pass(view)
-        if progress is not None:
+        if progress is not None and finished:
             progress(n, n)
+        if not finished:
+            return self._unfinished_result(wall0)
         self.start, self.end = self.start.copy(), self.end.copy()
         self.status, self.estimate0 = self.status.copy(), self.estimate0.copy()
         waiting = np.flatnonzero(self.status == STATUS_WAITING)
@@ -296,6 +310,44 @@ class Simulation:
             passes=self.passes,
             decision_times=np.frombuffer(self._decision_times, dtype=np.float64).copy(),
             wall_seconds=time.perf_counter() - wall0,
+            dispatcher_facts=self.dispatcher.run_facts(),
+        )
+
+    def _unfinished_result(self, wall0: float) -> SimulationResult:
+        """The result of a run stopped by its wall-clock budget: the jobs that ended
+        (completed, killed or rejected) by the time it stopped, in table order; the
+        others (running, waiting, not submitted yet) are counted in ``extra``."""
+        status = self.status.copy()
+        done = np.flatnonzero((status == STATUS_COMPLETED) | (status == STATUS_KILLED)
+                              | (status == STATUS_REJECTED))
+        new_row = {int(old): k for k, old in enumerate(done.tolist())}
+        running = int((status == STATUS_RUNNING).sum())
+        waiting = int((status == STATUS_WAITING).sum())
+        return SimulationResult(
+            jobs=self.jobs.take(done),
+            platform=self.platform,
+            dispatcher=repr(self.dispatcher),
+            predictor=repr(self.predictor),
+            overrun=self.overrun,
+            start=self.start[done].copy(),
+            end=self.end[done].copy(),
+            status=status[done],
+            estimate=self.estimate0[done].copy(),
+            reject_reason={new_row[r]: t for r, t in self.reject_reason.items()
+                           if r in new_row},
+            allocations={new_row[r]: a for r, a in self.allocation_log.items()
+                         if r in new_row},
+            events=self.events,
+            passes=self.passes,
+            decision_times=np.frombuffer(self._decision_times, dtype=np.float64).copy(),
+            wall_seconds=time.perf_counter() - wall0,
+            finished=False,
+            dispatcher_facts=self.dispatcher.run_facts(),
+            extra={"stopped_at": int(self.now), "jobs_total": len(self.jobs),
+                   "jobs_done": len(done), "jobs_running": running,
+                   "jobs_waiting": waiting,
+                   "jobs_not_submitted": len(self.jobs) - len(done) - running - waiting,
+                   "max_wall": self.max_wall},
         )
 
     # ------------------------------------------------------------------ events

@@ -59,7 +59,12 @@ class SimulationResult:
     passes: int
     decision_times: np.ndarray
     wall_seconds: float
+    #: False when the run was stopped by its wall-clock budget (``max_wall``): then
+    #: ``jobs`` holds only the jobs that ended by then (see ``extra``)
+    finished: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the dispatcher's :meth:`~dispatchlab.dispatch.Dispatcher.run_facts` (in the summary)
+    dispatcher_facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def wait(self) -> np.ndarray:
@@ -136,7 +141,11 @@ class SimulationResult:
             "passes": int(self.passes),
             "simulate_seconds": float(self.wall_seconds),
             "trace": info.source,
+            "finished": bool(self.finished),
         })
+        out.update(self.dispatcher_facts)
+        if not self.finished:
+            out["unfinished"] = dict(self.extra)
         return out
 
     def schedule_table(self) -> JobTable:

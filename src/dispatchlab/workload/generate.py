@@ -619,6 +619,29 @@ def header_lines(model: WorkloadModel, like: str, seed: int, n_jobs: int,
     return tuple(lines)
 
 
+def scale_to_load(table: JobTable, load: float, capacity: int) -> tuple[JobTable, float]:
+    """The table with submit times multiplied by one factor so that its offered load
+    (:func:`dispatchlab.workload.load.offered_load` on ``capacity`` cores) becomes
+    ``load``; returns ``(table, factor)``. Submit times are rounded down to the second
+    (so the load reached differs from ``load`` by the rounding only); job order, sizes
+    and run times are unchanged. ``load`` must be > 0."""
+    from dispatchlab.workload.load import offered_load
+
+    if not (isinstance(load, int | float) and not isinstance(load, bool) and load > 0
+            and math.isfinite(load)):
+        raise InputError(f"the offered load must be a number > 0, got {load!r}",
+                         field="--load")
+    now = offered_load(table, capacity)
+    if now is None:
+        raise InputError("the offered load is undefined (all jobs submitted at once)",
+                         field="--load")
+    factor = now / float(load)
+    out = table.take(np.arange(len(table)))
+    first = int(out["submit"][0])
+    out.columns["submit"] = first + np.floor((out["submit"] - first) * factor).astype(np.int64)
+    return out, factor
+
+
 def write_generated(table: JobTable, path: str | Path, lines: tuple[str, ...]) -> None:
     """Write a generated table as SWF with header ``lines`` (``write_swf``: a ``.gz``
     path gives a deterministic gzip stream, so equal tables give byte-identical files)."""

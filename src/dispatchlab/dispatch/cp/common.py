@@ -403,6 +403,22 @@ def pass_facts(now: int, outcome: SolveOutcome | None, *, modelled: int,
             "deterministic_time": float(outcome.deterministic_time)}
 
 
+def run_facts(pass_log: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Run-level facts of a CP dispatcher from its pass log (the summary's ``cp_*``
+    keys): ``cp_passes`` (passes where the solver ran), ``cp_improved_share`` (share of
+    those whose plan improved on PRB's reference; None without solver passes),
+    ``cp_limit_hits`` (passes that hit the time limit), ``cp_mean_modelled`` (mean
+    waiting jobs modelled per solver pass; None without solver passes)."""
+    solved = [p for p in pass_log if p["rounds"] > 0]
+    return {
+        "cp_passes": len(solved),
+        "cp_improved_share": improvement_share(pass_log) if solved else None,
+        "cp_limit_hits": sum(1 for p in solved if p["hit_limit"]),
+        "cp_mean_modelled": (sum(p["modelled"] for p in solved) / len(solved)
+                             if solved else None),
+    }
+
+
 def improvement_share(pass_log: Sequence[dict[str, Any]]) -> float:
     """The share of solver passes (``rounds > 0``) whose plan improved on PRB's
     (``improved_on_prb``); 0.0 when the solver never ran."""

@@ -247,6 +247,13 @@ class _HybridCP(Dispatcher):
             raise InputError(f"an allocator is a name, got {self.allocator!r}",
                              field="allocator")
 
+    def run_facts(self) -> dict:
+        """``cp_*`` facts of the run from :attr:`pass_log_` (see
+        :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
+        from dispatchlab.dispatch.cp.common import run_facts
+
+        return run_facts(getattr(self, "pass_log_", []))
+
     def start(self, view: View) -> None:
         from dispatchlab.platform.queues import job_ewt
 

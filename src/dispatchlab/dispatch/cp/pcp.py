@@ -435,6 +435,13 @@ class _PureCP(Dispatcher):
     def _ewt_default(self) -> int:
         return int(getattr(self, "default_ewt", 1800))
 
+    def run_facts(self) -> dict:
+        """``cp_*`` facts of the run from :attr:`pass_log_` (see
+        :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
+        from dispatchlab.dispatch.cp.common import run_facts
+
+        return run_facts(getattr(self, "pass_log_", []))
+
     def start(self, view: View) -> None:
         from dispatchlab.platform.queues import job_ewt
 
