@@ -161,17 +161,30 @@ def test_wall_time_mode_runs() -> None:
 
 # --- the PRB fallback ---------------------------------------------------------------
 def test_prb_fallback_when_prb_is_optimal() -> None:
-    # Two 1-core jobs on 2 cores: PRB starts both at 0, objective 0, which the solver
-    # cannot beat strictly -> PRB's plan is used, improved_on_prb is False.
-    platform = Platform.pooled(2)
-    jobs = JobTable.from_arrays(submit=[0, 0], run=[100, 60], units=[1, 1])
+    # Two identical 2-core jobs of 100 s on 3 cores, both submitted at 0: one must wait
+    # 100 s whatever the order, so PRB's plan (A at 0, B at 100; objective w x 100) is
+    # optimal and the solver cannot beat it strictly -> PRB's plan is used.
+    platform = Platform.pooled(3)
+    jobs = JobTable.from_arrays(submit=[0, 0], run=[100, 100], units=[2, 2])
     disp = HCP(**FAST)
     res, disp = run(platform, jobs, disp)
-    assert res.start.tolist() == [0, 0]
+    assert res.start.tolist() == [0, 100]
     first = disp.pass_log_[0]
-    assert first["prb_objective"] == 0 and first["objective"] == 0
+    assert first["prb_objective"] == 100 * 10**5 and first["objective"] == 100 * 10**5
     assert not first["improved_on_prb"]
     assert share_report(disp) == 0.0
+
+
+def test_jobs_that_all_fit_now_start_without_a_solve() -> None:
+    # Two 1-core jobs on 2 cores: both start at 0, the optimum of any objective that
+    # grows with the starts; the solver is skipped (status ALL_FIT, 0 rounds).
+    platform = Platform.pooled(2)
+    jobs = JobTable.from_arrays(submit=[0, 0], run=[100, 60], units=[1, 1])
+    for disp in (HCP(**FAST), HCPOnline(**FAST)):
+        res, disp = run(platform, jobs, disp)
+        assert res.start.tolist() == [0, 0]
+        assert disp.pass_log_[0]["status"] == "ALL_FIT"
+        assert disp.pass_log_[0]["rounds"] == 0
 
 
 # --- the fit-now filter ---------------------------------------------------------------
@@ -215,22 +228,25 @@ def test_hcp_online_models_only_jobs_that_fit_now() -> None:
 
 # --- queue-length halving and the dispatch skip -----------------------------------------
 def test_q_length_halving_on_unsolved_passes() -> None:
-    # A deterministic limit of 1e-9 leaves CP-SAT no time to find anything: every pass
-    # is unsolved and the queue length halves each pass (min 1). Jobs of 1 core, 10 s,
-    # submitted at 0..4 on 4 cores. t=0: job 0 alone, unsolved, but the system is idle
-    # so PRB's start-now job starts (ours: no later event would come); q 8 -> 4.
-    # t=1: job 1 fits, modelled 1, unsolved -> nothing starts (job 0 runs); q -> 2.
-    # t=2: jobs 1, 2 fit, modelled 2; q -> 1. t=3, t=4: modelled 1; q stays 1.
-    # From t=10 (job 0 ends) each idle pass starts one job via the PRB fallback.
+    # A deterministic limit of 1e-9 leaves CP-SAT no time to find anything: every
+    # solver pass is unsolved and the queue length halves (min 1). Five 2-core jobs of
+    # 10 s, all submitted at 0, on 3 cores: each fits alone, no two together.
+    # t=0: idle, all 5 fit now -> 5 modelled, unsolved; the system is idle so PRB's
+    #      start-now job (job 0) starts (ours: no later event would come); q 8 -> 4.
+    # t=10: job 0 ended, 4 wait, 4 modelled, unsolved, job 1 starts; q -> 2.
+    # t=20: 3 wait, 2 modelled, unsolved, job 2 starts; q -> 1.
+    # t=30: 1 modelled: it fits now alone, "start now" is optimal without a solve
+    #      (ALL_FIT, a solved pass): job 3 starts and q is reset to 8; t=40 the same.
     disp = HCPOnline(q_length=8, time_limit=1e-9, max_time_limit=1e-9)
-    platform = Platform.pooled(4)
-    jobs = JobTable.from_arrays(submit=[0, 1, 2, 3, 4], run=[10] * 5, units=[1] * 5)
+    platform = Platform.pooled(3)
+    jobs = JobTable.from_arrays(submit=[0] * 5, run=[10] * 5, units=[2] * 5)
     res, disp = run(platform, jobs, disp)
     solved = [p for p in disp.pass_log_ if p["rounds"] > 0]
     assert solved and not any(p["solved"] for p in solved)
     assert all(p["objective"] is None for p in solved)
-    assert [p["modelled"] for p in solved][:5] == [1, 1, 2, 1, 1]
-    assert disp.cur_q_length_ == 1
+    assert [p["modelled"] for p in solved] == [5, 4, 2]
+    assert [p["status"] for p in disp.pass_log_ if p["now"] >= 30] == ["ALL_FIT", "ALL_FIT"]
+    assert disp.cur_q_length_ == 8
     assert res.start.tolist() == [0, 10, 20, 30, 40]
     assert next_queue_length(1, 100, False) == 1
     assert next_queue_length(6, 100, False) == 3
@@ -389,13 +405,16 @@ def test_hcp_solver_matches_brute_force(seed: int) -> None:
     disp = HCP(time_limit=2.0, max_time_limit=2.0)
     _, disp = run(platform, jobs, disp)
     first = disp.pass_log_[0]
-    assert first["now"] == 0 and first["modelled"] == n and first["status"] == "OPTIMAL"
     rows = np.argsort(jobs["submit"], kind="stable")  # all at 0: file order
     dur = [int(jobs["run"][r]) for r in rows]
     ewt = np.where(jobs["queue"][rows] == 0, 1800, 3600)
     w = ewt_weights(ewt)
     best = brute_force(dur, [demand[r] for r in rows], cap,
                        lambda s: int(sum(int(wi) * si for wi, si in zip(w, s, strict=True))))
+    if first["status"] == "ALL_FIT":  # no solve: "all start now" (objective 0) is optimal
+        assert best == 0
+        return
+    assert first["now"] == 0 and first["modelled"] == n and first["status"] == "OPTIMAL"
     assert first["objective"] == best
     share_report(disp)
 
@@ -408,13 +427,16 @@ def test_hcp_online_solver_matches_brute_force(seed: int) -> None:
     disp = HCPOnline(time_limit=2.0, max_time_limit=2.0)
     _, disp = run(platform, jobs, disp)
     first = disp.pass_log_[0]
-    assert first["status"] == "OPTIMAL" and first["solved"]
     dur = [int(x) for x in jobs["run"]]
     # every job fits the empty nodes now, so all are modelled
     assert first["modelled"] == n
     d = slowdown_digits(sum(dur), [0] * n, dur)
     best = brute_force(dur, demand, cap,
                        lambda s: slowdown_objective_value(s, [0] * n, dur, d))
+    if first["status"] == "ALL_FIT":  # no solve: "all start now" is optimal
+        assert best == slowdown_objective_value([0] * n, [0] * n, dur, d)
+        return
+    assert first["status"] == "OPTIMAL" and first["solved"]
     assert first["objective"] == best
 
 

@@ -406,8 +406,11 @@ def test_decision_time_stats() -> None:
     d = decision_time_stats(np.arange(1, 101, dtype=np.float64))
     assert d["calls"] == 100 and d["mean"] == 50.5 and d["total"] == 5050.0
     assert d["p99"] == pytest.approx(99.01)
+    # p50 at index 0.5 * 99 = 49.5 -> 50 + 0.5 = 50.5; max 100
+    assert d["p50"] == pytest.approx(50.5) and d["max"] == 100.0
     e = decision_time_stats(None)
     assert e["calls"] == 0 and e["total"] == 0.0 and math.isnan(e["mean"])
+    assert math.isnan(e["p50"]) and math.isnan(e["max"])
 
 
 def test_summary_is_json_and_complete() -> None:
@@ -444,7 +447,9 @@ def test_summary_is_json_and_complete() -> None:
         "tau",
         "by_class",
         "mean_decision_time",
+        "p50_decision_time",
         "p99_decision_time",
+        "max_decision_time",
         "total_decision_time",
     ):
         assert key in s, key

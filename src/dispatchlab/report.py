@@ -14,7 +14,9 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
 - **Statistics first.** At the top, per (trace, platform), one row per configuration:
   the mean over runs of each run's metric with a 95 % bootstrap interval over runs
   (:mod:`dispatchlab.campaign.statistics`), and the paired difference to the
-  ``baseline`` dispatcher with the same predictor on the same workloads.
+  ``baseline`` dispatcher with the same predictor on the same workloads. The metrics
+  are :data:`SUMMARY_METRICS`, the last one the mean wall time of one dispatcher call
+  (seconds, machine-dependent).
 - **Groups.** Done runs are grouped by campaign, trace, platform and full canonical
   configuration (:func:`dispatchlab.campaign.groups.group_runs`): only seeds,
   repetitions and slices of one configuration are pooled, never two campaigns or two
@@ -45,8 +47,12 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   Node-level runs (jobs with an ``allocation``) show nodes; other runs show core lanes
   assigned after the run.
 - **A table of every selected run** (done and failed): labels, workload, status,
-  error and the main metrics to 3 significant digits; every other column and the full
-  configuration JSON (HTML-escaped) fold out per row.
+  error and the main metrics to 3 significant digits, with the dispatcher's per-pass
+  decision time (wall clock) as one cell "mean / p99 / max" in milliseconds (ours: one
+  cell keeps the table narrow; ``-`` for a run with no dispatcher call); every other
+  column (decision calls, p50 and total decision time, dispatcher facts such as
+  ``finished`` and ``cp_passes``) and the full configuration JSON (HTML-escaped) fold
+  out per row.
 
 Runs without stored ``jobs`` / ``series`` rows contribute no figure; the page says so.
 Times are seconds in each trace's time origin after slicing.
@@ -82,11 +88,19 @@ DPI = 90
 TABLE_COLUMNS: tuple[str, ...] = (
     "run_key", "trace", "platform", "dispatcher", "predictor", "workload", "status",
     "error", "jobs", "mean_wait", "max_wait", "mean_bsld", "utilization",
-    "steady_utilization", "wall_seconds",
+    "steady_utilization", "decision_time", "wall_seconds",
 )
+#: The ``runs`` columns shown together in the runs table's ``decision_time`` cell
+#: (seconds per dispatcher call, shown in milliseconds as "mean / p99 / max").
+DECISION_COLUMNS: tuple[str, ...] = (
+    "mean_decision_time", "p99_decision_time", "max_decision_time",
+)
+#: Header of the ``decision_time`` cell.
+DECISION_HEADER = "decision ms mean / p99 / max"
 #: Metrics in the statistics table at the top (declared metric keys).
 SUMMARY_METRICS: tuple[str, ...] = (
     "mean_wait", "max_wait", "mean_bsld", "utilization", "steady_utilization",
+    "mean_decision_time",
 )
 #: Metrics whose paired difference to the baseline the statistics table shows.
 DIFFERENCE_METRICS: tuple[str, ...] = ("mean_wait", "mean_bsld")
@@ -188,6 +202,17 @@ def _fmt(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def _decision_cell(run: dict[str, Any]) -> str:
+    """The runs table's decision-time cell: mean / p99 / max of the per-pass wall time
+    in milliseconds, each to 3 significant digits (``-`` when absent, e.g. no call);
+    empty when the run has none of them (a failed run)."""
+    values = [run.get(c) for c in DECISION_COLUMNS]
+    if all(v is None for v in values):
+        return ""
+    return " / ".join("-" if v is None or v != v else _fmt(float(v) * 1000.0)
+                      for v in values)
 
 
 # ---------------------------------------------------------------------- sections
@@ -424,15 +449,19 @@ def _table(runs: list[dict[str, Any]]) -> str:
     column and the configuration JSON (so the table needs no side-scrolling)."""
     from dispatchlab.metrics.keys import BY_KEY
 
-    names = [BY_KEY[c].label if c in BY_KEY else c.replace("_", " ") for c in TABLE_COLUMNS]
+    names = [DECISION_HEADER if c == "decision_time" else BY_KEY[c].label if c in BY_KEY
+             else c.replace("_", " ") for c in TABLE_COLUMNS]
     head = "".join(f'<th title="{html.escape(c)}">{html.escape(n)}</th>'
                    for c, n in zip((*TABLE_COLUMNS, "details"), (*names, "details"),
                                    strict=True))
     lines = [f'<div class="table-wrap"><table id="runs"><thead><tr>{head}</tr></thead><tbody>']
-    shown = set(TABLE_COLUMNS) | {"config", "summary"}
+    shown = set(TABLE_COLUMNS) | set(DECISION_COLUMNS) | {"config", "summary"}
     for r in runs:
         cells = []
         for c in TABLE_COLUMNS:
+            if c == "decision_time":
+                cells.append(f'<td class="num">{html.escape(_decision_cell(r))}</td>')
+                continue
             v = r.get(c)
             cls = "error" if c == "error" else "text" if isinstance(v, str) else "num"
             cells.append(f'<td class="{cls}">{html.escape(_fmt(v))}</td>')

@@ -11,10 +11,27 @@ after a database was written (see :mod:`dispatchlab.campaign.store`).
 Aggregation over runs (the statistics of :mod:`dispatchlab.stats`): the unit is a
 run (one workload: a seed, a slice); a configuration's value is the mean over its
 runs of each run's value, with a bootstrap interval over runs.
+
+**Decision time** (wall clock, seconds per dispatcher call, i.e. per scheduling pass):
+``decision_calls``, ``mean_decision_time``, ``p50_decision_time``,
+``p99_decision_time``, ``max_decision_time`` and ``total_decision_time``, computed by
+:func:`dispatchlab.metrics.summary.decision_time_stats` (percentiles with numpy's
+``"linear"`` method). They measure the machine as much as the dispatcher
+(:data:`WALL_CLOCK`).
+
+**Dispatcher facts** (:data:`DISPATCHER_FACTS`): run-level values that only some
+runs have, supplied by the engine or the dispatcher rather than computed from the
+schedule: ``finished`` (1 when the simulation ran to the end, 0 when a wall-clock
+budget such as ``--max-wall`` stopped it) and the constraint-programming dispatchers'
+``cp_passes``, ``cp_improved_share``, ``cp_limit_hits`` and ``cp_mean_modelled``.
+:func:`dispatchlab.metrics.summarize` copies them into the summary when given
+(``dispatcher_facts``); a run without them has None there, a null store column and
+``-`` in tables (:meth:`Metric.format`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +47,10 @@ class Metric:
     ``"jobs"``, ``"1"`` (a ratio) or ``"count"``; ``sql``: the column type
     (``BIGINT`` or ``DOUBLE``); ``better``: ``"lower"``, ``"higher"`` or ``None``
     (a count, no direction); ``label``: the short column header of tables;
-    ``fmt``: a format spec for tables (``"{:,.0f}"``); ``meaning``: one sentence.
+    ``fmt``: a format spec for tables (``"{:,.0f}"``); ``meaning``: one sentence;
+    ``wall_clock`` (ours): the value depends on wall-clock time (the machine's speed
+    and load), so two executions of the same run differ in it even though the
+    simulated schedule is the same.
     """
 
     key: str
@@ -41,6 +61,7 @@ class Metric:
     fmt: str
     meaning: str
     path: tuple[str, ...] = ()
+    wall_clock: bool = False
 
     def value(self, summary: Mapping[str, Any] | None) -> Any:
         """This metric's value in a run summary (None when absent)."""
@@ -64,8 +85,8 @@ class Metric:
 
 
 def _m(key: str, unit: str, sql: str, better: str | None, label: str, fmt: str,
-       meaning: str, path: tuple[str, ...] = ()) -> Metric:
-    return Metric(key, unit, sql, better, label, fmt, meaning, path)
+       meaning: str, path: tuple[str, ...] = (), *, wall_clock: bool = False) -> Metric:
+    return Metric(key, unit, sql, better, label, fmt, meaning, path, wall_clock)
 
 
 #: Every run-level metric, in table order.
@@ -107,13 +128,30 @@ METRICS: tuple[Metric, ...] = (
     _m("mean_queue_length", "jobs", "DOUBLE", "lower", "mean queue", "{:,.1f}",
        "time-weighted mean number of waiting measured jobs"),
     _m("decision_calls", "count", "BIGINT", None, "passes", "{:,}",
-       "dispatcher calls"),
+       "dispatcher calls (scheduling passes)"),
     _m("mean_decision_time", "s", "DOUBLE", "lower", "mean decision s", "{:.2e}",
-       "mean wall time of one dispatcher call"),
+       "mean wall time of one dispatcher call", wall_clock=True),
+    _m("p50_decision_time", "s", "DOUBLE", "lower", "p50 decision s", "{:.2e}",
+       "median wall time of one dispatcher call (linear interpolation)", wall_clock=True),
     _m("p99_decision_time", "s", "DOUBLE", "lower", "p99 decision s", "{:.2e}",
-       "99th percentile of the wall time of one dispatcher call"),
+       "99th percentile of the wall time of one dispatcher call (linear interpolation)",
+       wall_clock=True),
+    _m("max_decision_time", "s", "DOUBLE", "lower", "max decision s", "{:.2e}",
+       "longest wall time of one dispatcher call", wall_clock=True),
     _m("total_decision_time", "s", "DOUBLE", "lower", "decision s", "{:.2f}",
-       "total wall time spent in the dispatcher"),
+       "total wall time spent in the dispatcher", wall_clock=True),
+    # dispatcher facts: present only in runs whose engine / dispatcher supplies them
+    _m("finished", "1", "BIGINT", "higher", "finished", "{:,}",
+       "1 when the simulation ran to the end, 0 when a wall-clock budget (--max-wall) "
+       "stopped it; over runs, the share of runs that finished", wall_clock=True),
+    _m("cp_passes", "count", "BIGINT", None, "CP passes", "{:,}",
+       "scheduling passes in which a constraint solver ran"),
+    _m("cp_improved_share", "1", "DOUBLE", None, "CP improved", "{:.3f}",
+       "share of the solved passes whose solver plan improved on the PRB reference plan"),
+    _m("cp_limit_hits", "count", "BIGINT", None, "CP limit hits", "{:,}",
+       "solved passes in which the solver stopped at its time limit"),
+    _m("cp_mean_modelled", "jobs", "DOUBLE", None, "CP modelled", "{:,.1f}",
+       "mean number of jobs in the solver model per solved pass"),
 )
 
 #: Metrics by key.
@@ -130,6 +168,24 @@ COMPARE_TABLE: tuple[str, ...] = (
     "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_slowdown", "mean_bsld",
     "utilization", "steady_utilization", "makespan", "mean_decision_time",
 )
+
+
+#: Declared metrics that :func:`dispatchlab.metrics.summarize` does not compute from the
+#: schedule but copies from its ``dispatcher_facts`` argument, with the closed range
+#: ``(low, high)`` a given value must lie in (ours: ``finished`` is 0 or 1 and a share
+#: lies in [0, 1]; counts are integers >= 0). A run that does not supply one has None.
+DISPATCHER_FACTS: dict[str, tuple[float, float]] = {
+    "finished": (0, 1),
+    "cp_passes": (0, math.inf),
+    "cp_improved_share": (0, 1),
+    "cp_limit_hits": (0, math.inf),
+    "cp_mean_modelled": (0, math.inf),
+}
+
+#: Keys of the declared metrics measured on the wall clock (:attr:`Metric.wall_clock`):
+#: they differ between two executions of one run. Run records have further wall-clock
+#: fields outside the metrics (``simulate_seconds``, ``wall_seconds``).
+WALL_CLOCK: frozenset[str] = frozenset(m.key for m in METRICS if m.wall_clock)
 
 
 def metric(key: str) -> Metric:

@@ -47,10 +47,11 @@ window then averages over whatever happened between ``t0`` and ``t1``.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ from dispatchlab.metrics.jobs import (
     job_columns,
 )
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS as _LABELS
+from dispatchlab.metrics.keys import BY_KEY, DISPATCHER_FACTS
 from dispatchlab.metrics.series import StepFunction, queue_length, resource_in_use
 from dispatchlab.workload.jobs import JobTable
 
@@ -266,25 +268,120 @@ def _steady_window(
     return (in_use, t0, t1) if t1 > t0 else None
 
 
-def decision_time_stats(seconds: ArrayLike | None) -> dict[str, Any]:
-    """Dispatcher decision time (wall clock, s per call): calls, mean, p99, total.
+#: numpy percentile method of the decision-time percentiles: ``"linear"`` (numpy's
+#: default, type 7 of Hyndman & Fan): with the ``n`` values sorted as ``x[0..n-1]``, the
+#: ``q``-th percentile is ``x[i] + f x (x[i+1] - x[i])`` where ``h = q / 100 x (n - 1)``,
+#: ``i = floor(h)``, ``f = h - i`` (ours: a smooth value for few calls, same as before).
+DECISION_PERCENTILE_METHOD = "linear"
 
-    ``p99`` uses linear interpolation (``np.percentile(x, 99)``). No calls gives
-    ``calls = 0``, ``total = 0.0`` and NaN mean/p99.
+
+def decision_time_stats(seconds: ArrayLike | None) -> dict[str, Any]:
+    """Dispatcher decision time: per-pass wall-clock seconds summarised.
+
+    ``seconds``: one value per dispatcher call (scheduling pass), in seconds of wall
+    clock, in any order. Returns ``calls`` (the number of values), ``mean``, ``p50``,
+    ``p99`` (percentiles with :data:`DECISION_PERCENTILE_METHOD` ``"linear"``, both
+    computed in one ``np.percentile`` call), ``max`` and ``total`` (the sum), all in
+    seconds. Example: ``[0.1, 0.2, 0.3, 0.4]`` gives calls 4, mean 0.25, p50 0.25
+    (``h = 1.5``), p99 0.397 (``h = 2.97``: 0.3 + 0.97 x 0.1), max 0.4, total 1.0. No
+    calls (``None`` or empty) gives ``calls = 0``, ``total = 0.0`` and NaN mean / p50 /
+    p99 / max (None in the JSON summary). Values must be finite and >= 0, in a 1-D
+    array (else :class:`InputError`).
     """
     x = np.zeros(0) if seconds is None else np.asarray(seconds, dtype=np.float64)
     if x.ndim != 1:
-        raise InputError("decision times must be a 1-D array of seconds")
+        raise InputError("decision times must be a 1-D array of seconds", field="decision_times")
     if np.any(~np.isfinite(x)) or np.any(x < 0):
-        raise InputError("decision times must be finite and >= 0 seconds")
+        raise InputError("decision times must be finite and >= 0 seconds",
+                         field="decision_times")
+    nan = float("nan")
     if x.size == 0:
-        return {"calls": 0, "mean": float("nan"), "p99": float("nan"), "total": 0.0}
+        return {"calls": 0, "mean": nan, "p50": nan, "p99": nan, "max": nan, "total": 0.0}
+    p50, p99 = np.percentile(x, [50.0, 99.0], method=DECISION_PERCENTILE_METHOD)
     return {
         "calls": int(x.size),
         "mean": float(x.mean()),
-        "p99": float(np.percentile(x, 99.0)),
+        "p50": float(p50),
+        "p99": float(p99),
+        "max": float(x.max()),
         "total": float(x.sum()),
     }
+
+
+def check_dispatcher_facts(
+    facts: Mapping[str, Any] | None, *, reserved: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The run-level facts a dispatcher or the engine supplies, checked and made JSON-able.
+
+    ``facts`` maps a summary key to its value (None: no facts, ``{}`` returned). Keys of
+    :data:`dispatchlab.metrics.keys.DISPATCHER_FACTS` (``finished``, ``cp_passes``,
+    ``cp_improved_share``, ``cp_limit_hits``, ``cp_mean_modelled``) must be None / NaN
+    (the fact is undefined for this run, e.g. no solved pass: stored as None) or a
+    finite real number in the declared range; a BIGINT metric must have an integral value (a bool
+    counts as 0 / 1) and is returned as ``int``, a DOUBLE metric as ``float``. Any other
+    key is copied as given, after the JSON conversion of the summary (numpy scalars
+    unwrapped, NaN -> None); it is then in ``summary.json`` but is no store column. Ours:
+    ``cp_limit_hits <= cp_passes`` when both are given. Errors (a non-string key, a key
+    in ``reserved`` such as a key the summary computes itself, a value of the wrong type
+    or out of range, a value JSON cannot hold) raise :class:`InputError` naming the key.
+    """
+    if facts is None:
+        return {}
+    if not isinstance(facts, Mapping):
+        raise InputError(f"dispatcher facts must be a mapping of summary keys to values, "
+                         f"got {type(facts).__name__}", field="dispatcher_facts")
+    taken = set(reserved)
+    out: dict[str, Any] = {}
+    for key, value in facts.items():
+        if not isinstance(key, str) or not key:
+            raise InputError(f"dispatcher fact names must be non-empty strings, got {key!r}",
+                             field="dispatcher_facts")
+        if key in taken:
+            raise InputError(f"dispatcher fact {key!r} would replace a metric the summary "
+                             "computes itself", field=key)
+        if key in DISPATCHER_FACTS:
+            out[key] = _declared_fact(key, value, BY_KEY[key].sql, DISPATCHER_FACTS[key])
+            continue
+        converted = _json_value(value)
+        try:
+            json.dumps(converted, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"dispatcher fact {key!r} is not JSON-able ({exc})",
+                             field=key) from None
+        out[key] = converted
+    passes, hits = out.get("cp_passes"), out.get("cp_limit_hits")
+    if passes is not None and hits is not None and hits > passes:
+        raise InputError(f"cp_limit_hits ({hits}) exceeds cp_passes ({passes}): a pass "
+                         "that hit the time limit is a pass where the solver ran",
+                         field="cp_limit_hits")
+    return out
+
+
+def _declared_fact(key: str, value: Any, sql: str, bounds: tuple[float, float]
+                   ) -> int | float | None:
+    """One declared dispatcher fact as int (BIGINT) / float (DOUBLE) / None, checked."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        value = int(value)
+    if not isinstance(value, Real):
+        raise InputError(f"dispatcher fact {key!r} must be a number or None, got {value!r}",
+                         field=key)
+    number = float(value)
+    if math.isnan(number):
+        return None
+    lo, hi = bounds
+    if not math.isfinite(number) or not lo <= number <= hi:
+        raise InputError(f"dispatcher fact {key!r} = {value!r} is outside [{lo:g}, {hi:g}]",
+                         field=key)
+    if sql == "BIGINT":
+        if not number.is_integer():
+            raise InputError(f"dispatcher fact {key!r} must be an integer, got {value!r}",
+                             field=key)
+        return int(value)
+    return number
 
 
 def summarize(
@@ -299,6 +396,7 @@ def summarize(
     tau: float = DEFAULT_TAU,
     measure: Measure | None = None,
     decision_times: ArrayLike | None = None,
+    dispatcher_facts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The metrics summary of one run as a JSON-able dict (floats, ints, None, str).
 
@@ -327,8 +425,19 @@ def summarize(
       ``mean_queue_length_nonempty``, ``median_queue_length_nonempty``,
       ``p95_queue_length_nonempty`` (time-weighted, excluding empty-queue periods,
       inverted-CDF quantiles) and ``max_queue_length``;
-    - ``decision_calls``, ``mean_decision_time``, ``p99_decision_time``,
-      ``total_decision_time`` (s, wall clock; 0 calls when not given).
+    - ``decision_calls``, ``mean_decision_time``, ``p50_decision_time``,
+      ``p99_decision_time``, ``max_decision_time``, ``total_decision_time`` (s, wall
+      clock, per dispatcher call; see :func:`decision_time_stats`; 0 calls, total 0.0
+      and None otherwise when ``decision_times`` is not given);
+    - the ``dispatcher_facts``, when given: every key of the mapping, checked and
+      converted by :func:`check_dispatcher_facts`, added at the top level after the
+      computed keys (a fact may not replace a computed key: :class:`InputError`). The
+      declared facts (``finished``, ``cp_passes``, ``cp_improved_share``,
+      ``cp_limit_hits``, ``cp_mean_modelled``: see
+      :data:`dispatchlab.metrics.keys.DISPATCHER_FACTS`) that are not given are absent
+      from the summary, so their store columns are null and tables show ``-``. Ours:
+      ``cp_passes`` may not exceed ``decision_calls`` when ``decision_times`` is given
+      (a solver pass is a dispatcher call).
     """
     t = check_tau(tau)
     sub, sta, en, st = check_results(submit, start, end, status)
@@ -399,8 +508,18 @@ def summarize(
     dec = decision_time_stats(decision_times)
     out["decision_calls"] = dec["calls"]
     out["mean_decision_time"] = dec["mean"]
+    out["p50_decision_time"] = dec["p50"]
     out["p99_decision_time"] = dec["p99"]
+    out["max_decision_time"] = dec["max"]
     out["total_decision_time"] = dec["total"]
+
+    facts = check_dispatcher_facts(dispatcher_facts, reserved=out)
+    passes = facts.get("cp_passes")
+    if decision_times is not None and passes is not None and passes > dec["calls"]:
+        raise InputError(f"cp_passes ({passes}) exceeds the dispatcher calls "
+                         f"({dec['calls']}): a solver pass is a dispatcher call",
+                         field="cp_passes")
+    out.update(facts)
     return _json_value(out)
 
 
@@ -414,6 +533,7 @@ def summarize_table(
     tau: float = DEFAULT_TAU,
     measure: Measure | None = None,
     decision_times: ArrayLike | None = None,
+    dispatcher_facts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`summarize` taking ``submit``, ``units`` and ``resources`` from ``table``."""
     return summarize(
@@ -427,4 +547,5 @@ def summarize_table(
         tau=tau,
         measure=measure,
         decision_times=decision_times,
+        dispatcher_facts=dispatcher_facts,
     )

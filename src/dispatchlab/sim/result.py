@@ -125,7 +125,9 @@ class SimulationResult:
         """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts."""
         out = summarize_table(self.jobs, self.start, self.end, self.status,
                               self.platform.total_capacity(), tau=tau, measure=measure,
-                              decision_times=self.decision_times)
+                              decision_times=self.decision_times,
+                              dispatcher_facts={"finished": int(self.finished),
+                                                **self.dispatcher_facts})
         info = self.jobs.info
         out.update({
             "dispatcher": self.dispatcher,
@@ -141,9 +143,7 @@ class SimulationResult:
             "passes": int(self.passes),
             "simulate_seconds": float(self.wall_seconds),
             "trace": info.source,
-            "finished": bool(self.finished),
         })
-        out.update(self.dispatcher_facts)
         if not self.finished:
             out["unfinished"] = dict(self.extra)
         return out

@@ -95,8 +95,8 @@ the tardiness objective weighs most, and the cap bounds the model (one start, on
 interval and up to one unit count per node for each job); the rest wait for a later
 pass. All running jobs are modelled (on the modelled nodes), since they fix the free
 room over time. Time control (ALGORITHMS.md 2.7, "60 s doubling to 125 s while no job
-dispatched"): rounds of ``time_limit`` doubled up to ``max_time_limit`` (defaults 1 and
-2: the authors' 60 s / 125 s ratio, ours scaled to one deterministic second), stopping
+dispatched"): rounds of ``time_limit`` doubled up to ``max_time_limit`` (defaults 0.1
+and 0.2 deterministic seconds: the authors' 60 s / 125 s ratio, ours scaled down), stopping
 after a round that proves the optimum or infeasibility, or whose best plan starts a job
 now. When no modelled job fits now, no plan can start one, so the solver is not called
 (``NO_FIT``; changes no decision).
@@ -104,12 +104,12 @@ now. When no modelled job fits now, no plan can start one, so the solver is not 
 **PCP'** (``PCPOnline()``, name ``pcp-online``; ALGORITHMS.md 2.6-2.7). As PCP with
 HCP''s *fit-now filter* (only waiting jobs that fit the free resources now, at most
 ``cur_q_length`` of them in ``slowdown`` priority order: descending current slowdown,
-ties ascending job demand), the *slowdown objective*, the *round control* (1 s doubling
-to 16 s, stop at a proven optimum or when the best objective is unchanged over
-``max_k`` = 2 rounds; an unsolved pass halves ``cur_q_length``, min 1; a solved pass
-resets it to ``q_length``), the *dispatch skip* (the previous pass dispatched nothing,
-no job was submitted since and no resource type has less usage: no decision, no solve)
-and ``nodes="room"`` by default.
+ties ascending job demand), the *slowdown objective*, the *round control* (0.1 doubling
+to 1.6 deterministic seconds, ours, as ``hcp-online``; stop at a proven optimum or when
+the best objective is unchanged over ``max_k`` = 2 rounds; an unsolved pass halves
+``cur_q_length``, min 1; a solved pass resets it to ``q_length``), the *dispatch skip*
+(the previous pass dispatched nothing, no job was submitted since and no resource type
+has less usage: no decision, no solve) and ``nodes="room"`` by default.
 
 **Determinism.** One worker, ``seed`` as CP-SAT's ``random_seed`` and, with
 ``time_mode="deterministic"`` (default), limits in CP-SAT deterministic time: two runs
@@ -649,8 +649,8 @@ class PCP(_PureCP):
     reference_order = "urgency"
 
     def __init__(self, q_length: int = 100, default_ewt: int = 1800, nodes: str = "all",
-                 allocator: str = "consolidate", time_limit: float = 1.0,
-                 max_time_limit: float = 2.0, time_mode: str = "deterministic",
+                 allocator: str = "consolidate", time_limit: float = 0.1,
+                 max_time_limit: float = 0.2, time_mode: str = "deterministic",
                  seed: int = 0) -> None:
         self.q_length = q_length
         self.default_ewt = default_ewt
@@ -765,8 +765,8 @@ class PCPOnline(_PureCP):
     reference_order = "slowdown"
 
     def __init__(self, q_length: int = 100, nodes: str = "room",
-                 allocator: str = "consolidate", time_limit: float = 1.0,
-                 max_time_limit: float = 16.0, max_k: int = 2,
+                 allocator: str = "consolidate", time_limit: float = 0.1,
+                 max_time_limit: float = 1.6, max_k: int = 2,
                  time_mode: str = "deterministic", seed: int = 0) -> None:
         self.q_length = q_length
         self.nodes = nodes
