@@ -105,3 +105,59 @@ def test_cp_run_facts_reach_the_summary() -> None:
     s = result.summary()
     assert s["cp_passes"] >= 1 and 0.0 <= s["cp_improved_share"] <= 1.0
     assert s["cp_mean_modelled"] >= 1 and s["cp_limit_hits"] >= 0
+
+
+def test_campaign_max_wall_stores_unfinished_runs(tmp_path) -> None:
+    from campaign_helpers import stored_runs, write_campaign
+    from dispatchlab.campaign import load_campaign, run_campaign
+    from dispatchlab.workload.swf import write_swf
+
+    trace = tmp_path / "slow.swf"
+    write_swf(_jobs(200), trace)
+    (tmp_path / "slow_fifo.py").write_text(
+        "import time\nfrom dispatchlab.dispatch import FIFO\n\n\n"
+        "class SlowFIFO(FIFO):\n    name = 'slow-fifo'\n\n"
+        "    def dispatch(self, view):\n        time.sleep(0.02)\n"
+        "        return super().dispatch(view)\n")
+    path = write_campaign(tmp_path, f"""
+[campaign]
+name = "budget"
+database = "{tmp_path / 'r.duckdb'}"
+max_wall = 0.3
+[[traces]]
+path = "{trace}"
+[[platforms]]
+cores = 1
+[[dispatchers]]
+name = "{tmp_path / 'slow_fifo.py'}:SlowFIFO"
+label = "slow"
+[[dispatchers]]
+name = "fifo"
+""")
+    campaign = load_campaign(path)
+    assert all(r["config"]["max_wall"] == 0.3 for r in campaign.runs)
+    run_campaign(campaign, workers=1)
+    runs = {r["dispatcher"]: r for r in stored_runs(tmp_path / "r.duckdb").values()}
+    assert runs["slow"]["finished"] == 0 and runs["slow"]["jobs"] < 200
+    assert runs["fifo"]["finished"] == 1 and runs["fifo"]["jobs"] == 200
+
+
+def test_campaign_max_wall_must_be_positive(tmp_path) -> None:
+    from campaign_helpers import write_campaign
+    from dispatchlab.campaign import load_campaign
+
+    path = write_campaign(tmp_path, """
+[campaign]
+name = "budget"
+max_wall = -1
+[[traces]]
+generate = "lublin"
+jobs = 10
+machine_size = 8
+[[platforms]]
+cores = 8
+[[dispatchers]]
+name = "fifo"
+""")
+    with pytest.raises(InputError, match="max_wall must be a number of seconds > 0"):
+        load_campaign(path)

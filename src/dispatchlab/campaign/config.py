@@ -69,7 +69,7 @@ KEY_LENGTH = 20
 
 SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude")
 _CAMPAIGN_KEYS = {"name", "database", "seeds", "repetitions", "tau", "overrun",
-                  "store_jobs", "store_series", "measure"}
+                  "store_jobs", "store_series", "measure", "max_wall"}
 _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_procs",
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
                "machine_size", "slices", "format", "submit_from", "timezone", "columns",
@@ -712,6 +712,7 @@ class _Head:
     store_jobs: bool
     store_series: bool
     database: Path
+    max_wall: float | None = None
 
 
 def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
@@ -741,10 +742,15 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
         raise where.error(exc.message, "campaign") from None
     measure = _measure(where, head)
     db_text = _typed(where, head, "database", str, "campaign", "results.duckdb")
+    max_wall = _typed(where, head, "max_wall", (int, float), "campaign", None)
+    if max_wall is not None and not (max_wall > 0 and math.isfinite(max_wall)):
+        raise where.error(f"max_wall must be a number of seconds > 0, got {max_wall!r}",
+                          "campaign")
     return _Head(name, seeds, repetitions, float(tau), overrun, measure,
                  _typed(where, head, "store_jobs", bool, "campaign", True),
                  _typed(where, head, "store_series", bool, "campaign", True),
-                 Path(database) if database is not None else _resolve(p.parent, db_text))
+                 Path(database) if database is not None else _resolve(p.parent, db_text),
+                 None if max_wall is None else float(max_wall))
 
 
 def _measure(where: _Where, head: dict) -> str:
@@ -854,6 +860,8 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
         "tau": head.tau, "overrun": head.overrun, "measure": head.measure,
         "seed": seed, "repetition": rep,
     }
+    if head.max_wall is not None:  # only when set: other configurations keep their keys
+        config["max_wall"] = head.max_wall
     if sl is not None:
         from dispatchlab.workload.slices import measure_for
 
@@ -887,7 +895,7 @@ def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: d
         "campaign": head.name, "seed": seed, "repetition": rep,
         "slice": None if sl is None else sl.index,
         "workload": workload_name(seed, None if sl is None else sl.index),
-        "tau": head.tau, "overrun": head.overrun,
+        "tau": head.tau, "overrun": head.overrun, "max_wall": head.max_wall,
         "measure": config["slice"]["measure"] if sl is not None else head.measure,
         "version": version, "trace_sha256": tr["sha256"], "inputs": inputs,
         "store_jobs": head.store_jobs, "store_series": head.store_series,

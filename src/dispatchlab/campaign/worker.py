@@ -258,7 +258,8 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
             params["allocator"] = spec["platform"]["allocator"]
         dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
         predictor = make_predictor(spec["predictor"]["name"], **spec["predictor"]["params"])
-        sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"])
+        sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"],
+                         max_wall=spec.get("max_wall"))
         result = sim.run()
         node_level = not sim.counting
         del sim
