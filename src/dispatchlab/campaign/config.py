@@ -72,7 +72,8 @@ _CAMPAIGN_KEYS = {"name", "database", "seeds", "repetitions", "tau", "overrun",
                   "store_jobs", "store_series", "measure", "max_wall"}
 _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_procs",
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
-               "machine_size", "slices", "format", "submit_from", "timezone", "columns",
+               "machine_size", "load", "slices", "format", "submit_from", "timezone",
+               "columns",
                "unstarted", "running"}
 #: Reader options of a trace file entry (``load_trace``'s ``format`` and
 #: ``reader_options``), checked against the format's reader when the format is given.
@@ -316,7 +317,8 @@ def _generated_trace(where: _Where, base: Path, t: dict,
     if jobs is None or jobs < 1:
         raise where.error("a generated trace needs jobs = N >= 1", entry)
     allowed = {"label", "generate", "jobs"} | (
-        {"like", "lenient", "extra_fields"} if generate == "fitted" else {"machine_size"})
+        {"like", "lenient", "extra_fields"} if generate == "fitted"
+        else {"machine_size", "load"})
     for key in sorted(set(t) - allowed):
         raise where.error(f"{key} does not apply to generate = {generate!r}", entry)
     out: dict[str, Any] = {"generate": generate, "jobs": jobs}
@@ -325,6 +327,12 @@ def _generated_trace(where: _Where, base: Path, t: dict,
         if procs is None or procs < 2:
             raise where.error("generate = 'lublin' needs machine_size = P >= 2", entry)
         out["machine_size"] = procs
+        load = _typed(where, t, "load", (int, float), entry)
+        if load is not None:  # arrivals scaled to this offered load (only when given)
+            if not (load > 0 and math.isfinite(load)):
+                raise where.error(f"load must be a number > 0, got {load!r}", entry)
+            out["load"] = float(load)
+            return out, None, f"lublin-{procs}-{jobs}-load{load:g}"
         return out, None, f"lublin-{procs}-{jobs}"
     like = _typed(where, t, "like", str, entry)
     if like is None:

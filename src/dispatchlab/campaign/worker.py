@@ -127,6 +127,10 @@ def load_jobs(trace: dict[str, Any], seed: int):
         from dispatchlab.workload.lublin import lublin_model
 
         table = lublin_model(trace["machine_size"]).sample(trace["jobs"], seed)
+        if trace.get("load") is not None:
+            from dispatchlab.workload.generate import scale_to_load
+
+            table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
         return clean(table, copy=False).compact()
     raw = _read(trace)
     if generate == "fitted":
