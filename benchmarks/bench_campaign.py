@@ -24,8 +24,10 @@ from pathlib import Path
 
 import duckdb
 
-WALL = {"simulate_seconds", "mean_decision_time", "p99_decision_time",
-        "total_decision_time", "wall_seconds"}
+from dispatchlab.metrics.keys import WALL_CLOCK
+
+#: summary fields measured on the wall clock: they differ between executions
+WALL = {"simulate_seconds", "wall_seconds", *WALL_CLOCK}
 
 
 def campaign_text(traces: list[Path], seeds: int, sample: int, dispatchers: list[str],
