@@ -62,7 +62,8 @@ def _load_notes(jobs, summary: dict) -> list[str]:
               help=f"node placement: {allocator_names()} (default first-fit; the "
                    "dispatcher's allocator parameter)")
 @click.option("--order", default=None,
-              help="backfill scan order: fifo | sjf (the dispatcher's order parameter)")
+              help="queue / backfill scan order: fifo | sjf | urgency | ewt | walltime | "
+                   "slowdown (the dispatcher's order parameter)")
 @click.option("--reservations", type=int, default=None,
               help="reserved jobs K >= 1 (the dispatcher's reservations parameter)")
 @click.option("--skip", is_flag=True,
