@@ -226,8 +226,11 @@ def parse_component(text: str, kind: str, *, option: str | None = None,
     spec = ComponentSpec(kind, name, params)
     try:
         spec.build()
-    except InputError as exc:
-        raise InputError(exc.message, field=option) from None
+    except InputError as exc:  # name the parameter the message is about
+        message = exc.message
+        if exc.field and exc.field != kind and exc.field not in message:
+            message = f"parameter {exc.field!r} of {kind} {name!r}: {message}"
+        raise InputError(message, field=option) from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=option) from None
     return spec
