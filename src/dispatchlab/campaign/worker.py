@@ -150,19 +150,11 @@ def load_jobs(trace: dict[str, Any], seed: int):
 
 
 def build_platform(spec: dict[str, Any], jobs):
-    """The platform of a run (``from_trace``: pooled cores from the trace header)."""
-    from dispatchlab.platform import Platform
+    """The platform of a run (no entry: pooled cores from the trace header)."""
+    from dispatchlab.platform.choose import platform_for
 
-    if "cores" in spec:
-        return Platform.pooled(spec["cores"])
-    if "nodes" in spec:
-        return Platform.homogeneous(spec["nodes"], spec["cores_per_node"])
-    if "builtin" in spec:
-        return Platform.eurora()
-    if "file" in spec:
-        return Platform.from_file(spec["file"])
-    return Platform.from_trace_header(
-        jobs.info, advice="give the platform (cores, nodes or file) in the campaign")
+    return platform_for(spec, jobs,
+                        advice="give the platform (cores, nodes or file) in the campaign")
 
 
 def jobs_table(result, tau: float):

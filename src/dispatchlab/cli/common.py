@@ -113,15 +113,16 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
     ``[queues]`` table or ``queues_file``) or a PA-HPC-SIM node file (``nodes_#64``),
     either possibly inside a tar archive as ``ARCHIVE#MEMBER``
     (:meth:`dispatchlab.platform.Platform.from_file`)."""
-    from dispatchlab.platform import Platform
+    from dispatchlab.platform.choose import platform_for
     from dispatchlab.platform.eurora import split_archive
 
     if platform is not None and (nodes is not None or cores_per_node is not None):
         raise InputError("give either --platform or --nodes/--cores-per-node, not both",
                          field="--platform")
-    if platform is not None:
-        if platform == "eurora":
-            return Platform.eurora()
+    spec: dict[str, Any] = {}
+    if platform == "eurora":
+        spec = {"builtin": "eurora"}
+    elif platform is not None:
         path, _member = split_archive(platform)
         if not path.exists():
             from dispatchlab.suggest import did_you_mean, missing_file_hint
@@ -129,13 +130,12 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
             hint = did_you_mean(platform, ["eurora"]) or missing_file_hint(path)
             raise InputError("platform file not found (give a TOML file, an Eurora node "
                              "file, ARCHIVE#MEMBER or 'eurora')" + hint, file=str(path))
-        return Platform.from_file(platform)
-    if nodes is not None or cores_per_node is not None:
+        spec = {"file": platform}
+    elif nodes is not None or cores_per_node is not None:
         if nodes is None or cores_per_node is None:
             raise InputError("--nodes and --cores-per-node go together", field="--nodes")
-        return Platform.homogeneous(nodes, cores_per_node)
-    return Platform.from_trace_header(
-        jobs.info, advice="give --platform or --nodes and --cores-per-node")
+        spec = {"nodes": nodes, "cores_per_node": cores_per_node}
+    return platform_for(spec, jobs, advice="give --platform or --nodes and --cores-per-node")
 
 
 def fit_jobs(jobs, platform):

@@ -1,0 +1,26 @@
+"""The platform of a run from its description: the one place that turns the command
+line's ``--platform/--nodes/--cores-per-node`` and a campaign's ``[[platforms]]`` entry
+into a :class:`~dispatchlab.platform.Platform`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dispatchlab.platform.platform import Platform
+
+
+def platform_for(spec: dict[str, Any], jobs: Any, advice: str) -> Platform:
+    """The platform described by ``spec``, one of ``{"cores": C}`` (a pool of C cores),
+    ``{"nodes": N, "cores_per_node": C}``, ``{"builtin": "eurora"}``, ``{"file": PATH}``
+    (a platform TOML or a PA-HPC-SIM node file, also ``ARCHIVE#MEMBER``) or ``{}``: the
+    trace header's machine (``jobs.info``; :meth:`Platform.from_trace_header`, whose
+    error ends with ``advice``). Other keys (a campaign's ``allocator``) are ignored."""
+    if "cores" in spec:
+        return Platform.pooled(spec["cores"])
+    if "nodes" in spec:
+        return Platform.homogeneous(spec["nodes"], spec["cores_per_node"])
+    if "builtin" in spec:
+        return Platform.eurora()
+    if "file" in spec:
+        return Platform.from_file(spec["file"])
+    return Platform.from_trace_header(jobs.info, advice=advice)
