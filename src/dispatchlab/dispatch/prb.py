@@ -128,6 +128,10 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         phys = view.free.copy()
         reqs = view.requests[rows]
         n_nodes = phys.shape[0]
+        # each job's total demand per resource: a job whose demand exceeds what is free
+        # at t summed over nodes cannot fit the window from t (a necessary test that
+        # spares most per-node window computations; the same jobs are placed)
+        total_demand = (reqs * units[:, None]).tolist()
     unsched = np.arange(n, dtype=np.int64)
     t = now
     while len(unsched):
@@ -135,6 +139,11 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                          demand[unsched])
         order = unsched[ordering.sort(keys)]
         at_now = t == now
+        if not counting:
+            free_t = prof.free[bisect_right(prof.times, t) - 1]
+            if at_now:
+                free_t = np.minimum(free_t, phys)
+            free_sum = free_t.sum(axis=0).tolist()
         for p in order.tolist():
             d = planned(int(estimate[p]))
             u = int(units[p])
@@ -149,6 +158,9 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                     phys_cores -= u
                     allocations[int(rows[p])] = None
             else:
+                need = total_demand[p]
+                if any(x > f for x, f in zip(need, free_sum, strict=True)):
+                    continue
                 window = prof.window_min(t, d)
                 if at_now:
                     window = np.minimum(window, phys)
@@ -157,6 +169,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                     continue
                 used = alloc.matrix(reqs[p], n_nodes)
                 prof.reserve(t, d, used)
+                free_sum = [f - x for f, x in zip(free_sum, need, strict=True)]
                 if at_now:
                     phys -= used
                     allocations[int(rows[p])] = alloc
