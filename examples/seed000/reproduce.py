@@ -8,10 +8,11 @@ Writes into OUT (default ``seed000-eurora``):
 
 - ``instances.csv``: one row per instance x dispatcher x predictor (the study table
   of :mod:`dispatchlab.study`, with the instance name);
-- ``study.csv`` / ``study.json``: the pooled table. Wait and slowdown metrics are over
-  the jobs of all instances together; ``utilization`` and ``steady_utilization`` are
-  the mean over instances (ours: pooling times of overlapping instances would not mean
-  anything);
+- ``study.csv`` / ``study.json``: the pooled table (rewritten after every instance, with
+  the figures, so an interrupted run keeps the instances it finished). Wait and
+  slowdown metrics are over the jobs of all instances together; ``utilization`` and
+  ``steady_utilization`` are the mean over instances (ours: pooling times of overlapping
+  instances would not mean anything);
 - ``slowdown.png``, ``slowdown_by_class.png``, ``queue_length.png``: the seed's
   Figures 3-5 over the pooled jobs (each instance's times are shifted so that the
   instances follow one another; the queue figure leaves out the time when every
@@ -125,10 +126,12 @@ def main() -> None:
             for row in study.rows():
                 writer.writerow({"instance": Path(member).stem, **row})
             studies.append(study)
+            fh.flush()
+            # the pooled outputs so far (an interrupted run keeps what it did)
+            paths = pooled(studies, args.tau, platform).write(args.out)
             print(f"[{k + 1}/{len(names)}] {Path(member).name}: {len(jobs):,} jobs "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
     study = pooled(studies, args.tau, platform)
-    paths = study.write(args.out)
     print("pooled table (means over all jobs; utilization: mean over instances):")
     shown = ("mean_wait", "mean_slowdown", "mean_bsld", "bsld_short", "bsld_medium",
              "bsld_long")
