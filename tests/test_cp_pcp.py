@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab.dispatch.allocators import units_per_node
-from dispatchlab.dispatch.base import DispatchError
 from dispatchlab.dispatch.cp.common import (
     TimeControl,
     add_slowdown_objective,
@@ -352,27 +351,30 @@ def test_tardiness_objective_exact_floor_and_digits() -> None:
 def test_q_length_halving_on_unsolved_passes() -> None:
     # A deterministic limit of 1e-9 leaves CP-SAT no time to find anything: every solve
     # is unsolved and dispatches nothing, and the queue length halves (min 1). Pooled 2
-    # cores, 2-core jobs of 10 s submitted at 0, 0, 1, 2, 3 (each fits now alone):
-    #   t=0: 2 fit, q 8 -> models 2, PRB plans one later -> solve, unsolved: q 4
-    #   t=1: 3 fit -> models 3, unsolved: q 2;  t=2: 4 fit -> models 2, unsolved: q 1
-    #   t=3: 5 fit -> models 1; PRB starts it now, which is optimal: no solve
-    #        (PRB_OPTIMAL, a solved pass: q back to 8); the job runs 3..13
-    #   t=13: 4 fit -> models 4, unsolved: q 4. Nothing else happens: the engine ends the
-    #   run with a DispatchError (jobs left waiting forever); the pass log is read here.
+    # cores, 2-core jobs of 10 s submitted at 0, 0, 1, 2, 3 (each fits alone):
+    #   t=0: 2 fit, q 8 -> models 2, PRB plans one later -> solve, unsolved: q 4; the
+    #        system is idle, so PRB's start-now job 0 starts (ours: no later event would
+    #        call the dispatcher again); it runs 0..10
+    #   t=1, 2, 3: the running job holds both cores: nothing fits (NO_FIT, modelled 0)
+    #   t=10: 4 fit -> models 4, unsolved: q 2; idle -> job 1 starts (the longest wait)
+    #   t=20: 3 fit -> models 2, unsolved: q 1; idle -> job 2 starts
+    #   t=30: models 1; PRB starts it now, which is optimal: no solve (PRB_OPTIMAL, a
+    #        solved pass: q back to 8); t=40 the same for the last job
     platform = Platform.pooled(2)
     jobs = JobTable.from_arrays(submit=[0, 0, 1, 2, 3], run=[10] * 5, units=[2] * 5)
-    sim = Simulation(platform, jobs, PCPOnline(q_length=8, time_limit=1e-9,
-                                               max_time_limit=1e-9))
-    with pytest.raises(DispatchError, match="waiting forever"):
-        sim.run()
-    disp = sim.dispatcher
+    res, disp = run(platform, jobs, PCPOnline(q_length=8, time_limit=1e-9,
+                                              max_time_limit=1e-9))
     log = disp.pass_log_
-    assert [(p["now"], p["modelled"], p["status"] == "PRB_OPTIMAL") for p in log] == [
-        (0, 2, False), (1, 3, False), (2, 2, False), (3, 1, True), (13, 4, False)]
+    assert [(p["now"], p["modelled"], p["status"]) for p in log] == [
+        (0, 2, log[0]["status"]), (1, 0, "NO_FIT"), (2, 0, "NO_FIT"), (3, 0, "NO_FIT"),
+        (10, 4, log[4]["status"]), (20, 2, log[5]["status"]), (30, 1, "PRB_OPTIMAL"),
+        (40, 1, "PRB_OPTIMAL")]
     solves = [p for p in log if p["rounds"] > 0]
+    assert [p["now"] for p in solves] == [0, 10, 20]
     assert not any(p["solved"] for p in solves)
     assert all(p["objective"] is None for p in solves)
-    assert disp.cur_q_length_ == 4
+    assert disp.cur_q_length_ == 8
+    assert res.start.tolist() == [0, 10, 20, 30, 40]
 
 
 def test_q_length_reset_after_a_solved_pass() -> None:

@@ -442,6 +442,17 @@ class _PureCP(Dispatcher):
 
         return run_facts(getattr(self, "pass_log_", []))
 
+    def _keep_alive(self, view: View, cand, prb: np.ndarray, prb_now: dict,
+                    decisions: list[Decision]) -> list[Decision]:
+        """Ours: a pass that starts nothing on an idle system (no running job) would
+        never be followed by another (no event is left to call the dispatcher), so
+        there PRB's start-now jobs start instead (on an empty platform PRB always
+        starts at least one job)."""
+        if decisions or len(view.running.jobs):
+            return decisions
+        allocs = [prb_now.get(int(r)) for r in cand.rows.tolist()]
+        return self._decide(view, cand, prb, allocs)
+
     def start(self, view: View) -> None:
         from dispatchlab.platform.queues import job_ewt
 
@@ -746,6 +757,7 @@ class PCP(_PureCP):
         else:  # PRB's plan (as hcp): its start-now jobs with its allocations
             allocs = [prb_now.get(int(r)) for r in cand.rows.tolist()]
             decisions = self._decide(view, cand, prb, allocs)
+        decisions = self._keep_alive(view, cand, prb, prb_now, decisions)
         self.pass_log_.append(pass_facts(now, outcome, modelled=len(cand.rows),
                                          prb_objective=prb_obj, improved_on_prb=improved))
         return decisions
@@ -832,6 +844,7 @@ class PCPOnline(_PureCP):
             offsets, units = pm.values_to_plan(outcome.values, len(used_nodes))
             decisions = self._decide(view, cand, offsets,
                                      self._allocations(units, used_nodes, view.counting))
+        decisions = self._keep_alive(view, cand, prb, prb_now, decisions)
         self.skip_.record(usage, len(decisions))
         self.pass_log_.append(pass_facts(
             now, outcome, modelled=len(cand.rows), prb_objective=prb_obj,
