@@ -295,13 +295,14 @@ def _reader_options(f):
 
     return options(
         click.option("--format", "format", default=None,
-                     help="trace format: swf | alea | sacct | pbs | parquet | csv "
-                          "(default: from the content)"),
+                     help="trace format: swf | alea | sacct | pbs | eurora | parquet | "
+                          "csv (default: from the content)"),
         click.option("--submit-from", default=None,
                      help="sacct/pbs: submit time from 'submit' (default) or 'eligible' "
                           "(held or dependent jobs then do not inflate waits)"),
         click.option("--timezone", default=None,
-                     help="sacct/pbs: time zone of local timestamps (default UTC)"),
+                     help="sacct/pbs/eurora: time zone of local timestamps (default UTC; "
+                          "eurora: Europe/Rome)"),
         click.option("--columns", default=None,
                      help="sacct without a header line: its comma-separated column names"),
         click.option("--unstarted", default=None,
