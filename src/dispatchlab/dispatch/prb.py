@@ -209,6 +209,7 @@ class PRB(Dispatcher):
 
     def start(self, view: View) -> None:
         self._check()
+        self._after: tuple[int, int, int] | None = None
         self.ordering_: Ordering = make_ordering(self.order)
         self.allocator_: Allocator = make_allocator(self.allocator)
         capacity = view.capacity
@@ -257,8 +258,18 @@ class PRB(Dispatcher):
 
     def _dispatch_counting(self, view: View, q) -> list[Decision]:
         free = int(view.free_cores)
-        cand = np.flatnonzero(q.units <= free)
+        last_row = int(q.jobs[-1])
+        after = self._after
+        if after is not None and after[0] == view.changes and after[1] == free:
+            # Only submissions since the previous pass, and the same free cores: every
+            # job that waited then still needs more than that pass left free (the walk
+            # starts every job that fits), so only the new jobs can start; the ordering
+            # ranks them among themselves as among all (its contract). Same decisions.
+            cand = np.flatnonzero((q.jobs > after[2]) & (q.units <= free))
+        else:
+            cand = np.flatnonzero(q.units <= free)
         if len(cand) == 0:
+            self._after = (view.changes, free, last_row)
             return []
         order = cand[self.ordering_.sort(self.keys(view, cand))]
         u_sorted = q.units[order]
@@ -272,6 +283,7 @@ class PRB(Dispatcher):
             free -= int(u_sorted[p])
             out.append(Start(int(q.jobs[order[p]])))
             pos = p + 1
+        self._after = (view.changes, free, last_row)
         return out
 
     def _dispatch_nodes(self, view: View, q) -> list[Decision]:
