@@ -47,6 +47,7 @@ from dispatchlab.dispatch.orderings import (
     job_width,
     make_ordering,
 )
+from dispatchlab.dispatch.priority import skip_walk
 from dispatchlab.dispatch.profile import planned
 from dispatchlab.platform.queues import check_ewt, job_ewt
 
@@ -273,18 +274,10 @@ class PRB(Dispatcher):
             return []
         order = cand[self.ordering_.sort(self.keys(view, cand))]
         u_sorted = q.units[order]
-        out: list[Decision] = []
-        pos = 0
-        while free > 0:
-            fit = np.flatnonzero(u_sorted[pos:] <= free)
-            if len(fit) == 0:
-                break
-            p = pos + int(fit[0])
-            free -= int(u_sorted[p])
-            out.append(Start(int(q.jobs[order[p]])))
-            pos = p + 1
+        started = skip_walk(u_sorted, free)
+        free -= int(u_sorted[started].sum()) if started else 0
         self._after = (view.changes, free, last_row)
-        return out
+        return [Start(int(q.jobs[order[p]])) for p in started]
 
     def _dispatch_nodes(self, view: View, q) -> list[Decision]:
         # Jobs are grouped by per-unit request ("classes"); count[c] is how many units of

@@ -21,6 +21,23 @@ from dispatchlab.dispatch.allocators import Allocator, make_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 
 
+def skip_walk(units: np.ndarray, free: int) -> list[int]:
+    """Positions (into ``units``, already in dispatch order) of the jobs a walk that
+    skips what does not fit starts on ``free`` cores: each job that fits what is left
+    starts, the others are passed over."""
+    started: list[int] = []
+    pos = 0
+    while free > 0:
+        fit = np.flatnonzero(units[pos:] <= free)
+        if len(fit) == 0:
+            break
+        p = pos + int(fit[0])
+        free -= int(units[p])
+        started.append(p)
+        pos = p + 1
+    return started
+
+
 class ListDispatcher(Dispatcher):
     """Shared machinery: walk an ordered list of queue positions, starting what fits."""
 
@@ -101,16 +118,7 @@ class ListDispatcher(Dispatcher):
                 # strict: the longest prefix of the sorted list whose total fits
                 k = int(np.searchsorted(np.cumsum(u_sorted), free, side="right"))
                 return [Start(int(j)) for j in jobs[order[:k]]]
-            pos = 0
-            while free > 0:
-                fit = np.flatnonzero(u_sorted[pos:] <= free)
-                if len(fit) == 0:
-                    break
-                p = pos + int(fit[0])
-                free -= int(u_sorted[p])
-                out.append(Start(int(jobs[order[p]])))
-                pos = p + 1
-            return out
+            return [Start(int(jobs[order[p]])) for p in skip_walk(u_sorted, free)]
         # node level: allocate one job at a time on a working copy of the free matrix
         free_m = view.free.copy()
         reqs = view.requests

@@ -300,6 +300,24 @@ def all_fit_now(view: Any, rows: np.ndarray, units: np.ndarray) -> bool:
     return bool((demand <= np.asarray(view.free).sum(axis=0)).all())
 
 
+class OnlineControl:
+    """What HCP' and PCP' share (mixed into their classes): the ``max_k`` check and, per
+    run, the round control (:class:`TimeControl` with ``stop="stable"``), the current
+    queue length (``cur_q_length_``, reset to ``q_length``) and the dispatch skip."""
+
+    def _check(self) -> None:
+        super()._check()  # type: ignore[misc]
+        check_positive_int(self.max_k, "max_k")  # type: ignore[attr-defined]
+
+    def start(self, view: Any) -> None:
+        super().start(view)  # type: ignore[misc]
+        self.control_ = TimeControl(self.time_limit, self.max_time_limit,  # type: ignore[attr-defined]
+                                    self.time_mode, self.seed,  # type: ignore[attr-defined]
+                                    max_k=self.max_k, stop="stable")  # type: ignore[attr-defined]
+        self.cur_q_length_: int = int(self.q_length)  # type: ignore[attr-defined]
+        self.skip_ = DispatchSkip()
+
+
 class DispatchSkip:
     """HCP''s dispatch skip (ALGORITHMS.md 2.6, ``hcp3_scheduler.py``).
 

@@ -98,7 +98,7 @@ from ortools.sat.python import cp_model
 from dispatchlab.dispatch.allocators import Allocator, make_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
-    DispatchSkip,
+    OnlineControl,
     TimeControl,
     add_slowdown_objective,
     all_fit_now,
@@ -468,7 +468,7 @@ class HCP(_HybridCP):
         return decisions
 
 
-class HCPOnline(_HybridCP):
+class HCPOnline(OnlineControl, _HybridCP):
     """HCP' (seed 002): fit-now filter, slowdown priority and objective, round control
     with queue-length halving, dispatch skip. See the module docstring."""
 
@@ -486,17 +486,6 @@ class HCPOnline(_HybridCP):
         self.max_k = max_k
         self.time_mode = time_mode
         self.seed = seed
-
-    def _check(self) -> None:
-        super()._check()
-        check_positive_int(self.max_k, "max_k")
-
-    def start(self, view: View) -> None:
-        super().start(view)
-        self.control_ = TimeControl(self.time_limit, self.max_time_limit, self.time_mode,
-                                    self.seed, max_k=self.max_k, stop="stable")
-        self.cur_q_length_: int = int(self.q_length)
-        self.skip_ = DispatchSkip()
 
     def dispatch(self, view: View) -> list[Decision]:
         q = view.queue

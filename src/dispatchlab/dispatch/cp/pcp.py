@@ -133,7 +133,7 @@ from dispatchlab.dispatch.allocators import Allocator, make_allocator, units_per
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
     OBJECTIVE_CAP,
-    DispatchSkip,
+    OnlineControl,
     SolveOutcome,
     TimeControl,
     add_slowdown_objective,
@@ -763,7 +763,7 @@ class PCP(_PureCP):
         return decisions
 
 
-class PCPOnline(_PureCP):
+class PCPOnline(OnlineControl, _PureCP):
     """PCP' (seed 002): PCP's model with HCP''s fit-now filter, slowdown priority and
     objective, round control with queue-length halving and dispatch skip; unit counts
     only on nodes with room now by default. See the module docstring.
@@ -788,17 +788,6 @@ class PCPOnline(_PureCP):
         self.max_k = max_k
         self.time_mode = time_mode
         self.seed = seed
-
-    def _check(self) -> None:
-        super()._check()
-        check_positive_int(self.max_k, "max_k")
-
-    def start(self, view: View) -> None:
-        super().start(view)
-        self.control_ = TimeControl(self.time_limit, self.max_time_limit, self.time_mode,
-                                    self.seed, max_k=self.max_k, stop="stable")
-        self.cur_q_length_: int = int(self.q_length)
-        self.skip_ = DispatchSkip()
 
     def dispatch(self, view: View) -> list[Decision]:
         q = view.queue
