@@ -156,8 +156,12 @@ class UrgencyOrder(Ordering):
     name = "urgency"
 
     def sort(self, keys: OrderKeys) -> np.ndarray:
+        ewt = np.asarray(keys.ewt, dtype=np.int64)
+        if len(ewt) and ewt.min() == ewt.max():
+            # one EWT: descending urgency is ascending submit time (same order)
+            return np.lexsort((keys.rows, keys.demand, keys.submit)).astype(np.int64)
         wait = keys.now - np.asarray(keys.submit, dtype=np.int64)
-        urgency = ratio_key(wait + 1, keys.ewt)
+        urgency = ratio_key(wait + 1, ewt)
         return np.lexsort((keys.rows, keys.submit, keys.demand, -urgency)).astype(np.int64)
 
 

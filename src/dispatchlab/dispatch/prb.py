@@ -249,35 +249,56 @@ class PRB(Dispatcher):
                                   self.ewt_[rows], est * self.width_[rows])
 
     def dispatch(self, view: View) -> list[Decision]:
-        q = view.queue
-        n = len(q.jobs)
-        if n == 0:
-            return []
         if view.counting:
-            return self._dispatch_counting(view, q)
+            return self._dispatch_counting(view)
+        q = view.queue
+        if len(q.jobs) == 0:
+            return []
         return self._dispatch_nodes(view, q)
 
-    def _dispatch_counting(self, view: View, q) -> list[Decision]:
+    def _dispatch_counting(self, view: View) -> list[Decision]:
         free = int(view.free_cores)
-        last_row = int(q.jobs[-1])
         after = self._after
         if after is not None and after[0] == view.changes and after[1] == free:
             # Only submissions since the previous pass, and the same free cores: every
             # job that waited then still needs more than that pass left free (the walk
-            # starts every job that fits), so only the new jobs can start; the ordering
-            # ranks them among themselves as among all (its contract). Same decisions.
-            cand = np.flatnonzero((q.jobs > after[2]) & (q.units <= free))
+            # starts every job that fits), so only the jobs queued after that pass's
+            # last row can start; the ordering ranks them among themselves as among all
+            # (its contract). Same decisions, without reading the whole queue.
+            if free == 0:
+                return []
+            rows_l, units_l, est_l = view.queued_after(after[2])
+            if not rows_l:
+                return []
+            last_row = rows_l[-1]
+            pick = [k for k, u in enumerate(units_l) if u <= free]
+            if len(pick) <= 1:
+                self._after = (after[0], free - sum(units_l[k] for k in pick), last_row)
+                return [Start(rows_l[k]) for k in pick]
+            rows = np.array([rows_l[k] for k in pick], dtype=np.int64)
+            units = np.array([units_l[k] for k in pick], dtype=np.int64)
+            est = np.array([est_l[k] for k in pick], dtype=np.int64)
+            submit = view.jobs["submit"][rows]
         else:
+            q = view.queue
+            if len(q.jobs) == 0:
+                return []
+            last_row = int(q.jobs[-1])
             cand = np.flatnonzero(q.units <= free)
-        if len(cand) == 0:
-            self._after = (view.changes, free, last_row)
-            return []
-        order = cand[self.ordering_.sort(self.keys(view, cand))]
-        u_sorted = q.units[order]
+            if len(cand) <= 1:
+                # nothing fits, or one job that fits: it starts whatever the order
+                out = [Start(int(q.jobs[c])) for c in cand]
+                self._after = (view.changes, free - int(q.units[cand].sum()), last_row)
+                return out
+            rows, units, est, submit = q.jobs[cand], q.units[cand], q.estimate[cand], q.submit[cand]
+        keys = OrderKeys(rows, int(view.now), submit, est, self.ewt_[rows],
+                         est * self.width_[rows])
+        order = self.ordering_.sort(keys)
+        u_sorted = units[order]
         started = skip_walk(u_sorted, free)
         free -= int(u_sorted[started].sum()) if started else 0
         self._after = (view.changes, free, last_row)
-        return [Start(int(q.jobs[order[p]])) for p in started]
+        return [Start(int(rows[order[p]])) for p in started]
 
     def _dispatch_nodes(self, view: View, q) -> list[Decision]:
         # Jobs are grouped by per-unit request ("classes"); count[c] is how many units of

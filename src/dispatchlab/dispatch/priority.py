@@ -20,12 +20,23 @@ import numpy as np
 from dispatchlab.dispatch.allocators import Allocator, make_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 
+#: below this many jobs, :func:`skip_walk` loops in Python (cheaper than numpy calls)
+_SMALL_WALK = 64
+
 
 def skip_walk(units: np.ndarray, free: int) -> list[int]:
     """Positions (into ``units``, already in dispatch order) of the jobs a walk that
     skips what does not fit starts on ``free`` cores: each job that fits what is left
     starts, the others are passed over."""
     started: list[int] = []
+    if len(units) <= _SMALL_WALK:
+        for p, u in enumerate(units.tolist()):
+            if u <= free:
+                free -= u
+                started.append(p)
+                if free <= 0:
+                    break
+        return started
     pos = 0
     while free > 0:
         fit = np.flatnonzero(units[pos:] <= free)
