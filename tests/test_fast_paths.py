@@ -202,3 +202,29 @@ def test_node_profile_from_running_equals_the_dense_construction() -> None:
         fast = NodeProfile.from_running(now, free, ends, allocs, reqs)
         assert fast.times == dense.times
         assert all(np.array_equal(a, b) for a, b in zip(fast.free, dense.free, strict=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(running=st.lists(st.tuples(st.integers(0, 50), st.integers(1, 4)), max_size=6),
+       jobs=st.lists(st.tuples(st.integers(1, 8), st.integers(0, 40)), min_size=1,
+                     max_size=12))
+def test_core_profile_place_equals_earliest_then_reserve(running, jobs) -> None:
+    """``CoreProfile.place`` (one scan) gives the start and the profile of
+    ``earliest`` followed by ``reserve``, job after job."""
+    from dispatchlab.dispatch.profile import CoreProfile, planned
+
+    running = sorted(running)
+    ends = np.array([e for e, _ in running], dtype=np.int64)
+    held = np.array([u for _, u in running], dtype=np.int64)
+    total = 8
+    free_now = total - int(held.sum()) if len(held) else total
+    if free_now < 0:
+        return
+    fused = CoreProfile(0, ends, held, free_now)
+    plain = fused.copy()
+    for units, est in jobs:
+        d = planned(est)
+        t = plain.earliest(units, d)
+        plain.reserve(t, d, units)
+        assert fused.place(units, d) == t
+        assert fused.rows() == plain.rows()

@@ -103,6 +103,22 @@ def shadow_and_extra(free: int, need: int, ends, held,
     return shadow, acc[bisect_right(ends, shadow)] + released_by_shadow - need
 
 
+
+def _last_candidate(prof: CoreProfile, free: int, units: np.ndarray, stops: np.ndarray,
+                    i: int, last: int | None = None) -> int:
+    """The index of the last job among ``i..last`` (default: to the end) whose units
+    fit the free cores and the profile's minimum over ``[now, stops)``, or ``i - 1``
+    when none does (``units``, ``stops``: int64 arrays for the whole queue, ``stops``
+    = now + planned duration)."""
+    stop = len(units) if last is None else last + 1
+    if free <= 0 or i >= stop:
+        return i - 1
+    u = units[i:stop]
+    ok = (u <= free) & (u <= prof.prefix_min_until(stops[i:stop]))
+    hit = np.flatnonzero(ok)
+    return i + int(hit[-1]) if len(hit) else i - 1
+
+
 class _Backfill(Dispatcher):
     order: str
     reservations: int | None
@@ -200,37 +216,26 @@ class _Backfill(Dispatcher):
         last_job = rows[-1] if rows else (kept[6] if kept is not None else -1)
         out: list[Decision] = []
         i = 0
-        last = self._last_candidate(prof, now, free, units, ests, 0)
+        # the candidate test of every job at once: units, and the end of its planned
+        # window from now (numpy, built once per pass)
+        units_a = np.asarray(units, dtype=np.int64)
+        stops_a = now + np.maximum(np.asarray(ests, dtype=np.int64), 1)
+        last = _last_candidate(prof, free, units_a, stops_a, 0)
+        place = prof.place
         while i <= last:
             u, d = units[i], planned(ests[i])
-            t = prof.earliest(u, d)
-            prof.reserve(t, d, u)
+            t = place(u, d)
             if t == now and u <= free:
                 free -= u
                 out.append(Start(rows[i]))
                 i += 1
-                last = self._last_candidate(prof, now, free, units, ests, i, last)
+                last = _last_candidate(prof, free, units_a, stops_a, i, last)
                 continue
             i += 1
             if i <= last and (i & 15) == 0:
-                last = self._last_candidate(prof, now, free, units, ests, i, last)
+                last = _last_candidate(prof, free, units_a, stops_a, i, last)
         self._cache = (view.changes, free, prof, rows[i:], units[i:], ests[i:], last_job)
         return out
-
-    @staticmethod
-    def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
-                        ests: list[int], i: int, last: int | None = None) -> int:
-        """The index of the last job among ``i..last`` (default: to the end) that fits
-        the free cores and the profile's minimum over its planned duration from now,
-        or ``i - 1`` when none does."""
-        stop = len(units) if last is None else last + 1
-        if free <= 0 or i >= stop:
-            return i - 1
-        u = np.asarray(units[i:stop], dtype=np.int64)
-        d = np.asarray(ests[i:stop], dtype=np.int64)
-        ok = (u <= free) & (u <= prof.prefix_min_until(now + np.maximum(d, 1)))
-        hit = np.flatnonzero(ok)
-        return i + int(hit[-1]) if len(hit) else i - 1
 
     # ------------------------------------------------------------------ EASY, counting
     #: queues up to this length are handled with plain Python lists, longer ones with
@@ -406,8 +411,7 @@ class _Backfill(Dispatcher):
                 return out  # no later job can start now: the rest changes no decision
             u = int(units[i])
             d = planned(int(est[i]))
-            t = prof.earliest(u, d)
-            prof.reserve(t, d, u)
+            t = prof.place(u, d)
             if t == now and u <= free:
                 free -= u
                 out.append(Start(int(jobs[i])))

@@ -77,6 +77,35 @@ class CoreProfile:
                 return times[k]
             k = j + 1
 
+    def place(self, units: int, duration: int) -> int:
+        """:meth:`earliest` then :meth:`reserve` there, in one scan: take ``units``
+        cores on ``[t, t + duration)`` at the earliest ``t >= now`` where they fit, and
+        return ``t`` (the same profile and ``t`` as the two calls)."""
+        times, free = self.times, self.free
+        m = len(times)
+        k = 0
+        while True:
+            while free[k] < units:  # the last level is the whole platform: always fits
+                k += 1
+            stop = times[k] + duration
+            j = k + 1
+            while j < m and times[j] < stop:
+                if free[j] < units:
+                    break
+                j += 1
+            else:
+                break
+            k = j + 1
+        # the window is breakpoints k..j-1; j is the first breakpoint at or after stop
+        if j == m or times[j] != stop:
+            times.insert(j, stop)
+            free.insert(j, free[j - 1])
+        if j - k == 1:
+            free[k] -= units
+        else:
+            free[k:j] = [x - units for x in free[k:j]]
+        return times[k]
+
     def min_over(self, start: int, duration: int) -> int:
         """Minimum free cores on ``[start, start + duration)``."""
         times = self.times
