@@ -1,0 +1,87 @@
+"""Learning to rank for backfilling (seed 001, Darrous): the learning core.
+
+Pieces, in pipeline order:
+
+* :mod:`~dispatchlab.l2r.split` — cut a trace (file order) into ``K`` consecutive
+  training lists and a test part exactly as the seed (:func:`split_lists`);
+* :mod:`~dispatchlab.l2r.features` — per-job feature matrices (:data:`FEATURE_SETS`:
+  the seed's five SWF fields, or the causal submit-time set used by default) and the
+  seed's min-max normalisation (:func:`fit_minmax`, :func:`apply_minmax`);
+* :mod:`~dispatchlab.l2r.learn` — the target (:func:`finish_order_scores`: earlier
+  finish in the best simulated schedule = higher score), within-list preference pairs
+  (:func:`pairs`), and the learners :class:`RankSVM` (the seed's SVMrank) and
+  :class:`LambdaMART` (ours, LightGBM);
+* :mod:`~dispatchlab.l2r.model` — :class:`L2RModel`, the trained model and its JSON
+  file (:func:`load_model`, :func:`check_feature_set`).
+
+Simulating the lists and the test part, choosing the best policy per list and using
+the scores in the dispatcher are the job of the layers above; this package depends only
+on numpy, scikit-learn, LightGBM and :mod:`dispatchlab.workload`.
+"""
+
+from __future__ import annotations
+
+from dispatchlab.l2r.features import (
+    DEFAULT_FEATURE_SET,
+    FEATURE_SETS,
+    apply_minmax,
+    check_feature_set_name,
+    fit_minmax,
+    hour_of_day,
+    job_features,
+    user_jobs_before,
+    user_last2_run,
+)
+from dispatchlab.l2r.learn import (
+    LEARNERS,
+    MAX_GRADES,
+    TOP_SCORE,
+    LambdaMART,
+    Learner,
+    PairSet,
+    RankSVM,
+    finish_order_scores,
+    graded_labels,
+    make_learner,
+    pairs,
+)
+from dispatchlab.l2r.model import (
+    MODEL_FORMAT,
+    MODEL_VERSION,
+    L2RModel,
+    check_feature_set,
+    load_model,
+)
+from dispatchlab.l2r.split import TRAIN_FRACTION, Split, split_lists, training_size
+
+__all__ = [
+    "DEFAULT_FEATURE_SET",
+    "FEATURE_SETS",
+    "LEARNERS",
+    "MAX_GRADES",
+    "MODEL_FORMAT",
+    "MODEL_VERSION",
+    "TOP_SCORE",
+    "TRAIN_FRACTION",
+    "L2RModel",
+    "LambdaMART",
+    "Learner",
+    "PairSet",
+    "RankSVM",
+    "Split",
+    "apply_minmax",
+    "check_feature_set",
+    "check_feature_set_name",
+    "finish_order_scores",
+    "fit_minmax",
+    "graded_labels",
+    "hour_of_day",
+    "job_features",
+    "load_model",
+    "make_learner",
+    "pairs",
+    "split_lists",
+    "training_size",
+    "user_jobs_before",
+    "user_last2_run",
+]
