@@ -119,17 +119,39 @@ def _last_candidate(prof: CoreProfile, free: int, units: np.ndarray, stops: np.n
     return i + int(hit[-1]) if len(hit) else i - 1
 
 
+#: the scopes of EASY's priority (see :class:`EASY`)
+SCOPES = ("backfill", "queue")
+
+
 class _Backfill(Dispatcher):
     order: str
     reservations: int | None
     allocator: str
     explain: bool
+    #: the queue priority and where it applies (EASY's parameters; conservative keeps
+    #: queue order everywhere)
+    priority: str = "fifo"
+    scope: str = "backfill"
     call_on_empty_queue = False
 
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
 
     def _check(self) -> None:
-        make_ordering(self.order)
+        if self.scope not in SCOPES:
+            raise InputError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}",
+                             field="scope")
+        priority = make_ordering(self.priority, field="priority")
+        fcfs = type(priority) is FifoOrder
+        if isinstance(self.order, str) and self.order.lower() == "priority":
+            if fcfs:
+                raise InputError("order=priority needs a priority other than fcfs",
+                                 field="order")
+        else:
+            order = make_ordering(self.order)
+            if self.scope == "backfill" and not fcfs and type(order) is not FifoOrder:
+                raise InputError("with scope=backfill the priority orders the backfill "
+                                 "scan: give either order or priority, not both",
+                                 field="order")
         make_allocator(self.allocator)
         if self.reservations is not None and (
             not isinstance(self.reservations, int) or self.reservations < 1
@@ -141,11 +163,22 @@ class _Backfill(Dispatcher):
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
         self.allocator_.start(view.capacity)
-        self.ordering_: Ordering = make_ordering(self.order)
+        self.priority_: Ordering = make_ordering(self.priority, field="priority")
+        self.priority_.start(view)
+        #: the queue is sorted by the priority (scope=queue with a priority other than
+        #: fcfs): the head and the reservations follow it
+        self.by_priority_ = self.scope == "queue" and type(self.priority_) is not FifoOrder
+        if isinstance(self.order, str) and self.order.lower() == "priority":
+            self.ordering_: Ordering = self.priority_
+        elif self.scope == "backfill" and type(self.priority_) is not FifoOrder:
+            self.ordering_ = self.priority_  # the priority orders the backfill scan
+        else:
+            self.ordering_ = make_ordering(self.order)
+            self.ordering_.start(view)
         kind = type(self.ordering_)
         self._order_kind = ("fifo" if kind is FifoOrder else "sjf" if kind is SjfOrder
                             else "keys")
-        if self._order_kind == "keys":  # an ordering that needs EWTs and demands
+        if self._order_kind == "keys" or self.by_priority_:  # keys need EWTs and demands
             self.ewt_ = job_ewt(view.jobs, view.platform, DEFAULT_EWT)
             self.width_ = job_width(view.requests, view.jobs["units"],
                                     view.capacity.sum(axis=0))
@@ -163,10 +196,34 @@ class _Backfill(Dispatcher):
         ests = np.asarray(ests, dtype=np.int64)
         if kind == "sjf":
             return np.argsort(ests, kind="stable")
+        return self._sort(view, self.ordering_, rows, ests)
+
+    def _sort(self, view: View, ordering: Ordering, rows, ests) -> np.ndarray:
+        """Positions of the jobs ``rows`` (queue order, estimates ``ests``) in
+        ``ordering``'s order, keys evaluated at now."""
         rows = np.asarray(rows, dtype=np.int64)
+        ests = np.asarray(ests, dtype=np.int64)
         keys = OrderKeys(rows, int(view.now), view.jobs["submit"][rows], ests,
                          self.ewt_[rows], ests * self.width_[rows])
-        return np.asarray(self.ordering_.sort(keys), dtype=np.int64)
+        return np.asarray(ordering.sort(keys), dtype=np.int64)
+
+    def _queue_columns(self, view: View):
+        """The waiting jobs ``(jobs, units, estimates)`` in reservation order: queue
+        order, or the priority's order when the queue is sorted by it."""
+        jobs, units, est, _ = view.queue
+        if self.by_priority_ and len(jobs) > 1:
+            perm = self._sort(view, self.priority_, jobs, est)
+            return jobs[perm], units[perm], est[perm]
+        return jobs, units, est
+
+    def _rest_in_queue_order(self, view: View, jobs, est, i: int) -> np.ndarray:
+        """Positions ``i..`` of the reservation-ordered columns, put back in queue order
+        (ascending job row) and then in the backfill scan order."""
+        rest = np.arange(i, len(jobs))
+        if self.by_priority_:
+            rest = rest[np.argsort(jobs[i:], kind="stable")]
+        pos = self._order_positions(view, jobs[rest], est[rest])
+        return rest if pos is None else rest[pos]
 
     def dispatch(self, view: View) -> list[Decision]:
         n = view.queue_length
@@ -176,6 +233,8 @@ class _Backfill(Dispatcher):
         if not view.counting:
             return self._plan_nodes(view, k)
         if k == 1:
+            if self.by_priority_:
+                return self._easy_priority_counting(view, n)
             return self._easy_counting(view, n)
         if self.reservations is None and not self.explain:
             return self._conservative_counting(view)
@@ -298,6 +357,58 @@ class _Backfill(Dispatcher):
         return self._scan(view, rows[i + 1 :], rest_units, ests[i + 1 :], free, shadow,
                           extra, out, head, need, last_job)
 
+    def _easy_priority_counting(self, view: View, n: int) -> list[Decision]:
+        """EASY with the queue sorted by the priority (``scope="queue"``), counting
+        platform: jobs start from the top of the priority order while they fit; the
+        first that does not fit is the head and gets the reservation; the others are
+        the backfill candidates, scanned in ``order`` (``fifo`` = queue order).
+
+        The shortcut after only submissions (scan just the new jobs) holds when the
+        priority is static and the head outranks every new job: the head and the
+        failed candidates are then the same as at the previous pass."""
+        now = view.now
+        cache = self._cache
+        if cache is not None and cache[0] == view.changes and self.priority_.static:
+            first_end = view.first_estimated_end()
+            if first_end is not None and first_end > now:
+                _, head, need, shadow, extra, free, last_job = cache
+                rows, units, ests = view.queued_after(last_job)
+                if not rows:
+                    return []
+                rank = self._sort(view, self.priority_, [head, *rows],
+                                  [self._head_est, *ests])
+                if rank[0] == 0:  # the head still comes first
+                    if shadow is None and min(units) <= free:
+                        shadow, extra = self._shadow(view, free, need, [])
+                    return self._scan(view, rows, units, ests, free, shadow, extra, [],
+                                      head, need)
+        self._cache = None
+        free = view.free_cores
+        jobs, units, est = self._queue_columns(view)
+        last_job = int(view.queue.jobs[-1])
+        i = int(np.searchsorted(np.cumsum(units), free, side="right"))
+        out: list[Decision] = [Start(j) for j in jobs[:i].tolist()]
+        free -= int(units[:i].sum())
+        if i == n:
+            return out
+        head, need = int(jobs[i]), int(units[i])
+        self._head_est = int(est[i])
+        rest = i + 1 + np.argsort(jobs[i + 1 :], kind="stable")  # back to queue order
+        r_jobs, r_units, r_est = jobs[rest], units[rest], est[rest]
+        static = self.priority_.static
+        if not self.explain and (free <= 0 or not len(r_units) or r_units.min() > free):
+            self._cache = (view.changes, head, need, None, 0, free, last_job) if static \
+                else None
+            return out
+        started = [(now + max(int(e), 1), int(u)) for e, u in
+                   zip(est[:i].tolist(), units[:i].tolist(), strict=True)]
+        shadow, extra = self._shadow(view, free, need, started)
+        out = self._scan(view, r_jobs, r_units, r_est, free, shadow, extra, out, head, need,
+                         last_job)
+        # the rest is in queue order, but the queue's last job may be above the head
+        self._cache = (*self._cache[:6], last_job) if static else None
+        return out
+
     #: how many of the first running jobs EASY walks in Python to find the shadow time
     #: before it falls back to numpy over all of them (same result either way)
     shadow_walk: int = 64
@@ -397,7 +508,7 @@ class _Backfill(Dispatcher):
     # ------------------------------------------------------------- K reservations, counting
     def _plan_counting(self, view: View, k: int) -> list[Decision]:
         now = view.now
-        jobs, units, est, _ = view.queue
+        jobs, units, est = self._queue_columns(view)
         n = len(jobs)
         free = view.free_cores
         prof = view.release_profile()
@@ -419,10 +530,7 @@ class _Backfill(Dispatcher):
                 reserved.append((int(jobs[i]), t))
             i += 1
         if i < n and free > 0:
-            rest = np.arange(i, n)
-            pos = self._order_positions(view, jobs[i:], est[i:])
-            if pos is not None:
-                rest = rest[pos]
+            rest = self._rest_in_queue_order(view, jobs, est, i)
             u_rest = units[rest]
             stop = now + np.maximum(est[rest], 1)
             pos = 0
@@ -449,7 +557,7 @@ class _Backfill(Dispatcher):
     # ---------------------------------------------------------------- node level (any K)
     def _plan_nodes(self, view: View, k: int) -> list[Decision]:
         now = view.now
-        jobs, units, est, _ = view.queue
+        jobs, units, est = self._queue_columns(view)
         n = len(jobs)
         reqs = view.requests
         n_nodes = view.free.shape[0]
@@ -475,11 +583,7 @@ class _Backfill(Dispatcher):
             prof.reserve(t, d, alloc.matrix(reqs[job], n_nodes))
             reserved.append((job, t))
             i += 1
-        rest = list(range(i, n))
-        pos = self._order_positions(view, jobs[i:], est[i:])
-        if pos is not None:
-            rest = (i + pos).tolist()
-        for p in rest:
+        for p in self._rest_in_queue_order(view, jobs, est, i).tolist():
             job, u, d = int(jobs[p]), int(units[p]), planned(int(est[p]))
             alloc = alloc_.allocate(reqs[job], u, np.minimum(physical, prof.window_min(now, d)))
             if alloc is None:
@@ -499,12 +603,18 @@ class EASY(_Backfill):
 
     name = "easy"
 
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering",
+                                        "priority": "ordering"}
+
     def __init__(self, order: str = "fifo", reservations: int = 1,
-                 allocator: str = "first-fit", explain: bool = False) -> None:
+                 allocator: str = "first-fit", explain: bool = False,
+                 priority: str = "fcfs", scope: str = "backfill") -> None:
         self.order = order
         self.reservations = reservations
         self.allocator = allocator
         self.explain = explain
+        self.priority = priority
+        self.scope = scope
 
 
 class Conservative(_Backfill):

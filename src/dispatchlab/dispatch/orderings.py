@@ -23,6 +23,25 @@ Registered orderings (``make_ordering(name)``):
   ``(wait + est) / est`` (``est = 0``: ``max(1, wait)``); ties ascending job demand,
   then submit time, then job row.
 
+* ``maui`` (the MAUI-like priority of seed 001's pyss code, ALGORITHMS 4.2): descending
+  ``wait_w * wait + sld_w * sld + size_w * units`` with ``sld = (wait + est) // est``
+  (integer division, as the authors' Python 2 code; ``est <= 0`` counts as 1); ties by
+  queue order (a stable sort). ``maui`` with ``wait=1`` (the default) is FCFS, with
+  ``wait=0:sld=1`` the seed's SLD policy.
+* ``random`` (the seed-001 control): a uniform score drawn once per job from
+  ``seed``; descending, ties by submit time, then job row.
+* ``l2r`` (seed 001): the score of a learned ranking model (``model=PATH``, a file
+  written by ``dispatchlab l2r train``), computed once per job from its features;
+  descending, ties by submit time, then job row.
+
+``fcfs`` is another name for ``fifo``. An ordering is **static** (``static`` is True)
+when the relative order of two waiting jobs never changes while they wait: ``fifo``,
+``sjf``, ``ewt``, ``walltime``, ``random``, ``l2r``, and ``maui`` without its slowdown
+term. Dispatchers may cache decisions across passes only for static orderings.
+
+Orderings that need per-job facts beyond :class:`OrderKeys` read them in
+:meth:`Ordering.start`, which every dispatcher calls once before its first pass.
+
 Ratios (urgency, slowdown) are compared **exactly**: two jobs whose ratios are equal
 as rational numbers are a tie and go to the tie-breakers (see :func:`ratio_key`).
 
@@ -119,12 +138,19 @@ class Ordering(Params, ABC):
     """Base class of queue orderings: override :meth:`sort`.
 
     ``sort(keys)`` returns the positions ``0..n-1`` of the candidates in dispatch order
-    (an int64 permutation; first = tried first)."""
+    (an int64 permutation; first = tried first). ``start(view)`` is called once before
+    the first pass (read per-job facts there); ``static`` tells whether the relative
+    order of two waiting jobs can change over time (False: assume it can)."""
 
     name: str = "ordering"
+    static: bool = False
 
     def __init__(self) -> None:
         pass
+
+    def start(self, view) -> None:
+        """Called by the dispatcher once before its first pass (``view``: the
+        :class:`~dispatchlab.dispatch.base.View`); the default does nothing."""
 
     @abstractmethod
     def sort(self, keys: OrderKeys) -> np.ndarray:
@@ -135,6 +161,7 @@ class FifoOrder(Ordering):
     """Queue order (submit time, then file order): the identity."""
 
     name = "fifo"
+    static = True
 
     def sort(self, keys: OrderKeys) -> np.ndarray:
         return np.arange(len(keys.rows), dtype=np.int64)
@@ -144,6 +171,7 @@ class SjfOrder(Ordering):
     """Ascending estimate, ties by queue order (``np.argsort(est, kind="stable")``)."""
 
     name = "sjf"
+    static = True
 
     def sort(self, keys: OrderKeys) -> np.ndarray:
         return np.argsort(keys.estimate, kind="stable").astype(np.int64)
@@ -170,6 +198,7 @@ class EwtOrder(Ordering):
     submit time, then job row."""
 
     name = "ewt"
+    static = True
 
     def sort(self, keys: OrderKeys) -> np.ndarray:
         return np.lexsort((keys.rows, keys.submit, keys.demand, keys.ewt)).astype(np.int64)
@@ -180,6 +209,7 @@ class WalltimeOrder(Ordering):
     row (*ours*: PA uses an unstable ``std::sort``)."""
 
     name = "walltime"
+    static = True
 
     def sort(self, keys: OrderKeys) -> np.ndarray:
         return np.lexsort((keys.rows, keys.submit, keys.estimate)).astype(np.int64)
@@ -202,18 +232,144 @@ class SlowdownOrder(Ordering):
         return np.lexsort((keys.rows, keys.submit, keys.demand, -slowdown)).astype(np.int64)
 
 
+def _by_score(keys: OrderKeys, score: np.ndarray) -> np.ndarray:
+    """Descending ``score`` (one value per candidate), ties by submit time, then row."""
+    return np.lexsort((keys.rows, keys.submit, -score)).astype(np.int64)
+
+
+class MauiOrder(Ordering):
+    """MAUI-like weighted priority (seed 001's pyss ``maui_scheduler``, ALGORITHMS 4.2):
+    descending ``wait * (now - submit) + sld * ((now - submit + est) // est) + size *
+    units`` (``est <= 0`` counts as 1), ties by queue order. ``user``, ``bypass`` and
+    ``admin`` are the other three MAUI weights; no trace carries QoS or bypass counts,
+    so they must be 0 (the seed's policies leave them at 0)."""
+
+    name = "maui"
+
+    def __init__(self, wait: float = 1.0, sld: float = 0.0, size: float = 0.0,
+                 user: float = 0.0, bypass: float = 0.0, admin: float = 0.0) -> None:
+        self.wait = wait
+        self.sld = sld
+        self.size = size
+        self.user = user
+        self.bypass = bypass
+        self.admin = admin
+
+    @property
+    def static(self) -> bool:  # type: ignore[override]
+        return float(self.sld) == 0.0
+
+    def _check(self) -> None:
+        for key in ("wait", "sld", "size", "user", "bypass", "admin"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or \
+                    not np.isfinite(value):
+                raise InputError(f"the {key} weight must be a finite number, got {value!r}",
+                                 field=key)
+        for key in ("user", "bypass", "admin"):
+            if getattr(self, key) != 0:
+                raise InputError(f"the {key} weight must be 0: no trace carries user/admin "
+                                 "QoS or bypass counts", field=key)
+
+    def start(self, view) -> None:
+        self._check()
+        self.units_ = np.asarray(view.jobs["units"], dtype=np.int64)
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        rows = np.asarray(keys.rows, dtype=np.int64)
+        wait = keys.now - np.asarray(keys.submit, dtype=np.int64)
+        prio = np.zeros(len(rows), dtype=np.float64)
+        if self.wait:
+            prio += float(self.wait) * wait
+        if self.sld:
+            est = np.maximum(np.asarray(keys.estimate, dtype=np.int64), 1)
+            prio += float(self.sld) * ((wait + est) // est)
+        if self.size:
+            units = getattr(self, "units_", None)
+            if units is None:
+                raise RuntimeError("MauiOrder.start(view) must be called before sort")
+            prio += float(self.size) * units[rows]
+        return np.argsort(-prio, kind="stable").astype(np.int64)
+
+
+class RandomOrder(Ordering):
+    """A uniform random score per job, drawn once from ``seed`` (the control of seed
+    001); descending, ties by submit time, then job row."""
+
+    name = "random"
+    static = True
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def start(self, view) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"seed must be an integer >= 0, got {self.seed!r}", field="seed")
+        self.score_ = np.random.default_rng(self.seed).random(len(view.jobs))
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        return _by_score(keys, self.score_[np.asarray(keys.rows, dtype=np.int64)])
+
+
+class L2ROrder(Ordering):
+    """The score of a learned ranking model (seed 001): ``model`` is the path of a model
+    file written by ``dispatchlab l2r train``. Each job's features are computed once,
+    from the job table, with the model's feature set (``causal``: what is known at
+    submission; ``seed``: the seed's five fields, including the trace's *recorded*
+    wait and actual run time, which no real scheduler knows); descending score, ties by
+    submit time, then job row."""
+
+    name = "l2r"
+    static = True
+
+    def __init__(self, model: str = "") -> None:
+        self.model = model
+
+    def start(self, view) -> None:
+        from dispatchlab.l2r.features import job_features
+        from dispatchlab.l2r.model import L2RModel
+
+        if not self.model:
+            raise InputError("the l2r ordering needs a model file (l2r:model=PATH)",
+                             field="model")
+        model = L2RModel.load(self.model)
+        self.model_ = model
+        self.score_ = model.score(job_features(view.jobs, model.feature_set))
+
+    def sort(self, keys: OrderKeys) -> np.ndarray:
+        return _by_score(keys, self.score_[np.asarray(keys.rows, dtype=np.int64)])
+
+
 ORDERINGS: dict[str, type[Ordering]] = {
     cls.name: cls
-    for cls in (FifoOrder, SjfOrder, UrgencyOrder, EwtOrder, WalltimeOrder, SlowdownOrder)
+    for cls in (FifoOrder, SjfOrder, UrgencyOrder, EwtOrder, WalltimeOrder, SlowdownOrder,
+                MauiOrder, RandomOrder, L2ROrder)
 }
+
+#: other names accepted by :func:`make_ordering`
+ALIASES: dict[str, str] = {"fcfs": "fifo"}
 
 
 def make_ordering(spec: str | Ordering, field: str = "order") -> Ordering:
-    """The ordering named ``spec`` (case-insensitive), or ``spec`` itself when it is
-    already an :class:`Ordering`. An unknown name raises :class:`InputError` on
+    """The ordering named ``spec`` (case-insensitive; with parameters in the component
+    grammar, ``maui:wait=0:sld=1``), or a clone of ``spec`` when it is already an
+    :class:`Ordering`. An unknown name raises :class:`InputError` on
     ``field`` with a did-you-mean suggestion."""
     if isinstance(spec, Ordering):
         return spec.clone()
+    if isinstance(spec, str) and "=" in spec:  # NAME:KEY=VALUE... (the component grammar)
+        from dispatchlab.components import split_spec, typed_value
+
+        name, raw = split_spec(spec, field)
+        inst = make_ordering(name, field)
+        cls = type(inst)
+        params = {k: typed_value(cls, k, v, kind="ordering", name=name, option=field)
+                  for k, v in raw.items()}
+        try:
+            return inst.set_params(**params)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"bad parameters for ordering {name!r}: {exc}",
+                             field=field) from None
     if isinstance(spec, str) and ":" in spec:  # module:Class or path/file.py:Class
         from dispatchlab.params import make_component
 
@@ -221,6 +377,7 @@ def make_ordering(spec: str | Ordering, field: str = "order") -> Ordering:
     if not isinstance(spec, str):
         raise InputError(f"an ordering is a name, got {spec!r} (choose from "
                          f"{', '.join(ORDERINGS)})", field=field)
+    spec = ALIASES.get(spec.lower(), spec)
     name = spec if spec in ORDERINGS else case_match(spec, ORDERINGS)
     if name is None:
         raise InputError(f"unknown ordering {spec!r}{did_you_mean(spec, ORDERINGS)} "

@@ -212,6 +212,7 @@ class PRB(Dispatcher):
         self._check()
         self._after: tuple[int, int, int] | None = None
         self.ordering_: Ordering = make_ordering(self.order)
+        self.ordering_.start(view)
         self.allocator_: Allocator = make_allocator(self.allocator)
         capacity = view.capacity
         self.allocator_.start(capacity)

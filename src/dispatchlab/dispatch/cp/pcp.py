@@ -460,6 +460,7 @@ class _PureCP(Dispatcher):
         self.allocator_: Allocator = make_allocator(self.allocator)
         self.allocator_.start(view.capacity)
         self.ordering_: Ordering = make_ordering(self.reference_order)
+        self.ordering_.start(view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self._ewt_default())
         self.pass_log_: list[dict[str, Any]] = []
         if view.counting:
