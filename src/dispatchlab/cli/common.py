@@ -154,10 +154,10 @@ def fit_jobs(jobs, platform):
 
 def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = None,
                     reservations: int | None = None, skip: bool = False,
-                    allocator: str | None = None):
+                    allocator: str | None = None, priority: str | None = None):
     """One dispatcher from ``--dispatcher SPEC``, ``-D KEY=VALUE`` and the shorthand
-    options (``--order``, ``--reservations``, ``--skip``, ``--allocator``), which set
-    the parameters of the same names."""
+    options (``--order``, ``--priority``, ``--reservations``, ``--skip``,
+    ``--allocator``), which set the parameters of the same names."""
     from dispatchlab.components import (
         component_class,
         parse_assignments,
@@ -171,6 +171,7 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
                          field="--dispatcher")
     typed: dict[str, Any] = {}
     for key, value, given in (("order", order, order is not None),
+                              ("priority", priority, priority is not None),
                               ("reservations", reservations, reservations is not None),
                               ("skip", True, skip),
                               ("allocator", allocator, allocator is not None)):

@@ -63,7 +63,12 @@ def _load_notes(jobs, summary: dict) -> list[str]:
                    "dispatcher's allocator parameter)")
 @click.option("--order", default=None,
               help="queue / backfill scan order: fifo | sjf | urgency | ewt | walltime | "
-                   "slowdown (the dispatcher's order parameter)")
+                   "slowdown | maui | random | l2r, or priority (the dispatcher's order "
+                   "parameter)")
+@click.option("--priority", default=None, metavar="SPEC",
+              help="EASY's queue priority, an ordering in the component grammar: fcfs, "
+                   "maui:wait=0:sld=1, random:seed=1, l2r:model=PATH (with -D "
+                   "scope=queue the head follows it too)")
 @click.option("--reservations", type=int, default=None,
               help="reserved jobs K >= 1 (the dispatcher's reservations parameter)")
 @click.option("--skip", is_flag=True,
@@ -93,7 +98,8 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              predictor: str, predictor_params: tuple[str, ...], platform: str | None,
              nodes: int | None, cores_per_node: int | None, allocator: str | None,
-             order: str | None, reservations: int | None, skip: bool, overrun: str,
+             order: str | None, priority: str | None, reservations: int | None,
+             skip: bool, overrun: str,
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -111,7 +117,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
 
     check_tau(tau)
     measure_spec = parse_measure(measure)
-    dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order,
+    dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order, priority=priority,
                             reservations=reservations, skip=skip, allocator=allocator)
     pspec = predictor_spec(predictor, predictor_params)
     check_overrun(overrun)
