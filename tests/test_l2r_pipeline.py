@@ -118,16 +118,21 @@ def test_train_picks_the_best_policy_per_list_and_is_deterministic(tmp_path):
 
 
 def test_seed_clean_rules():
-    # rows: ok; requested < run (swap); invalid run 0 (-> 1 s on max(1, alloc) procs);
-    # too wide (clipped to 8); missing request (-> run)
-    jobs = JobTable.from_arrays(submit=[0, 1, 2, 3, 4], run=[50, 100, 0, 10, 30],
-                                units=[2, 2, 3, 20, 1], requested_time=[60, 40, 10, 10, -1],
-                                alloc_procs=[2, 2, 5, 20, 1])
+    # rows: ok; run > requested (cut to 40); run 0 (dropped); too wide (dropped);
+    # missing request (dropped); negative submit (dropped)
+    jobs = JobTable.from_arrays(submit=[0, 1, 2, 3, 4, -5], run=[50, 100, 0, 10, 30, 5],
+                                units=[2, 2, 3, 20, 1, 1],
+                                requested_time=[60, 40, 10, 10, -1, 9],
+                                alloc_procs=[2, 2, 5, 20, 1, 1])
     out = seed_clean(jobs, 8)
-    assert out["run"].tolist() == [50, 40, 1, 10, 30]
-    assert out["requested_time"].tolist() == [60, 100, 10, 10, 30]
-    assert out["units"].tolist() == [2, 2, 5, 8, 1]
-    assert jobs["run"].tolist() == [50, 100, 0, 10, 30]  # the input is not changed
+    assert out["run"].tolist() == [50, 40]
+    assert out["requested_time"].tolist() == [60, 40]
+    assert out["units"].tolist() == [2, 2]
+    assert out.info.dropped == {"seed filter: processors > machine": 1,
+                                "seed filter: run <= 0": 1,
+                                "seed filter: requested time <= 0": 1,
+                                "seed filter: submit < 0": 1}
+    assert jobs["run"].tolist() == [5, 50, 100, 0, 10, 30]  # unchanged (sorted by submit)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -166,3 +171,13 @@ def test_cli_train_and_evaluate(tmp_path):
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert data["setup"] == "seed" and data["best_policy"] == "policy:slowdown"
+    # the learned score in an ordinary simulation: the same AVGbsld as the evaluation's
+    sim_out = tmp_path / "sim"
+    done = subprocess.run([sys.executable, "-m", "dispatchlab.cli", "simulate", str(trace),
+                           "--jobs", "12:", "--priority", f"l2r:model={model}", "-D",
+                           "scope=queue", "--tau", "10", "--out", str(sim_out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    l2r = next(r for r in data["rows"] if r["label"] == "l2r")["avg_bsld"]
+    summary = json.loads((sim_out / "summary.json").read_text())
+    assert summary["mean_bsld"] == pytest.approx(l2r)

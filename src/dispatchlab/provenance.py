@@ -12,14 +12,14 @@ does (a statement, a constant, a default, an error text) does. A module is exclu
 when a campaign run never executes it or when it only presents results: the command
 line (``dispatchlab.cli*``, ``__main__``), the report and figures (``report``,
 ``plots``), statistics over stored runs (``stats``, ``campaign.statistics``), other
-commands' drivers (``compare``, ``study``, ``advice``, ``components``: the CLI's
-component grammar), error-message helpers (``suggest``), the conformance checks for
-user classes (``checks``), memory trimming (``_memory``), this module, and the
-campaign machinery around a run (``campaign`` itself; ``campaign.config``, whose
-output, the run's configuration, is in the key; ``campaign.groups``,
-``campaign.runner``, ``campaign.serve``, ``campaign.store``). ``campaign.worker``,
-which loads, selects and simulates, is included. The hash is computed once per
-process (about 0.15 s).
+commands' drivers (``compare``, ``study``, ``l2r.pipeline``, ``advice``,
+``components``: the CLI's component grammar), error-message helpers (``suggest``),
+the conformance checks for user classes (``checks``), memory trimming (``_memory``),
+this module, and the campaign machinery around a run (``campaign`` itself;
+``campaign.config``, whose output, the run's configuration, is in the key;
+``campaign.groups``, ``campaign.runner``, ``campaign.serve``, ``campaign.store``).
+``campaign.worker``, which loads, selects and simulates, is included. The hash is
+computed once per process (about 0.15 s).
 
 **Dependencies** (:func:`dependency_versions`): the installed versions of the
 packages in :data:`DEPENDENCIES` (``"absent"`` when not installed).
@@ -70,6 +70,7 @@ EXCLUDED_MODULES: tuple[str, ...] = (
     "dispatchlab.campaign.runner", "dispatchlab.campaign.serve",
     "dispatchlab.campaign.statistics",
     "dispatchlab.campaign.store",
+    "dispatchlab.l2r.pipeline",
 )
 
 #: Third-party packages whose versions join the run code hash (distribution names).

@@ -22,7 +22,8 @@ evaluate it on the test part (``dispatchlab l2r train`` / ``l2r evaluate``).
 
 **Set-ups** (``setup``): ``causal`` (the default, ours) reads the trace with the
 default cleaning and uses the ``causal`` features. ``seed`` reproduces the authors'
-set-up: pyss's input cleaning (:func:`seed_clean`), machine sizes from the header
+set-up: their pre-filter and pyss's input cleaning (:func:`seed_clean`), machine sizes
+from the header
 (CEA-Curie at 80,640 cores) and the leaky ``seed`` features (the test part's *recorded*
 wait and *actual* run time). What stays different from pyss: same-time events
 (dispatchlab ends jobs before it submits new ones at one time point, pyss the reverse).
@@ -110,35 +111,52 @@ def avg_bsld(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 # ----------------------------------------------------------------------------- inputs
 def seed_clean(jobs, machine: int):
-    """pyss's input cleaning (ALGORITHMS 4.3), on a table read without cleaning:
+    """The seed's input cleaning, on a table read without cleaning (ALGORITHMS 4.3):
 
-    * requested processors (``units``) clipped to ``machine``;
-    * requested time < run time: the estimate becomes the run time and the run time the
-      requested time (the authors' swap); a missing requested time (<= 0) becomes the
-      run time (*ours*: pyss has none);
-    * invalid jobs (run <= 0, processors <= 0, submit < 0) become 1-second jobs on
-      ``max(1, allocated)`` processors (clipped), submitted at ``max(submit, 0)``.
+    1. the author's pre-filter (predictsim's ``strong_filter_all_swf``): jobs asking for
+       more than ``machine`` processors, or with run <= 0, requested time <= 0 or
+       submit < 0 are dropped (counted in ``info.dropped`` under ``seed filter: ...``);
+       a run longer than the requested time is cut to it;
+    2. then pyss's own rules, which after step 1 change nothing on the PWA traces but are
+       applied as written: requested processors clipped to ``machine``; requested time <
+       run time: the estimate becomes the run time and the run time the requested time;
+       invalid jobs (run <= 0, processors <= 0, submit < 0) become 1-second jobs on
+       ``max(1, allocated)`` processors.
 
-    Returns a new table (rows and order unchanged)."""
-    out = jobs.take(np.arange(len(jobs)))
+    Returns a new table (kept rows in their order)."""
+    cols = jobs.columns
+    units = np.asarray(cols["units"], dtype=np.int64)
+    run = np.asarray(cols["run"], dtype=np.int64)
+    req = np.asarray(cols["requested_time"], dtype=np.int64)
+    submit = np.asarray(cols["submit"], dtype=np.int64)
+    reasons = {"seed filter: processors > machine": units > machine,
+               "seed filter: run <= 0": run <= 0,
+               "seed filter: requested time <= 0": req <= 0,
+               "seed filter: submit < 0": submit < 0}
+    drop = np.zeros(len(jobs), dtype=bool)
+    dropped: dict[str, int] = {}
+    for reason, mask in reasons.items():
+        new = mask & ~drop
+        if new.any():
+            dropped[reason] = int(new.sum())
+        drop |= mask
+    out = jobs.take(np.flatnonzero(~drop))
+    out.info.dropped = {**jobs.info.dropped, **dropped}
     cols = out.columns
     units = np.minimum(np.asarray(cols["units"], dtype=np.int64), machine)
-    run = np.asarray(cols["run"], dtype=np.int64).copy()
     req = np.asarray(cols["requested_time"], dtype=np.int64).copy()
+    run = np.minimum(np.asarray(cols["run"], dtype=np.int64), req)  # step 1's cut
     submit = np.asarray(cols["submit"], dtype=np.int64).copy()
     alloc = np.asarray(cols["alloc_procs"], dtype=np.int64)
+    # step 2, pyss (no-ops after step 1, kept as the authors' code has them)
     invalid = (run <= 0) | (units <= 0) | (submit < 0)
-    missing = req <= 0
-    req[missing] = run[missing]
     swap = (req < run) & ~invalid
     req[swap], run[swap] = run[swap], req[swap].copy()
     run[invalid] = 1
-    req[invalid] = np.maximum(req[invalid], 1)
     units[invalid] = np.minimum(np.maximum(alloc[invalid], 1), machine)
     submit = np.maximum(submit, 0)
     cols.update(units=units, run=run, requested_time=req, req_time=req.copy(),
                 req_procs=units.copy(), submit=submit)
-    out.info.dropped = {}
     return out
 
 
@@ -178,6 +196,7 @@ def prepare(trace: str | Path, setup: str, work: Path) -> Prepared:
     jobs = load_trace(path)
     if len(jobs) != len(cleaned):
         raise AssertionError("the seed cleaning left jobs that the default cleaning drops")
+    jobs.info.dropped = dict(cleaned.info.dropped)
     return Prepared(jobs, path, int(machine))
 
 
