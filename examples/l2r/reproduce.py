@@ -107,6 +107,10 @@ def plot_sweep(rows: list[dict], path: Path) -> None:
           title=f"{rows[0]['trace'] if rows else ''}: test AVGbsld vs K")
     b.set(xscale="log", xlabel="training lists K", ylabel="training time (s)",
           title="training time vs K (2 workers)")
+    ks = sorted({r["lists"] for r in rows})
+    for ax in (a, b):
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.minorticks_off()
     a.legend(fontsize=8)
     b.legend(fontsize=8)
     fig.tight_layout()
