@@ -1,7 +1,10 @@
 """The discrete-event engine: the whole life of a job, top to bottom.
 
 Time is integer seconds in the trace's own origin; the clock jumps from event to event
-(no idle stepping). At every timestamp with an event, in this order:
+(no idle stepping). Events are integer keys (time, kind rank, payload) in one heap,
+merged with the pre-sorted stream of submissions, and each kind has a handler
+(:mod:`dispatchlab.sim.events`: a new event source is a new kind, not a new loop). At
+every timestamp with an event, in this order:
 
 1. **completions** of jobs ending now, in job (file) order: resources are freed
    and the predictor observes the finished job;
@@ -49,6 +52,7 @@ from dispatchlab.dispatch.base import (
 from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
+from dispatchlab.sim.events import KINDS, WAKE, KeyCodec
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
     STATUS_FUTURE,
@@ -176,14 +180,17 @@ class Simulation:
         self.free_view = self._free.view()
         self.free_view.flags.writeable = False
         self._core_k = core_k
-        self._heap: list[int] = []  # scheduled ends as keys end << shift | job
-        self._heap_shift = self.running.shift
-        self._heap_mask = self.running.mask
+        # the event queue: a heap of keys (time, kind rank, payload) (see sim.events),
+        # merged in run() with the pre-sorted stream of submissions
+        self._codec = KeyCodec(self.running.shift)
+        self._events: list[int] = []
+        self._tshift = self._codec.time_shift
+        self._pmask = self._codec.payload_mask
+        self._wake_seq = 0
         self._sched_end = _int_buffer(np.full(n, -1))  # scheduled end (speed changes move it)
         self._kill = overrun == "kill"
         self._trace_run = _int_buffer(run) if self._kill else None
         self._speed: dict[int, float] = {}
-        self._wake: list[int] = []
         self._woken = False  # a requested wake-up fired at this timestamp
         self._static_estimates: array | None = None
         self._final_expired: set[int] = set()
@@ -227,9 +234,11 @@ class Simulation:
         self.dispatcher.start(view)
 
         submit = _int_buffer(jobs["submit"])
-        heap = self._heap  # running jobs' scheduled ends, as keys end << shift | job
-        shift = self._heap_shift
-        wake = self._wake  # times a dispatcher asked for a pass
+        heap = self._events  # every event but submissions, as integer keys
+        tshift = self._tshift
+        pbits = self._codec.payload_bits
+        pmask, rmask = self._pmask, self._codec.rank_mask
+        handlers = {rank: getattr(self, f"_on_{name}") for rank, name in KINDS.items()}
         heappop = heapq.heappop
         complete = self._complete
         submit_job = self._submit
@@ -243,22 +252,23 @@ class Simulation:
         deadline = None if self.max_wall is None else wall0 + self.max_wall
         finished = True
         while True:
-            # the next timestamp with an event
+            # the next time point with an event
             now = submit[next_sub] if next_sub < n else never
-            if heap and heap[0] >> shift < now:
-                now = heap[0] >> shift
-            if wake and wake[0] < now:
-                now = wake[0]
+            if heap and heap[0] >> tshift < now:
+                now = heap[0] >> tshift
             if now == never:
                 break
             if deadline is not None and time.perf_counter() > deadline:
                 finished = False  # the wall-clock budget is spent: stop here
                 break
+            if now != self.now:
+                self._woken = False
             self.now = view.now = now
-            # 1. completions, in job (file) order
-            while heap and heap[0] >> shift == now:
+            # the events of this time point in key order: completions (rank 0, in job
+            # order), submissions (rank 1, the stream, in file order), then the other
+            # kinds (cap changes, wake-ups, ...) by rank
+            while heap and heap[0] >> tshift == now and not (heap[0] >> pbits) & rmask:
                 complete(heappop(heap))
-            # 2. submissions, in file order
             while next_sub < n and submit[next_sub] == now:
                 job = next_sub
                 next_sub += 1
@@ -272,17 +282,12 @@ class Simulation:
                     submit_job(job, now, fits[job])
                 if progress is not None and next_sub % progress_every == 0:
                     progress(next_sub, n)
-            self._woken = False
-            while wake and wake[0] <= now:
-                heappop(wake)
-                self.events += 1
-                self._woken = True
-            # 3. a dispatch pass, and another while 0-second jobs end now
+            while heap and heap[0] >> tshift == now:
+                key = heappop(heap)
+                handlers[(key >> pbits) & rmask](key & pmask)
+            # one dispatch pass (jobs it starts that end now make another time point
+            # at now: their completions, then another pass)
             dispatch_pass(view)
-            while heap and heap[0] >> shift == now:
-                while heap and heap[0] >> shift == now:
-                    complete(heappop(heap))
-                dispatch_pass(view)
         if progress is not None and finished:
             progress(n, n)
         if not finished:
@@ -371,8 +376,22 @@ class Simulation:
         self.queue.append(job)
         self._submitted.append(job)
 
+    def _on_complete(self, job: int) -> None:
+        """A completion handed over by the generic dispatch (not the fast path)."""
+        self._complete((self.now << self._tshift) | job)
+
+    def _on_submit(self, job: int) -> None:  # submissions come from their stream
+        raise AssertionError("submissions are not queued as events")
+
+    def _on_wake(self, seq: int) -> None:
+        self.events += 1
+        self._woken = True
+
+    def _on_cap(self, index: int) -> None:
+        raise NotImplementedError("power caps come with the power model")
+
     def _complete(self, key: int) -> None:
-        end, job = key >> self._heap_shift, key & self._heap_mask
+        end, job = key >> self._tshift, key & self._pmask
         if self._sched_end[job] != end:  # superseded by a speed change
             return
         self.events += 1
@@ -434,7 +453,7 @@ class Simulation:
         self.running.insert(job, est_end, units)
         end = now + self._run_for[job]
         self._sched_end[job] = end
-        heapq.heappush(self._heap, (end << self._heap_shift) | job)
+        heapq.heappush(self._events, (end << self._tshift) | job)
 
     # ------------------------------------------------------------------ a pass
     def _pass(self, view: View) -> None:
@@ -516,7 +535,7 @@ class Simulation:
         self._speed[job] = float(speed)
         new_end = now + math.ceil(work_left / speed - 1e-9)
         self._sched_end[job] = new_end
-        heapq.heappush(self._heap, (new_end << self._heap_shift) | job)
+        heapq.heappush(self._events, (new_end << self._tshift) | job)
         est_end = self._est_end[job]
         if est_end > now:
             new_est_end = now + math.ceil((est_end - now) * old / speed - 1e-9)
@@ -568,7 +587,8 @@ class Simulation:
         if t <= self.now:
             raise DispatchError(f"{self.dispatcher!r} asked to wake at {t}, not after now "
                                 f"({self.now})")
-        heapq.heappush(self._wake, t)
+        self._wake_seq = (self._wake_seq + 1) & self._pmask
+        heapq.heappush(self._events, self._codec.key(t, WAKE, self._wake_seq))
 
     # ------------------------------------------------------------------ helpers
     def _check_jobs(self) -> int:
