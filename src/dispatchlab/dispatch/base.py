@@ -66,13 +66,23 @@ class Reject(NamedTuple):
 
 class SetSpeed(NamedTuple):
     """Run job ``job`` at ``speed`` (work per second, 1.0 = nominal) from now on; the
-    engine reschedules its end (and scales its remaining estimate the same way)."""
+    engine reschedules its end from its exact remaining work (and scales its remaining
+    estimate the same way)."""
 
     job: int
     speed: float
 
 
-Decision = Start | Reject | SetSpeed
+class SetPower(NamedTuple):
+    """Run job ``job`` at power level ``level`` (0 < level <= 1, 1 = full power) from now
+    on; the simulation's duration model turns the level into a speed (the identity
+    model keeps the speed at 1), and the job's remaining work is rescheduled at it."""
+
+    job: int
+    level: float
+
+
+Decision = Start | Reject | SetSpeed | SetPower
 
 
 class QueueColumns(NamedTuple):

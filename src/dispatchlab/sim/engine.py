@@ -22,8 +22,12 @@ dispatchers ask for none.
 
 A started job holds its allocation until it ends: after its actual run time
 (``overrun="run"``) or at its requested time if that comes first (``overrun="kill"``,
-status ``killed``). A running job's speed can be changed (``SetSpeed``): its remaining
-work is rescheduled at the new speed (end = now + ceil(remaining work / speed)).
+status ``killed``). A running job's speed (``SetSpeed``) or power level (``SetPower``,
+turned into a speed by the duration model, :mod:`dispatchlab.sim.duration`) can be
+changed: its remaining work, tracked exactly, is rescheduled at the new speed (end = now
++ ceil(remaining work / speed), only the end rounded); under ``overrun="kill"`` it is
+still killed at start + requested time in wall-clock time. Every change is recorded
+(``SimulationResult.segments``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import time
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
+from fractions import Fraction
 from time import perf_counter
 
 import numpy as np
@@ -45,6 +50,7 @@ from dispatchlab.dispatch.base import (
     Dispatcher,
     DispatchError,
     Reject,
+    SetPower,
     SetSpeed,
     Start,
     View,
@@ -52,6 +58,7 @@ from dispatchlab.dispatch.base import (
 from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
+from dispatchlab.sim.duration import DurationModel, NoSlowdown
 from dispatchlab.sim.events import KINDS, WAKE, KeyCodec
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
@@ -106,8 +113,10 @@ class Simulation:
         overrun: str = "run",
         progress: Callable[[int, int], None] | None = None,
         max_wall: float | None = None,
+        duration_model: DurationModel | None = None,
     ) -> None:
         check_overrun(overrun)
+        self.duration_model = (duration_model or NoSlowdown()).clone()
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
@@ -190,7 +199,15 @@ class Simulation:
         self._sched_end = _int_buffer(np.full(n, -1))  # scheduled end (speed changes move it)
         self._kill = overrun == "kill"
         self._trace_run = _int_buffer(run) if self._kill else None
-        self._speed: dict[int, float] = {}
+        # rate changes (SetSpeed / SetPower) of running jobs, exact: the speed as a
+        # Fraction, the nominal work left at a time, the exact planned end, the power
+        # level, whether the scheduled end is a kill, and the log of every change
+        self._speed: dict[int, Fraction] = {}
+        self._work: dict[int, tuple[Fraction, int]] = {}
+        self._est_exact: dict[int, Fraction] = {}
+        self._level: dict[int, float] = {}
+        self._end_killed: dict[int, bool] = {}
+        self._segments: list[tuple[int, int, float, float]] = []
         self._woken = False  # a requested wake-up fired at this timestamp
         self._static_estimates: array | None = None
         self._final_expired: set[int] = set()
@@ -231,6 +248,7 @@ class Simulation:
                                     "estimate >= 0 per job")
             self._static_estimates = static = _int_buffer(static)
         view = View(self)
+        self.duration_model.start(jobs)
         self.dispatcher.start(view)
 
         submit = _int_buffer(jobs["submit"])
@@ -316,7 +334,18 @@ class Simulation:
             decision_times=np.frombuffer(self._decision_times, dtype=np.float64).copy(),
             wall_seconds=time.perf_counter() - wall0,
             dispatcher_facts=self.dispatcher.run_facts(),
+            segments=self._segment_columns(),
         )
+
+    def _segment_columns(self) -> dict[str, np.ndarray] | None:
+        """The rate changes as columns (job row, time, speed, power level), in the
+        order they happened; None when no job changed rate."""
+        if not self._segments:
+            return None
+        job, t, speed, level = zip(*self._segments, strict=True)
+        return {"job": np.array(job, dtype=np.int64), "time": np.array(t, dtype=np.int64),
+                "speed": np.array(speed, dtype=np.float64),
+                "power_level": np.array(level, dtype=np.float64)}
 
     def _unfinished_result(self, wall0: float) -> SimulationResult:
         """The result of a run stopped by its wall-clock budget: the jobs that ended
@@ -407,11 +436,17 @@ class Simulation:
         self.running.remove(job, self._est_end[job])
         if self._final_expired:
             self._final_expired.discard(job)
-        if self._speed:
-            self._speed.pop(job, None)
+        killed = None
+        if self._speed and self._speed.pop(job, None) is not None:
+            self._work.pop(job, None)
+            self._est_exact.pop(job, None)
+            self._level.pop(job, None)
+            killed = self._end_killed.pop(job)
         self._end_at[job] = end
-        self._status[job] = STATUS_KILLED if self._kill and self._run_for[job] < \
-            self._trace_run[job] else STATUS_COMPLETED
+        self._sched_end[job] = -1  # ends queued before a rate change are stale now
+        if killed is None:
+            killed = self._kill and self._run_for[job] < self._trace_run[job]
+        self._status[job] = STATUS_KILLED if killed else STATUS_COMPLETED
         if self._observes:
             self.predictor.observe(job, end)
 
@@ -485,6 +520,8 @@ class Simulation:
                 left_queue.append(d.job)
             elif kind is SetSpeed:
                 self._set_speed(d.job, d.speed)
+            elif kind is SetPower:
+                self._set_power(d.job, d.level)
             else:
                 raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
         if left_queue:
@@ -520,28 +557,74 @@ class Simulation:
         self.reject_reason[job] = reason
 
     def _set_speed(self, job: int, speed: float) -> None:
-        if self._status[job] != STATUS_RUNNING:
-            raise DispatchError(f"{self.dispatcher!r} changed the speed of job "
-                                f"{int(self.jobs['job_id'][job])}, which is not running")
-        if not speed > 0:
+        self._check_running(job, "changed the speed of")
+        if isinstance(speed, bool) or not isinstance(speed, int | float) or \
+                not 0 < speed < math.inf:
             raise DispatchError(f"{self.dispatcher!r} set speed {speed!r}; it must be > 0")
+        self._change_rate(job, speed, self._level.get(job, 1.0))
+
+    def _set_power(self, job: int, level: float) -> None:
+        self._check_running(job, "changed the power level of")
+        if isinstance(level, bool) or not isinstance(level, int | float) or \
+                not 0 < level <= 1:
+            raise DispatchError(f"{self.dispatcher!r} set power level {level!r}; it must "
+                                "be in (0, 1]")
+        speed = self.duration_model.speed(job, float(level))
+        if not 0 < speed < math.inf:
+            raise DispatchError(f"{self.duration_model!r} gave speed {speed!r} for level "
+                                f"{level!r}; a speed must be > 0")
+        self._change_rate(job, speed, float(level))
+
+    def _check_running(self, job: int, what: str) -> None:
+        if not 0 <= job < len(self._status):
+            raise DispatchError(f"{self.dispatcher!r} {what} job row {job!r}: no such job")
+        if self._status[job] != STATUS_RUNNING:
+            raise DispatchError(f"{self.dispatcher!r} {what} job "
+                                f"{int(self.jobs['job_id'][job])}, which is not running")
+
+    def _change_rate(self, job: int, speed: float, level: float) -> None:
+        """Run ``job`` at ``speed`` and power ``level`` from now on.
+
+        Exact: the nominal work left is tracked as a fraction (the trace's run time at
+        the start, minus elapsed time x speed at each change) and only the end event is
+        rounded up to the second, so any number of changes never drifts. The planned
+        end (estimate) is scaled the same way. Under ``overrun="kill"`` the job is still
+        killed at start + requested time, in wall-clock time: a slowed job can be killed
+        although its trace run fits its request."""
         now = self.now
         self.changes += 1
         self._running_version += 1
         self._reestimated.append(job)
-        old = self._speed.get(job, 1.0)
-        # the work left is what the old speed would have done until the scheduled end
-        work_left = float(self._sched_end[job] - now) * old
-        self._speed[job] = float(speed)
-        new_end = now + math.ceil(work_left / speed - 1e-9)
-        self._sched_end[job] = new_end
-        heapq.heappush(self._events, (new_end << self._tshift) | job)
+        old = self._speed.get(job, Fraction(1))
+        started = self._start_at[job]
+        if job in self._work:
+            work, since = self._work[job]
+        else:
+            work, since = Fraction(int(self.jobs["run"][job])), started
+        work = max(work - (now - since) * old, Fraction(0))
+        new = Fraction(speed)
+        self._speed[job] = new
+        self._work[job] = (work, now)
+        self._level[job] = level
+        self._segments.append((job, now, float(speed), level))
+        end = now + math.ceil(work / new)
+        killed = False
+        if self._kill:
+            kill_at = started + int(self.jobs["requested_time"][job])
+            if end > kill_at:
+                end, killed = max(kill_at, now), True
+        self._end_killed[job] = killed
+        if end != self._sched_end[job]:  # else the queued end stands
+            self._sched_end[job] = end
+            heapq.heappush(self._events, (end << self._tshift) | job)
         est_end = self._est_end[job]
         if est_end > now:
-            new_est_end = now + math.ceil((est_end - now) * old / speed - 1e-9)
+            exact = self._est_exact.get(job, Fraction(est_end))
+            exact = now + (exact - now) * old / new
+            self._est_exact[job] = exact
             self.running.remove(job, est_end)
-            self._est_end[job] = new_est_end
-            self.running.insert(job, new_est_end, self._units[job])
+            self._est_end[job] = math.ceil(exact)
+            self.running.insert(job, self._est_end[job], self._units[job])
 
     # ------------------------------------------------------------------ accessors
     def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:

@@ -65,6 +65,11 @@ class SimulationResult:
     extra: dict[str, Any] = field(default_factory=dict)
     #: the dispatcher's :meth:`~dispatchlab.dispatch.Dispatcher.run_facts` (in the summary)
     dispatcher_facts: dict[str, Any] = field(default_factory=dict)
+    #: rate changes of running jobs, one row per change in the order they happened:
+    #: ``job`` (row), ``time`` (s), ``speed`` (work per second from then on) and
+    #: ``power_level`` (0-1]; a job runs at speed 1 and level 1 from its start until its
+    #: first change. None when no job changed rate.
+    segments: dict[str, np.ndarray] | None = None
 
     @property
     def wait(self) -> np.ndarray:
@@ -216,10 +221,22 @@ class SimulationResult:
 
         write_swf(self.schedule_table(), path)
 
+    def segments_table(self) -> pa.Table:
+        """The rate changes (:attr:`segments`) with the trace's job ids: columns
+        ``job_id``, ``time`` (s), ``speed``, ``power_level`` (empty when none)."""
+        import pyarrow as pa
+
+        seg = self.segments or {"job": np.zeros(0, np.int64), "time": np.zeros(0, np.int64),
+                                "speed": np.zeros(0), "power_level": np.zeros(0)}
+        return pa.table({"job_id": np.asarray(self.jobs["job_id"])[seg["job"]],
+                         "time": seg["time"], "speed": seg["speed"],
+                         "power_level": seg["power_level"]})
+
     def write(self, out_dir: str | Path, *, tau: float = 10.0, measure: Measure | None = None,
               started_at: float | None = None, csv: bool = False) -> dict[str, Any]:
-        """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``) and then
-        ``summary.json`` into ``out_dir``; return the summary.
+        """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``), ``segments.parquet``
+        when jobs changed rate (:meth:`segments_table`), and then ``summary.json`` into
+        ``out_dir``; return the summary.
 
         The ``allocation`` column is ``"node:units,..."`` (nodes numbered from 0 in
         platform order) for node-level runs, null for rejected jobs and for counting
@@ -254,6 +271,9 @@ class SimulationResult:
             if csv_writer is not None:
                 csv_writer.close()
         del first, table
+        if self.segments is not None:
+            pq.write_table(self.segments_table(), out / "segments.parquet",
+                           compression="zstd")
         summary["wall_seconds"] = (time.perf_counter() - started_at
                                    if started_at is not None else None)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
