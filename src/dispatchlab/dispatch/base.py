@@ -191,6 +191,30 @@ class View:
             est_end = np.maximum(est_end, self.now)
         return RunningColumns(jobs, units, est_end, self._engine.start[jobs])
 
+    # --- power -------------------------------------------------------------------
+    @property
+    def cap(self) -> float | None:
+        """The power cap now (W), or None when no cap applies."""
+        return self._engine.cap_watts
+
+    def next_cap_change(self) -> tuple[int, float | None] | None:
+        """The cap's next step after now, ``(time, watts or None)``, or None."""
+        return self._engine.next_cap_change()
+
+    @property
+    def power_prediction(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Predicted power per job row (``mean``, ``max``, ``std`` arrays in W, NaN for
+        jobs not submitted yet), or None when the simulation has no power predictor."""
+        eng = self._engine
+        if eng.power_predictor is None:
+            return None
+        out = []
+        for a in (eng.power_mean, eng.power_max, eng.power_std):
+            v = a.view()
+            v.flags.writeable = False
+            out.append(v)
+        return out[0], out[1], out[2]
+
     @property
     def changes(self) -> int:
         """A counter of changes to the running jobs that the dispatcher did not make

@@ -57,9 +57,11 @@ from dispatchlab.dispatch.base import (
 )
 from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
+from dispatchlab.power.cap import PowerCap
+from dispatchlab.power.predict import PowerPredictor
 from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
 from dispatchlab.sim.duration import DurationModel, NoSlowdown
-from dispatchlab.sim.events import KINDS, WAKE, KeyCodec
+from dispatchlab.sim.events import CAP, KINDS, WAKE, KeyCodec
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
     STATUS_FUTURE,
@@ -114,9 +116,17 @@ class Simulation:
         progress: Callable[[int, int], None] | None = None,
         max_wall: float | None = None,
         duration_model: DurationModel | None = None,
+        cap: PowerCap | None = None,
+        power_predictor: PowerPredictor | None = None,
     ) -> None:
         check_overrun(overrun)
         self.duration_model = (duration_model or NoSlowdown()).clone()
+        if cap is not None and not isinstance(cap, PowerCap):
+            raise TypeError(f"cap must be a PowerCap, got {type(cap).__name__}")
+        #: the power cap over time (None: never capped) and its value now (W or None)
+        self.cap = cap
+        self.cap_watts: float | None = None
+        self.power_predictor = None if power_predictor is None else power_predictor.clone()
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
@@ -208,6 +218,14 @@ class Simulation:
         self._level: dict[int, float] = {}
         self._end_killed: dict[int, bool] = {}
         self._segments: list[tuple[int, int, float, float]] = []
+        # power predictions at submission (W; NaN: not predicted), when a power
+        # predictor is given
+        if self.power_predictor is not None:
+            self.power_mean = np.full(n, np.nan)
+            self.power_max = np.full(n, np.nan)
+            self.power_std = np.full(n, np.nan)
+            self._power_observes = (type(self.power_predictor).observe
+                                    is not PowerPredictor.observe)
         self._woken = False  # a requested wake-up fired at this timestamp
         self._static_estimates: array | None = None
         self._final_expired: set[int] = set()
@@ -249,6 +267,12 @@ class Simulation:
             self._static_estimates = static = _int_buffer(static)
         view = View(self)
         self.duration_model.start(jobs)
+        if self.power_predictor is not None:
+            self.power_predictor.start(jobs, self.platform)
+            static = None  # every submission goes through _submit (power predicted)
+        if self.cap is not None:
+            for k, (t, _) in enumerate(self.cap.steps):
+                heapq.heappush(self._events, self._codec.key(t, CAP, k))
         self.dispatcher.start(view)
 
         submit = _int_buffer(jobs["submit"])
@@ -335,6 +359,8 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall0,
             dispatcher_facts=self.dispatcher.run_facts(),
             segments=self._segment_columns(),
+            power_prediction=None if self.power_predictor is None else {
+                "mean": self.power_mean, "max": self.power_max, "std": self.power_std},
         )
 
     def _segment_columns(self) -> dict[str, np.ndarray] | None:
@@ -404,6 +430,23 @@ class Simulation:
         self._status[job] = STATUS_WAITING
         self.queue.append(job)
         self._submitted.append(job)
+        if self.power_predictor is not None:
+            self._predict_power(job, now)
+
+    def _predict_power(self, job: int, now: int) -> None:
+        p = self.power_predictor.predict(job, now)
+        try:
+            mean, peak, std = (float(v) for v in p)
+        except (TypeError, ValueError):
+            raise DispatchError(f"{self.power_predictor!r} predicted {p!r} for job "
+                                f"{int(self.jobs['job_id'][job])}; expected (mean, max, "
+                                "std) in W") from None
+        if not (0 <= mean <= peak < math.inf and 0 <= std < math.inf):
+            raise DispatchError(f"{self.power_predictor!r} predicted mean {mean!r}, max "
+                                f"{peak!r}, std {std!r} W for job "
+                                f"{int(self.jobs['job_id'][job])}; need 0 <= mean <= max "
+                                "and std >= 0")
+        self.power_mean[job], self.power_max[job], self.power_std[job] = mean, peak, std
 
     def _on_complete(self, job: int) -> None:
         """A completion handed over by the generic dispatch (not the fast path)."""
@@ -417,7 +460,19 @@ class Simulation:
         self._woken = True
 
     def _on_cap(self, index: int) -> None:
-        raise NotImplementedError("power caps come with the power model")
+        """The cap changes: a change the dispatcher did not make (its caches go)."""
+        self.events += 1
+        self.changes += 1
+        self.cap_watts = self.cap.steps[index][1]
+
+    def next_cap_change(self) -> tuple[int, float | None] | None:
+        """The next step of the cap after now, ``(time, watts or None)``, or None."""
+        if self.cap is None:
+            return None
+        for t, w in self.cap.steps:
+            if t > self.now:
+                return t, w
+        return None
 
     def _complete(self, key: int) -> None:
         end, job = key >> self._tshift, key & self._pmask
@@ -449,6 +504,8 @@ class Simulation:
         self._status[job] = STATUS_KILLED if killed else STATUS_COMPLETED
         if self._observes:
             self.predictor.observe(job, end)
+        if self.power_predictor is not None and self._power_observes:
+            self.power_predictor.observe(job, end)
 
     def _count_free_cores(self) -> None:
         self.free_cores = int(self._free[:, self._core_k].sum()) if self._core_k >= 0 else 0

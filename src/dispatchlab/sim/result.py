@@ -70,6 +70,9 @@ class SimulationResult:
     #: ``power_level`` (0-1]; a job runs at speed 1 and level 1 from its start until its
     #: first change. None when no job changed rate.
     segments: dict[str, np.ndarray] | None = None
+    #: the power predictor's predictions at submission (``mean``, ``max``, ``std`` in W,
+    #: NaN for jobs never submitted or rejected); None without a power predictor
+    power_prediction: dict[str, np.ndarray] | None = None
 
     @property
     def wait(self) -> np.ndarray:
