@@ -58,6 +58,8 @@ class Platform:
     is_pooled: bool = False
     resource_names: tuple[str, ...] = field(default=())
     queues: tuple[tuple[str, int], ...] = ()
+    #: the base of caps given as fractions (W); None: nodes x maximum node power
+    max_dynamic_power: float | None = None
 
     def __post_init__(self) -> None:
         from dispatchlab.platform.queues import queue_table
@@ -251,8 +253,39 @@ class Platform:
             raise InputError("a pooled platform has exactly one node type with count = 1",
                              file=source, field="pooled")
         queues = _toml_queues(data, source, Path(base) if base is not None else Path("."))
+        mdp = data.get("max_dynamic_power")
+        if mdp is not None and (isinstance(mdp, bool) or not isinstance(mdp, int | float)
+                                or not mdp > 0):
+            raise InputError(f"must be a number of watts > 0, got {mdp!r}", file=source,
+                             field="max_dynamic_power")
         return cls(tuple(out), name=str(data.get("name", Path(source).stem)), is_pooled=pooled,
-                   queues=queues)
+                   queues=queues, max_dynamic_power=None if mdp is None else float(mdp))
+
+    # --- power ---------------------------------------------------------------------
+    @property
+    def max_node_power(self) -> float | None:
+        """The largest ``max_power`` of the node types (W), None when none is set."""
+        values = [nt.max_power for nt in self.node_types if nt.max_power is not None]
+        return max(values) if values else None
+
+    @property
+    def dynamic_power_base(self) -> float | None:
+        """The base of caps given as fractions (W): ``max_dynamic_power`` when set, else
+        the sum over node types of count x ``max_power`` (None when a type lacks it)."""
+        if self.max_dynamic_power is not None:
+            return float(self.max_dynamic_power)
+        if any(nt.max_power is None for nt in self.node_types):
+            return None
+        return float(sum(nt.count * nt.max_power for nt in self.node_types))
+
+    @classmethod
+    def marconi100(cls) -> Platform:
+        """CINECA Marconi100 as seed 003 describes it: 980 nodes of 32 cores and 4 GPUs,
+        2,100 W maximum node power (the largest node power in its 2022 dataset), and
+        ``max_dynamic_power`` 955,080 W (the highest dynamic power of that dataset: the
+        base of its caps). The idle node power is not given by the seed: not set."""
+        return cls((NodeType("m100", 980, {"core": 32, "gpu": 4}, None, 2100.0),),
+                   name="marconi100", max_dynamic_power=955_080.0)
 
     # --- derived facts -------------------------------------------------------------
     @property
@@ -288,7 +321,8 @@ class Platform:
 
 
 #: Top-level keys of a platform TOML file.
-_TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file"})
+_TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file",
+                        "max_dynamic_power"})
 
 
 def _queues_file_spec(data: dict, source: str, base: Path) -> str | None:
