@@ -37,6 +37,7 @@ from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.dispatch.priority import FIFO
 from dispatchlab.params import comparable_params
 from dispatchlab.platform import Platform
+from dispatchlab.power import PowerCap, PowerPrediction, PowerPredictor
 from dispatchlab.predict.base import Predictor
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
@@ -182,17 +183,40 @@ def _check_capacity(result, cores: int, where: str) -> None:
                              f" on a {cores}-core platform")
 
 
+class _PerUnitPower(PowerPredictor):
+    """100 W mean, 150 W max, 20 W std per unit: the checks' power predictor."""
+
+    name = "per-unit-power"
+
+    def start(self, jobs, platform) -> None:
+        self.units_ = np.asarray(jobs["units"])
+
+    def predict(self, job: int, now: int) -> PowerPrediction:
+        u = float(self.units_[job])
+        return PowerPrediction(100.0 * u, 150.0 * u, 20.0 * u ** 0.5)
+
+
+def _power_inputs(inst: Dispatcher) -> dict:
+    """For a dispatcher that declares ``needs_power = True``: a power predictor and a
+    cap of 1,000 W on [0, 20000) for the check runs (the workloads have 8-32 cores, so
+    the cap binds), so that its power path runs; nothing for the others."""
+    if not getattr(inst, "needs_power", False):
+        return {}
+    return {"power_predictor": _PerUnitPower(), "cap": PowerCap.window(1000.0, 0, 20_000)}
+
+
 def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: int = 6,
                      seed: int = 0) -> dict[str, int]:
     """Run the dispatcher contract checks (see the module docstring)."""
     inst = _instance(dispatcher, Dispatcher)
     _check_params(inst, isinstance(dispatcher, type))
     jobs_checked = 0
+    power = _power_inputs(inst)
     for k, (platform, jobs) in enumerate(contending_workloads(workloads, seed)):
         where = f"{inst!r} on workload {k} ({len(jobs)} jobs, {platform.describe()})"
-        first = Simulation(platform, jobs, inst).run()
+        first = Simulation(platform, jobs, inst, **power).run()
         _check_capacity(first, platform.total_capacity()["core"], where)
-        second = Simulation(platform, jobs, inst.clone()).run()
+        second = Simulation(platform, jobs, inst.clone(), **power).run()
         if not (np.array_equal(first.start, second.start)
                 and np.array_equal(first.end, second.end)):
             raise AssertionError(f"{where}: two runs gave different schedules")
@@ -202,12 +226,12 @@ def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: in
         for k, (platform, jobs) in enumerate(node_workloads(max(workloads // 2, 1), seed)):
             where = (f"{inst!r} on node-level workload {k} ({len(jobs)} jobs, "
                      f"{platform.describe()})")
-            first = Simulation(platform, jobs, inst).run()
+            first = Simulation(platform, jobs, inst, **power).run()
             _check_nodes(first, platform, where)
             fits = first.status != 2
             if not (first.start[fits] >= 0).all():
                 raise AssertionError(f"{where}: a job that fits the platform never started")
-            second = Simulation(platform, jobs, inst.clone()).run()
+            second = Simulation(platform, jobs, inst.clone(), **power).run()
             if not (np.array_equal(first.start, second.start)
                     and np.array_equal(first.end, second.end)):
                 raise AssertionError(f"{where}: two runs gave different schedules")

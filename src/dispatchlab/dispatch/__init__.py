@@ -63,6 +63,8 @@ DISPATCHERS: dict[str, type[Dispatcher]] = LazyRegistry({
     "hcp-online": "dispatchlab.dispatch.cp.hcp:HCPOnline",
     "pcp": "dispatchlab.dispatch.cp.pcp:PCP",
     "pcp-online": "dispatchlab.dispatch.cp.pcp:PCPOnline",
+    "easy-pc": "dispatchlab.dispatch.power:EasyPC",
+    "knapsack": "dispatchlab.dispatch.power:Knapsack",
 })
 
 

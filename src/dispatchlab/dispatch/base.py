@@ -202,6 +202,16 @@ class View:
         return self._engine.next_cap_change()
 
     @property
+    def cap_schedule(self):
+        """The whole cap schedule (a :class:`~dispatchlab.power.cap.PowerCap`, whose
+        steps are known in advance), or None when the run has no cap."""
+        return self._engine.cap
+
+    def power_level(self, job: int) -> float:
+        """The power level (0-1] of running job row ``job`` (1 unless changed)."""
+        return self._engine._level.get(job, 1.0)
+
+    @property
     def power_prediction(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Predicted power per job row (``mean``, ``max``, ``std`` arrays in W, NaN for
         jobs not submitted yet), or None when the simulation has no power predictor."""
