@@ -361,3 +361,39 @@ def parse_measure(text: str):
     except (ValueError, InputError) as exc:
         message = exc.message if isinstance(exc, InputError) else str(exc)
         raise InputError(message, field="--measure") from None
+
+
+# -------------------------------------------------------------------- power
+def power_cap(cap: str | None, window: str | None, cap_file: Path | None, platform):
+    """The :class:`~dispatchlab.power.cap.PowerCap` of ``--cap``/``--cap-window`` or
+    ``--cap-file`` (None without either)."""
+    from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
+
+    if cap_file is not None:
+        if cap is not None or window is not None:
+            raise InputError("give either --cap-file or --cap (and --cap-window)",
+                             field="--cap-file")
+        return PowerCap.from_file(cap_file)
+    if cap is None:
+        if window is not None:
+            raise InputError("--cap-window needs --cap", field="--cap-window")
+        return None
+    try:
+        watts = parse_cap_value(cap, platform.dynamic_power_base)
+        t0, t1 = parse_window(window) if window is not None else (0, None)
+    except InputError as exc:
+        raise InputError(exc.message, field=f"--{exc.field or 'cap'}") from None
+    return PowerCap.window(watts, t0, t1)
+
+
+#: the power cap options
+CAP_OPTIONS = options(
+    click.option("--cap", default=None, metavar="CAP",
+                 help="power cap on the running jobs' power: a fraction of the platform's "
+                      "max_dynamic_power (0.5) or watts (400kW)"),
+    click.option("--cap-window", default=None, metavar="T0:T1",
+                 help="the cap applies on [T0, T1) (trace seconds, as --window; T1 may be "
+                      "left open; default: the whole run)"),
+    click.option("--cap-file", type=click.Path(path_type=Path), default=None,
+                 help="a cap schedule: 'time;watts' lines (PA-HPC-SIM variable_power_caps)"),
+)

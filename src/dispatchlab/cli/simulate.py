@@ -9,6 +9,7 @@ import click
 
 from dispatchlab._memory import release_free_memory
 from dispatchlab.cli.common import (
+    CAP_OPTIONS,
     OVERRUN_OPTION,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
@@ -24,6 +25,7 @@ from dispatchlab.cli.common import (
     load,
     names_help,
     parse_measure,
+    power_cap,
     predictor_spec,
     progress_bar,
     summary_table,
@@ -73,6 +75,7 @@ def _load_notes(jobs, summary: dict) -> list[str]:
               help="reserved jobs K >= 1 (the dispatcher's reservations parameter)")
 @click.option("--skip", is_flag=True,
               help="walk past jobs that do not fit (the dispatcher's skip parameter)")
+@CAP_OPTIONS
 @OVERRUN_OPTION
 @TAU_OPTION
 @click.option("--measure", default="all", show_default=True,
@@ -99,7 +102,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              predictor: str, predictor_params: tuple[str, ...], platform: str | None,
              nodes: int | None, cores_per_node: int | None, allocator: str | None,
              order: str | None, priority: str | None, reservations: int | None,
-             skip: bool, overrun: str,
+             skip: bool, cap: str | None, cap_window: str | None, cap_file: Path | None,
+             overrun: str,
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -135,7 +139,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     for text in platform_warnings(jobs, plat):
         warn(text)
     progress, update = progress_bar(len(jobs) > 20_000)
-    sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun,
+    cap_spec = power_cap(cap, cap_window, cap_file, plat)
+    sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun, cap=cap_spec,
                      progress=update, max_wall=max_wall)
     if progress is not None:
         with progress:
