@@ -121,3 +121,56 @@ def test_cap_schedule_file(tmp_path):
         with pytest.raises(InputError, match=message) as err:
             PowerCap.from_file(f)
         assert err.value.file == str(f)
+
+
+def test_power_accounting_of_a_hand_schedule():
+    # A (1 core, 0-100 s, 300 W), B (1 core, 50-150 s, 200 W): platform power 300 W on
+    # [0, 50), 500 on [50, 100), 200 on [100, 150): energy 15,000 + 25,000 + 10,000 =
+    # 50,000 J, mean 50,000 / 150 = 333.3 W.
+    # Cap 400 W on [40, 120): 80 s inside; energy inside 3,000 + 25,000 + 4,000 = 32,000
+    # -> mean share 32,000 / (400 x 80) = 1.0; above the cap 50 of 80 s = 0.625; largest
+    # excess (500 - 400) / 400 = 0.25; under-use (100/400 x 10 + 200/400 x 20) / 80 =
+    # 0.15625; started inside: B of A, B = 0.5.
+    from dispatchlab.power.accounting import platform_power
+
+    jobs = JobTable.from_arrays(submit=[0, 50], run=[100, 100], units=[1, 1])
+    jobs.columns.update(power_mean=np.array([300.0, 200.0]), power_max=np.array([300.0, 200.0]),
+                        power_std=np.zeros(2))
+    r = Simulation(Platform.pooled(4), jobs, FIFO(), cap=PowerCap.window(400.0, 40, 120)).run()
+    times, watts = platform_power(r)
+    assert times.tolist() == [0, 50, 100, 150] and watts.tolist() == [300, 500, 200, 0]
+    s = r.summary()
+    assert s["energy_j"] == pytest.approx(50_000)
+    assert s["mean_power_w"] == pytest.approx(50_000 / 150)
+    assert s["cap_mean_share"] == pytest.approx(1.0)
+    assert s["cap_time_above_share"] == pytest.approx(0.625)
+    assert s["cap_max_excess"] == pytest.approx(0.25)
+    assert s["cap_mean_underuse"] == pytest.approx(0.15625)
+    assert s["window_start_share"] == pytest.approx(0.5)
+    # without power columns: no power metrics, None in the summary
+    plain = Simulation(Platform.pooled(4), JobTable.from_arrays(
+        submit=[0, 50], run=[100, 100], units=[1, 1]), FIFO()).run().summary()
+    assert plain.get("energy_j") is None
+
+
+def test_power_levels_change_the_accounted_power():
+    # A at level 0.5 from t = 20 (identity duration model: still ends at 100):
+    # 300 W on [0, 20), 150 on [20, 50), 350 on [50, 100), 200 on [100, 150)
+    from dispatchlab.dispatch import SetPower
+    from dispatchlab.power.accounting import platform_power
+
+    class Halve(FIFO):
+        def dispatch(self, view):
+            if view.now == 0:
+                view.wake_at(20)
+            out = super().dispatch(view)
+            return [*out, SetPower(0, 0.5)] if view.now == 20 else out
+
+    jobs = JobTable.from_arrays(submit=[0, 50], run=[100, 100], units=[1, 1])
+    jobs.columns.update(power_mean=np.array([300.0, 200.0]), power_max=np.array([300.0, 200.0]),
+                        power_std=np.zeros(2))
+    r = Simulation(Platform.pooled(4), jobs, Halve()).run()
+    times, watts = platform_power(r)
+    assert times.tolist() == [0, 20, 50, 100, 150]
+    assert watts.tolist() == [300, 150, 350, 200, 0]
+    assert r.summary()["energy_j"] == pytest.approx(300 * 20 + 150 * 30 + 350 * 50 + 200 * 50)

@@ -152,6 +152,23 @@ METRICS: tuple[Metric, ...] = (
        "solved passes in which the solver stopped at its time limit"),
     _m("cp_mean_modelled", "jobs", "DOUBLE", None, "CP modelled", "{:,.1f}",
        "mean number of jobs in the solver model per solved pass"),
+    # power facts: present only in runs whose jobs carry power (dispatchlab.power)
+    _m("energy_j", "J", "DOUBLE", "lower", "energy J", "{:,.3g}",
+       "energy of the running jobs over the run (integral of the platform power)"),
+    _m("mean_power_w", "W", "DOUBLE", None, "mean power W", "{:,.0f}",
+       "mean platform power (running jobs) from the first start to the last end"),
+    _m("power_unknown_jobs", "jobs", "BIGINT", None, "power unknown", "{:,}",
+       "jobs whose power is unknown (counted as 0 W)"),
+    _m("cap_mean_share", "1", "DOUBLE", None, "power / cap", "{:.3f}",
+       "mean platform power in the cap window as a share of the cap"),
+    _m("cap_time_above_share", "1", "DOUBLE", "lower", "time above cap", "{:.3f}",
+       "share of the cap window's time with the platform power above the cap"),
+    _m("cap_max_excess", "1", "DOUBLE", "lower", "max excess", "{:.3f}",
+       "largest excess of the platform power over the cap, as a share of the cap"),
+    _m("cap_mean_underuse", "1", "DOUBLE", "lower", "under-use", "{:.3f}",
+       "time-mean of (cap - power) / cap in the cap window (0 while above)"),
+    _m("window_start_share", "1", "DOUBLE", None, "started in window", "{:.3f}",
+       "share of the started jobs that started inside the cap window"),
 )
 
 #: Metrics by key.
@@ -180,6 +197,14 @@ DISPATCHER_FACTS: dict[str, tuple[float, float]] = {
     "cp_improved_share": (0, 1),
     "cp_limit_hits": (0, math.inf),
     "cp_mean_modelled": (0, math.inf),
+    "energy_j": (0, math.inf),
+    "mean_power_w": (0, math.inf),
+    "power_unknown_jobs": (0, math.inf),
+    "cap_mean_share": (0, math.inf),
+    "cap_time_above_share": (0, 1),
+    "cap_max_excess": (0, math.inf),
+    "cap_mean_underuse": (0, 1),
+    "window_start_share": (0, 1),
 }
 
 #: Keys of the declared metrics measured on the wall clock (:attr:`Metric.wall_clock`):

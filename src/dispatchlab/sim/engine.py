@@ -361,6 +361,7 @@ class Simulation:
             segments=self._segment_columns(),
             power_prediction=None if self.power_predictor is None else {
                 "mean": self.power_mean, "max": self.power_max, "std": self.power_std},
+            cap=self.cap,
         )
 
     def _segment_columns(self) -> dict[str, np.ndarray] | None:

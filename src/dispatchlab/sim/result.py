@@ -73,6 +73,8 @@ class SimulationResult:
     #: the power predictor's predictions at submission (``mean``, ``max``, ``std`` in W,
     #: NaN for jobs never submitted or rejected); None without a power predictor
     power_prediction: dict[str, np.ndarray] | None = None
+    #: the power cap of the run (a dispatchlab.power.cap.PowerCap), None without one
+    cap: Any = None
 
     @property
     def wait(self) -> np.ndarray:
@@ -129,13 +131,23 @@ class SimulationResult:
         return pa.table({k: np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
                          for k, v in cols.items()})
 
+    def _power_facts(self) -> dict[str, Any]:
+        """The power metrics (:func:`dispatchlab.power.accounting.power_facts`) when the
+        jobs carry power columns; nothing otherwise."""
+        if "power_mean" not in self.jobs.columns:
+            return {}
+        from dispatchlab.power.accounting import power_facts
+
+        return power_facts(self)
+
     def summary(self, *, tau: float = 10.0, measure: Measure | None = None) -> dict[str, Any]:
         """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts."""
         out = summarize_table(self.jobs, self.start, self.end, self.status,
                               self.platform.total_capacity(), tau=tau, measure=measure,
                               decision_times=self.decision_times,
                               dispatcher_facts={"finished": int(self.finished),
-                                                **self.dispatcher_facts})
+                                                **self.dispatcher_facts,
+                                                **self._power_facts()})
         info = self.jobs.info
         out.update({
             "dispatcher": self.dispatcher,
