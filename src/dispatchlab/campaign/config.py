@@ -588,9 +588,11 @@ def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
         return {"nodes": nodes, "cores_per_node": per}, f"{nodes}x{per}", {}
     if kind == "builtin":
         name = _typed(where, t, "builtin", str, entry)
-        if name != "eurora":
-            raise where.error(f"unknown builtin platform {_unknown(name, ('eurora',))} "
-                              "(choose from eurora)", entry)
+        from dispatchlab.platform.choose import PRESETS
+
+        if name not in PRESETS:
+            raise where.error(f"unknown builtin platform {_unknown(name, tuple(PRESETS))} "
+                              f"(choose from {', '.join(PRESETS)})", entry)
         return {"builtin": name}, name, {}
     # a platform TOML or PA-HPC-SIM node file, or ARCHIVE#MEMBER (the archive resolved)
     from dispatchlab.platform.eurora import split_archive

@@ -120,16 +120,19 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
         raise InputError("give either --platform or --nodes/--cores-per-node, not both",
                          field="--platform")
     spec: dict[str, Any] = {}
-    if platform == "eurora":
-        spec = {"builtin": "eurora"}
+    from dispatchlab.platform.choose import PRESETS
+
+    if platform in PRESETS:
+        spec = {"builtin": platform}
     elif platform is not None:
         path, _member = split_archive(platform)
         if not path.exists():
             from dispatchlab.suggest import did_you_mean, missing_file_hint
 
-            hint = did_you_mean(platform, ["eurora"]) or missing_file_hint(path)
+            hint = did_you_mean(platform, list(PRESETS)) or missing_file_hint(path)
             raise InputError("platform file not found (give a TOML file, an Eurora node "
-                             "file, ARCHIVE#MEMBER or 'eurora')" + hint, file=str(path))
+                             f"file, ARCHIVE#MEMBER or a preset: {', '.join(PRESETS)})"
+                             + hint, file=str(path))
         spec = {"file": platform}
     elif nodes is not None or cores_per_node is not None:
         if nodes is None or cores_per_node is None:
@@ -336,7 +339,7 @@ SELECT_OPTIONS = options(
 #: the platform
 PLATFORM_OPTIONS = options(
     click.option("--platform", default=None,
-                 help="'eurora' (preset, with queues), a platform TOML file, or a "
+                 help="a preset ('eurora', with queues; 'marconi100'), a platform TOML file, or a "
                       "PA-HPC-SIM node file; ARCHIVE.tar.gz#MEMBER reads inside a tar"),
     click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
     click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),

@@ -8,10 +8,14 @@ from typing import Any
 
 from dispatchlab.platform.platform import Platform
 
+#: the built-in platforms by name
+PRESETS = {"eurora": Platform.eurora, "marconi100": Platform.marconi100}
+
 
 def platform_for(spec: dict[str, Any], jobs: Any, advice: str) -> Platform:
     """The platform described by ``spec``, one of ``{"cores": C}`` (a pool of C cores),
-    ``{"nodes": N, "cores_per_node": C}``, ``{"builtin": "eurora"}``, ``{"file": PATH}``
+    ``{"nodes": N, "cores_per_node": C}``, ``{"builtin": NAME}`` (a preset of
+    :data:`PRESETS`: ``eurora``, ``marconi100``), ``{"file": PATH}``
     (a platform TOML or a PA-HPC-SIM node file, also ``ARCHIVE#MEMBER``) or ``{}``: the
     trace header's machine (``jobs.info``; :meth:`Platform.from_trace_header`, whose
     error ends with ``advice``). Other keys (a campaign's ``allocator``) are ignored."""
@@ -20,7 +24,7 @@ def platform_for(spec: dict[str, Any], jobs: Any, advice: str) -> Platform:
     if "nodes" in spec:
         return Platform.homogeneous(spec["nodes"], spec["cores_per_node"])
     if "builtin" in spec:
-        return Platform.eurora()
+        return PRESETS[spec["builtin"]]()
     if "file" in spec:
         return Platform.from_file(spec["file"])
     return Platform.from_trace_header(jobs.info, advice=advice)
