@@ -28,6 +28,7 @@ from dispatchlab.cli.campaign import campaign_app
 from dispatchlab.cli.compare import compare
 from dispatchlab.cli.l2r import l2r_app
 from dispatchlab.cli.platform import platform_app
+from dispatchlab.cli.power import power_app
 from dispatchlab.cli.predict import predict
 from dispatchlab.cli.results import report, results_app
 from dispatchlab.cli.simulate import demo, simulate
@@ -57,7 +58,8 @@ def app() -> None:
 
 
 for command in (simulate, compare, predict, study_app, trace_app, generate, convert,
-                platform_app, demo, campaign_app, results_app, report, l2r_app):
+                platform_app, demo, campaign_app, results_app, report, l2r_app,
+                power_app):
     app.add_command(command)
 
 

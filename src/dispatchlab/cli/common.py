@@ -399,4 +399,20 @@ CAP_OPTIONS = options(
                       "left open; default: the whole run)"),
     click.option("--cap-file", type=click.Path(path_type=Path), default=None,
                  help="a cap schedule: 'time;watts' lines (PA-HPC-SIM variable_power_caps)"),
+    click.option("--power", "power_file", default=None, metavar="FILE",
+                 help="job power (W): a Parquet/CSV file (job_id, power_mean, power_max, "
+                      "power_std, e.g. from 'dispatchlab power synth') or the Eurora "
+                      "archive's power_predictions (ARCHIVE#MEMBER)"),
 )
+
+
+def attach_job_power(jobs, power_file: str | None, platform):
+    """``--power FILE``: the jobs with their power columns (a note on stderr says what
+    matched); ``jobs`` unchanged without the option."""
+    if power_file is None:
+        return jobs
+    from dispatchlab.power.data import attach_power
+
+    jobs, report = attach_power(jobs, power_file, platform)
+    print(f"note: power: {report.describe()}", file=sys.stderr)
+    return jobs

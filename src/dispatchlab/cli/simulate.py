@@ -17,6 +17,7 @@ from dispatchlab.cli.common import (
     TAU_OPTION,
     TRACE_ARG,
     allocator_names,
+    attach_job_power,
     check_overrun,
     choose_platform,
     console,
@@ -103,7 +104,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              nodes: int | None, cores_per_node: int | None, allocator: str | None,
              order: str | None, priority: str | None, reservations: int | None,
              skip: bool, cap: str | None, cap_window: str | None, cap_file: Path | None,
-             overrun: str,
+             power_file: str | None, overrun: str,
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -140,6 +141,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         warn(text)
     progress, update = progress_bar(len(jobs) > 20_000)
     cap_spec = power_cap(cap, cap_window, cap_file, plat)
+    jobs = attach_job_power(jobs, power_file, plat)
     sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun, cap=cap_spec,
                      progress=update, max_wall=max_wall)
     if progress is not None:

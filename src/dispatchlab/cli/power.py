@@ -1,0 +1,78 @@
+"""``dispatchlab power synth``: synthetic job power for traces without power data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from dispatchlab.cli.common import (
+    PLATFORM_OPTIONS,
+    READ_OPTIONS,
+    SELECT_OPTIONS,
+    TRACE_ARG,
+    choose_platform,
+    console,
+    load,
+)
+from dispatchlab.errors import InputError
+
+
+@click.group("power")
+def power_app() -> None:
+    """Job power data: synthesize it for traces that have none."""
+
+
+@power_app.command("synth")
+@TRACE_ARG
+@click.option("--seed", type=int, default=0, show_default=True, help="random seed")
+@click.option("--period", type=int, default=20, show_default=True,
+              help="sampling period of the power series (s)")
+@click.option("--series", type=click.Path(path_type=Path), default=None,
+              help="also write the per-job power series (job_id, offset, watts) here")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="the power file to write (Parquet; .csv for CSV): job_id, power_mean, "
+                   "power_max, power_std in W, readable by --power")
+@PLATFORM_OPTIONS
+@READ_OPTIONS
+@SELECT_OPTIONS
+def synth_cmd(trace: Path, seed: int, period: int, series: Path | None, out: Path,
+              platform: str | None, nodes: int | None, cores_per_node: int | None,
+              lenient: bool, extra_fields: str, reader: dict, window: str | None,
+              jobs_range: str | None, fraction: str | None) -> None:
+    """Synthesize per-job power for TRACE (users' application signatures, calibrated to
+    seed 003's Marconi100 data; see dispatchlab.power.synth) and print its calibration."""
+    from rich.table import Table
+
+    from dispatchlab.power.data import write_power, write_power_series
+    from dispatchlab.power.model import job_nodes
+    from dispatchlab.power.synth import CALIBRATION_TARGETS, calibration_report, synthesize_power
+
+    if seed < 0:
+        raise InputError(f"must be >= 0, got {seed}", field="--seed")
+    if period <= 0:
+        raise InputError(f"must be > 0 s, got {period}", field="--period")
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader,
+                window=window, jobs=jobs_range, fraction=fraction)
+    plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    columns, ser = synthesize_power(jobs, plat, seed=seed, period=period,
+                                    series=series is not None)
+    try:
+        write_power(out, jobs, columns)
+        if series is not None and ser is not None:
+            write_power_series(series, ser)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc}", file=str(out)) from None
+    report = calibration_report(columns, job_nodes(jobs, plat))
+    table = Table(title=f"synthetic power of {len(jobs):,} jobs on {plat.describe()} "
+                        f"(seed {seed}): per node")
+    table.add_column("statistic")
+    table.add_column("measured", justify="right")
+    table.add_column("target", justify="right")
+    for key, value in report.items():
+        target = CALIBRATION_TARGETS.get(key)
+        shown = target[0] if isinstance(target, tuple) else target
+        table.add_row(key, f"{value:,.0f}" if key == "jobs" else f"{value:,.3f}",
+                      "" if shown is None else f"{shown:,}")
+    console().print(table)
+    console().print(f"written: {out}")
