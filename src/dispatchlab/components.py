@@ -182,6 +182,10 @@ class ComponentSpec:
             from dispatchlab.dispatch import make_dispatcher
 
             return make_dispatcher(self.name, **self.params)
+        if self.kind == "power-predictor":
+            from dispatchlab.power.predictors import make_power_predictor
+
+            return make_power_predictor(self.name, **self.params)
         from dispatchlab.predict import make_predictor
 
         return make_predictor(self.name, **self.params)
@@ -215,7 +219,7 @@ def parse_component(text: str, kind: str, *, option: str | None = None,
         if key in params:
             raise InputError(f"parameter {key!r} of {kind} {name!r} given both inline and "
                              "with -D/-P", field=option)
-        dash = "-D" if kind == "dispatcher" else "-P"
+        dash = {"dispatcher": "-D", "power-predictor": "-Q"}.get(kind, "-P")
         params[key] = typed_value(cls, key, value, kind=kind, name=name, option=dash,
                                   given=params)
     for key, value in (typed or {}).items():

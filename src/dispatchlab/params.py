@@ -103,7 +103,7 @@ def comparable_params(params: dict[str, Any]) -> dict[str, Any]:
 
 def component_registry(kind: str) -> tuple[dict[str, type], type]:
     """The registry and base class of a component kind: ``dispatcher``, ``predictor``,
-    ``allocator`` or ``ordering``."""
+    ``allocator``, ``ordering`` or ``power-predictor``."""
     if kind == "dispatcher":
         from dispatchlab.dispatch import DISPATCHERS, Dispatcher
 
@@ -120,6 +120,11 @@ def component_registry(kind: str) -> tuple[dict[str, type], type]:
         from dispatchlab.dispatch.orderings import ORDERINGS, Ordering
 
         return ORDERINGS, Ordering
+    if kind == "power-predictor":
+        from dispatchlab.power.predict import PowerPredictor
+        from dispatchlab.power.predictors import POWER_PREDICTORS
+
+        return POWER_PREDICTORS, PowerPredictor
     raise ValueError(f"unknown component kind {kind!r}")
 
 

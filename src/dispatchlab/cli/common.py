@@ -403,7 +403,25 @@ CAP_OPTIONS = options(
                  help="job power (W): a Parquet/CSV file (job_id, power_mean, power_max, "
                       "power_std, e.g. from 'dispatchlab power synth') or the Eurora "
                       "archive's power_predictions (ARCHIVE#MEMBER)"),
+    click.option("--power-predictor", default=None, metavar="SPEC",
+                 help="job power predictor for power-aware dispatchers: naive | real | "
+                      "history | per-user | ml (the component grammar, e.g. history:alpha=1)"),
+    click.option("--power-predictor-param", "-Q", "power_predictor_params", multiple=True,
+                 metavar="KEY=VALUE", help="a power predictor parameter (repeatable)"),
 )
+
+
+def power_predictor_spec(name: str | None, params: Sequence[str]):
+    """The power predictor of ``--power-predictor SPEC`` and ``-Q KEY=VALUE`` (None
+    without the option)."""
+    from dispatchlab.components import parse_assignments, parse_component
+
+    if name is None:
+        if params:
+            raise InputError("-Q needs --power-predictor", field="-Q")
+        return None
+    return parse_component(name, "power-predictor", option="--power-predictor",
+                           extra=parse_assignments(params, "-Q"))
 
 
 def attach_job_power(jobs, power_file: str | None, platform):

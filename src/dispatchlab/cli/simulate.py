@@ -27,6 +27,7 @@ from dispatchlab.cli.common import (
     names_help,
     parse_measure,
     power_cap,
+    power_predictor_spec,
     predictor_spec,
     progress_bar,
     summary_table,
@@ -104,7 +105,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              nodes: int | None, cores_per_node: int | None, allocator: str | None,
              order: str | None, priority: str | None, reservations: int | None,
              skip: bool, cap: str | None, cap_window: str | None, cap_file: Path | None,
-             power_file: str | None, overrun: str,
+             power_file: str | None, power_predictor: str | None,
+             power_predictor_params: tuple[str, ...], overrun: str,
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -142,7 +144,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     progress, update = progress_bar(len(jobs) > 20_000)
     cap_spec = power_cap(cap, cap_window, cap_file, plat)
     jobs = attach_job_power(jobs, power_file, plat)
+    ppspec = power_predictor_spec(power_predictor, power_predictor_params)
     sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun, cap=cap_spec,
+                     power_predictor=None if ppspec is None else ppspec.build(),
                      progress=update, max_wall=max_wall)
     if progress is not None:
         with progress:
