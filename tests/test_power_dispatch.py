@@ -155,3 +155,20 @@ def test_errors():
     jobs = JobTable.from_arrays(submit=[0], run=[1], units=[1])
     with pytest.raises(InputError, match="power predictor"):
         Simulation(Platform.pooled(2), jobs, EasyPC()).run()
+
+
+@pytest.mark.parametrize("disp", [EasyPC(), Knapsack()])
+def test_a_job_that_never_fits_a_permanent_cap_is_rejected(disp):
+    # cap 1000 W for the whole run; J1 alone is predicted 1500 W: rejected at its first
+    # pass with the reason; J0 and J2 run (J0 0-10, J2 from 1)
+    rows = [(300.0, 300.0, 0.0), (1500.0, 1500.0, 0.0), (300.0, 300.0, 0.0)]
+    r = run([0, 1, 1], [10, 10, 10], [1, 1, 1], 4, disp, rows, PowerCap.window(1000.0))
+    status = r.to_arrow()["status"].to_pylist()
+    assert status == ["completed", "rejected", "completed"]
+    assert "fails the mean check alone" in r.reject_reason[1]
+    # with a cap that ends, it waits for the end instead (starts at 50). EASY+PC
+    # backfills J2 at 1; the knapsack at 1 sees equal values 0 / W = 0, so J1 comes first
+    # (queue order), does not fit and stops the pass: J2 starts at 10 (ratio 9 / 300 >
+    # 9 / 1500)
+    r = run([0, 1, 1], [10, 10, 10], [1, 1, 1], 4, disp, rows, PowerCap.window(1000.0, 0, 50))
+    assert r.start.tolist() == [0, 50, 1 if isinstance(disp, EasyPC) else 10]

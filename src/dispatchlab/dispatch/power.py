@@ -38,6 +38,10 @@ mean power; a weight of 0 sorts first; ties by queue order); jobs start in that 
 while they fit the cores and the check; the first that does not fit stops the pass.
 Without a cap it runs EASY+PC FCFS, i.e. EASY.
 
+**Jobs that can never start** (ours): a waiting job whose predicted power alone fails
+the check at the largest cap of the rest of the run (no uncapped time ahead) is rejected
+with that reason, rather than left waiting forever.
+
 *Pooled (counting) platforms only* for now: node-level platforms are refused with an
 error (ours; node-level placement comes with the power platform presets).
 """
@@ -50,7 +54,7 @@ from typing import ClassVar
 import numpy as np
 
 from dispatchlab.dispatch.backfill import EASY
-from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
+from dispatchlab.dispatch.base import Decision, Dispatcher, Reject, Start, View
 from dispatchlab.errors import InputError
 
 #: check name -> z (None: a plain sum of means or of maxima)
@@ -114,6 +118,37 @@ class _PowerCapped(Dispatcher):
         self.easy_.start(view)
 
     # ------------------------------------------------------------------ shared parts
+    def _never_fit(self, view: View) -> np.ndarray:
+        """Queue positions of jobs whose predicted power alone fails the check at the
+        largest cap of the rest of the run (no uncapped time ahead): they can never
+        start, and are rejected with that reason (ours: the seed's caps never made it
+        happen; without this a permanent cap would leave them waiting forever)."""
+        sched = view.cap_schedule
+        caps = [view.cap] + ([w for t, w in sched.steps if t > view.now] if sched else [])
+        q = view.queue
+        if any(c is None for c in caps) or len(q.jobs) == 0:
+            return np.zeros(0, dtype=np.int64)
+        top = max(caps)
+        mean, peak, std = self._predictions(view)
+        rows = q.jobs
+        if self.check == "mean":
+            alone = mean[rows]
+        elif self.check == "max":
+            alone = peak[rows]
+        else:
+            alone = mean[rows] + CHECKS[self.check] * std[rows]
+        return np.flatnonzero(alone > top)
+
+    def _rejects(self, view: View, never: np.ndarray) -> list[Decision]:
+        q = view.queue
+        mean, peak, std = self._predictions(view)
+        top = max(w for w in [view.cap] + [w for t, w in view.cap_schedule.steps
+                                           if t > view.now] if w is not None)
+        return [Reject(int(q.jobs[p]), f"its predicted power (mean {mean[q.jobs[p]]:,.0f} W, "
+                       f"max {peak[q.jobs[p]]:,.0f} W, sd {std[q.jobs[p]]:,.0f} W) fails the "
+                       f"{self.check} check alone at the largest cap left ({top:,.0f} W)")
+                for p in never.tolist()]
+
     def _predictions(self, view: View):
         mean, peak, std = view.power_prediction
         return mean, peak, std
@@ -233,6 +268,11 @@ class EasyPC(_PowerCapped):
         else:
             area = np.maximum(q.estimate, 1) * q.units
             order = np.argsort(area, kind="stable")
+        never = self._never_fit(view)
+        if len(never):
+            keep = np.ones(len(q.jobs), dtype=bool)
+            keep[never] = False
+            return self._rejects(view, never) + self._easy_pc(view, order[keep[order]])
         return self._easy_pc(view, order)
 
 
@@ -256,6 +296,9 @@ class Knapsack(_PowerCapped):
             return self.easy_.dispatch(view)
         q = view.queue
         mean, peak, std = self._predictions(view)
+        never = self._never_fit(view)
+        out: list[Decision] = self._rejects(view, never) if len(never) else []
+        skip = set(never.tolist())
         wait = (view.now - q.submit).astype(np.float64)
         if self.value == "wait":
             value = wait
@@ -267,8 +310,9 @@ class Knapsack(_PowerCapped):
             ratio = np.where(weight > 0, value / np.where(weight > 0, weight, 1), np.inf)
         order = np.argsort(-ratio, kind="stable")  # ties: queue order
         free, cap, sums = view.free_cores, view.cap, self._running_sums(view)
-        out: list[Decision] = []
         for p in order.tolist():
+            if p in skip:
+                continue
             j, u = int(q.jobs[p]), int(q.units[p])
             if u > free or not fits(self.check, cap, sums, mean[j], peak[j], std[j]):
                 break
