@@ -155,11 +155,12 @@ class _PowerCapped(Dispatcher):
 
     def _running_sums(self, view: View) -> PowerSums:
         mean, peak, std = self._predictions(view)
-        sums = PowerSums()
-        for j in view.running.jobs.tolist():
-            lv = view.power_level(j)
-            sums.add(mean[j] * lv, peak[j] * lv, std[j] * lv)
-        return sums
+        rows = view.running.jobs
+        lv = np.array([view.power_level(j) for j in rows.tolist()]) if \
+            view._engine._level else np.ones(len(rows))
+        s = std[rows] * lv
+        return PowerSums(float((mean[rows] * lv).sum()), float((peak[rows] * lv).sum()),
+                         float((s * s).sum()))
 
     def _easy_pc(self, view: View, order: np.ndarray) -> list[Decision]:
         """Algorithm 1 over the queue positions ``order``."""
@@ -188,7 +189,37 @@ class _PowerCapped(Dispatcher):
             return out
         head = pos[k]
         shadow, extra, at_shadow, cap_s = self._shadow(view, head, free, sums, started)
-        for p in pos[k + 1:]:
+        # candidates: jobs after the head that fit the free cores and pass the check
+        # alone with the current set (a necessary condition; the walk re-checks)
+        rest = np.asarray(pos[k + 1:], dtype=np.int64)
+        if len(rest) and cap is not None:
+            rows = q.jobs[rest]
+            if check == "mean":
+                ok = sums.mean + mean[rows] <= cap
+            elif check == "max":
+                ok = sums.peak + peak[rows] <= cap
+            else:
+                ok = (sums.mean + mean[rows] + CHECKS[check]
+                      * np.sqrt(np.maximum(sums.var + std[rows] ** 2, 0.0))) <= cap
+            rest = rest[ok & (q.units[rest] <= free)]
+        elif len(rest):
+            rest = rest[q.units[rest] <= free]
+        if len(rest) and shadow is not None:
+            # long candidates must also fit what is left at the shadow time (necessary:
+            # extra only shrinks and the set at the shadow only grows)
+            long_ = now + np.maximum(q.estimate[rest], 1) > shadow
+            ok = q.units[rest] <= extra
+            if cap_s is not None:
+                rows = q.jobs[rest]
+                if check == "mean":
+                    ok &= at_shadow.mean + mean[rows] <= cap_s
+                elif check == "max":
+                    ok &= at_shadow.peak + peak[rows] <= cap_s
+                else:
+                    ok &= (at_shadow.mean + mean[rows] + CHECKS[check] * np.sqrt(
+                        np.maximum(at_shadow.var + std[rows] ** 2, 0.0))) <= cap_s
+            rest = rest[~long_ | ok]
+        for p in rest.tolist():
             if free <= 0:
                 break
             j, u = jobs[p], units[p]
