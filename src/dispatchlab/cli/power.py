@@ -76,3 +76,70 @@ def synth_cmd(trace: Path, seed: int, period: int, series: Path | None, out: Pat
                       "" if shown is None else f"{shown:,}")
     console().print(table)
     console().print(f"written: {out}")
+
+
+@power_app.command("predict")
+@TRACE_ARG
+@click.option("--power", "power_file", required=True, metavar="FILE",
+              help="the jobs' power: a Parquet/CSV file or the Eurora power_predictions")
+@click.option("--power-predictors", "predictors", default="naive,history", show_default=True,
+              help="comma-separated power predictor specs: naive, real, history, per-user, "
+                   "ml (history:alpha=1 with parameters; then give one per option use)")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="write the per-job predictions as Parquet (job_id, user, actual and "
+                   "predicted mean/max/std per predictor)")
+@PLATFORM_OPTIONS
+@READ_OPTIONS
+@SELECT_OPTIONS
+def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
+                platform: str | None, nodes: int | None, cores_per_node: int | None,
+                lenient: bool, extra_fields: str, reader: dict, window: str | None,
+                jobs_range: str | None, fraction: str | None) -> None:
+    """Score power predictors on TRACE's recorded schedule (predicted at submission,
+    learning from jobs at their recorded end), as seed 003 Figure 3: the mean absolute
+    error overall and the median over users of each user's MAE, in W."""
+    from rich.table import Table
+
+    from dispatchlab.cli.common import attach_job_power
+    from dispatchlab.components import parse_component
+    from dispatchlab.power.evaluate import evaluate_power_predictors
+
+    specs = [p.strip() for p in (predictors.split(",") if "=" not in predictors
+                                 else [predictors])]
+    if not all(specs):
+        raise InputError(f"expected comma-separated names, got {predictors!r}",
+                         field="--power-predictors")
+    built = {}
+    for text in specs:
+        spec = parse_component(text, "power-predictor", option="--power-predictors")
+        built[spec.text] = spec.build()
+    jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader,
+                window=window, jobs=jobs_range, fraction=fraction)
+    plat = choose_platform(jobs, platform, nodes, cores_per_node)
+    jobs = attach_job_power(jobs, power_file, plat)
+    report = evaluate_power_predictors(jobs, plat, built)
+    table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs, power predicted at "
+                        "submission", caption="W; per user: the median over users of "
+                        "each user's mean absolute error (seed 003 Figure 3)")
+    for col in ("predictor", "jobs", "MAE mean", "MAE max", "MAE std", "per-user mean",
+                "per-user max", "per-user std"):
+        table.add_column(col, justify="left" if col == "predictor" else "right")
+
+    def num(v):
+        return "-" if v is None else f"{v:,.1f}"
+
+    for name in built:
+        m = report.metrics[name]
+        table.add_row(name, f"{m['mean']['jobs']:,}", num(m["mean"]["mae"]),
+                      num(m["max"]["mae"]), num(m["std"]["mae"]),
+                      num(m["mean"]["user_mae_median"]), num(m["max"]["user_mae_median"]),
+                      num(m["std"]["user_mae_median"]))
+    console().print(table)
+    if out is not None:
+        import pyarrow.parquet as pq
+
+        try:
+            pq.write_table(report.to_arrow(), out)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc}", file=str(out)) from None
+        console().print(f"written: {out}")
