@@ -301,26 +301,37 @@ class _Backfill(Dispatcher):
     #: numpy masks; both give the same decisions (the tests run both)
     small_queue: int = 64
 
+    def _submissions_only(self, view: View):
+        """When only submissions happened since the previous pass (no completion, new
+        estimate or expiring estimate): ``(the cached pass, (rows, units, estimates) of
+        the jobs queued since)``; else None."""
+        cache = self._cache
+        if cache is None or cache[0] != view.changes:
+            return None
+        first_end = view.first_estimated_end()
+        if first_end is None or first_end <= view.now:
+            return None
+        return cache, view.queued_after(cache[6])
+
+    def _scan_new(self, view: View, cache: tuple, rows, units, ests) -> list[Decision]:
+        """The backfill scan of the jobs queued since the cached pass only."""
+        _, head, need, shadow, extra, free, _ = cache
+        if shadow is None and min(units) <= free:
+            # not computed at the previous pass (nothing could use it): the running jobs
+            # are the same, so it is the same now
+            shadow, extra = self._shadow(view, free, need, [])
+        return self._scan(view, rows, units, ests, free, shadow, extra, [], head, need)
+
     def _easy_counting(self, view: View, n: int) -> list[Decision]:
         now = view.now
-        cache = self._cache
         # Shortcut: if only submissions happened since the previous pass (no completion,
         # no new estimate, no estimate running out), every job already in the queue fails
         # again (free cores and extra capacity are unchanged and ``now + d <= shadow`` only
         # gets harder), so only the new jobs need scanning.
-        if cache is not None and cache[0] == view.changes:
-            first_end = view.first_estimated_end()
-            if first_end is not None and first_end > now:
-                _, head, need, shadow, extra, free, last_job = cache
-                rows, units, ests = view.queued_after(last_job)
-                if not rows:
-                    return []
-                if shadow is None and min(units) <= free:
-                    # not computed at the previous pass (nothing could use it): the
-                    # running jobs are the same, so it is the same now
-                    shadow, extra = self._shadow(view, free, need, [])
-                return self._scan(view, rows, units, ests, free, shadow, extra, [], head,
-                                  need)
+        new = self._submissions_only(view)
+        if new is not None:
+            cache, (rows, units, ests) = new
+            return self._scan_new(view, cache, rows, units, ests) if rows else []
         self._cache = None
         free = view.free_cores
         out: list[Decision] = []
@@ -367,21 +378,15 @@ class _Backfill(Dispatcher):
         priority is static and the head outranks every new job: the head and the
         failed candidates are then the same as at the previous pass."""
         now = view.now
-        cache = self._cache
-        if cache is not None and cache[0] == view.changes and self.priority_.static:
-            first_end = view.first_estimated_end()
-            if first_end is not None and first_end > now:
-                _, head, need, shadow, extra, free, last_job = cache
-                rows, units, ests = view.queued_after(last_job)
-                if not rows:
-                    return []
-                rank = self._sort(view, self.priority_, [head, *rows],
-                                  [self._head_est, *ests])
-                if rank[0] == 0:  # the head still comes first
-                    if shadow is None and min(units) <= free:
-                        shadow, extra = self._shadow(view, free, need, [])
-                    return self._scan(view, rows, units, ests, free, shadow, extra, [],
-                                      head, need)
+        new = self._submissions_only(view) if self.priority_.static else None
+        if new is not None:
+            cache, (rows, units, ests) = new
+            if not rows:
+                return []
+            rank = self._sort(view, self.priority_, [cache[1], *rows],
+                              [self._head_est, *ests])
+            if rank[0] == 0:  # the head still comes first
+                return self._scan_new(view, cache, rows, units, ests)
         self._cache = None
         free = view.free_cores
         jobs, units, est = self._queue_columns(view)

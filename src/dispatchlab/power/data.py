@@ -519,13 +519,9 @@ def _attach_eurora(jobs: JobTable, source: str, text: str,
 
 
 def _plain_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"corrupt or unreadable file: {exc}", file=str(path)) from None
-    return data.decode("utf-8", errors="replace")
+    from dispatchlab.workload.eurora import read_text_maybe_gzip
+
+    return read_text_maybe_gzip(path)
 
 
 def _first_text(path: Path, size: int = 4096) -> str:

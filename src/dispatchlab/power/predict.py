@@ -11,6 +11,7 @@ predictors that learn from finished jobs). Causal by construction: the engine ca
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import NamedTuple
 
 from dispatchlab.params import Params
@@ -24,7 +25,7 @@ class PowerPrediction(NamedTuple):
     std: float
 
 
-class PowerPredictor(Params):
+class PowerPredictor(Params, ABC):
     """Base class: override :meth:`predict` (and :meth:`observe` to learn)."""
 
     name = "power-predictor"
@@ -35,9 +36,9 @@ class PowerPredictor(Params):
     def start(self, jobs, platform) -> None:
         """Called once before the run with the job table and the platform."""
 
+    @abstractmethod
     def predict(self, job: int, now: int) -> PowerPrediction:
         """The power of job row ``job``, submitted at ``now``."""
-        raise NotImplementedError
 
     def observe(self, job: int, end: int) -> None:
         """Job row ``job`` ended at ``end`` (its recorded power may now be used)."""

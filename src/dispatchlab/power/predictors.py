@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from abc import abstractmethod
 from array import array
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any
@@ -625,8 +626,9 @@ class _Retrained(PowerPredictor):
         k = bisect_left(self.obs_end_, t)
         return np.asarray(self.obs_rows_[:k], dtype=np.int64)
 
+    @abstractmethod
     def _train(self, t: int) -> None:
-        raise NotImplementedError
+        """Fit the model(s) on the jobs finished before ``t``."""
 
     def _usable(self, job: int) -> bool:
         return True

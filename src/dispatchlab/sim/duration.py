@@ -11,10 +11,12 @@ bring their own models (seed 004: ``D' = max(1, F / M) x D``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from dispatchlab.params import Params
 
 
-class DurationModel(Params):
+class DurationModel(Params, ABC):
     """Base class: override :meth:`speed`; :meth:`start` sees the job table once."""
 
     name = "duration-model"
@@ -25,9 +27,9 @@ class DurationModel(Params):
     def start(self, jobs) -> None:
         """Called once before the run with the job table."""
 
+    @abstractmethod
     def speed(self, job: int, level: float) -> float:
         """The speed (> 0) of job row ``job`` at power level ``level`` (0 < level <= 1)."""
-        raise NotImplementedError
 
 
 class NoSlowdown(DurationModel):

@@ -295,6 +295,12 @@ def _file_text(path: Path) -> str:
         raise InputError("no such file", file=str(path))
     if path.is_dir():
         raise InputError("is a directory, not a job instance file", file=str(path))
+    return read_text_maybe_gzip(path)
+
+
+def read_text_maybe_gzip(path: Path) -> str:
+    """Text of a plain or gzip file (told by its magic bytes; undecodable bytes
+    replaced); an unreadable or corrupt file is an :class:`InputError` naming it."""
     try:
         data = path.read_bytes()
         if data[:2] == b"\x1f\x8b":
