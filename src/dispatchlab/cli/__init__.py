@@ -61,6 +61,8 @@ for command in (simulate, compare, predict, study_app, trace_app, generate, conv
                 platform_app, demo, campaign_app, results_app, report, l2r_app,
                 power_app):
     app.add_command(command)
+# the spelling of ``dispatchlab power predict`` (the same command)
+app.add_command(power_app.commands["predict"], name="predict-power")
 
 
 def _hide_pandas_from_pyarrow() -> None:

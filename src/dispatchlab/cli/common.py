@@ -339,8 +339,9 @@ SELECT_OPTIONS = options(
 #: the platform
 PLATFORM_OPTIONS = options(
     click.option("--platform", default=None,
-                 help="a preset ('eurora', with queues; 'marconi100'), a platform TOML file, or a "
-                      "PA-HPC-SIM node file; ARCHIVE.tar.gz#MEMBER reads inside a tar"),
+                 help="a preset ('eurora', with queues; 'marconi100'; 'marconi100-nodes': whole "
+                      "nodes as units), a platform TOML file, or a PA-HPC-SIM node file; "
+                      "ARCHIVE.tar.gz#MEMBER reads inside a tar"),
     click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
     click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),
 )

@@ -9,13 +9,15 @@ from typing import Any
 from dispatchlab.platform.platform import Platform
 
 #: the built-in platforms by name
-PRESETS = {"eurora": Platform.eurora, "marconi100": Platform.marconi100}
+PRESETS = {"eurora": Platform.eurora, "marconi100": Platform.marconi100,
+           "marconi100-nodes": Platform.marconi100_nodes}
 
 
 def platform_for(spec: dict[str, Any], jobs: Any, advice: str) -> Platform:
     """The platform described by ``spec``, one of ``{"cores": C}`` (a pool of C cores),
     ``{"nodes": N, "cores_per_node": C}``, ``{"builtin": NAME}`` (a preset of
-    :data:`PRESETS`: ``eurora``, ``marconi100``), ``{"file": PATH}``
+    :data:`PRESETS`: ``eurora``, ``marconi100``,
+    ``marconi100-nodes``), ``{"file": PATH}``
     (a platform TOML or a PA-HPC-SIM node file, also ``ARCHIVE#MEMBER``) or ``{}``: the
     trace header's machine (``jobs.info``; :meth:`Platform.from_trace_header`, whose
     error ends with ``advice``). Other keys (a campaign's ``allocator``) are ignored."""

@@ -85,12 +85,19 @@ _ARCHIVE_RE = re.compile(r"^(.*?\.(?:tar\.gz|tgz|tar\.bz2|tbz2?|tar\.xz|txz|tar)
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 
+#: Largest power of one Eurora node (W), either type: PA-HPC-SIM caps a job's per-node
+#: predicted power at 400 W (ALGORITHMS.md 1.4), the only per-node bound its data gives;
+#: the idle power is not given (not set). So ``max_dynamic_power`` is 64 x 400 W.
+EURORA_NODE_MAX_POWER = 400.0
+
+
 def eurora_platform() -> Platform:
     """Eurora as in ``nodes_#64`` (see :meth:`Platform.eurora`), with its queues."""
     mic = {"core": 16, "gpu": 0, "mic": 2, "mem": EURORA_MEM_KB}
     gpu = {"core": 16, "gpu": 2, "mic": 0, "mem": EURORA_MEM_KB}
     return Platform(
-        (NodeType(f"mic-{_LOW_FREQ}", 32, mic), NodeType(f"gpu-{_HIGH_FREQ}", 32, gpu)),
+        (NodeType(f"mic-{_LOW_FREQ}", 32, mic, None, EURORA_NODE_MAX_POWER),
+         NodeType(f"gpu-{_HIGH_FREQ}", 32, gpu, None, EURORA_NODE_MAX_POWER)),
         name="eurora",
         queues=EURORA_QUEUES,
     )

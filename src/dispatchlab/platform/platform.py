@@ -145,8 +145,10 @@ class Platform:
         refer to it): nodes 0-31 are type ``mic-2.1GHz`` (2 MICs, 0 GPUs, 2.1 GHz cores),
         nodes 32-63 type ``gpu-3.4GHz`` (2 GPUs, 0 MICs, 3.4 GHz). Resources ``core``,
         ``gpu``, ``mic``, ``mem``; **memory in KB** (33,554,432 per node, the traces'
-        unit). Frequencies are labels: cores run at speed 1. ``idle_power`` and
-        ``max_power`` are not set.
+        unit). Frequencies are labels: cores run at speed 1. ``max_power`` is 400 W per
+        node for both types (PA-HPC-SIM's per-node bound on the archive's power
+        predictions, :data:`dispatchlab.platform.eurora.EURORA_NODE_MAX_POWER`; so
+        ``max_dynamic_power`` = 25,600 W); ``idle_power`` is not set (not given).
 
         Queues (EWT in s): ``debug`` 3600, ``parallel`` 21600, ``np_longpar`` 86400,
         ``longpar`` 86400, ``reservation`` 1800. Queues not in the table (the traces'
@@ -286,6 +288,17 @@ class Platform:
         base of its caps). The idle node power is not given by the seed: not set."""
         return cls((NodeType("m100", 980, {"core": 32, "gpu": 4}, None, 2100.0),),
                    name="marconi100", max_dynamic_power=955_080.0)
+
+    @classmethod
+    def marconi100_nodes(cls) -> Platform:
+        """Marconi100 with **whole nodes as the unit** (``marconi100-nodes``): 980 nodes
+        of one ``core`` each, a job's units being the nodes it holds exclusively, as in
+        seed 003's filtered data (jobs sharing a node were removed) and its Batsim
+        platform. Same power facts as :meth:`marconi100` (2,100 W per node,
+        ``max_dynamic_power`` 955,080 W). Being core-only with one-core units, it is
+        simulated by counting, so the power-capped dispatchers run on it (ours)."""
+        return cls((NodeType("m100-node", 980, {"core": 1}, None, 2100.0),),
+                   name="marconi100-nodes", max_dynamic_power=955_080.0)
 
     # --- derived facts -------------------------------------------------------------
     @property

@@ -54,7 +54,7 @@ import numpy as np
 from dispatchlab.errors import InputError
 from dispatchlab.workload.jobs import JobTable
 
-__all__ = ["DEFAULT_REASONS", "Filters", "check_filters", "clean", "select"]
+__all__ = ["DEFAULT_REASONS", "Filters", "check_filters", "clean", "select", "units_as_nodes"]
 
 #: Reasons of the default cleaning, in the order they are tested.
 DEFAULT_REASONS: tuple[str, ...] = ("units <= 0", "run < 0", "submit < 0")
@@ -290,3 +290,23 @@ def clean(
         edit.apply(keep)
     _select(edit, filters)
     return edit.table()
+
+
+def units_as_nodes(table: JobTable, procs_per_node: int) -> JobTable:
+    """A copy of ``table`` whose jobs ask for whole nodes: ``units`` becomes
+    ``ceil(units / procs_per_node)`` (and ``req_procs`` too, where set), for running a
+    trace that counts processors on a platform whose unit is a node (e.g.
+    ``marconi100-nodes``: exclusive whole-node allocation). Other columns unchanged;
+    the job's per-unit resources (one core per unit) are kept, so a unit is one node.
+    ``procs_per_node`` must be >= 1 (1 leaves the table as it is)."""
+    if isinstance(procs_per_node, bool) or not isinstance(procs_per_node, int) \
+            or procs_per_node < 1:
+        raise InputError(f"procs_per_node must be an integer >= 1, got {procs_per_node!r}",
+                         field="procs_per_node")
+    cols = dict(table.columns)
+    k = int(procs_per_node)
+    cols["units"] = -(-np.asarray(table["units"], dtype=np.int64) // k)
+    if "req_procs" in cols:
+        req = np.asarray(cols["req_procs"], dtype=np.int64)
+        cols["req_procs"] = np.where(req > 0, -(-req // k), req)
+    return replace(table, columns=cols, resources=dict(table.resources))
