@@ -78,6 +78,12 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 @click.option("--skip", is_flag=True,
               help="walk past jobs that do not fit (the dispatcher's skip parameter)")
 @CAP_OPTIONS
+@click.option("--power-series", type=click.Path(path_type=Path), default=None,
+              metavar="FILE",
+              help="job power time series (job_id, offset s, watts; Parquet/CSV, e.g. "
+                   "from 'dispatchlab power synth --series'; needs --power): the cap "
+                   "metrics use the platform power sampled every 20 s from them, and "
+                   "--out writes it to platform_power.parquet")
 @OVERRUN_OPTION
 @TAU_OPTION
 @click.option("--measure", default="all", show_default=True,
@@ -106,7 +112,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              order: str | None, priority: str | None, reservations: int | None,
              skip: bool, cap: str | None, cap_window: str | None, cap_file: Path | None,
              power_file: str | None, power_predictor: str | None,
-             power_predictor_params: tuple[str, ...], overrun: str,
+             power_predictor_params: tuple[str, ...], power_series: Path | None,
+             overrun: str,
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -144,6 +151,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     progress, update = progress_bar(len(jobs) > 20_000)
     cap_spec = power_cap(cap, cap_window, cap_file, plat)
     jobs = attach_job_power(jobs, power_file, plat)
+    job_series = read_job_series(power_series, jobs, power_file)
     ppspec = power_predictor_spec(power_predictor, power_predictor_params)
     sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun, cap=cap_spec,
                      power_predictor=None if ppspec is None else ppspec.build(),
@@ -155,6 +163,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         result = sim.run()
     if trace_decisions is not None:
         write_decision_trace(trace_decisions, sim.dispatcher, result)
+    if job_series is not None:
+        result.power_series = job_series  # the sampled platform power is built from it
     del sim  # the engine's buffers are no longer needed: keep peak memory down
     release_free_memory()
     for text in result_warnings(result):
@@ -170,10 +180,35 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     for note in _load_notes(jobs, summary):
         con.print(f"[dim]{note}[/dim]")
     if out is not None:
-        con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'} and summary.json[/dim]")
+        extra = ", platform_power.parquet" if job_series is not None else ""
+        con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'}{extra} and summary.json[/dim]")
     if swf_out is not None:
         result.write_swf(swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+def read_job_series(path: Path | None, jobs, power_file: str | None):
+    """``--power-series FILE``: the samples of the trace's jobs
+    (:func:`~dispatchlab.power.data.read_power_series` then
+    :func:`~dispatchlab.power.data.match_power_series`; a note on stderr says what
+    matched); None without the option."""
+    if path is None:
+        return None
+    import sys
+
+    from dispatchlab.errors import InputError
+    from dispatchlab.power.data import DEFAULT_PERIOD, match_power_series, read_power_series
+
+    if power_file is None:
+        raise InputError("--power-series needs --power (the jobs' power_mean, power_max, "
+                         "power_std, used by dispatchers and for jobs without a series)",
+                         field="--power-series")
+    series, report = match_power_series(jobs, read_power_series(path), source=str(path))
+    print(f"note: {report.describe()}", file=sys.stderr)
+    if report.median_step is not None and report.median_step != DEFAULT_PERIOD:
+        print(f"note: the platform power is sampled every {DEFAULT_PERIOD} s, the series' "
+              f"median step is {report.median_step:g} s", file=sys.stderr)
+    return series
 
 
 def write_decision_trace(path: Path, dispatcher, result) -> None:

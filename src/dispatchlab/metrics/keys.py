@@ -105,6 +105,10 @@ METRICS: tuple[Metric, ...] = (
        "95th percentile of the wait over the measured jobs"),
     _m("max_wait", "s", "DOUBLE", "lower", "max wait", "{:,.0f}",
        "longest wait of a measured job"),
+    _m("mean_turnaround", "s", "DOUBLE", "lower", "mean turnaround", "{:,.0f}",
+       "mean of end - submit (wait + run) over the measured jobs"),
+    _m("max_turnaround", "s", "DOUBLE", "lower", "max turnaround", "{:,.0f}",
+       "longest end - submit of a measured job (starvation)"),
     _m("mean_slowdown", "1", "DOUBLE", "lower", "slowdown", "{:,.2f}",
        "mean of (wait + run) / max(run, 1)"),
     _m("mean_bsld", "1", "DOUBLE", "lower", "bsld", "{:,.2f}",
@@ -165,10 +169,22 @@ METRICS: tuple[Metric, ...] = (
        "share of the cap window's time with the platform power above the cap"),
     _m("cap_max_excess", "1", "DOUBLE", "lower", "max excess", "{:.3f}",
        "largest excess of the platform power over the cap, as a share of the cap"),
+    _m("cap_time_above_own_share", "1", "DOUBLE", "lower", "time above cap (own)", "{:.3f}",
+       "share of the cap window's time with the platform power above the cap while the "
+       "jobs already running when the window opened are within it on their own (the "
+       "excess the dispatcher's own starts caused)"),
+    _m("cap_max_excess_own", "1", "DOUBLE", "lower", "max excess (own)", "{:.3f}",
+       "largest excess over the cap (share of the cap) at such times"),
     _m("cap_mean_underuse", "1", "DOUBLE", "lower", "under-use", "{:.3f}",
        "time-mean of (cap - power) / cap in the cap window (0 while above)"),
     _m("window_start_share", "1", "DOUBLE", None, "started in window", "{:.3f}",
        "share of the started jobs that started inside the cap window"),
+    # present only in runs given job power series (simulate --power-series)
+    _m("power_series_period", "s", "BIGINT", None, "power sampled s", "{:,}",
+       "sampling period of the platform power built from the job power series; when "
+       "present, the cap_* metrics are computed on that sampled power"),
+    _m("power_series_fallback_jobs", "jobs", "BIGINT", None, "no power series", "{:,}",
+       "started jobs without a power series (their mean power is used)"),
 )
 
 #: Metrics by key.
@@ -205,6 +221,8 @@ DISPATCHER_FACTS: dict[str, tuple[float, float]] = {
     "cap_max_excess": (0, math.inf),
     "cap_mean_underuse": (0, 1),
     "window_start_share": (0, 1),
+    "power_series_period": (1, math.inf),
+    "power_series_fallback_jobs": (0, math.inf),
 }
 
 #: Keys of the declared metrics measured on the wall clock (:attr:`Metric.wall_clock`):

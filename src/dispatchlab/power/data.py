@@ -72,6 +72,9 @@ expected every :data:`DEFAULT_PERIOD` = 20 s (seed 003's IPMI period, and the
 synthetic generator's default); :func:`series_power` summarises a series into the three
 columns with every sample weighted equally (seed 003's formulas: mean, max, and the
 population standard deviation), which assumes a constant period.
+:func:`match_power_series` keeps the samples of a trace's jobs (unknown job ids
+skipped and counted, an error when none is in the trace) for
+:func:`dispatchlab.power.accounting.sampled_platform_power`.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from dispatchlab.errors import InputError
+from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER
 from dispatchlab.power.model import POWER_COLUMNS, job_nodes
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
@@ -114,8 +118,10 @@ __all__ = [
     "EURORA_PREDICTIONS_MEMBER",
     "SERIES_COLUMNS",
     "PowerDataReport",
+    "PowerSeriesReport",
     "attach_power",
     "eurora_job_power",
+    "match_power_series",
     "read_power_series",
     "read_power_table",
     "series_power",
@@ -130,7 +136,7 @@ SERIES_COLUMNS: tuple[str, ...] = ("job_id", "offset", "watts")
 #: The predictions member of the PA-HPC-SIM test data archive.
 EURORA_PREDICTIONS_MEMBER = "test_data/eurora_power_predictions/power_predictions"
 #: Per-node cap of a Eurora job's power (W) [PA ``_node_max_alloc_power``].
-EURORA_MAX_NODE_POWER = 400
+EURORA_MAX_NODE_POWER = int(EURORA_NODE_MAX_POWER)  # the eurora preset's max_power
 #: Smallest job power (W) [PA]: smaller predictions become 1 W.
 EURORA_MIN_POWER = 1
 #: PA-HPC-SIM's dummy model, W per node (2 x ``CPU_IDLE`` 20 W).
@@ -622,6 +628,99 @@ def read_power_series(path: str | Path) -> dict[str, np.ndarray]:
                           f"{'line' if where.csv else 'row'} {at})", "offset", later)
     order = np.lexsort((cols["offset"], cols["job_id"]))
     return {name: np.ascontiguousarray(cols[name][order]) for name in SERIES_COLUMNS}
+
+
+@dataclass(frozen=True)
+class PowerSeriesReport:
+    """What :func:`match_power_series` kept.
+
+    ``source``: the file (or a label); ``samples``: samples given; ``jobs``: rows of the
+    trace; ``matched``: trace rows whose job id has samples; ``unknown_ids``: distinct
+    job ids of the series not in the trace and ``unknown_samples`` their samples (both
+    skipped); ``median_step``: the median gap (s) between a job's consecutive samples
+    (None when no job has two), to compare with the sampling period.
+    """
+
+    source: str
+    samples: int
+    jobs: int
+    matched: int
+    unknown_ids: int
+    unknown_samples: int
+    median_step: float | None
+
+    def describe(self) -> str:
+        """One line: the source and the counts."""
+        step = "" if self.median_step is None else f", median step {self.median_step:g} s"
+        return (f"power series from {self.source}: {self.samples:,} samples{step}; "
+                f"{self.matched:,} of {self.jobs:,} jobs have a series (the others use "
+                f"their power_mean); {self.unknown_ids:,} job ids ({self.unknown_samples:,} "
+                "samples) not in the trace (skipped)")
+
+
+def match_power_series(jobs: JobTable, series: Mapping[str, np.ndarray],
+                       source: str = "power series"
+                       ) -> tuple[dict[str, np.ndarray], PowerSeriesReport]:
+    """The samples of ``series`` (:func:`read_power_series` layout, any row order) whose
+    job id is in ``jobs``, sorted by job id then offset, and a report. Documented skip,
+    counted: samples of job ids not in the trace (``report.unknown_ids``,
+    ``unknown_samples``). Errors (:class:`~dispatchlab.errors.InputError` naming
+    ``source`` and the field): columns of different lengths, negative or non-finite
+    watts or offsets, a job with two samples at one offset (its offsets would not
+    increase), no sample at all, and no sample whose job id is in the trace (the series
+    of another trace)."""
+    try:
+        ids = np.asarray(series["job_id"], dtype=np.int64)
+        offsets = np.asarray(series["offset"], dtype=np.float64)
+        watts = np.asarray(series["watts"], dtype=np.float64)
+    except KeyError as exc:
+        raise InputError(f"missing column {exc.args[0]} (a power series needs "
+                         f"{', '.join(SERIES_COLUMNS)})", file=source,
+                         field=str(exc.args[0])) from None
+    if not (len(ids) == len(offsets) == len(watts)):
+        raise InputError(f"columns of different lengths ({len(ids)}, {len(offsets)}, "
+                         f"{len(watts)} values)", file=source)
+    for name, values, unit in (("watts", watts, "W"), ("offset", offsets, "s")):
+        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0)))
+        if bad.size:
+            v = float(values[bad[0]])
+            what = "not a finite number" if not math.isfinite(v) else "negative"
+            raise InputError(f"{what}: {v!r} {unit} (job {int(ids[bad[0]])})", file=source,
+                             field=name)
+    if ids.size == 0:
+        raise InputError("no samples: a power series needs rows of job_id, offset, "
+                         "watts", file=source)
+    step_id, step_off = np.diff(ids), np.diff(offsets)
+    if not bool(np.all((step_id > 0) | ((step_id == 0) & (step_off > 0)))):
+        order = np.lexsort((offsets, ids))  # not in (job, offset) order yet: sort
+        ids, offsets, watts = ids[order], offsets[order], watts[order]
+        same = (ids[1:] == ids[:-1]) & (offsets[1:] == offsets[:-1])
+        if same.any():
+            k = int(np.flatnonzero(same)[0])
+            raise InputError(f"job {int(ids[k])} has two samples at offset "
+                             f"{float(offsets[k]):g} s: a job's offsets must increase",
+                             file=source, field="offset")
+    trace_ids = np.asarray(jobs["job_id"], dtype=np.int64)
+    trace_sorted = np.unique(trace_ids)
+    at = np.minimum(np.searchsorted(trace_sorted, ids), max(len(trace_sorted) - 1, 0))
+    known = (trace_sorted[at] == ids) if len(trace_sorted) else np.zeros(len(ids), bool)
+    if not known.any():
+        raise InputError(f"none of the {len(np.unique(ids)):,} job ids of the series is in "
+                         f"the trace (e.g. {int(ids[0])}; the trace's ids run from "
+                         f"{int(trace_ids.min()) if trace_ids.size else '-'} to "
+                         f"{int(trace_ids.max()) if trace_ids.size else '-'}): is this the "
+                         "power series of another trace?", file=source, field="job_id")
+    kept = {"job_id": ids[known], "offset": offsets[known], "watts": watts[known]}
+    k_ids = kept["job_id"]
+    steps = np.diff(kept["offset"])[k_ids[1:] == k_ids[:-1]]
+    report = PowerSeriesReport(
+        source=source, samples=int(ids.size), jobs=len(jobs),
+        matched=int((k_ids[np.minimum(np.searchsorted(k_ids, trace_ids), len(k_ids) - 1)]
+                     == trace_ids).sum()),
+        unknown_ids=len(np.unique(ids[~known])),
+        unknown_samples=int((~known).sum()),
+        median_step=float(np.median(steps)) if steps.size else None)
+    return kept, report
 
 
 def series_power(series: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -75,6 +75,17 @@ class SimulationResult:
     power_prediction: dict[str, np.ndarray] | None = None
     #: the power cap of the run (a dispatchlab.power.cap.PowerCap), None without one
     cap: Any = None
+    #: the jobs' power time series, attached after the run (``simulate --power-series``):
+    #: ``job_id``, ``offset`` (s since the job's start), ``watts`` (W of the whole job),
+    #: sorted by job id then offset (:func:`dispatchlab.power.data.match_power_series`).
+    #: With it (and the power columns) the cap-window metrics use the platform power
+    #: sampled every :attr:`power_period` s
+    #: (:func:`dispatchlab.power.accounting.sampled_platform_power`) and :meth:`write`
+    #: writes it; None: the mean-power step function only, nothing extra computed
+    power_series: dict[str, np.ndarray] | None = None
+    #: the sampling period (whole s) of that platform power; None: 20 s
+    #: (:data:`dispatchlab.power.data.DEFAULT_PERIOD`)
+    power_period: int | None = None
 
     @property
     def wait(self) -> np.ndarray:
@@ -139,6 +150,23 @@ class SimulationResult:
         from dispatchlab.power.accounting import power_facts
 
         return power_facts(self)
+
+    def platform_power_table(self) -> pa.Table:
+        """The platform power sampled from :attr:`power_series` every
+        :attr:`power_period` s over the whole run
+        (:func:`dispatchlab.power.accounting.sampled_platform_power`): columns ``time``
+        (s, trace time, multiples of the period) and ``watts`` (W). ValueError without
+        :attr:`power_series` or power columns."""
+        import pyarrow as pa
+
+        from dispatchlab.power.accounting import sampled_platform_power
+        from dispatchlab.power.model import has_power
+
+        if self.power_series is None or not has_power(self.jobs):
+            raise ValueError("no sampled platform power: the run has no job power series "
+                             "or its jobs no power columns")
+        times, watts = sampled_platform_power(self, self.power_series, self.power_period)
+        return pa.table({"time": times, "watts": watts})
 
     def summary(self, *, tau: float = 10.0, measure: Measure | None = None) -> dict[str, Any]:
         """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts."""
@@ -250,8 +278,9 @@ class SimulationResult:
     def write(self, out_dir: str | Path, *, tau: float = 10.0, measure: Measure | None = None,
               started_at: float | None = None, csv: bool = False) -> dict[str, Any]:
         """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``), ``segments.parquet``
-        when jobs changed rate (:meth:`segments_table`), and then ``summary.json`` into
-        ``out_dir``; return the summary.
+        when jobs changed rate (:meth:`segments_table`), ``platform_power.parquet`` when
+        the run has job power series (:meth:`platform_power_table`), and then
+        ``summary.json`` into ``out_dir``; return the summary.
 
         The ``allocation`` column is ``"node:units,..."`` (nodes numbered from 0 in
         platform order) for node-level runs, null for rejected jobs and for counting
@@ -288,6 +317,11 @@ class SimulationResult:
         del first, table
         if self.segments is not None:
             pq.write_table(self.segments_table(), out / "segments.parquet",
+                           compression="zstd")
+        from dispatchlab.power.model import has_power
+
+        if self.power_series is not None and has_power(self.jobs):
+            pq.write_table(self.platform_power_table(), out / "platform_power.parquet",
                            compression="zstd")
         summary["wall_seconds"] = (time.perf_counter() - started_at
                                    if started_at is not None else None)
