@@ -377,22 +377,28 @@ def component_code_hash(name: str) -> str | None:
     return sha256_hex("\n".join(hashes))
 
 
-def code_hash_from(dispatcher_hash: str | None, predictor_hash: str | None) -> str:
-    """:func:`run_code_hash` from the two components' :func:`component_code_hash`
-    values (for callers that computed them already)."""
-    text = json.dumps({"project": project_code_hash(), "dependencies": dependency_versions(),
-                       "dispatcher": dispatcher_hash, "predictor": predictor_hash},
-                      sort_keys=True, separators=(",", ":"))
-    return sha256_hex(text)
+def code_hash_from(dispatcher_hash: str | None, predictor_hash: str | None,
+                   power_predictor_hash: str | None = None) -> str:
+    """:func:`run_code_hash` from the components' :func:`component_code_hash` values
+    (for callers that computed them already). A power predictor's hash enters only
+    when it is an own class, so runs without one keep their hashes."""
+    parts = {"project": project_code_hash(), "dependencies": dependency_versions(),
+             "dispatcher": dispatcher_hash, "predictor": predictor_hash}
+    if power_predictor_hash is not None:
+        parts["power_predictor"] = power_predictor_hash
+    return sha256_hex(json.dumps(parts, sort_keys=True, separators=(",", ":")))
 
 
-def run_code_hash(dispatcher_name: str, predictor_name: str) -> str:
+def run_code_hash(dispatcher_name: str, predictor_name: str,
+                  power_predictor_name: str | None = None) -> str:
     """The code a run executes: the project code hash, the dependency versions and
-    the component hashes of its dispatcher and predictor (own classes only). This is
-    the campaign store's ``runs.code_hash``. Raises :class:`InputError` when an own
-    class's module cannot be found or parsed."""
+    the component hashes of its dispatcher, predictor and power predictor (own classes
+    only). This is the campaign store's ``runs.code_hash``. Raises :class:`InputError`
+    when an own class's module cannot be found or parsed."""
     return code_hash_from(component_code_hash(dispatcher_name),
-                          component_code_hash(predictor_name))
+                          component_code_hash(predictor_name),
+                          None if power_predictor_name is None
+                          else component_code_hash(power_predictor_name))
 
 
 # ---------------------------------------------------------------- declared files

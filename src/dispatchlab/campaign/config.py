@@ -67,14 +67,15 @@ from dispatchlab.provenance import file_sha256
 
 KEY_LENGTH = 20
 
-SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude")
+SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude",
+            "power", "power_predictors")
 _CAMPAIGN_KEYS = {"name", "database", "seeds", "repetitions", "tau", "overrun",
                   "store_jobs", "store_series", "measure", "max_wall"}
 _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_procs",
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
                "machine_size", "load", "slices", "format", "submit_from", "timezone",
                "columns",
-               "unstarted", "running"}
+               "unstarted", "running", "procs_per_node"}
 #: Reader options of a trace file entry (``load_trace``'s ``format`` and
 #: ``reader_options``), checked against the format's reader when the format is given.
 _READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
@@ -83,7 +84,8 @@ _SELECTIONS = ("jobs", "window", "fraction", "sample_jobs")
 _PLATFORM_KEYS = {"label", "cores", "nodes", "cores_per_node", "file", "builtin",
                   "allocator"}
 _COMPONENT_KEYS = {"label", "name", "params"}
-_EXCLUDE_KEYS = {"trace", "platform", "dispatcher", "predictor", "seed"}
+_EXCLUDE_KEYS = {"trace", "platform", "dispatcher", "predictor", "seed", "cap",
+                 "power_predictor"}
 _SEED_PARAMS = ("seed", "random_state")
 #: Configuration entries that vary between the runs of one configuration.
 _PER_RUN = ("seed", "repetition", "slice")
@@ -177,6 +179,10 @@ def _maker(kind: str) -> tuple[dict[str, type], Any]:
         from dispatchlab.dispatch import DISPATCHERS, make_dispatcher
 
         return DISPATCHERS, make_dispatcher
+    if kind == "power-predictor":
+        from dispatchlab.power.predictors import POWER_PREDICTORS, make_power_predictor
+
+        return POWER_PREDICTORS, make_power_predictor
     from dispatchlab.predict import PREDICTORS, make_predictor
 
     return PREDICTORS, make_predictor
@@ -385,6 +391,11 @@ def _reading(where: _Where, t: dict, entry: str) -> dict[str, Any]:
         raise where.error(f"extra_fields must be 'error' or 'ignore', got {extra!r}", entry)
     if extra != "error":
         out["extra_fields"] = extra
+    per_node = _typed(where, t, "procs_per_node", int, entry, 1)
+    if per_node < 1:
+        raise where.error(f"procs_per_node must be >= 1, got {per_node}", entry)
+    if per_node != 1:  # jobs ask for whole nodes (dispatchlab.workload.clean.units_as_nodes)
+        out["procs_per_node"] = per_node
     out.update(_reader(where, t, entry))
     return out
 
@@ -442,9 +453,12 @@ def _file_trace(where: _Where, base: Path, t: dict,
     text = _typed(where, t, "path", str, entry)
     if text is None:
         raise where.error("a trace needs path = \"FILE\" (or generate = ...)", entry)
-    for key in ("like", "machine_size"):
-        if key in t:
-            raise where.error(f"{key} applies to generated traces only", entry)
+    if "like" in t:
+        raise where.error("like applies to generated traces only", entry)
+    if ("load" in t) != ("machine_size" in t):
+        raise where.error("a trace file's load = L needs machine_size = UNITS (the units "
+                          "the offered load is computed on), and machine_size needs load",
+                          entry)
     member = None
     if "#" in text and not _resolve(base, text).exists():
         # ARCHIVE#MEMBER: a job instance inside a tar archive (the Eurora test data)
@@ -454,6 +468,14 @@ def _file_trace(where: _Where, base: Path, t: dict,
         path = _existing_file(where, _resolve(base, text), "trace file", entry)
     slices = _slices(where, t, entry)
     out = {**_selection(where, t, entry), **_reading(where, t, entry)}
+    if "load" in t:  # each run's jobs: arrivals scaled to this offered load (ours)
+        load = _typed(where, t, "load", (int, float), entry)
+        size = _typed(where, t, "machine_size", int, entry)
+        if not (load > 0 and math.isfinite(load)):
+            raise where.error(f"load must be a number > 0, got {load!r}", entry)
+        if size < 1:
+            raise where.error(f"machine_size must be >= 1, got {size}", entry)
+        out["load"], out["machine_size"] = float(load), size
     if slices is not None:
         out["slices"] = slices
     if member is not None:
@@ -627,7 +649,7 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     from dispatchlab import provenance
     from dispatchlab.params import canonical_name, is_own_class_name
 
-    entry = f"{kind}s[{i}]"
+    entry = f"{kind.replace('-', '_')}s[{i}]"
     t = _check_keys(where, table, _COMPONENT_KEYS, entry)
     typed = _typed(where, t, "name", str, entry)
     if typed is None:
@@ -651,7 +673,8 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
         f"{k}={v}" for k, v in sorted(params.items())) + ")"
     return {"label": _label(where, t, entry, default_label), "name": name, "params": params,
             "full": jsonable(full), "seeded": seeded, "accepts": sorted(full),
-            "inputs": inputs, "code": code}
+            "inputs": inputs, "code": code,
+            "needs_power": bool(getattr(component, "needs_power", False))}
 
 
 def _default_predictor() -> dict[str, Any]:
@@ -778,22 +801,29 @@ def _measure(where: _Where, head: dict) -> str:
 
 def _excludes(where: _Where, doc: dict, labels: dict[str, list[dict]],
               seeds: list[int]) -> list[dict[str, Any]]:
-    """The ``[[exclude]]`` entries, each checked to name existing labels."""
+    """The ``[[exclude]]`` entries, each checked to name existing labels. A value may be
+    a list of labels: the entry matches runs with any of them."""
     out = []
     for i, ex in enumerate(_list(where, doc, "exclude", False)):
         entry = f"exclude[{i}]"
         e = _check_keys(where, ex, _EXCLUDE_KEYS, entry)
         if not e:
             raise where.error("an empty exclusion would exclude every run", entry)
-        for key, value in e.items():
-            if key == "seed":
-                if value not in seeds:
-                    raise where.error(f"seed {value!r} is not among the seeds", entry)
-                continue
-            names = [x["label"] for x in labels[key]]
-            if value not in names:
-                shown = _unknown(value, names) if isinstance(value, str) else repr(value)
-                raise where.error(f"no {key} labelled {shown}", entry)
+        for key, given in e.items():
+            values = given if isinstance(given, list) else [given]
+            if not values:
+                raise where.error(f"{key} = [] matches nothing", entry)
+            for value in values:
+                if key == "seed":
+                    if value not in seeds:
+                        raise where.error(f"seed {value!r} is not among the seeds", entry)
+                    continue
+                if key not in labels:
+                    raise where.error(f"{key} needs a [power] table in the campaign", entry)
+                names = [x["label"] for x in labels[key]]
+                if value not in names:
+                    shown = _unknown(value, names) if isinstance(value, str) else repr(value)
+                    raise where.error(f"no {key} labelled {shown}", entry)
         out.append(e)
     return out
 
@@ -807,6 +837,39 @@ def _check_allocators(where: _Where, platforms: list[dict], dispatchers: list[di
                                   f"{pl['spec']['allocator']!r}, but dispatcher "
                                   f"{di['label']!r} takes no allocator parameter",
                                   "platforms")
+
+
+@dataclass(frozen=True)
+class _Power:
+    """The campaign's power axes: ``spec`` (the ``[power]`` data source, None without
+    the table), ``inputs`` (its files), ``caps`` and ``predictors`` (the cap and power
+    predictor entries; ``[None]`` when the campaign has no such axis)."""
+
+    spec: dict[str, Any] | None
+    inputs: dict[str, str]
+    caps: list[dict[str, Any] | None]
+    predictors: list[dict[str, Any] | None]
+
+
+def _power(where: _Where, base: Path, doc: dict, dispatchers: list[dict]) -> _Power:
+    """``[power]`` and ``[[power_predictors]]`` checked (:mod:`dispatchlab.campaign.power`)."""
+    from dispatchlab.campaign.power import power_table
+
+    table = power_table(where, base, doc)
+    entries = _list(where, doc, "power_predictors", False)
+    if entries and table is None:
+        raise where.error("power predictors need job power: add a [power] table (file = "
+                          "... or synth_seed = ...)", "power_predictors")
+    predictors = [_component(where, base, t, i, "power-predictor")
+                  for i, t in enumerate(entries)]
+    needing = [d["label"] for d in dispatchers if d["needs_power"]]
+    if needing and not predictors:
+        raise where.error(f"dispatcher(s) {', '.join(needing)} need power predictions: add "
+                          "a [power] table and [[power_predictors]] entries",
+                          "dispatchers")
+    if table is None:
+        return _Power(None, {}, [None], [None])
+    return _Power(table["spec"], table["inputs"], table["caps"], predictors or [None])
 
 
 def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Campaign:
@@ -835,15 +898,21 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
     predictors = [_component(where, base, t, i, "predictor")
                   for i, t in enumerate(_list(where, doc, "predictors", False))] or [
         _default_predictor()]
+    power = _power(where, base, doc, dispatchers)
     for items, kind in ((traces, "traces"), (platforms, "platforms"),
-                        (dispatchers, "dispatchers"), (predictors, "predictors")):
-        _unique_labels(where, items, kind)
+                        (dispatchers, "dispatchers"), (predictors, "predictors"),
+                        (power.caps, "power.caps"),
+                        (power.predictors, "power_predictors")):
+        _unique_labels(where, [x for x in items if x is not None], kind)
     _check_allocators(where, platforms, dispatchers)
-    excludes = _excludes(where, doc, {"trace": traces, "platform": platforms,
-                                      "dispatcher": dispatchers, "predictor": predictors},
-                         head.seeds)
+    labels = {"trace": traces, "platform": platforms, "dispatcher": dispatchers,
+              "predictor": predictors}
+    if power.spec is not None:
+        labels.update(cap=power.caps, power_predictor=[p for p in power.predictors if p])
+    excludes = _excludes(where, doc, labels, head.seeds)
     plans = {tr["label"]: _slice_plan(where, tr, head.measure) for tr in traces}
-    runs = _expand(where, head, traces, platforms, dispatchers, predictors, excludes, plans)
+    runs = _expand(where, head, traces, platforms, dispatchers, predictors, excludes, plans,
+                   power)
     return Campaign(path=p, name=head.name, database=head.database, runs=runs)
 
 
@@ -859,7 +928,8 @@ def _component_config(comp: dict[str, Any], seed: int,
 
 
 def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, rep: int,
-                sl: Any) -> dict[str, Any]:
+                sl: Any, power: _Power | None = None, cap: dict | None = None,
+                pp: dict | None = None) -> dict[str, Any]:
     """The canonical configuration of one run (what its results depend on, besides
     input files and code)."""
     allocator = {"allocator": pl["spec"]["allocator"]} if "allocator" in pl["spec"] else None
@@ -872,6 +942,10 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
     }
     if head.max_wall is not None:  # only when set: other configurations keep their keys
         config["max_wall"] = head.max_wall
+    if power is not None and power.spec is not None:  # likewise: campaigns with [power]
+        config["power"] = power.spec
+        config["cap"] = None if cap is None else cap["spec"]
+        config["power_predictor"] = None if pp is None else _component_config(pp, seed)
     if sl is not None:
         from dispatchlab.workload.slices import measure_for
 
@@ -880,21 +954,28 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
     return config
 
 
-def _code_hash(di: dict, pr: dict, memo: dict) -> str:
-    """The run code hash of a dispatcher x predictor pair (memoized in ``memo``)."""
+def _code_hash(di: dict, pr: dict, memo: dict, pp: dict | None = None) -> str:
+    """The run code hash of a dispatcher x predictor (x power predictor) combination
+    (memoized in ``memo``)."""
     from dispatchlab.provenance import code_hash_from
 
-    pair = (di["name"], pr["name"])
+    pair = (di["name"], pr["name"], None if pp is None else pp["name"])
     if pair not in memo:
-        memo[pair] = code_hash_from(di["code"], pr["code"])
+        memo[pair] = code_hash_from(di["code"], pr["code"],
+                                    None if pp is None else pp["code"])
     return memo[pair]
 
 
 def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: dict,
-              pr: dict, code: str, sl: Any) -> dict[str, Any]:
+              pr: dict, code: str, sl: Any, power: _Power | None = None,
+              cap: dict | None = None, pp: dict | None = None) -> dict[str, Any]:
     """A run spec (see :func:`load_campaign`) from its configuration."""
     seed, rep = config["seed"], config["repetition"]
     inputs = {**tr["inputs"], **pl["inputs"], **di["inputs"], **pr["inputs"]}
+    if power is not None and power.spec is not None:
+        inputs.update(power.inputs)
+        inputs.update({} if cap is None else cap["inputs"])
+        inputs.update({} if pp is None else pp["inputs"])
     trace = {"label": tr["label"], "path": tr["path"], **tr["options"]}
     if sl is not None:
         trace["slice"] = {"index": sl.index, "first": sl.first, "start": sl.start,
@@ -914,12 +995,18 @@ def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: d
                        "params": {**di["params"], **dict.fromkeys(di["seeded"], seed)}},
         "predictor": {"label": pr["label"], "name": pr["name"],
                       "params": {**pr["params"], **dict.fromkeys(pr["seeded"], seed)}},
+        "power": config.get("power"),
+        "cap": None if cap is None else {"label": cap["label"], "spec": cap["spec"]},
+        "power_predictor": None if pp is None else {
+            "label": pp["label"], "name": pp["name"],
+            "params": {**pp["params"], **dict.fromkeys(pp["seeded"], seed)}},
         "config": config,
     }
 
 
 def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatchers: list,
-            predictors: list, excludes: list, plans: dict) -> list[dict[str, Any]]:
+            predictors: list, excludes: list, plans: dict,
+            power: _Power | None = None) -> list[dict[str, Any]]:
     """Every run of the product minus the exclusions; two runs with one key (entries
     that differ only by label) and an exclusion that matches nothing are errors."""
     from dispatchlab.campaign.store import package_version
@@ -929,20 +1016,28 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
     used = [0] * len(excludes)
     keys: dict[str, str] = {}
     memo: dict[tuple, str] = {}
-    for tr, pl, di, pr, seed in itertools.product(
-            traces, platforms, dispatchers, predictors, head.seeds):
+    power = power or _Power(None, {}, [None], [None])
+    for tr, pl, di, pr, cap, pp, seed in itertools.product(
+            traces, platforms, dispatchers, predictors, power.caps, power.predictors,
+            head.seeds):
         labels = {"trace": tr["label"], "platform": pl["label"], "dispatcher": di["label"],
-                  "predictor": pr["label"], "seed": seed}
+                  "predictor": pr["label"]}
+        if power.spec is not None:
+            labels["cap"] = cap["label"]
+            if pp is not None:
+                labels["power_predictor"] = pp["label"]
+        labels["seed"] = seed
         hit = [i for i, e in enumerate(excludes)
-               if all(labels[k] == v for k, v in e.items())]
+               if all(labels.get(k) in v if isinstance(v, list) else labels.get(k) == v
+                      for k, v in e.items())]
         for i in hit:
             used[i] += 1
         if hit:
             continue
-        code = _code_hash(di, pr, memo)
+        code = _code_hash(di, pr, memo, pp)
         for sl, rep in itertools.product(plans[tr["label"]], range(head.repetitions)):
-            config = _run_config(head, tr, pl, di, pr, seed, rep, sl)
-            spec = _run_spec(head, version, config, tr, pl, di, pr, code, sl)
+            config = _run_config(head, tr, pl, di, pr, seed, rep, sl, power, cap, pp)
+            spec = _run_spec(head, version, config, tr, pl, di, pr, code, sl, power, cap, pp)
             desc = "/".join(str(v) for v in labels.values()) + (
                 f"/slice{sl.index}" if sl is not None else "") + f"/rep{rep}"
             if spec["run_key"] in keys:

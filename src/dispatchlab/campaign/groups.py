@@ -7,7 +7,8 @@ repetition, so they are samples of one configuration; runs of two campaigns, or 
 job selections, parameter values or measures, are never pooled even when the campaign
 files gave them the same labels.
 
-Each group's ``label`` is ``dispatcher-predictor`` (the campaign file's labels) when
+Each group's ``label`` is ``dispatcher-predictor`` (the campaign file's labels; in
+campaigns with power, ``dispatcher-predictor-power_predictor@cap``) when
 no other group of the same (trace, platform) section has that label, across
 campaigns. Groups that would share a label are told apart by what differs between
 them, in brackets: the campaign name first, then up to :data:`MAX_FIELDS`
@@ -145,8 +146,13 @@ def group_runs(runs: Sequence[dict[str, Any]]) -> list[Group]:
                _config_key(row))
         if key not in groups:
             dispatcher, predictor = row.get("dispatcher"), row.get("predictor")
+            label = f"{dispatcher}-{predictor}"
+            if row.get("power_predictor"):
+                label += f"-{row['power_predictor']}"
+            if row.get("cap"):
+                label += f"@{row['cap']}"
             groups[key] = Group(campaign=key[0], trace=key[1], platform=key[2],
-                                config_key=key[3], label=f"{dispatcher}-{predictor}",
+                                config_key=key[3], label=label,
                                 predictor=predictor, dispatcher=dispatcher)
         groups[key].runs.append(row)
     sections: dict[tuple, list[Group]] = {}

@@ -45,7 +45,9 @@ the simulation used):
     (:func:`dispatchlab.campaign.config.config_key`: what is compared), ``slice``
     (the slice index, null when the run is not a slice), ``workload`` (what the
     statistics pair runs on: ``seed=S`` or ``seed=S/slice=K``) and ``inputs`` (JSON:
-    input file path -> SHA-256).
+    input file path -> SHA-256); and, added like new metric columns, ``cap`` and
+    ``power_predictor`` (the campaign's labels of the run's cap and power predictor;
+    null for runs of campaigns without ``[power]``).
 ``jobs``
     One row per job of a done run (when the campaign stores jobs): ``run_key``,
     ``job_id``, ``submit_time``, ``start_time``, ``end_time`` (-1 if rejected),
@@ -112,6 +114,11 @@ V2_COLUMNS: tuple[tuple[str, str], ...] = (
     ("code_hash", "VARCHAR"), ("config_key", "VARCHAR"), ("slice", "INTEGER"),
     ("workload", "VARCHAR"), ("inputs", "JSON"),
 )
+#: ``runs`` columns of campaigns with power (labels; null otherwise), added to older
+#: files like new metric columns (no schema version).
+POWER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("cap", "VARCHAR"), ("power_predictor", "VARCHAR"),
+)
 
 _OTHER_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -138,9 +145,9 @@ _INPUTS_FN = "dispatchlab_legacy_inputs"
 def run_column_types() -> list[tuple[str, str]]:
     """Every ``runs`` column with its SQL type, in the order of a new file: the base
     columns, one per declared metric, the series horizon and summary, then the
-    schema-2 columns."""
+    schema-2 columns, then the power labels."""
     metrics = [(m.key, m.sql) for m in METRICS]
-    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS]
+    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS, *POWER_RUN_COLUMNS]
 
 
 def run_columns() -> tuple[str, ...]:
@@ -263,6 +270,7 @@ def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
         "slice": "NULL",
         "workload": "'seed=' || CAST(seed AS VARCHAR)",
         "inputs": f"{_INPUTS_FN}(trace_path, trace_sha256, CAST(config AS VARCHAR))",
+        "cap": "NULL", "power_predictor": "NULL",
     }
     computed.update({m.key: _metric_sql(m) for m in METRICS})
     return [(name, sql, computed[name]) for name, sql in run_column_types()
@@ -406,6 +414,8 @@ def _run_row(outcome: dict[str, Any]) -> dict[str, Any]:
         "slice": spec.get("slice"),
         "workload": spec.get("workload") or f"seed={spec['seed']}",
         "inputs": None if inputs is None else json.dumps(inputs, sort_keys=True),
+        "cap": (spec.get("cap") or {}).get("label"),
+        "power_predictor": (spec.get("power_predictor") or {}).get("label"),
     }
     row.update(summary_values(summary))
     return row
@@ -576,7 +586,19 @@ def matching_keys(con, where: str, *, campaign: str | None = None,
                          field=field) from None
 
 
-def outdated_reason(row: dict[str, Any], memo: dict[tuple[str, str], Any] | None = None
+def _power_predictor_name(row: dict[str, Any]) -> str | None:
+    """The power predictor's component name of a stored run (from its configuration;
+    None for runs without one)."""
+    if not row.get("power_predictor"):
+        return None
+    config = row.get("config")
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        config = json.loads(config) if isinstance(config, str) else config
+        return (config.get("power_predictor") or {}).get("name")
+    return None
+
+
+def outdated_reason(row: dict[str, Any], memo: dict[tuple, Any] | None = None
                     ) -> str | None:
     """Why a stored run is outdated, or None when its ``code_hash`` equals
     :func:`dispatchlab.provenance.run_code_hash` of its components now. A run without
@@ -589,7 +611,8 @@ def outdated_reason(row: dict[str, Any], memo: dict[tuple[str, str], Any] | None
     if stored is None:
         return "no code hash (stored before dispatchlab recorded the code of a run)"
     memo = {} if memo is None else memo
-    pair = (row.get("dispatcher_name") or "", row.get("predictor_name") or "")
+    pair = (row.get("dispatcher_name") or "", row.get("predictor_name") or "",
+            _power_predictor_name(row))
     if pair not in memo:
         try:
             memo[pair] = run_code_hash(*pair)

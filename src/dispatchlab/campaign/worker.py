@@ -146,6 +146,14 @@ def load_jobs(trace: dict[str, Any], seed: int):
     if len(table) == 0:
         raise InputError(f"no jobs left after cleaning (dropped: {table.info.dropped})",
                          file=trace["path"])
+    if trace.get("procs_per_node", 1) != 1:
+        from dispatchlab.workload.clean import units_as_nodes
+
+        table = units_as_nodes(table, int(trace["procs_per_node"]))
+    if trace.get("load") is not None:  # this run's arrivals at the offered load
+        from dispatchlab.workload.generate import scale_to_load
+
+        table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
     return table.compact()
 
 
@@ -223,13 +231,37 @@ def _check_code(spec: dict[str, Any]) -> None:
         return
     from dispatchlab.provenance import run_code_hash
 
-    found = run_code_hash(spec["dispatcher"]["name"], spec["predictor"]["name"])
+    pp = spec.get("power_predictor")
+    found = run_code_hash(spec["dispatcher"]["name"], spec["predictor"]["name"],
+                          None if pp is None else pp["name"])
     if found != expected:
         raise InputError(f"the code here (code hash {found[:12]}) differs from the code "
                          f"the campaign was expanded with ({expected[:12]}): dispatchlab, "
                          "numpy/ortools/lightgbm/scikit-learn or an own class differ on "
                          "this worker, or changed while the campaign ran",
                          field="code_hash")
+
+
+def _power_inputs(spec: dict[str, Any], jobs, platform) -> dict[str, Any]:
+    """A run's job power, series, cap and power predictor (:mod:`dispatchlab.campaign.
+    power`): ``{"jobs", "series", "cap", "power_predictor"}``, the last two only when
+    the run has them."""
+    if spec.get("power") is None:
+        return {"jobs": jobs, "series": None}
+    from dispatchlab.campaign.power import build_cap, run_power
+    from dispatchlab.power.predictors import make_power_predictor
+
+    jobs, series = run_power(spec["power"], jobs, platform)
+    out: dict[str, Any] = {"jobs": jobs, "series": series}
+    sl = spec["trace"].get("slice")
+    first = None if sl is None else sl["start"] - sl["first"]
+    cap = spec.get("cap")
+    if cap is not None and cap["spec"] is not None:
+        out["cap"] = build_cap(cap["spec"], platform, jobs, first)
+    pp = spec.get("power_predictor")
+    if pp is not None:
+        out["power_predictor"] = make_power_predictor(pp["name"], **pp["params"])
+    return out
 
 
 def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
@@ -254,9 +286,17 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
             params["allocator"] = spec["platform"]["allocator"]
         dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
         predictor = make_predictor(spec["predictor"]["name"], **spec["predictor"]["params"])
+        power = _power_inputs(spec, jobs, platform)
+        jobs = power.pop("jobs")
+        series = power.pop("series")
         sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"],
-                         max_wall=spec.get("max_wall"))
+                         max_wall=spec.get("max_wall"), **power)
         result = sim.run()
+        if series is not None:  # cap-window metrics on the sampled platform power
+            from dispatchlab.power.data import match_power_series
+
+            result.power_series, _ = match_power_series(jobs, series, "synthetic power")
+            result.power_period = int(spec["power"].get("period", 20))
         node_level = not sim.counting
         del sim
         measure = Measure.parse(spec["measure"])

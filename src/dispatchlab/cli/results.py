@@ -1,4 +1,4 @@
-"""``dispatchlab results query|export|summary`` and ``dispatchlab report``: reading a
+"""``dispatchlab results query|export|summary|power`` and ``dispatchlab report``: reading a
 campaign results database."""
 
 from __future__ import annotations
@@ -174,6 +174,72 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
                       for k, f in zip(metrics[:2], fmts[:2], strict=True)]
         table.add_row(row["config"], str(row["runs"]), *cells)
     return table
+
+
+@results_app.command("power")
+@DB_ARG
+@click.option("--runs", "runs_filter", default=None,
+              help="SQL condition on the runs table, e.g. \"trace = 'thunder'\"")
+@click.option("--baseline", default="easy", show_default=True,
+              help="dispatcher label of the baseline run on each workload")
+@click.option("--baseline-cap", default="none", show_default=True,
+              help="cap label of the baseline run (none: the uncapped run)")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
+              default="table", show_default=True)
+@click.option("--include-outdated", is_flag=True,
+              help="also use runs made by other code than the current (left out by default)")
+def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap: str,
+                  fmt: str, include_outdated: bool) -> None:
+    """Power caps (seed 003): per dispatcher x power predictor x cap, the means over
+    workloads of the cap-window metrics and the turnaround change against the baseline
+    run on the same workload."""
+    from dispatchlab.campaign.powerstats import power_rows
+    from dispatchlab.campaign.store import open_read, select_runs
+
+    con = open_read(db)
+    try:
+        runs, outdated = select_runs(con, runs_filter, include_outdated=include_outdated)
+    finally:
+        con.close()
+    rows = power_rows(runs, baseline=baseline, baseline_cap=baseline_cap)
+    if not rows:
+        raise InputError("no current run with a power cap axis matches" + (
+            "" if runs_filter is None else f" the filter {runs_filter!r}") + (
+            f" ({len(outdated)} outdated runs left out: --include-outdated)"
+            if outdated else ""))
+    if not any(r["baselined"] for r in rows):
+        print(f"note: no run has a baseline ({baseline!r} at cap {baseline_cap!r} on the "
+              "same workload): the change columns are empty", file=sys.stderr)
+    if fmt != "table":
+        columns = list(rows[0])
+        _write_rows(columns, [tuple(r[c] for c in columns) for r in rows], fmt)
+        return
+    from rich.table import Table
+
+    def pct(v, signed=False):
+        return "-" if v is None else f"{v * 100:+.1f} %" if signed else f"{v * 100:.1f} %"
+
+    out = console()
+    for (trace, platform) in dict.fromkeys((r["trace"], r["platform"]) for r in rows):
+        table = Table(title=f"trace {trace}, platform {platform}",
+                      caption=f"means over runs (workloads); changes vs {baseline} at cap "
+                              f"{baseline_cap} on the same workload")
+        for col in ("cap", "dispatcher", "power predictor", "runs", "power / cap",
+                    "time above", "runs above", "max excess", "under-use",
+                    "started in window", "turnaround", "max turnaround"):
+            table.add_column(col, justify="left" if col in ("cap", "dispatcher",
+                                                            "power predictor") else "right")
+        for r in rows:
+            if (r["trace"], r["platform"]) != (trace, platform):
+                continue
+            table.add_row(r["cap"], r["dispatcher"], r["power_predictor"] or "-",
+                          str(r["runs"]), pct(r["cap_mean_share"]),
+                          pct(r["cap_time_above_share"]), pct(r["above_share"]),
+                          pct(r["cap_max_excess"]), pct(r["cap_mean_underuse"]),
+                          pct(r["window_start_share"]),
+                          pct(r["mean_turnaround_change"], True),
+                          pct(r["max_turnaround_change"], True))
+        out.print(table)
 
 
 @results_app.command("export")

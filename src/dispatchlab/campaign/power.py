@@ -1,0 +1,232 @@
+"""Power in campaigns: the ``[power]`` table (job power data and caps) and the
+``[[power_predictors]]`` entries, checked at expansion; and, in the worker, what a run
+builds from them (job power columns, the cap, the power predictor).
+
+``[power]`` keys (all optional except one power source):
+
+* ``file = "power.parquet"``: job power joined by job id (:func:`dispatchlab.power.data.
+  attach_power`: Parquet/CSV, or the Eurora archive's predictions), relative to the
+  campaign file; its SHA-256 is one of the run's input files. Or
+* ``synth_seed = S``: synthetic power (:func:`dispatchlab.power.synth.synthesize_power`)
+  drawn for *each run's own job table* (after slicing and selection) with seed ``S``
+  on the run's platform: the same workload always gets the same power, and a
+  workload's power does not depend on the rest of the trace (ours).
+* ``series = true`` (with ``synth_seed``): also draw the per-job power series at
+  ``period`` seconds (default 20, seed 003's) and compute the cap-window metrics from
+  the sampled platform power (see :mod:`dispatchlab.power.accounting`).
+* ``caps = [...]``: the cap axis. Each item is a cap value (``0.5``: a fraction of the
+  platform's ``max_dynamic_power``; ``"400kW"``: watts; ``"none"``: no cap) or an
+  inline table ``{label = "...", value = ..., window = [T0, T1], file = "steps.txt"}``
+  (``file``: a ``time;watts`` schedule instead of a value). Default label: the value
+  as written (``0.5`` -> ``"50%"``). Default ``caps``: one entry ``none``.
+* ``window = [T0, T1]``: the cap window of every cap entry without its own (seconds;
+  default: the whole run); ``window_from = "trace"`` (default: trace time, as
+  ``--cap-window``) or ``"measure"``: relative to the run's measured start, the submit
+  time of the first measured job (for slices: the first job of the slice's own block,
+  after its lead-in; ours), so that every slice's window opens on a busy machine.
+* ``procs_per_node`` is a *trace* key (see :func:`dispatchlab.workload.clean.
+  units_as_nodes`), not a power one.
+
+``[[power_predictors]]`` entries are components like ``[[predictors]]`` (``name``,
+``params``, ``label``) of the registry :data:`dispatchlab.power.predictors.
+POWER_PREDICTORS` or own classes. They form one more axis of the product. A campaign
+whose dispatchers need power predictions (``needs_power``) must have both ``[power]``
+and ``[[power_predictors]]``.
+
+The run configuration gains ``power``, ``cap`` and ``power_predictor`` entries only
+when the campaign has a ``[power]`` table, so other campaigns keep their run keys.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from dispatchlab.errors import InputError
+
+_POWER_KEYS = {"file", "synth_seed", "series", "period", "caps", "window", "window_from"}
+_CAP_KEYS = {"label", "value", "window", "file"}
+_WINDOW_FROM = ("trace", "measure")
+
+__all__ = ["NO_CAP", "build_cap", "cap_entries", "power_table", "run_power"]
+
+#: The cap entry of a campaign without ``caps``.
+NO_CAP: dict[str, Any] = {"label": "none", "spec": None, "inputs": {}}
+
+
+def _label_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    v = float(value)
+    if 0 < v <= 1:
+        pct = v * 100
+        return f"{pct:g}%"
+    return f"{v:g}W"
+
+
+def _window(where, value: Any, entry: str) -> list[int] | None:
+    if value is None:
+        return None
+    if (not isinstance(value, list) or len(value) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in value)):
+        raise where.error(f"window must be [T0, T1] (integer seconds), got {value!r}", entry)
+    t0, t1 = value
+    if t0 < 0 or t1 <= t0:
+        raise where.error(f"window [T0, T1] needs 0 <= T0 < T1, got {value!r}", entry)
+    return [int(t0), int(t1)]
+
+
+def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
+    """The checked ``[power]`` table: ``{"spec": {...}, "inputs": {...}, "caps": [...]}``
+    (None without the table)."""
+    from dispatchlab.campaign.config import _check_keys, _existing_file, _resolve, _typed
+    from dispatchlab.provenance import file_sha256
+
+    if "power" not in doc:
+        return None
+    entry = "power"
+    t = _check_keys(where, doc["power"], _POWER_KEYS, entry)
+    spec: dict[str, Any] = {}
+    inputs: dict[str, str] = {}
+    if ("file" in t) == ("synth_seed" in t):
+        raise where.error("give one power source: file = \"...\" (job power data) or "
+                          "synth_seed = S (synthetic power)", entry)
+    if "file" in t:
+        text = _typed(where, t, "file", str, entry)
+        from dispatchlab.platform.eurora import split_archive
+
+        archive, member = split_archive(_resolve(base, text))
+        path = _existing_file(where, archive, "power file", entry)
+        spec["file"] = str(path) if member is None else f"{path}#{member}"
+        inputs[str(path)] = file_sha256(path)
+        if t.get("series"):
+            raise where.error("series = true needs synth_seed (a power file's series "
+                              "are not read by campaigns yet)", entry)
+    else:
+        spec["synth_seed"] = _typed(where, t, "synth_seed", int, entry)
+        spec["series"] = _typed(where, t, "series", bool, entry, False)
+        period = _typed(where, t, "period", int, entry, 20)
+        if period < 1:
+            raise where.error(f"period must be >= 1 s, got {period}", entry)
+        spec["period"] = period
+    window = _window(where, t.get("window"), entry)
+    window_from = _typed(where, t, "window_from", str, entry, "trace")
+    if window_from not in _WINDOW_FROM:
+        raise where.error(f"window_from must be one of {', '.join(_WINDOW_FROM)}, got "
+                          f"{window_from!r}", entry)
+    caps = cap_entries(where, base, t.get("caps"), window, window_from)
+    return {"spec": spec, "inputs": inputs, "caps": caps}
+
+
+def cap_entries(where, base: Path, caps: Any, window: list[int] | None,
+                window_from: str) -> list[dict[str, Any]]:
+    """The cap axis: ``{"label", "spec", "inputs"}`` per entry (``spec`` None: no cap)."""
+    from dispatchlab.campaign.config import _existing_file, _resolve
+    from dispatchlab.power.cap import PowerCap, parse_cap_value
+    from dispatchlab.provenance import file_sha256
+
+    if caps is None:
+        return [dict(NO_CAP)]
+    if not isinstance(caps, list) or not caps:
+        raise where.error(f"caps must be a non-empty array, got {caps!r}", "power")
+    out = []
+    for i, item in enumerate(caps):
+        entry = f"power.caps[{i}]"
+        if not isinstance(item, dict):
+            item = {"value": item}
+        unknown = set(item) - _CAP_KEYS
+        if unknown:
+            raise where.error(f"unknown key(s) {', '.join(sorted(unknown))}; allowed: "
+                              f"{', '.join(sorted(_CAP_KEYS))}", entry)
+        if ("value" in item) == ("file" in item):
+            raise where.error("a cap needs value = ... or file = \"...\" (one of them)", entry)
+        if "file" in item:
+            if not isinstance(item["file"], str):
+                raise where.error("file must be a path", entry)
+            path = _existing_file(where, _resolve(base, item["file"]), "cap schedule",
+                                  entry)
+            try:
+                PowerCap.from_file(path)
+            except InputError as exc:
+                raise where.error(exc.message, entry) from None
+            spec = {"file": str(path)}
+            inputs = {str(path): file_sha256(path)}
+            label = item.get("label", path.stem)
+        else:
+            value = item["value"]
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise where.error(f"a cap value is a number or text, got {value!r}", entry)
+            label = item.get("label", _label_of(value))
+            inputs = {}
+            if isinstance(value, str) and value.strip().lower() == "none":
+                out.append({"label": label, "spec": None, "inputs": {}})
+                continue
+            try:  # checked now on a base of 1 W (fractions) to catch bad values early
+                parse_cap_value(str(value), 1.0)
+            except InputError as exc:
+                raise where.error(exc.message, entry) from None
+            spec = {"value": value if isinstance(value, str) else float(value),
+                    "window": _window(where, item.get("window"), entry) or window,
+                    "window_from": window_from}
+        if not isinstance(label, str):
+            raise where.error(f"label must be text, got {label!r}", entry)
+        out.append({"label": label, "spec": spec, "inputs": inputs})
+    labels = [c["label"] for c in out]
+    dup = {x for x in labels if labels.count(x) > 1}
+    if dup:
+        raise where.error(f"cap label(s) {', '.join(sorted(dup))} used twice; give each "
+                          "cap a distinct label", "power")
+    return out
+
+
+# ------------------------------------------------------------------------ worker
+
+
+def build_cap(spec: dict[str, Any] | None, platform, jobs, measured_first: int | None):
+    """The :class:`~dispatchlab.power.cap.PowerCap` of a cap spec (None: no cap).
+    ``measured_first`` is the job row of the run's first measured job (for
+    ``window_from = "measure"``)."""
+    from dispatchlab.power.cap import PowerCap, parse_cap_value
+
+    if spec is None:
+        return None
+    if "file" in spec:
+        return PowerCap.from_file(spec["file"])
+    base = platform.dynamic_power_base
+    value = spec["value"]
+    text = value if isinstance(value, str) else repr(float(value))
+    if base is None and not isinstance(value, str) and 0 < float(value) <= 1:
+        raise InputError(f"cap {value!r} is a fraction of the platform's max_dynamic_power, "
+                         f"which {platform.name} does not have (give watts, or a platform "
+                         "with max_power / max_dynamic_power)", field="cap")
+    watts = parse_cap_value(text, base if base is not None else math.nan)
+    window = spec.get("window")
+    if window is None:
+        return PowerCap.window(watts, 0, None)
+    t0, t1 = window
+    if spec.get("window_from") == "measure":
+        submit = jobs["submit"]
+        first = 0 if measured_first is None else measured_first
+        offset = int(submit[first]) if len(submit) else 0
+        t0, t1 = t0 + offset, t1 + offset
+    return PowerCap.window(watts, t0, t1)
+
+
+def run_power(spec: dict[str, Any] | None, jobs, platform):
+    """``(jobs with power columns, job series or None)`` for a run's ``power`` spec."""
+    if spec is None:
+        return jobs, None
+    if "file" in spec:
+        from dispatchlab.power.data import attach_power
+
+        jobs, _report = attach_power(jobs, spec["file"], platform)
+        return jobs, None
+    from dispatchlab.power.synth import synthesize_power
+
+    want = bool(spec.get("series"))
+    columns, series = synthesize_power(jobs, platform, seed=int(spec["synth_seed"]),
+                                       period=int(spec.get("period", 20)), series=want)
+    from dataclasses import replace
+
+    return replace(jobs, columns={**jobs.columns, **columns}), series
