@@ -29,6 +29,14 @@ figures, build ``colours = colour_map(all_predictors)`` once and pass it to ever
 Every figure has a legend, outside the axes at the right of the (top) right panel: group
 -> colour for box and scatter plots, one entry per line (its label) for line plots.
 
+Power-cap figures (seed paper 003: :func:`cap_power_boxes`, :func:`time_above_cap`,
+:func:`underuse_boxes`, :func:`turnaround_change`, :func:`window_start_bars`,
+:func:`wait_by_size_class`) take ``cap -> method -> array`` (a cap label, e.g.
+``"50%"``, then a method label, e.g. ``"easy-pc/real"``: one value per run, or per job
+for the size classes) and draw one panel (or row of panels) per cap, in mapping order;
+the per-run values are drawn as dots over the boxes / bars (each dot column is a
+``Line2D`` with ``gid="runs"``, its y data the values in input order).
+
 Prediction figures (:func:`prediction_errors`, :func:`prediction_error_curves`,
 :func:`predicted_vs_actual`): a label whose errors are all exactly 0 (the ``real``
 oracle) is *exact*; it is drawn but never moves the axis limits, which are set by the
@@ -859,4 +867,370 @@ def gantt(job_id: np.ndarray, start: np.ndarray, end: np.ndarray, procs: np.ndar
     head = title or f"Jobs running in [{t0:,}, {t1:,}) s"
     fig.suptitle(f"{head}: {len(rows):,} jobs, {what}"
                  + (f"\n{'; '.join(notes)}" if notes else ""), fontsize="medium")
+    return fig
+
+
+# -------------------------------------------------------------- power caps (003)
+#: Upper bounds (inclusive, processors) of the job size classes of
+#: :func:`wait_by_size_class`; the last class holds every larger job: 1, 2-4, 5-16,
+#: 17-64, 65-256, >256 (powers of 4: each class is 4x the previous one; on platforms of
+#: one-core nodes, such as ``marconi100-nodes``, processors are nodes).
+SIZE_BOUNDS: tuple[int, ...] = (1, 4, 16, 64, 256)
+#: Bar hatches of the labels sharing a colour group, in order (as LINE_STYLES).
+_HATCHES: tuple[str, ...] = ("", "//", "..", "xx")
+#: Half-width (in box widths) of the horizontal spread of the per-run dots.
+_DOT_SPREAD = 0.18
+#: Width (inches) above which the per-cap panels of a figure wrap to a new row.
+_MAX_PANELS_WIDTH = 18.0
+
+
+def size_class_names(bounds: Sequence[int] = SIZE_BOUNDS) -> list[str]:
+    """The names of the classes :func:`size_classes` gives for ``bounds``:
+    ``["1", "2-4", ..., ">256"]``."""
+    b = [int(x) for x in bounds]
+    if not b or b[0] < 1 or bool(np.any(np.diff(b) <= 0)):
+        raise InputError(f"size class bounds must be increasing integers >= 1, got {bounds}")
+    names, lo = [], 1
+    for hi in b:
+        names.append(str(hi) if hi == lo else f"{lo}-{hi}")
+        lo = hi + 1
+    return [*names, f">{b[-1]}"]
+
+
+def size_classes(procs: np.ndarray, bounds: Sequence[int] = SIZE_BOUNDS) -> np.ndarray:
+    """The size class of each job (0 .. len(bounds)): the first class whose upper bound
+    ``bounds[k]`` is >= the job's processors; len(bounds) above the last bound."""
+    size_class_names(bounds)  # checks the bounds
+    return np.searchsorted(np.asarray(bounds, dtype=np.int64),
+                           np.asarray(procs, dtype=np.int64), side="left")
+
+
+def _nested(values: Mapping[str, Mapping[str, Any]], what: str
+            ) -> tuple[dict[str, dict[str, np.ndarray]], list[str]]:
+    """``cap -> method -> float array`` and the methods in first-appearance order."""
+    if not values or not any(values.values()):
+        raise InputError(f"{what} needs at least one cap with one labelled array")
+    out = {str(cap): {str(m): np.asarray(v, dtype=np.float64).ravel()
+                      for m, v in per.items()} for cap, per in values.items()}
+    methods = list(dict.fromkeys(m for per in out.values() for m in per))
+    return out, methods
+
+
+def _spread(n: int) -> np.ndarray:
+    """Horizontal offsets of ``n`` dots around their position (input order)."""
+    return np.zeros(n) if n <= 1 else np.linspace(-_DOT_SPREAD, _DOT_SPREAD, n)
+
+
+def _dots(ax: Axes, x: float, y: np.ndarray, colour: str, *, hollow: bool = False,
+          gid: str = "runs", spread: float = 1.0) -> None:
+    """One dot per finite value of ``y`` around ``x`` (a Line2D with ``gid``: its
+    y data are the values, in input order; ``spread`` scales the sideways spread)."""
+    y = y[np.isfinite(y)]
+    if not y.size:
+        return
+    ax.plot(x + _spread(y.size) * spread, y, linestyle="none", marker="o", markersize=4,
+            markerfacecolor="none" if hollow else colour,
+            markeredgecolor=colour if hollow else "black",
+            markeredgewidth=0.8 if hollow else 0.4, alpha=0.9, zorder=3, gid=gid)
+
+
+def _share_axis(ax: Axes) -> None:
+    from matplotlib.ticker import PercentFormatter
+
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+
+
+def _ticks(ax: Axes, names: Sequence[str]) -> None:
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_xticks(range(len(names)))
+    long = len(names) > 4 or any(len(n) > 12 for n in names)
+    ax.set_xticklabels(names, rotation=30 if long else 0, ha="right" if long else "center",
+                       fontsize="small")
+
+
+def _cap_panels(caps: Sequence[str], panel_width: float, height: float = 4.4
+                ) -> tuple[Figure, list[Axes], Axes]:
+    """A figure with one panel per cap, sharing the y axis, wrapped to new rows beyond
+    :data:`_MAX_PANELS_WIDTH`; returns the figure, the panels (in ``caps`` order) and
+    the panel that holds the legend (the first row's last)."""
+    ncols = max(1, min(len(caps), int(_MAX_PANELS_WIDTH // panel_width)))
+    nrows = -(-len(caps) // ncols)
+    fig = Figure(figsize=(ncols * panel_width + 1.8, height * nrows + 0.4),
+                 layout="constrained")
+    grid = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
+    flat = list(grid.flat)
+    for ax in flat[len(caps):]:
+        ax.remove()
+    return fig, flat[:len(caps)], grid[0, -1]
+
+
+def _panel_width(n_items: int) -> float:
+    return _width(n_items) * 0.8
+
+
+def _cap_boxes(values: Mapping[str, Mapping[str, Any]], what: str, *, ylabel: str,
+               title: str, groups: Mapping[str, str] | None,
+               colours: Mapping[str, str] | None, cap_line: bool) -> Figure:
+    data, methods = _nested(values, what)
+    col = _colouring(methods, groups, colours)
+    caps = list(data)
+    fig, axes, legend_ax = _cap_panels(caps, _panel_width(max(len(p) for p in data.values())))
+    for ax, cap in zip(axes, caps, strict=True):
+        labels = list(data[cap])
+        stats = [weighted_box_stats(data[cap][m], label=m) for m in labels]
+        _draw_boxes(ax, stats, [col.of(m) for m in labels], log=False, floor=0.0,
+                    ylabel=ylabel if ax.get_subplotspec().is_first_col() else "")
+        for k, m in enumerate(labels):
+            _dots(ax, k, data[cap][m], col.of(m))
+        if cap_line:
+            ax.axhline(1.0, color="black", linewidth=1.4, zorder=2.5, gid="cap")
+        _share_axis(ax)
+        ax.set_title(f"cap {cap}")
+    _group_legend(legend_ax, col)
+    fig.suptitle(title)
+    return fig
+
+
+def cap_power_boxes(shares: Mapping[str, Mapping[str, np.ndarray]], *,
+                    title: str | None = None, groups: Mapping[str, str] | None = None,
+                    colours: Mapping[str, str] | None = None) -> Figure:
+    """Platform power in the cap window as a share of the cap (seed paper 003, Figure 4).
+
+    ``shares`` maps a cap label to a mapping method label (e.g. ``"easy-pc/real"``: a
+    dispatcher x power predictor) -> one value per run (workload): the run's **mean**
+    platform power in the window divided by the cap (``cap_mean_share``). One panel per
+    cap (shared y axis; panels wrap to a new row when many), one box per method of that
+    cap (min / max whiskers, quartile box, median line, mean triangle; NaN ignored), the
+    runs as dots over it (spread sideways in input order), and the cap as a black line
+    at 100 %. The seed plots the distribution of the power *over the window's time*;
+    these are per-run means (a run whose mean is under the cap may still break it: see
+    :func:`time_above_cap`). Colours: ``groups`` / ``colours`` (module docstring)."""
+    return _cap_boxes(shares, "cap_power_boxes", ylabel="mean power in window / cap",
+                      title=title or "Mean platform power in the cap window (per run)",
+                      groups=groups, colours=colours, cap_line=True)
+
+
+def underuse_boxes(underuse: Mapping[str, Mapping[str, np.ndarray]], *,
+                   title: str | None = None, groups: Mapping[str, str] | None = None,
+                   colours: Mapping[str, str] | None = None) -> Figure:
+    """Under-use of the cap per method and cap: ``underuse`` as :func:`cap_power_boxes`,
+    one value per run, the time-mean of ``(cap - power) / cap`` over the window
+    counting 0 while above the cap (``cap_mean_underuse``; seed paper 003 section 6.5).
+    One panel per cap, boxes with the runs as dots; lower is better."""
+    return _cap_boxes(underuse, "underuse_boxes", ylabel="mean under-use of the cap",
+                      title=title or "Under-use of the cap in the window (per run)",
+                      groups=groups, colours=colours, cap_line=False)
+
+
+def time_above_cap(shares: Mapping[str, Mapping[str, np.ndarray]], *,
+                   own: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+                   title: str | None = None, groups: Mapping[str, str] | None = None,
+                   colours: Mapping[str, str] | None = None) -> Figure:
+    """Share of the cap window's time with the platform power above the cap, one dot
+    per run (seed paper 003, Figure 6; lower is better).
+
+    ``shares`` as :func:`cap_power_boxes` (values ``cap_time_above_share``, 0 .. 1).
+    One panel per cap, one column of dots per method (spread sideways in input order,
+    so equal values stay visible), a black bar at the mean. With ``own`` (same
+    layout, ``cap_time_above_own_share``: only the times when the jobs already running
+    when the window opened are within the cap on their own) the own variant is drawn as
+    hollow dots to the right of the filled ones, with its own mean bar."""
+    from matplotlib.lines import Line2D
+
+    data, methods = _nested(shares, "time_above_cap")
+    own_data = _nested(own, "time_above_cap")[0] if own else {}
+    col = _colouring(methods, groups, colours)
+    caps = list(data)
+    fig, axes, legend_ax = _cap_panels(caps, _panel_width(max(len(p) for p in data.values())),
+                                       height=4.2)
+    shift = 0.2 if own_data else 0.0
+    for ax, cap in zip(axes, caps, strict=True):
+        labels = list(data[cap])
+        for k, m in enumerate(labels):
+            for x, y, hollow, gid in ((k - shift, data[cap][m], False, "runs"),
+                                      (k + shift, own_data.get(cap, {}).get(m), True, "own")):
+                if y is None:
+                    continue
+                _dots(ax, x, y, col.of(m), hollow=hollow, gid=gid,
+                      spread=0.6 if own_data else 1.0)
+                if np.isfinite(y).any():
+                    ax.plot([x - 0.14, x + 0.14], [float(np.nanmean(y))] * 2, color="black",
+                            linewidth=1.6, zorder=4, gid=f"{gid}-mean")
+        _ticks(ax, labels)
+        ax.set_ylim(-0.03, 1.03)
+        _share_axis(ax)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_ylabel("time above the cap (share of window)"
+                      if ax.get_subplotspec().is_first_col() else "")
+        ax.set_title(f"cap {cap}")
+    handles: list[Any] = [Patch(facecolor=c, edgecolor="black", linewidth=0.5, alpha=0.75,
+                                label=g) for g, c in col.colour.items()]
+    if own_data:
+        handles += [Line2D([], [], linestyle="none", marker="o", color="black",
+                           markerfacecolor="none" if hollow else "black", label=text)
+                    for text, hollow in (("all window time", False),
+                                         ("own starts only", True))]
+    legend_ax.legend(handles=handles, **_LEGEND_KW)
+    fig.suptitle(title or "Time above the cap, one dot per run")
+    return fig
+
+
+def turnaround_change(mean_change: Mapping[str, Mapping[str, np.ndarray]],
+                      max_change: Mapping[str, Mapping[str, np.ndarray]] | None = None, *,
+                      baseline: str | None = None, title: str | None = None,
+                      groups: Mapping[str, str] | None = None,
+                      colours: Mapping[str, str] | None = None) -> Figure:
+    """Change of the turnaround against a baseline run on the same workload (seed paper
+    003, Figures 5 and 7b / 7c).
+
+    ``mean_change`` (and ``max_change``) as :func:`cap_power_boxes`: cap -> method ->
+    one value per workload, ``value / baseline - 1`` of the run's mean (maximum)
+    turnaround (+0.1: 10 % longer than the baseline; lower is better, unlike the seed's
+    7b which plots the improvement). One row of panels per cap, a column per metric
+    (mean, then max; each column shares its y axis), boxes with the workloads as dots
+    and a dashed line at 0. ``baseline`` names the baseline in the axis labels."""
+    data, methods = _nested(mean_change, "turnaround_change")
+    metrics = [("mean turnaround", data)]
+    if max_change:
+        max_data, more = _nested(max_change, "turnaround_change")
+        methods = list(dict.fromkeys([*methods, *more]))
+        metrics.append(("max turnaround", max_data))
+    col = _colouring(methods, groups, colours)
+    caps = list(dict.fromkeys(c for _, d in metrics for c in d))
+    panel = _panel_width(max(len(d.get(c, {})) for _, d in metrics for c in caps))
+    fig = Figure(figsize=(panel * len(metrics) + 1.8, 4.2 * len(caps) + 0.4),
+                 layout="constrained")
+    axes = fig.subplots(len(caps), len(metrics), sharey="col", squeeze=False)
+    vs = f" vs {baseline}" if baseline else " vs baseline"
+    for c, (name, d) in enumerate(metrics):
+        for r, cap in enumerate(caps):
+            ax = axes[r, c]
+            per = d.get(cap, {})
+            labels = list(per)
+            stats = [weighted_box_stats(per[m], label=m) for m in labels]
+            _draw_boxes(ax, stats, [col.of(m) for m in labels], log=False, floor=0.0,
+                        ylabel=f"{name} change{vs}", reference=0.0)
+            for k, m in enumerate(labels):
+                _dots(ax, k, per[m], col.of(m))
+            _share_axis(ax)
+            ax.set_title(f"cap {cap}: {name}")
+    _group_legend(axes[0, -1], col)
+    fig.suptitle(title or "Turnaround change vs baseline (lower is better)")
+    return fig
+
+
+def window_start_bars(shares: Mapping[str, Mapping[str, np.ndarray]], *,
+                      title: str | None = None, groups: Mapping[str, str] | None = None,
+                      colours: Mapping[str, str] | None = None) -> Figure:
+    """Share of the started jobs that started inside the cap window (seed paper 003,
+    Figure 7d; ``window_start_share``): ``shares`` as :func:`cap_power_boxes`. One
+    panel per cap, one bar per method at the mean over runs (NaN ignored; labelled in
+    %; no bar without a value), the runs as dots over it."""
+    data, methods = _nested(shares, "window_start_bars")
+    col = _colouring(methods, groups, colours)
+    caps = list(data)
+    fig, axes, legend_ax = _cap_panels(caps, _panel_width(max(len(p) for p in data.values())),
+                                       height=4.2)
+    top = max((float(np.nanmax(v)) for per in data.values() for v in per.values()
+               if np.isfinite(v).any()), default=0.0)
+    for ax, cap in zip(axes, caps, strict=True):
+        labels = list(data[cap])
+        means = [float(np.nanmean(data[cap][m])) if np.isfinite(data[cap][m]).any()
+                 else float("nan") for m in labels]
+        shown = [k for k, v in enumerate(means) if v == v]
+        bars = ax.bar(shown, [means[k] for k in shown], width=0.7,
+                      color=[col.of(labels[k]) for k in shown], alpha=0.75,
+                      edgecolor="black", linewidth=0.5)
+        ax.bar_label(bars, labels=[f"{means[k]:.0%}" for k in shown], fontsize="small",
+                     padding=2)
+        for k, m in enumerate(labels):
+            _dots(ax, k, data[cap][m], col.of(m))
+        _ticks(ax, labels)
+        _share_axis(ax)
+        ax.set_ylim(0.0, max(0.05, top) * 1.15)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_ylabel("jobs started in the window (share)"
+                      if ax.get_subplotspec().is_first_col() else "")
+        ax.set_title(f"cap {cap}")
+    _group_legend(legend_ax, col)
+    fig.suptitle(title or "Jobs started inside the cap window (bar: mean over runs)")
+    return fig
+
+
+def wait_by_size_class(procs: Mapping[str, Mapping[str, np.ndarray]],
+                       wait: Mapping[str, Mapping[str, np.ndarray]], *,
+                       bounds: Sequence[int] = SIZE_BOUNDS,
+                       stats: Sequence[str] = ("mean",), title: str | None = None,
+                       groups: Mapping[str, str] | None = None,
+                       colours: Mapping[str, str] | None = None) -> Figure:
+    """Wait per job size class and method (the starvation of large jobs, seed paper
+    003 section 6.6: EASY SAF against the knapsacks).
+
+    ``procs`` and ``wait`` (s) are cap -> method -> one value per job, aligned (e.g. the
+    jobs of all the method's runs pooled; NaN waits ignored). Jobs are put in size
+    classes by processors (:func:`size_classes`; default :data:`SIZE_BOUNDS`: 1, 2-4,
+    5-16, 17-64, 65-256, >256). One row of panels per cap, a column per statistic in
+    ``stats`` (``"mean"`` and / or ``"max"`` wait, hours), bars grouped by size class,
+    one bar per method; a class without jobs has no bar. Each tick gives the class's
+    job count (of the panel's first method). Bars take their group's colour
+    (``groups`` / ``colours``), the methods of one group differ by hatching, and the
+    legend has one entry per method."""
+    names = size_class_names(bounds)
+    if not stats:
+        raise InputError("wait_by_size_class needs at least one statistic")
+    for s in stats:
+        if s not in ("mean", "max"):
+            raise InputError(f"stats are 'mean' and / or 'max', got {s!r}")
+    w_data, methods = _nested(wait, "wait_by_size_class")
+    p_data = _nested(procs, "wait_by_size_class")[0]
+    col = _colouring(methods, groups, colours)
+    hatch = {m: _HATCHES[LINE_STYLES.index(st) % len(_HATCHES)]
+             for m, st in col.styles().items()}
+    caps = list(w_data)
+    n_methods = max(len(p) for p in w_data.values())
+    panel = max(5.0, 0.14 * n_methods * len(names) + 1.5)
+    fig = Figure(figsize=(panel * len(stats) + 2.4, 3.6 * len(caps) + 0.5),
+                 layout="constrained")
+    axes = fig.subplots(len(caps), len(stats), sharey="col", squeeze=False)
+    width = 0.8 / max(n_methods, 1)
+    for r, cap in enumerate(caps):
+        labels = list(w_data[cap])
+        counts = np.zeros(len(names), dtype=np.int64)
+        for k, m in enumerate(labels):
+            w = w_data[cap][m]
+            p = p_data.get(cap, {}).get(m)
+            if p is None or len(p) != len(w):
+                raise InputError(f"procs[{cap!r}][{m!r}] must have one entry per wait "
+                                 f"({len(w)})")
+            ok = np.isfinite(w)
+            cls = size_classes(p[ok].astype(np.int64), bounds)
+            w = w[ok] / 3600.0
+            jobs = np.bincount(cls, minlength=len(names))
+            if k == 0:
+                counts = jobs
+            x = np.arange(len(names)) - 0.4 + width * (k + 0.5)
+            keep = jobs > 0
+            for c, stat in enumerate(stats):
+                if stat == "mean":
+                    y = np.bincount(cls, weights=w, minlength=len(names)) / np.maximum(jobs, 1)
+                else:
+                    y = np.zeros(len(names))
+                    np.maximum.at(y, cls, w)
+                axes[r, c].bar(x[keep], y[keep], width=width, color=col.of(m), alpha=0.75,
+                               edgecolor="black", linewidth=0.4, hatch=hatch[m], label=m)
+        for c, stat in enumerate(stats):
+            ax = axes[r, c]
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels([f"{n}\n{j:,} jobs" for n, j in
+                                zip(names, counts.tolist(), strict=True)], fontsize="small")
+            ax.set_xlim(-0.6, len(names) - 0.4)
+            ax.grid(axis="y", alpha=0.3)
+            ax.set_ylabel(f"{stat} wait (hours)")
+            ax.set_title(f"cap {cap}: {stat} wait")
+            if r == len(caps) - 1:
+                ax.set_xlabel("job size (processors)")
+    axes[0, -1].legend(handles=[Patch(facecolor=col.of(m), edgecolor="black", linewidth=0.5,
+                                      alpha=0.75, hatch=hatch[m], label=m)
+                                for m in methods], **_LEGEND_KW)
+    fig.suptitle(title or "Wait per job size class (jobs of all runs pooled)")
     return fig

@@ -46,6 +46,22 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   series horizon, or the first day from the first start when no series is stored.
   Node-level runs (jobs with an ``allocation``) show nodes; other runs show core lanes
   assigned after the run.
+- **Power caps (seed 003)**, only when some selected run has a cap (``runs.cap`` set:
+  a campaign with a ``[power]`` table): per (trace, platform) the table of
+  :func:`dispatchlab.campaign.powerstats.power_rows` (per dispatcher x power predictor x
+  cap, the means over runs of the cap-window metrics and the turnaround change against
+  the baseline run on the same workload: the ``baseline`` dispatcher when given, else
+  ``easy`` when the selection has it, else the first dispatcher label; at cap ``none``),
+  and the figures of seed 003's section 6 drawn from the runs' metrics, one panel per
+  cap, one box / column of dots per *method* (dispatcher / power predictor, coloured by
+  dispatcher): mean power in the window over the cap (Figure 4, per-run means), time
+  above the cap (Figure 6, with the "own" variant), under-use, the change of the mean
+  and max turnaround against the baseline (Figures 5, 7b, 7c; capped runs with a
+  baseline), the share of jobs started in the window (Figure 7d) and, when jobs are
+  stored, the mean and max wait per job size class (the starvation of large jobs; the
+  jobs submitted from each run's first measured submission on, lead-ins left out;
+  at most ``max_jobs_per_box`` jobs per method and cap, a uniform sample beyond).
+  Campaigns without power get no such section.
 - **A table of every selected run** (done and failed): labels, workload, status,
   error and the main metrics to 3 significant digits, with the dispatcher's per-pass
   decision time (wall clock) as one cell "mean / p99 / max" in milliseconds (ours: one
@@ -65,6 +81,7 @@ import html
 import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -444,6 +461,237 @@ def _gantt_section(con, runs: list[dict[str, Any]], gantt_run: str | None,
     return out + _figure(fig, "Gantt chart", f"Jobs running in the window; y axis: {kind}.")
 
 
+def _cap_order(cap: str) -> tuple[int, float, str]:
+    """Sort key of cap labels: ``none`` first, then shares (``50%``) by value, then
+    watts (``400kW``) by value, then the others by text."""
+    if cap == "none":
+        return (0, 0.0, cap)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", cap)
+    if m:
+        return (1, float(m[1]), cap)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kMG]?)W\s*", cap)
+    if m:
+        return (2, float(m[1]) * {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9}[m[2]], cap)
+    return (3, 0.0, cap)
+
+
+def _num(value: Any) -> float:
+    """A metric value as a float (None -> NaN)."""
+    try:
+        return float("nan") if value is None else float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _pct(value: Any, signed: bool = False) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value * 100:+.1f} %" if signed else f"{value * 100:.1f} %"
+
+
+#: Columns of the power table: (header, ``power_rows`` key, signed percentage).
+POWER_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("power / cap", "cap_mean_share", False),
+    ("time above cap", "cap_time_above_share", False),
+    ("runs above cap", "above_share", False),
+    ("max excess", "cap_max_excess", False),
+    ("under-use", "cap_mean_underuse", False),
+    ("started in window", "window_start_share", False),
+    ("mean turnaround change", "mean_turnaround_change", True),
+    ("max turnaround change", "max_turnaround_change", True),
+    ("mean wait change", "mean_wait_change", True),
+)
+
+
+def _power_table(rows: list[dict[str, Any]], extra: list[str]) -> str:
+    """The ``power_rows`` rows of one (trace, platform) as an HTML table."""
+    head = ["cap", "dispatcher", "power predictor", *extra, "runs",
+            *(h for h, _, _ in POWER_COLUMNS), "with baseline"]
+    lines = []
+    for r in rows:
+        cells = [r["cap"], r["dispatcher"], r["power_predictor"] or "-",
+                 *(str(r[k]) for k in extra), str(r["runs"]),
+                 *(_pct(r[k], signed) for _, k, signed in POWER_COLUMNS), str(r["baselined"])]
+        n_text = 3 + len(extra)
+        lines.append("<tr>" + "".join(
+            f'<td class="{"text" if n < n_text else "num"}">{html.escape(c)}</td>'
+            for n, c in enumerate(cells)) + "</tr>")
+    return ('<div class="table-wrap"><table class="stats power"><thead><tr>'
+            + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(lines) + "</tbody></table></div>\n")
+
+
+def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
+                       style: dict[str, Any], max_jobs: int) -> str:
+    """Mean and max wait per job size class, per cap and method (jobs pooled)."""
+    from dispatchlab import plots
+
+    keys: dict[str, dict[str, list[str]]] = {}
+    for r in runs:
+        keys.setdefault(r["cap"], {}).setdefault(method(r), []).append(r["run_key"])
+    base = ("SELECT j.procs, j.wait FROM jobs j JOIN runs r ON r.run_key = j.run_key "
+            "WHERE list_contains(?, j.run_key) AND j.status <> 'rejected' AND "
+            "j.start_time >= 0 AND (r.series_start IS NULL OR "
+            "j.submit_time >= r.series_start)")
+    procs: dict[str, dict[str, np.ndarray]] = {}
+    wait: dict[str, dict[str, np.ndarray]] = {}
+    sampled = []
+    for cap in caps:
+        for m, ks in keys.get(cap, {}).items():
+            total = con.execute(f"SELECT count(*) FROM ({base})", [ks]).fetchone()[0]
+            if not total:
+                continue
+            sql = base if total <= max_jobs else (
+                f"SELECT * FROM ({base}) USING SAMPLE reservoir({int(max_jobs)} ROWS) "
+                "REPEATABLE (0)")
+            if total > max_jobs:
+                sampled.append(f"{m} at cap {cap}: {max_jobs:,} of {total:,} jobs")
+            data = con.execute(sql, [ks]).fetchnumpy()
+            procs.setdefault(cap, {})[m] = np.ma.filled(data["procs"], 0).astype(np.int64)
+            wait.setdefault(cap, {})[m] = np.ma.filled(
+                np.ma.asarray(data["wait"], dtype=np.float64), np.nan)
+    if not wait:
+        return _note("No stored jobs for the runs with a cap (the campaign did not store "
+                     "them): no wait per job size class.")
+    out = ""
+    if sampled:
+        out += _note("Wait per size class drawn from samples to bound memory (the max is "
+                     "the sample's): " + "; ".join(sampled) + ".")
+    names = plots.size_class_names()
+    fig = plots.wait_by_size_class(procs, wait, stats=("mean", "max"), **style)
+    return out + _figure(
+        fig, "wait by job size class",
+        "Mean (left) and maximum (right) wait per job size class in processors ("
+        + ", ".join(names) + "), per cap and method: the jobs of all the method's runs "
+        "pooled, from each run's first measured submission on (lead-in jobs left out); "
+        "a large maximum for the largest classes is the starvation of large jobs (seed "
+        "003, EASY SAF against the knapsacks). Tick: jobs in the class.")
+
+
+def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap: str,
+                   max_jobs: int) -> str:
+    """The "Power caps (seed 003)" section: ``runs`` are the done selected runs."""
+    from dispatchlab import plots
+    from dispatchlab.campaign.powerstats import power_rows
+
+    capped = [r for r in runs if r.get("cap") is not None]
+    rows = power_rows(capped, baseline=baseline, baseline_cap=baseline_cap)
+    out = _note(
+        "Power-cap runs (campaigns with a [power] table), read as seed 003 section 6: "
+        "per dispatcher, power predictor and cap, the means over runs (workloads) of "
+        "the cap-window metrics: mean platform power in the window over the cap, share "
+        "of window time above the cap, share of runs above it at some time, largest "
+        "excess (share of the cap), under-use (time-mean of (cap - power) / cap, 0 "
+        "while above), share of the started jobs started in the window; and the change "
+        f"(value / baseline - 1, averaged over runs) against the {baseline} run at cap "
+        f"{baseline_cap} on the same workload (same campaign, trace, platform, predictor, "
+        "workload and repetition). Positive turnaround changes are longer turnarounds. "
+        "A method is a dispatcher / power predictor pair; colours: one per dispatcher.")
+    if not any(r["baselined"] for r in rows):
+        out += _note(f"No run has a baseline ({baseline} at cap {baseline_cap} on the same "
+                     "workload): the change columns and the turnaround figure are empty.")
+    campaigns = {r.get("campaign") for r in capped}
+    predictors = {r.get("predictor") for r in capped}
+    extra = (["campaign"] if len(campaigns) > 1 else []) + \
+        (["predictor"] if len(predictors) > 1 else [])
+    order = {d: k for k, d in enumerate(dict.fromkeys(r["dispatcher"] for r in capped))}
+
+    def method(r: dict[str, Any]) -> str:
+        label = f"{r['dispatcher']}/{r.get('power_predictor') or '-'}"
+        if len(predictors) > 1:
+            label += f" [{r.get('predictor')}]"
+        return f"{r.get('campaign')}: {label}" if len(campaigns) > 1 else label
+
+    def slot(r: dict[str, Any]) -> tuple:
+        return (r.get("campaign"), r.get("trace"), r.get("platform"), r.get("predictor"),
+                r.get("workload"), r.get("repetition"))
+
+    base = {slot(r): r for r in capped
+            if r["dispatcher"] == baseline and r["cap"] == baseline_cap}
+    dispatchers = list(order)
+    colours = plots.colour_map(dispatchers)
+    for trace, platform in dict.fromkeys((r["trace"], r["platform"]) for r in rows):
+        members = sorted((r for r in capped if (r["trace"], r["platform"]) == (trace, platform)),
+                         key=lambda r: (order[r["dispatcher"]], str(r.get("power_predictor"))))
+        table_rows = sorted(
+            (r for r in rows if (r["trace"], r["platform"]) == (trace, platform)),
+            key=lambda r: (_cap_order(r["cap"]), order[r["dispatcher"]],
+                           str(r["power_predictor"])))
+        out += (f"<h3>{html.escape(str(trace))} on {html.escape(str(platform))} "
+                f"({html.escape(platform_heading(members[0]))})</h3>\n")
+        out += _power_table(table_rows, extra)
+        caps = sorted({r["cap"] for r in members}, key=_cap_order)
+        style = {"groups": {method(r): r["dispatcher"] for r in members},
+                 "colours": colours}
+
+        def per_cap(metric: str, *, relative: bool = False, members=members, caps=caps
+                    ) -> dict[str, dict[str, np.ndarray]]:
+            """cap -> method -> one value per run (caps with some finite value only);
+            ``relative``: the change against the baseline run (capped runs with one)."""
+            values: dict[str, dict[str, list[float]]] = {}
+            for r in members:
+                v = _num(r.get(metric))
+                if relative:
+                    b = base.get(slot(r))
+                    if r["cap"] == baseline_cap or b is None:
+                        continue
+                    bv = _num(b.get(metric))
+                    v = v / bv - 1.0 if bv > 0 else float("nan")
+                values.setdefault(r["cap"], {}).setdefault(method(r), []).append(v)
+            return {c: {m: np.asarray(v) for m, v in values[c].items()} for c in caps
+                    if c in values and any(np.isfinite(v).any() for v in values[c].values())}
+
+        share = per_cap("cap_mean_share")
+        if not share:
+            out += _note("No run has cap-window metrics (no cap was set in the window, or "
+                         "the jobs carry no power): no power figures.")
+        else:
+            out += _figure(plots.cap_power_boxes(share, **style), "power in the cap window",
+                           "Mean platform power in the cap window as a share of the cap "
+                           "(black line: the cap), one box per method, the runs as dots "
+                           "(seed 003 Figure 4 shows the power's distribution over the "
+                           "window's time; these are per-run means, so a run under the "
+                           "line may still break the cap: see the next figure). Whiskers: "
+                           "min / max; box: quartiles; line: median; triangle: mean.")
+            above = per_cap("cap_time_above_share")
+            own = per_cap("cap_time_above_own_share")
+            if above:
+                out += _figure(
+                    plots.time_above_cap(above, own=own or None, **style),
+                    "time above the cap",
+                    "Share of the cap window's time with the platform power above the cap, "
+                    "one dot per run, black bar: mean (seed 003 Figure 6; lower is better)"
+                    + ("; hollow dots: the same counting only the times when the jobs "
+                       "already running when the window opened are within the cap on "
+                       "their own (the excess the dispatcher's own starts caused)."
+                       if own else "."))
+            underuse = per_cap("cap_mean_underuse")
+            if underuse:
+                out += _figure(plots.underuse_boxes(underuse, **style), "under-use of the cap",
+                               "Under-use of the cap: time-mean of (cap - power) / cap over "
+                               "the window, 0 while above (lower is better), one box per "
+                               "method, the runs as dots.")
+        mean_change = per_cap("mean_turnaround", relative=True)
+        max_change = per_cap("max_turnaround", relative=True)
+        if mean_change:
+            out += _figure(
+                plots.turnaround_change(mean_change, max_change or None,
+                                        baseline=f"{baseline} at cap {baseline_cap}", **style),
+                "turnaround change",
+                f"Change of the mean (left) and max (right) turnaround of each run against "
+                f"the {baseline} run at cap {baseline_cap} on the same workload "
+                "(value / baseline - 1; above 0: longer, worse), capped runs with a "
+                "baseline, one box per method, the workloads as dots (seed 003 Figures 5, "
+                "7b and 7c; the max is the starvation of the worst job).")
+        starts = per_cap("window_start_share")
+        if starts:
+            out += _figure(plots.window_start_bars(starts, **style), "jobs started in window",
+                           "Share of the started jobs that started inside the cap window "
+                           "(seed 003 Figure 7d): bar, the mean over runs; dots, the runs.")
+        out += _power_wait_figure(con, members, method, caps, style, max_jobs)
+    return out
+
+
 def _table(runs: list[dict[str, Any]]) -> str:
     """Every selected run: the main columns, and per row a fold-out with every other
     column and the configuration JSON (so the table needs no side-scrolling)."""
@@ -558,6 +806,7 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
         done = [r for r in runs if r["status"] == "done"]
         failed = len(runs) - len(done)
         groups = group_runs(done)
+        asked = baseline
         if baseline is None and groups:
             baseline = groups[0].dispatcher
         version = dict(con.execute("SELECT key, value FROM meta").fetchall())
@@ -583,6 +832,10 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             "grouped by campaign, trace, platform and full configuration; only the seeds, "
             "slices and repetitions of one configuration are pooled (in the job box "
             "plots). Colours: one per predictor, the same in every figure."))
+        if any(r.get("cap") is not None for r in done):
+            parts.append("<h2>Power caps (seed 003)</h2>")
+            parts.append(_power_section(con, done, _power_baseline(done, asked),
+                                        "none", max_jobs_per_box))
         colours = plots.colour_map([g.predictor for g in groups])
         sections: dict[tuple[str, str], list[Any]] = {}
         for g in groups:
@@ -610,6 +863,15 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     path = out / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def _power_baseline(runs: list[dict[str, Any]], asked: str | None) -> str:
+    """The power section's baseline dispatcher: ``asked`` when given, else ``easy`` when
+    a run has it, else the first dispatcher label of the runs with a cap."""
+    if asked is not None:
+        return asked
+    capped = [r["dispatcher"] for r in runs if r.get("cap") is not None]
+    return "easy" if "easy" in capped else sorted(capped)[0]
 
 
 def _outdated_note(outdated: list[dict[str, Any]], shown: int = 10) -> str:
