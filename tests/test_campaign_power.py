@@ -16,11 +16,11 @@ from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.campaign import load_campaign, run_campaign
 from dispatchlab.campaign.power import build_cap
 from dispatchlab.campaign.powerstats import power_rows
-from dispatchlab.campaign.worker import load_jobs
+from dispatchlab.campaign.worker import load_jobs, load_run_jobs
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.errors import InputError
 from dispatchlab.power import PowerCap
-from dispatchlab.power.predictors import make_power_predictor
+from dispatchlab.power.predictors import WithPriorHistory, make_power_predictor
 from dispatchlab.power.synth import synthesize_power
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.load import load_trace, offered_load
@@ -224,3 +224,65 @@ name = "easy"
     assert jobs["units"].tolist() == (-(-raw["units"] // 4)).tolist()
     assert offered_load(jobs, 16) == pytest.approx(0.9, rel=0.01)
     assert row["jobs"] == len(jobs) and np.isfinite(row["mean_wait"])
+
+
+SLICED = """
+[campaign]
+name = "sl"
+[[traces]]
+path = "{trace}"
+slices = {{ count = 2, jobs = 60, lead_in = 20{queued} }}
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "easy"
+"""
+
+
+def test_queued_lead_in_and_past_rows_leave_the_run_table_alone(tmp_path):
+    trace = synthetic_trace(tmp_path, 400, cores=64)
+    plain = load_campaign(write_campaign(tmp_path, SLICED.format(trace=trace, queued="")))
+    spec = plain.runs[1]["trace"]  # the second slice: rows before it exist
+    jobs, history, prior = load_run_jobs(spec, 0, past=50)
+    alone, none, zero = load_run_jobs(spec, 0)
+    assert none is None and zero == 0 and prior == 50 and len(history) == 50 + len(jobs)
+    for name in ("submit", "run", "units", "user"):
+        assert jobs[name].tolist() == alone[name].tolist() == history[name][50:].tolist()
+    assert history["submit"][49] <= 0 == jobs["submit"][0]  # the past before the run
+    first = load_run_jobs(plain.runs[0]["trace"], 0, past=50)
+    assert first[2] == 0 and first[1] is None  # the first slice has no past
+    queued = load_campaign(write_campaign(
+        tmp_path, SLICED.format(trace=trace, queued=", queued = true")))
+    q = load_run_jobs(queued.runs[1]["trace"], 0)[0]
+    # the 20 lead-in jobs all wait at the first measured job's submission
+    assert q["submit"][:21].tolist() == [alone["submit"][20]] * 21
+    assert q["submit"][21:].tolist() == alone["submit"][21:].tolist()
+    with pytest.raises(InputError, match="queued needs lead_in"):
+        load_campaign(write_campaign(tmp_path, SLICED.format(
+            trace=trace, queued=", queued = true").replace("lead_in = 20", "lead_in = 0")))
+    with pytest.raises(InputError, match="history_jobs must be >= 0"):
+        load_campaign(write_campaign(tmp_path, HEAD + "[power]\nsynth_seed = 1\n"
+                                     "history_jobs = -1\n[[dispatchers]]\nname = \"easy\"\n"))
+
+
+def test_with_prior_history_has_seen_the_past_jobs_that_ended():
+    # rows 0-1 are the past (user 7 at 500 W ended at -100; user 8 ends at +50, after the
+    # run's first submission at 0, so it is not seen); row 2 is the run's job of user 7
+    history = JobTable.from_arrays(submit=[-300, -200, 0], run=[200, 250, 10],
+                                   units=[1, 1, 1], user=[7, 8, 7])
+    history.columns.update(power_mean=np.array([500.0, 900.0, 600.0]),
+                           power_max=np.array([550.0, 950.0, 650.0]),
+                           power_std=np.array([5.0, 9.0, 6.0]))
+    jobs = history.take(np.arange(2, 3))
+    platform = Platform.marconi100_nodes()
+    warm = WithPriorHistory(make_power_predictor("history"), history, 2,
+                            np.array([-100, 50]))
+    r = Simulation(platform, jobs, make_dispatcher("easy"), power_predictor=warm).run()
+    # user 7's only finished job (weight 0 with s = back to it): the plain mean, 500 W
+    assert r.power_prediction["mean"].tolist() == [500.0]
+    cold = Simulation(platform, jobs, make_dispatcher("easy"),
+                      power_predictor=make_power_predictor("history")).run()
+    assert cold.power_prediction["mean"].tolist() == [2100.0]  # naive: nothing finished
+    with pytest.raises(InputError, match="the run's jobs"):
+        other = JobTable.from_arrays(submit=[5], run=[10], units=[1], user=[7])
+        Simulation(platform, other, make_dispatcher("easy"), power_predictor=warm).run()

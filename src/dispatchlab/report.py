@@ -493,8 +493,11 @@ def _pct(value: Any, signed: bool = False) -> str:
 POWER_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("power / cap", "cap_mean_share", False),
     ("time above cap", "cap_time_above_share", False),
+    ("time above cap (own)", "cap_time_above_own_share", False),
     ("runs above cap", "above_share", False),
+    ("runs above cap (own)", "above_own_share", False),
     ("max excess", "cap_max_excess", False),
+    ("max excess (own)", "cap_max_excess_own", False),
     ("under-use", "cap_mean_underuse", False),
     ("started in window", "window_start_share", False),
     ("mean turnaround change", "mean_turnaround_change", True),

@@ -79,7 +79,7 @@ _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_
 #: Reader options of a trace file entry (``load_trace``'s ``format`` and
 #: ``reader_options``), checked against the format's reader when the format is given.
 _READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
-_SLICE_KEYS = {"count", "jobs", "lead_in"}
+_SLICE_KEYS = {"count", "jobs", "lead_in", "queued"}
 _SELECTIONS = ("jobs", "window", "fraction", "sample_jobs")
 _PLATFORM_KEYS = {"label", "cores", "nodes", "cores_per_node", "file", "builtin",
                   "allocator"}
@@ -426,7 +426,11 @@ def _reader(where: _Where, t: dict, entry: str) -> dict[str, Any]:
 
 
 def _slices(where: _Where, t: dict, entry: str) -> dict[str, int] | None:
-    """``slices = {count, jobs, lead_in}`` with the lead-in resolved, or None."""
+    """``slices = {count, jobs, lead_in, queued}`` with the lead-in resolved, or None.
+    ``queued = true``: each run's lead-in jobs are all submitted at the submission time
+    of its first measured job, so the run starts with them queued on an empty machine
+    (a replay that resubmits the jobs running and waiting at its start, as seed 003's
+    power-cap windows open; ours)."""
     if "slices" not in t:
         return None
     s = _check_keys(where, t["slices"], _SLICE_KEYS, f"{entry}.slices")
@@ -443,8 +447,16 @@ def _slices(where: _Where, t: dict, entry: str) -> dict[str, int] | None:
                           f"{', '.join(conflicts)} from this trace", entry)
     from dispatchlab.workload.slices import default_lead_in
 
-    return {"count": count, "jobs": jobs,
-            "lead_in": default_lead_in(jobs) if lead_in is None else lead_in}
+    out = {"count": count, "jobs": jobs,
+           "lead_in": default_lead_in(jobs) if lead_in is None else lead_in}
+    if _typed(where, s, "queued", bool, f"{entry}.slices", False):
+        # the lead-in is a backlog queued at the block's first submission (ours; only
+        # when set, so other slices keep their configuration)
+        if out["lead_in"] == 0:
+            raise where.error("slices.queued needs lead_in > 0 (the jobs queued at the "
+                              "start)", entry)
+        out["queued"] = True
+    return out
 
 
 def _file_trace(where: _Where, base: Path, t: dict,

@@ -24,6 +24,12 @@ builds from them (job power columns, the cap, the power predictor).
   ``--cap-window``) or ``"measure"``: relative to the run's measured start, the submit
   time of the first measured job (for slices: the first job of the slice's own block,
   after its lead-in; ours), so that every slice's window opens on a busy machine.
+* ``history_jobs = N`` (ours; slices of trace files): the power predictor starts having
+  seen up to N jobs of the trace before the run's slice (those that ended, by their
+  recorded end, before the run's first submission; their power drawn with the run's:
+  :class:`~dispatchlab.power.predictors.WithPriorHistory`), as seed 003's predictors
+  knew each user's past; without it ``history`` starts cold (``naive``) in a run that
+  begins with a queued lead-in.
 * ``procs_per_node`` is a *trace* key (see :func:`dispatchlab.workload.clean.
   units_as_nodes`), not a power one.
 
@@ -45,7 +51,8 @@ from typing import Any
 
 from dispatchlab.errors import InputError
 
-_POWER_KEYS = {"file", "synth_seed", "series", "period", "caps", "window", "window_from"}
+_POWER_KEYS = {"file", "synth_seed", "series", "period", "caps", "window", "window_from",
+               "history_jobs"}
 _CAP_KEYS = {"label", "value", "window", "file"}
 _WINDOW_FROM = ("trace", "measure")
 
@@ -110,6 +117,11 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
         if period < 1:
             raise where.error(f"period must be >= 1 s, got {period}", entry)
         spec["period"] = period
+    history = _typed(where, t, "history_jobs", int, entry, 0)
+    if history < 0:
+        raise where.error(f"history_jobs must be >= 0, got {history}", entry)
+    if history:  # only when set: other campaigns keep their configuration
+        spec["history_jobs"] = history
     window = _window(where, t.get("window"), entry)
     window_from = _typed(where, t, "window_from", str, entry, "trace")
     if window_from not in _WINDOW_FROM:

@@ -4,10 +4,11 @@
 campaign, trace, platform, dispatcher, predictor, power predictor and cap, and gives
 per group the mean over its runs (workloads) of
 
-* the cap-window metrics (``cap_mean_share``, ``cap_time_above_share``,
-  ``cap_max_excess``, ``cap_mean_underuse``, ``window_start_share``; see
-  :mod:`dispatchlab.power.accounting`), and ``above_share``: the share of its runs
-  whose power went above the cap at some time in the window;
+* the cap-window metrics (:data:`WINDOW_METRICS`; see
+  :mod:`dispatchlab.power.accounting`), ``above_share``: the share of its runs whose
+  power went above the cap at some time in the window, and ``above_own_share``: the
+  same counting only the times when the jobs running at the window's opening were
+  within the cap on their own (the dispatcher's own excess);
 * the change of the mean and of the maximum turnaround (end - submit of the measured
   jobs) and of the mean wait relative to a **baseline run on the same workload**: the
   run of the same campaign, trace, platform, predictor, workload and repetition whose
@@ -28,7 +29,8 @@ from typing import Any
 
 #: The cap-window metrics averaged per group.
 WINDOW_METRICS: tuple[str, ...] = ("cap_mean_share", "cap_time_above_share",
-                                   "cap_max_excess", "cap_mean_underuse",
+                                   "cap_time_above_own_share", "cap_max_excess",
+                                   "cap_max_excess_own", "cap_mean_underuse",
                                    "window_start_share")
 #: Metrics compared with the baseline run (relative change).
 RELATIVE_METRICS: tuple[str, ...] = ("mean_turnaround", "max_turnaround", "mean_wait")
@@ -53,7 +55,8 @@ def _mean(values: list[float]) -> float | None:
 def power_rows(runs: Sequence[dict[str, Any]], baseline: str = "easy",
                baseline_cap: str = "none") -> list[dict[str, Any]]:
     """One dict per group (see the module docstring): the labels, ``runs``,
-    ``baselined``, each of :data:`WINDOW_METRICS`, ``above_share`` and
+    ``baselined``, each of :data:`WINDOW_METRICS`, ``above_share``,
+    ``above_own_share`` and
     ``<metric>_change`` for each of :data:`RELATIVE_METRICS`, and the group's mean of
     ``mean_wait`` and ``mean_turnaround`` (s)."""
     done = [r for r in runs if r.get("status") == "done" and r.get("cap") is not None]
@@ -78,6 +81,9 @@ def power_rows(runs: Sequence[dict[str, Any]], baseline: str = "easy",
             row[m] = _mean([v for r in members if (v := _num(r.get(m))) is not None])
         above = [v for r in members if (v := _num(r.get("cap_time_above_share"))) is not None]
         row["above_share"] = _mean([1.0 if v > 0 else 0.0 for v in above])
+        own = [v for r in members
+               if (v := _num(r.get("cap_time_above_own_share"))) is not None]
+        row["above_own_share"] = _mean([1.0 if v > 0 else 0.0 for v in own])
         for m in ("mean_wait", "mean_turnaround"):
             row[m] = _mean([v for r in members if (v := _num(r.get(m))) is not None])
         changes: dict[str, list[float]] = {m: [] for m in RELATIVE_METRICS}

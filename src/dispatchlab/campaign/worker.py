@@ -120,6 +120,16 @@ def _selection(trace: dict[str, Any], n_jobs: int, seed: int) -> dict[str, Any]:
 def load_jobs(trace: dict[str, Any], seed: int):
     """The job table of a run's trace entry (real file with its options, or generated
     with the run's seed). Real files are read once per worker (cached)."""
+    return load_run_jobs(trace, seed)[0]
+
+
+def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
+    """``(jobs, history, prior)``: the run's job table (:func:`load_jobs`) and, for a
+    slice of a trace file with ``past > 0``, the same rows preceded by up to ``past``
+    earlier rows of the cleaned trace (``history``, ``prior`` = how many; one time base:
+    the run's first submission at 0, the earlier ones before it, all scaled by the run's
+    offered-load factor), else ``(jobs, None, 0)``. The run's table does not depend on
+    ``past``."""
     from dispatchlab.workload.clean import clean, select
 
     generate = trace.get("generate")
@@ -131,7 +141,7 @@ def load_jobs(trace: dict[str, Any], seed: int):
             from dispatchlab.workload.generate import scale_to_load
 
             table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
-        return clean(table, copy=False).compact()
+        return clean(table, copy=False).compact(), None, 0
     raw = _read(trace)
     if generate == "fitted":
         from dispatchlab.workload.generate import fit_model
@@ -139,10 +149,16 @@ def load_jobs(trace: dict[str, Any], seed: int):
         key = ("fit", trace["path"], bool(trace.get("lenient", False)),
                trace.get("extra_fields", "error"))
         model = _cached(key, lambda: fit_model(clean(raw, copy=True).compact()))
-        return clean(model.sample(trace["jobs"], seed), copy=False).compact()
+        return clean(model.sample(trace["jobs"], seed), copy=False).compact(), None, 0
     # default cleaning and the drop filters once per worker; the selection per run
     base = _cleaned(trace, raw)
-    table = select(base, copy=True, **_selection(trace, len(base), seed))
+    options = _selection(trace, len(base), seed)
+    prior = 0
+    if past > 0 and "slice" in trace:
+        first, stop = options["jobs"]
+        prior = min(int(past), first)
+        options["jobs"] = (first - prior, stop)
+    table = select(base, copy=True, **options)
     if len(table) == 0:
         raise InputError(f"no jobs left after cleaning (dropped: {table.info.dropped})",
                          file=trace["path"])
@@ -150,11 +166,25 @@ def load_jobs(trace: dict[str, Any], seed: int):
         from dispatchlab.workload.clean import units_as_nodes
 
         table = units_as_nodes(table, int(trace["procs_per_node"]))
+    if prior:  # the run's first submission at 0 (as without a past), the past before it
+        table.columns["submit"] = table["submit"] - int(table["submit"][prior])
     if trace.get("load") is not None:  # this run's arrivals at the offered load
         from dispatchlab.workload.generate import scale_to_load
 
-        table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
-    return table.compact()
+        if prior:  # the factor of the run's own rows, applied to all (anchored at 0)
+            run_rows = table.take(np.arange(prior, len(table)))
+            _, factor = scale_to_load(run_rows, trace["load"], trace["machine_size"])
+            table.columns["submit"] = np.floor(table["submit"] * factor).astype(np.int64)
+        else:
+            table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
+    if "slice" in trace and trace.get("slices", {}).get("queued"):
+        lead = prior + trace["slice"]["start"] - trace["slice"]["first"]
+        table = table.take(np.arange(len(table)))  # a copy: the cache keeps its rows
+        table.columns["submit"][prior:lead] = table["submit"][lead]
+    if not prior:
+        return table.compact(), None, 0
+    history = table.compact()
+    return history.take(np.arange(prior, len(history))).compact(), history, prior
 
 
 def build_platform(spec: dict[str, Any], jobs):
@@ -242,16 +272,30 @@ def _check_code(spec: dict[str, Any]) -> None:
                          field="code_hash")
 
 
-def _power_inputs(spec: dict[str, Any], jobs, platform) -> dict[str, Any]:
+def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
+                  prior: int = 0) -> dict[str, Any]:
     """A run's job power, series, cap and power predictor (:mod:`dispatchlab.campaign.
     power`): ``{"jobs", "series", "cap", "power_predictor"}``, the last two only when
-    the run has them."""
+    the run has them. With a ``history`` table (:func:`load_run_jobs`), the power is
+    drawn for it (past and run together: a user's signatures carry over) and the power
+    predictor has seen the past jobs that ended before the run
+    (:class:`~dispatchlab.power.predictors.WithPriorHistory`)."""
     if spec.get("power") is None:
         return {"jobs": jobs, "series": None}
     from dispatchlab.campaign.power import build_cap, run_power
-    from dispatchlab.power.predictors import make_power_predictor
+    from dispatchlab.power.predictors import WithPriorHistory, make_power_predictor
 
-    jobs, series = run_power(spec["power"], jobs, platform)
+    if history is not None and prior:
+        from dataclasses import replace
+
+        from dispatchlab.power.model import POWER_COLUMNS
+
+        history, series = run_power(spec["power"], history, platform)
+        rows = np.arange(prior, len(history))
+        jobs = replace(jobs, columns={**jobs.columns,
+                                      **{c: history[c][rows] for c in POWER_COLUMNS}})
+    else:
+        jobs, series = run_power(spec["power"], jobs, platform)
     out: dict[str, Any] = {"jobs": jobs, "series": series}
     sl = spec["trace"].get("slice")
     first = None if sl is None else sl["start"] - sl["first"]
@@ -261,6 +305,11 @@ def _power_inputs(spec: dict[str, Any], jobs, platform) -> dict[str, Any]:
     pp = spec.get("power_predictor")
     if pp is not None:
         out["power_predictor"] = make_power_predictor(pp["name"], **pp["params"])
+        if history is not None and prior:
+            wait = np.maximum(np.asarray(history["wait"][:prior], dtype=np.int64), 0)
+            ends = history["submit"][:prior] + wait + np.asarray(history["run"][:prior])
+            out["power_predictor"] = WithPriorHistory(out["power_predictor"], history,
+                                                      prior, ends)
     return out
 
 
@@ -275,7 +324,8 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         from dispatchlab.sim import Simulation
 
         _check_code(spec)
-        jobs = load_jobs(spec["trace"], spec["seed"])
+        past = int((spec.get("power") or {}).get("history_jobs", 0))
+        jobs, history, prior = load_run_jobs(spec["trace"], spec["seed"], past)
         platform = build_platform(spec["platform"], jobs)
         if jobs.info.format == "alea":  # constraints need the machine file's platform
             from dispatchlab.workload.alea import for_platform
@@ -286,7 +336,7 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
             params["allocator"] = spec["platform"]["allocator"]
         dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
         predictor = make_predictor(spec["predictor"]["name"], **spec["predictor"]["params"])
-        power = _power_inputs(spec, jobs, platform)
+        power = _power_inputs(spec, jobs, platform, history, prior)
         jobs = power.pop("jobs")
         series = power.pop("series")
         sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"],

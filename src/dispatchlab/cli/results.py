@@ -222,11 +222,13 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
     out = console()
     for (trace, platform) in dict.fromkeys((r["trace"], r["platform"]) for r in rows):
         table = Table(title=f"trace {trace}, platform {platform}",
-                      caption=f"means over runs (workloads); changes vs {baseline} at cap "
+                      caption=f"means over runs (workloads); 'own': leaving out the times "
+                              "when the jobs running at the window's opening were above "
+                              f"the cap on their own; changes vs {baseline} at cap "
                               f"{baseline_cap} on the same workload")
         for col in ("cap", "dispatcher", "power predictor", "runs", "power / cap",
-                    "time above", "runs above", "max excess", "under-use",
-                    "started in window", "turnaround", "max turnaround"):
+                    "time above", "own", "runs above", "own", "max excess", "own",
+                    "under-use", "started in window", "turnaround", "max turnaround"):
             table.add_column(col, justify="left" if col in ("cap", "dispatcher",
                                                             "power predictor") else "right")
         for r in rows:
@@ -234,8 +236,10 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
                 continue
             table.add_row(r["cap"], r["dispatcher"], r["power_predictor"] or "-",
                           str(r["runs"]), pct(r["cap_mean_share"]),
-                          pct(r["cap_time_above_share"]), pct(r["above_share"]),
-                          pct(r["cap_max_excess"]), pct(r["cap_mean_underuse"]),
+                          pct(r["cap_time_above_share"]),
+                          pct(r["cap_time_above_own_share"]), pct(r["above_share"]),
+                          pct(r["above_own_share"]), pct(r["cap_max_excess"]),
+                          pct(r["cap_max_excess_own"]), pct(r["cap_mean_underuse"]),
                           pct(r["window_start_share"]),
                           pct(r["mean_turnaround_change"], True),
                           pct(r["max_turnaround_change"], True))

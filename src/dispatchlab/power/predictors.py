@@ -948,6 +948,54 @@ class MLPowerPredictor(_Retrained):
         return clip_prediction(*out)
 
 
+class WithPriorHistory(PowerPredictor):
+    """A power predictor that has already seen jobs finished before the run (ours: a
+    campaign slice's past, so that ``history`` and the learned predictors do not start
+    cold at the run's first submission, as seed 003's predictors, which had each user's
+    whole history, did not).
+
+    ``predictor``: the wrapped predictor; ``history``: a job table whose first ``prior``
+    rows are the past jobs and whose other rows are *exactly* the run's jobs (same
+    order; one contiguous selection of a trace, times in one base); ``ends``: the past
+    jobs' completion times (s, same base; recorded, not simulated). At :meth:`start` the
+    wrapped predictor starts on the whole ``history`` table and observes, in order of
+    end (ties: row order), each past job that ended no later than the run's first
+    submission; the others are left out (they would still be running). Then run job
+    ``j`` is row ``prior + j`` of that table for :meth:`predict` and :meth:`observe`."""
+
+    name = "with-prior-history"
+
+    def __init__(self, predictor: PowerPredictor | None = None, history: Any = None,
+                 prior: int = 0, ends: Any = None) -> None:
+        self.predictor = predictor
+        self.history = history
+        self.prior = prior
+        self.ends = ends
+
+    def start(self, jobs, platform) -> None:
+        if self.predictor is None or self.history is None:
+            raise InputError("with-prior-history needs a predictor and a history table",
+                             field="power-predictor")
+        k = int(self.prior)
+        if len(self.history) != k + len(jobs) or not np.array_equal(
+                np.asarray(self.history["submit"])[k:], np.asarray(jobs["submit"])):
+            raise InputError("the history table's rows after the prior ones must be the "
+                             "run's jobs", field="power-predictor")
+        self.predictor.start(self.history, platform)
+        ends = np.asarray(self.ends, dtype=np.int64)[:k]
+        first = int(jobs["submit"][0]) if len(jobs) else 0
+        seen = np.flatnonzero(ends <= first)
+        for row in seen[np.argsort(ends[seen], kind="stable")].tolist():
+            self.predictor.observe(row, int(ends[row]))
+        self.observed_ = len(seen)
+
+    def predict(self, job: int, now: int) -> PowerPrediction:
+        return self.predictor.predict(self.prior + job, now)
+
+    def observe(self, job: int, end: int) -> None:
+        self.predictor.observe(self.prior + job, end)
+
+
 #: registered power predictors by name
 POWER_PREDICTORS: dict[str, type[PowerPredictor]] = {
     "naive": NaivePowerPredictor,
