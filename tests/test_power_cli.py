@@ -75,3 +75,21 @@ def test_bad_power_input_is_one_error_line(trace, tmp_path, args, message):
     lines = [x for x in done.stderr.splitlines()
              if x.strip() and not x.startswith(("note:", "warning:"))]
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], lines
+
+
+def test_study_predictions_under_a_cap(trace, tmp_path):
+    power = tmp_path / "p.parquet"
+    assert _cli("power", "synth", str(trace), "-o", str(power)).returncode == 0
+    out = tmp_path / "study"
+    done = _cli("study", "predictions", str(trace), "--dispatcher", "easy",
+                "--dispatcher", "easy-pc:check=max", "--predictors", "walltime", "--power",
+                str(power), "--power-predictor", "real", "--cap", "3kW", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = {r["dispatcher"]: r for r in json.loads((out / "study.json").read_text())["rows"]}
+    # easy ignores the cap and goes above it; easy-pc with max and exact power never does
+    assert rows["easy-pc:check=max"]["cap_time_above_share"] == 0.0
+    assert rows["easy"]["cap_time_above_share"] > 0
+    bad = _cli("study", "predictions", str(trace), "--dispatcher", "easy-pc",
+               "--predictors", "walltime")
+    assert bad.returncode == 2 and bad.stderr.startswith("error:")
+    assert "power" in bad.stderr and "Traceback" not in bad.stderr

@@ -47,7 +47,13 @@ STUDY_METRICS: tuple[str, ...] = (
     "mean_bsld", "p95_bsld", "bsld_short", "bsld_medium", "bsld_long", "utilization",
     "steady_utilization",
 )
-#: Columns of the study table, in order (``study.csv``).
+#: Power metrics added to the rows when the jobs carry power (``--power``).
+POWER_STUDY_METRICS: tuple[str, ...] = (
+    "energy_j", "cap_mean_share", "cap_time_above_share", "cap_max_excess",
+    "cap_mean_underuse", "window_start_share",
+)
+#: Columns of the study table, in order (``study.csv``; with power, the
+#: :data:`POWER_STUDY_METRICS` come before ``simulate_seconds``).
 TABLE_COLUMNS: tuple[str, ...] = (
     "dispatcher", "predictor", "label", *STUDY_METRICS, "simulate_seconds",
 )
@@ -105,14 +111,17 @@ class StudyResult:
         median, max), mean slowdown and bounded slowdown (overall, p95 and per job
         class), ``utilization`` (whole run) and ``steady_utilization`` (the steady-state
         window; None when the summary does not report it), and the simulation's wall
-        time ``simulate_seconds``."""
+        time ``simulate_seconds``; with job power (summaries with ``energy_j``), also the
+        :data:`POWER_STUDY_METRICS` (cap metrics None without a cap)."""
         from dispatchlab.metrics.keys import BY_KEY
 
+        power = any("energy_j" in run.summary for run in self.runs)
+        keys = STUDY_METRICS + (POWER_STUDY_METRICS if power else ())
         out = []
         for run in self.runs:
             row = {"dispatcher": run.dispatcher, "predictor": run.predictor,
                    "label": run.label}
-            row.update({k: BY_KEY[k].value(run.summary) for k in STUDY_METRICS})
+            row.update({k: BY_KEY[k].value(run.summary) for k in keys})
             row["simulate_seconds"] = run.summary.get("simulate_seconds")
             out.append(row)
         return out
@@ -164,7 +173,8 @@ class StudyResult:
         out = output_folder(out_dir)
         rows = self.rows()
         with open(out / "study.csv", "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(TABLE_COLUMNS))
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows
+                                    else list(TABLE_COLUMNS))
             writer.writeheader()
             writer.writerows(rows)
         doc = {"trace": self.source, "platform": self.platform, "tau": self.tau,
@@ -175,10 +185,13 @@ class StudyResult:
 
 
 def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
-                         predictors: Sequence[str], tau: float = 10.0) -> StudyResult:
+                         predictors: Sequence[str], tau: float = 10.0, *, cap=None,
+                         power_predictor=None) -> StudyResult:
     """Simulate ``jobs`` on ``platform`` for every dispatcher x predictor, each named in
     the component grammar of :mod:`dispatchlab.components` (``easy``,
-    ``easy:order=sjf``, ``module:Class``, ...).
+    ``easy:order=sjf``, ``module:Class``, ...), each under the power ``cap`` (a
+    :class:`~dispatchlab.power.cap.PowerCap`, None: none) with the ``power_predictor``
+    (None: none; the power-capped dispatchers need one).
 
     All names are checked (built) before the first simulation, so an unknown name
     fails fast with :class:`~dispatchlab.errors.InputError`."""
@@ -197,7 +210,8 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
     runs = []
     for d in dispatchers:
         for p in predictors:
-            res = Simulation(platform, jobs, built_d[d], built_p[p]).run()
+            res = Simulation(platform, jobs, built_d[d], built_p[p], cap=cap,
+                             power_predictor=power_predictor).run()
             summary = res.summary(tau=t)
             cols = job_columns(submit, res.start, res.end, res.status, tau=t)
             runs.append(Combination(d, p, res.start, res.end, res.status, summary, cols))

@@ -7,16 +7,20 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import (
+    CAP_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
     TAU_OPTION,
     TRACE_ARG,
+    attach_job_power,
     choose_platform,
     console,
     fit_jobs,
     load,
     names_help,
+    power_cap,
+    power_predictor_spec,
 )
 
 
@@ -39,12 +43,16 @@ def study_app() -> None:
 @PLATFORM_OPTIONS
 @READ_OPTIONS
 @SELECT_OPTIONS
+@CAP_OPTIONS
 def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       predictors: tuple[str, ...], out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
                       cores_per_node: int | None, lenient: bool, extra_fields: str, reader: dict,
                       window: str | None, jobs_range: str | None,
-                      fraction: str | None) -> None:
+                      fraction: str | None, cap: str | None, cap_window: str | None,
+                      cap_file: Path | None, power_file: str | None,
+                      power_predictor: str | None,
+                      power_predictor_params: tuple[str, ...]) -> None:
     """Simulate TRACE under every dispatcher x predictor (seed 000, section 5.2)."""
     from rich.table import Table
 
@@ -62,21 +70,26 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                  extra_fields=extra_fields, reader=reader)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     jobs = fit_jobs(jobs, plat)
-    study = run_prediction_study(jobs, plat, d_names, p_names, tau=tau)
+    cap_spec = power_cap(cap, cap_window, cap_file, plat)
+    jobs = attach_job_power(jobs, power_file, plat)
+    ppspec = power_predictor_spec(power_predictor, power_predictor_params)
+    study = run_prediction_study(jobs, plat, d_names, p_names, tau=tau, cap=cap_spec,
+                                 power_predictor=None if ppspec is None else ppspec.build())
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",
                   caption=f"times in seconds; slowdown and bsld (tau = {tau:g} s) are means "
                           "unless noted; W wall-time, D history (data-driven), R real")
     from dispatchlab.metrics.keys import BY_KEY
-    from dispatchlab.study import STUDY_METRICS
-
-    # every declared metric of the study but the counts and p95 bsld (all in study.csv)
-    shown = [k for k in STUDY_METRICS if k not in ("jobs", "rejected", "p95_bsld")]
+    # every declared metric of the study but the counts and p95 bsld (all in study.csv);
+    # with job power, energy and the cap metrics (those the runs report)
+    rows = study.rows()
+    shown = [k for k in rows[0] if k in BY_KEY and k not in ("jobs", "rejected", "p95_bsld")
+             and any(r[k] is not None for r in rows)]
     table.add_column("dispatcher", no_wrap=True)
     table.add_column("pred", no_wrap=True)
     for key in shown:  # headers wrap onto two lines; numbers are never cut
         table.add_column(BY_KEY[key].label, justify="right", min_width=6)
     table.add_column("sim s", justify="right", no_wrap=True)
-    for row in study.rows():
+    for row in rows:
         sim = row["simulate_seconds"]
         table.add_row(row["dispatcher"], predictor_label(row["predictor"]),
                       *(BY_KEY[k].format(row[k]) for k in shown),
