@@ -128,7 +128,8 @@ def test_eurora_preset() -> None:
     cap = p.capacity_matrix()  # columns core, gpu, mic, mem
     assert cap[:32].tolist() == [[16, 0, 2, KB_32GIB]] * 32  # nodes 0-31: MIC
     assert cap[32:].tolist() == [[16, 2, 0, KB_32GIB]] * 32  # nodes 32-63: GPU
-    assert all(nt.idle_power is None and nt.max_power is None for nt in p.node_types)
+    # 400 W per node: PA-HPC-SIM's bound on a node's predicted power (no idle power)
+    assert all(nt.idle_power is None and nt.max_power == 400.0 for nt in p.node_types)
     assert p.queue_ewt == {"debug": 3600, "parallel": 21600, "np_longpar": 86400,
                            "longpar": 86400, "reservation": 1800}
     assert p.ewt("debug") == 3600 and p.ewt("R") is None and p.ewt("R", 1800) == 1800
@@ -166,7 +167,8 @@ def test_grouping_order_and_names(tmp_path: Path) -> None:
 def test_node_with_gpus_and_mics(tmp_path: Path) -> None:
     p = read_eurora_nodes(write(tmp_path / "nodes_x", node_line(0, 4, 1, 1, 10) + "\n"))
     assert p.node_types == (NodeType("gpu-mic-3.4GHz", 1,
-                                     {"core": 4, "gpu": 1, "mic": 1, "mem": 10}),)
+                                     {"core": 4, "gpu": 1, "mic": 1, "mem": 10}, None,
+                                     400.0),)
 
 
 @given(st.lists(st.tuples(st.integers(1, 3), st.integers(0, 2), st.integers(0, 2)),

@@ -272,14 +272,15 @@ def parse_eurora_nodes(text: str, source: str = "<nodes>", name: str | None = No
         if used[tname] > 1:
             tname = f"{tname}-{used[tname]}"
         types.append(NodeType(tname, count, {"core": cores, "gpu": gpus, "mic": mics,
-                                             "mem": mem}))
+                                             "mem": mem}, None, EURORA_NODE_MAX_POWER))
     label = name or PurePosixPath(source.replace("\\", "/")).name
     return Platform(tuple(types), name=label)
 
 
 def read_eurora_nodes(path: str | Path, name: str | None = None) -> Platform:
     """The platform of a PA-HPC-SIM node file, or ``ARCHIVE#MEMBER`` (see the module
-    docstring). No queues: add them with :meth:`Platform.with_queues` and
+    docstring). Every node gets ``max_power`` :data:`EURORA_NODE_MAX_POWER` (400 W,
+    PA-HPC-SIM's per-node bound; the file has no power). No queues: add them with :meth:`Platform.with_queues` and
     :func:`read_system_queues`, or use a platform TOML with ``queues_file``."""
     text, shown = read_source(path, "node file")
     return parse_eurora_nodes(text, shown, name)
