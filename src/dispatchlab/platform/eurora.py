@@ -280,8 +280,9 @@ def parse_eurora_nodes(text: str, source: str = "<nodes>", name: str | None = No
 def read_eurora_nodes(path: str | Path, name: str | None = None) -> Platform:
     """The platform of a PA-HPC-SIM node file, or ``ARCHIVE#MEMBER`` (see the module
     docstring). Every node gets ``max_power`` :data:`EURORA_NODE_MAX_POWER` (400 W,
-    PA-HPC-SIM's per-node bound; the file has no power). No queues: add them with :meth:`Platform.with_queues` and
-    :func:`read_system_queues`, or use a platform TOML with ``queues_file``."""
+    PA-HPC-SIM's per-node bound; the file has no power). No queues: add them with
+    :meth:`Platform.with_queues` and :func:`read_system_queues`, or use a platform TOML
+    with ``queues_file``."""
     text, shown = read_source(path, "node file")
     return parse_eurora_nodes(text, shown, name)
 
