@@ -239,6 +239,6 @@ def run_power(spec: dict[str, Any] | None, jobs, platform):
     want = bool(spec.get("series"))
     columns, series = synthesize_power(jobs, platform, seed=int(spec["synth_seed"]),
                                        period=int(spec.get("period", 20)), series=want)
-    from dataclasses import replace
+    from dispatchlab.power.data import with_power
 
-    return replace(jobs, columns={**jobs.columns, **columns}), series
+    return with_power(jobs, columns), series

@@ -286,14 +286,12 @@ def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
     from dispatchlab.power.predictors import WithPriorHistory, make_power_predictor
 
     if history is not None and prior:
-        from dataclasses import replace
-
+        from dispatchlab.power.data import with_power
         from dispatchlab.power.model import POWER_COLUMNS
 
         history, series = run_power(spec["power"], history, platform)
         rows = np.arange(prior, len(history))
-        jobs = replace(jobs, columns={**jobs.columns,
-                                      **{c: history[c][rows] for c in POWER_COLUMNS}})
+        jobs = with_power(jobs, {c: history[c][rows] for c in POWER_COLUMNS})
     else:
         jobs, series = run_power(spec["power"], jobs, platform)
     out: dict[str, Any] = {"jobs": jobs, "series": series}

@@ -87,6 +87,7 @@ elsewhere) also sends the passes to the reference while it runs.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from array import array
 from bisect import bisect_left, insort
 from typing import ClassVar
@@ -417,6 +418,36 @@ class _PowerCapped(Dispatcher):
             w.compact()
 
     # saf keeps the waiting jobs' order in a sorted list; fcfs needs none
+    def dispatch(self, view: View) -> list[Decision]:
+        """One pass: EASY itself where no cap applies (:meth:`_is_easy`), else the fast
+        pass on the dispatcher's picture, or the plain :meth:`_reference` pass while a
+        power level differs from 1 or when a check is too close to call exactly."""
+        rejects = self._absorb(view)
+        if self._is_easy(view):
+            out = self.easy_.dispatch(view)
+        elif self._scaled:
+            out = self._reference(view)
+        else:
+            try:
+                out = self._fast(view, rejects)
+                self.fast_passes_ += 1
+            except _Ambiguous:
+                out = self._reference(view)
+        self._apply(view, out)
+        return out
+
+    @abstractmethod
+    def _is_easy(self, view: View) -> bool:
+        """Whether this pass is plain EASY's (no cap applies)."""
+
+    @abstractmethod
+    def _fast(self, view: View, rejects: list[int]) -> list[Decision]:
+        """The pass on the dispatcher's picture (:class:`_Ambiguous` if too close)."""
+
+    @abstractmethod
+    def _reference(self, view: View) -> list[Decision]:
+        """The pass as the plain implementation computes it."""
+
     def _order_add(self, j: int) -> None:
         pass
 
@@ -721,21 +752,11 @@ class EasyPC(_PowerCapped):
             s = self._sorted
             del s[bisect_left(s, (self._est1[j] * self._units[j], j))]
 
-    def dispatch(self, view: View) -> list[Decision]:
-        rejects = self._absorb(view)
+    def _is_easy(self, view: View) -> bool:
         if view.cap is None and self.order == "fcfs":
             self._cache = None
-            out = self.easy_.dispatch(view)
-        elif self._scaled:
-            out = self._reference(view)
-        else:
-            try:
-                out = self._fast(view, rejects)
-                self.fast_passes_ += 1
-            except _Ambiguous:
-                out = self._reference(view)
-        self._apply(view, out)
-        return out
+            return True
+        return False
 
     def _reference(self, view: View) -> list[Decision]:
         """The pass as the plain implementation computes it."""
@@ -962,20 +983,8 @@ class Knapsack(_PowerCapped):
             raise InputError(f"value must be wait or stretch, got {self.value!r}",
                              field="value")
 
-    def dispatch(self, view: View) -> list[Decision]:
-        rejects = self._absorb(view)
-        if view.cap is None:
-            out = self.easy_.dispatch(view)
-        elif self._scaled:
-            out = self._reference(view)
-        else:
-            try:
-                out = self._fast(view, rejects)
-                self.fast_passes_ += 1
-            except _Ambiguous:
-                out = self._reference(view)
-        self._apply(view, out)
-        return out
+    def _is_easy(self, view: View) -> bool:
+        return view.cap is None
 
     def _fast(self, view: View, rejects: list[int]) -> list[Decision]:
         """The knapsack pass on the dispatcher's picture: the next job is the first

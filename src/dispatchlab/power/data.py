@@ -125,6 +125,7 @@ __all__ = [
     "read_power_series",
     "read_power_table",
     "series_power",
+    "with_power",
     "write_power",
     "write_power_series",
 ]
@@ -539,7 +540,8 @@ def _first_text(path: Path, size: int = 4096) -> str:
         raise InputError(f"corrupt or unreadable file: {exc}", file=str(path)) from None
 
 
-def _with_power(jobs: JobTable, cols: Mapping[str, np.ndarray]) -> JobTable:
+def with_power(jobs: JobTable, cols: Mapping[str, np.ndarray]) -> JobTable:
+    """A copy of ``jobs`` with the power columns ``cols`` (the others shared)."""
     columns = {**jobs.columns, **{name: cols[name] for name in POWER_COLUMNS}}
     return replace(jobs, columns=columns, resources=dict(jobs.resources),
                    info=replace(jobs.info))
@@ -565,7 +567,7 @@ def attach_power(jobs: JobTable, source: str | Path,
                              f"{split[0]}{ARCHIVE_SEPARATOR}{EURORA_PREDICTIONS_MEMBER}",
                              file=name)
         cols, report = _attach_eurora(jobs, name, text, platform)
-        return _with_power(jobs, cols), report
+        return with_power(jobs, cols), report
     path = Path(source)
     _check_file(path)
     if is_tar_name(path):
@@ -575,7 +577,7 @@ def attach_power(jobs: JobTable, source: str | Path,
                          file=str(path))
     if not _is_parquet(path) and _looks_like_eurora(_first_text(path)):
         cols, report = _attach_eurora(jobs, str(path), _plain_text(path), platform)
-        return _with_power(jobs, cols), report
+        return with_power(jobs, cols), report
     kind, table, where = _read_table(path)
     trace_ids = np.asarray(jobs["job_id"], dtype=np.int64)
     ids = table["job_id"]
@@ -600,7 +602,7 @@ def attach_power(jobs: JobTable, source: str | Path,
     report = PowerDataReport(source=str(path), kind=kind, jobs=n, rows=len(ids),
                              matched=matched, missing=n - matched,
                              unknown_ids=int(np.count_nonzero(~known)))
-    return _with_power(jobs, cols), report
+    return with_power(jobs, cols), report
 
 
 # --------------------------------------------------------------------------------------
