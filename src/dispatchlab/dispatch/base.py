@@ -117,6 +117,9 @@ class Changes(NamedTuple):
     submitted: tuple[int, ...]
     completed: tuple[int, ...]
     reestimated: tuple[int, ...]
+    #: jobs started by the engine itself, not by a dispatcher: a hot start's jobs
+    #: (``Simulation(pinned=...)``), started at their submission on given nodes
+    pinned: tuple[int, ...] = ()
 
 
 class View:
@@ -224,6 +227,32 @@ class View:
             v.flags.writeable = False
             out.append(v)
         return out[0], out[1], out[2]
+
+    @property
+    def job_power(self) -> np.ndarray | None:
+        """The jobs' *real* (measured) power at full level, W per job row (the job
+        table's ``power_mean``, NaN unknown; read-only), or None when the jobs carry no
+        power. Dispatchers that act on measured power (RAPL-like throttling) read it;
+        the others should use :attr:`power_prediction`."""
+        return self._engine.job_power_view
+
+    def node_power(self) -> np.ndarray:
+        """Measured power per node now (W, float64, nodes; read-only): for every running
+        job, its real power times its power level, shared among its nodes in proportion
+        to its units there (jobs of unknown power count 0 W). Node-level platforms
+        only (a DispatchError on counting ones); the jobs must carry power."""
+        return self._engine.node_power()
+
+    def running_power(self) -> float:
+        """The measured power of all running jobs now (W): real power x level, summed
+        (jobs of unknown power count 0 W); the jobs must carry power."""
+        return self._engine.running_power()
+
+    def speed(self, job: int, level: float) -> float:
+        """The speed (work per second, 1 = nominal) the simulation's duration model gives
+        job row ``job`` at power level ``level``: a job throttled to ``level`` from now
+        runs its remaining work ``1 / speed`` times slower."""
+        return self._engine.duration_model.speed(int(job), float(level))
 
     @property
     def changes(self) -> int:

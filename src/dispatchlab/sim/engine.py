@@ -118,6 +118,7 @@ class Simulation:
         duration_model: DurationModel | None = None,
         cap: PowerCap | None = None,
         power_predictor: PowerPredictor | None = None,
+        pinned: dict[int, Allocation | None] | None = None,
     ) -> None:
         check_overrun(overrun)
         self.duration_model = (duration_model or NoSlowdown()).clone()
@@ -226,6 +227,17 @@ class Simulation:
             self.power_std = np.full(n, np.nan)
             self._power_observes = (type(self.power_predictor).observe
                                     is not PowerPredictor.observe)
+        # the jobs' real power at full level (W), for dispatchers that act on measured
+        # power; the per-node picture is cached per (time, running set)
+        from dispatchlab.power.model import has_power
+
+        self.job_power_view: np.ndarray | None = None
+        if has_power(jobs):
+            self.job_power_view = np.asarray(jobs["power_mean"], dtype=np.float64).view()
+            self.job_power_view.flags.writeable = False
+        self._node_power: tuple[int, int, np.ndarray] | None = None
+        self.pinned = self._check_pinned(pinned)
+        self._pinned_started: list[int] = []
         self._woken = False  # a requested wake-up fired at this timestamp
         self._static_estimates: array | None = None
         self._final_expired: set[int] = set()
@@ -288,6 +300,7 @@ class Simulation:
         # the common submission (fits, estimate known in advance), done inline
         enqueue, status, est0 = self.queue.append, self._status, self._est0
         submitted = self._submitted.append
+        pinned = self.pinned
         progress, progress_every = self._progress, max(n // 200, 1)
         never = 1 << 62
         next_sub = 0
@@ -314,7 +327,7 @@ class Simulation:
             while next_sub < n and submit[next_sub] == now:
                 job = next_sub
                 next_sub += 1
-                if static is not None and fits[job]:
+                if static is not None and fits[job] and job not in pinned:
                     self.events += 1
                     est0[job] = static[job]
                     status[job] = STATUS_WAITING
@@ -429,10 +442,17 @@ class Simulation:
             estimate = int(estimate)
         self._est0[job] = estimate
         self._status[job] = STATUS_WAITING
-        self.queue.append(job)
-        self._submitted.append(job)
         if self.power_predictor is not None:
             self._predict_power(job, now)
+        if job in self.pinned:  # a hot start's job: started here, on its given nodes
+            self.queue.append(job)
+            self._start(job, self.pinned[job], who="the hot start")
+            self.queue.remove_jobs([job])
+            self.changes += 1
+            self._pinned_started.append(job)
+            return
+        self.queue.append(job)
+        self._submitted.append(job)
 
     def _predict_power(self, job: int, now: int) -> None:
         p = self.power_predictor.predict(job, now)
@@ -511,11 +531,13 @@ class Simulation:
     def _count_free_cores(self) -> None:
         self.free_cores = int(self._free[:, self._core_k].sum()) if self._core_k >= 0 else 0
 
-    def _start(self, job: int, alloc: Allocation | None) -> None:
+    def _start(self, job: int, alloc: Allocation | None, who: str | None = None) -> None:
         now = self.now
         if self._status[job] != STATUS_WAITING:
             raise DispatchError(f"{self.dispatcher!r} started job "
                                 f"{int(self.jobs['job_id'][job])}, which is not waiting")
+        if who is not None and self.counting:
+            alloc = None
         units = self._units[job]
         if self.counting:
             if units > self.free_cores:
@@ -565,6 +587,8 @@ class Simulation:
             self._completed.clear()
         if self._reestimated:
             self._reestimated.clear()
+        if self._pinned_started:
+            self._pinned_started.clear()
         if not decisions:
             return
         left_queue: list[int] = []
@@ -701,7 +725,68 @@ class Simulation:
     def changes_since_pass(self) -> Changes:
         """Jobs submitted, completed and re-estimated since the dispatcher's last call."""
         return Changes(tuple(self._submitted), tuple(self._completed),
-                       tuple(self._reestimated))
+                       tuple(self._reestimated), tuple(self._pinned_started))
+
+    def node_power(self) -> np.ndarray:
+        """Measured power per node now (W): see :meth:`View.node_power`."""
+        if self.counting:
+            raise DispatchError(f"{self.dispatcher!r} asked for node power on a counting "
+                                "(pooled) platform; it has no nodes")
+        key = (self.now, self._running_version)
+        if self._node_power is not None and self._node_power[:2] == key:
+            return self._node_power[2]
+        watts = self._require_power()
+        out = np.zeros(self._capacity.shape[0], dtype=np.float64)
+        jobs = self.running.columns()[0].tolist()
+        if jobs:
+            allocs = [self.allocations[j] for j in jobs]
+            level = self._level
+            per_unit = [(0.0 if watts[j] != watts[j] else float(watts[j]))
+                        * level.get(j, 1.0) / self._units[j] for j in jobs]
+            nodes = np.concatenate([a.nodes for a in allocs])
+            share = np.concatenate([a.counts * w for a, w in zip(allocs, per_unit,
+                                                                  strict=True)])
+            np.add.at(out, nodes, share)
+        out.flags.writeable = False
+        self._node_power = (*key, out)
+        return out
+
+    def running_power(self) -> float:
+        """The measured power of the running jobs now (W): see :meth:`View.running_power`."""
+        watts = self._require_power()
+        level = self._level
+        total = 0.0
+        for j in self.running.columns()[0].tolist():
+            w = watts[j]
+            if w == w:
+                total += float(w) * level.get(j, 1.0)
+        return total
+
+    def _require_power(self) -> np.ndarray:
+        if self.job_power_view is None:
+            raise DispatchError(f"{self.dispatcher!r} reads measured job power, but the "
+                                "jobs carry none (give job power: --power FILE or a "
+                                "synthetic power file)")
+        return self.job_power_view
+
+    def _check_pinned(self, pinned) -> dict[int, Allocation | None]:
+        """Validate a hot start's pinned jobs: row -> allocation (None on counting
+        platforms); each must fit its nodes' capacity (their freedom at the start is
+        checked when they start)."""
+        if not pinned:
+            return {}
+        out: dict[int, Allocation | None] = {}
+        n = len(self.jobs)
+        for row, alloc in dict(pinned).items():
+            if isinstance(row, bool) or not isinstance(row, int | np.integer) \
+                    or not 0 <= row < n:
+                raise InputError(f"pinned job row {row!r} is not a row of the job table",
+                                 field="pinned")
+            if not self.counting and not isinstance(alloc, Allocation):
+                raise InputError(f"pinned job row {row} needs an Allocation on a "
+                                 "node-level platform", field="pinned")
+            out[int(row)] = alloc
+        return out
 
     def release_profile(self):
         """The running jobs' release profile at now (cached per time and running set;
