@@ -730,8 +730,8 @@ class Simulation:
     def node_power(self) -> np.ndarray:
         """Measured power per node now (W): see :meth:`View.node_power`."""
         if self.counting:
-            raise DispatchError(f"{self.dispatcher!r} asked for node power on a counting "
-                                "(pooled) platform; it has no nodes")
+            raise DispatchError(f"{self.dispatcher!r} asked for node power in counting mode "
+                                "(a core-only platform with one-core units: no placement)")
         key = (self.now, self._running_version)
         if self._node_power is not None and self._node_power[:2] == key:
             return self._node_power[2]
