@@ -186,6 +186,10 @@ class ComponentSpec:
             from dispatchlab.power.predictors import make_power_predictor
 
             return make_power_predictor(self.name, **self.params)
+        if self.kind == "duration-model":
+            from dispatchlab.sim.duration import make_duration_model
+
+            return make_duration_model(self.name, **self.params)
         from dispatchlab.predict import make_predictor
 
         return make_predictor(self.name, **self.params)

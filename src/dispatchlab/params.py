@@ -103,7 +103,7 @@ def comparable_params(params: dict[str, Any]) -> dict[str, Any]:
 
 def component_registry(kind: str) -> tuple[dict[str, type], type]:
     """The registry and base class of a component kind: ``dispatcher``, ``predictor``,
-    ``allocator``, ``ordering`` or ``power-predictor``."""
+    ``allocator``, ``ordering``, ``power-predictor`` or ``duration-model``."""
     if kind == "dispatcher":
         from dispatchlab.dispatch import DISPATCHERS, Dispatcher
 
@@ -125,6 +125,10 @@ def component_registry(kind: str) -> tuple[dict[str, type], type]:
         from dispatchlab.power.predictors import POWER_PREDICTORS
 
         return POWER_PREDICTORS, PowerPredictor
+    if kind == "duration-model":
+        from dispatchlab.sim.duration import DURATION_MODELS, DurationModel
+
+        return DURATION_MODELS, DurationModel
     raise ValueError(f"unknown component kind {kind!r}")
 
 

@@ -75,7 +75,8 @@ _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
                "machine_size", "load", "slices", "format", "submit_from", "timezone",
                "columns",
-               "unstarted", "running", "procs_per_node"}
+               "unstarted", "running", "procs_per_node", "hot_start", "arrival",
+               "arrival_window", "burst_size"}
 #: Reader options of a trace file entry (``load_trace``'s ``format`` and
 #: ``reader_options``), checked against the format's reader when the format is given.
 _READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
@@ -84,6 +85,10 @@ _SELECTIONS = ("jobs", "window", "fraction", "sample_jobs")
 _PLATFORM_KEYS = {"label", "cores", "nodes", "cores_per_node", "file", "builtin",
                   "allocator"}
 _COMPONENT_KEYS = {"label", "name", "params"}
+#: a dispatcher entry may also name the run's duration model (seed 004's throttling)
+_DISPATCHER_KEYS = _COMPONENT_KEYS | {"duration_model"}
+#: the arrival patterns of ``generate = "eurora"`` (seed 004's synthetic instances)
+_ARRIVALS = ("uniform", "left-skewed", "burst")
 _EXCLUDE_KEYS = {"trace", "platform", "dispatcher", "predictor", "seed", "cap",
                  "power_predictor"}
 _SEED_PARAMS = ("seed", "random_state")
@@ -183,6 +188,10 @@ def _maker(kind: str) -> tuple[dict[str, type], Any]:
         from dispatchlab.power.predictors import POWER_PREDICTORS, make_power_predictor
 
         return POWER_PREDICTORS, make_power_predictor
+    if kind == "duration-model":
+        from dispatchlab.sim.duration import DURATION_MODELS, make_duration_model
+
+        return DURATION_MODELS, make_duration_model
     from dispatchlab.predict import PREDICTORS, make_predictor
 
     return PREDICTORS, make_predictor
@@ -317,17 +326,41 @@ def _generated_trace(where: _Where, base: Path, t: dict,
     generate = t["generate"]
     if "path" in t:
         raise where.error("give either path (a real trace) or generate, not both", entry)
-    if generate not in ("fitted", "lublin"):
-        raise where.error(f"generate must be 'fitted' or 'lublin', got {generate!r}", entry)
+    if generate not in ("fitted", "lublin", "eurora"):
+        raise where.error(f"generate must be 'fitted', 'lublin' or 'eurora', got "
+                          f"{generate!r}", entry)
     jobs = _typed(where, t, "jobs", int, entry)
     if jobs is None or jobs < 1:
         raise where.error("a generated trace needs jobs = N >= 1", entry)
     allowed = {"label", "generate", "jobs"} | (
         {"like", "lenient", "extra_fields"} if generate == "fitted"
+        else {"arrival", "arrival_window", "burst_size"} if generate == "eurora"
         else {"machine_size", "load"})
     for key in sorted(set(t) - allowed):
         raise where.error(f"{key} does not apply to generate = {generate!r}", entry)
     out: dict[str, Any] = {"generate": generate, "jobs": jobs}
+    if generate == "eurora":  # seed 004's synthetic instances on the Eurora machine
+        window = _typed(where, t, "arrival_window", int, entry)
+        if window is None or window < 1:
+            raise where.error("generate = 'eurora' needs arrival_window = SECONDS >= 1 "
+                              "(jobs arrive in [0, arrival_window))", entry)
+        arrival = _typed(where, t, "arrival", str, entry, "uniform")
+        if arrival not in _ARRIVALS:
+            from dispatchlab.suggest import did_you_mean
+
+            raise where.error(f"arrival must be one of {', '.join(_ARRIVALS)}, got "
+                              f"{arrival!r}{did_you_mean(arrival, _ARRIVALS)}", entry)
+        out.update(arrival_window=window, arrival=arrival)
+        label = f"eurora-{jobs}-{window}s-{arrival}"
+        if arrival == "burst":
+            size = _typed(where, t, "burst_size", int, entry)
+            if size is None or size < 1:
+                raise where.error("arrival = 'burst' needs burst_size = N >= 1", entry)
+            out["burst_size"] = size
+            label += f"{size}"
+        elif "burst_size" in t:
+            raise where.error("burst_size applies to arrival = 'burst' only", entry)
+        return out, None, label
     if generate == "lublin":
         procs = _typed(where, t, "machine_size", int, entry)
         if procs is None or procs < 2:
@@ -506,11 +539,51 @@ def companion_files(path: Path) -> list[Path]:
     return [] if found is None else [found]
 
 
+def _expand_members(where: _Where, base: Path, tables: list) -> list:
+    """Trace entries whose ``path`` is ``ARCHIVE#PATTERN`` with a glob pattern (``*``,
+    ``?``, ``[``) become one entry per archive member matching it (the pattern is
+    matched against each member's full name and its ``/``-separated tails), in name
+    order; each is labelled ``LABEL-STEM`` (``LABEL``: the entry's label, default the
+    pattern's folder). So ``path = "Eurora.tar.gz#historical_traces/100/*.log_crypt"``
+    is every 100-job Eurora instance. A pattern that matches nothing is an error."""
+    import fnmatch
+
+    out = []
+    for i, t in enumerate(tables):
+        text = t.get("path") if isinstance(t, dict) else None
+        if not isinstance(text, str) or "#" not in text or _resolve(base, text).exists():
+            out.append(t)
+            continue
+        archive_text, _, pattern = text.partition("#")
+        if not any(c in pattern for c in "*?["):
+            out.append(t)
+            continue
+        entry = f"traces[{i}]"
+        archive = _existing_file(where, _resolve(base, archive_text), "trace archive", entry)
+        from dispatchlab.workload.eurora import archive_members
+
+        try:
+            members = archive_members(archive)
+        except InputError as exc:
+            raise where.error(exc.message, entry) from None
+        hits = sorted(m for m in members
+                      if any(fnmatch.fnmatchcase("/".join(m.split("/")[k:]), pattern)
+                             for k in range(m.count("/") + 1)))
+        if not hits:
+            raise where.error(f"no member of {archive.name} matches {pattern!r}", entry)
+        prefix = t.get("label") or Path(pattern).parent.name or archive.stem
+        for m in hits:
+            stem = Path(m).name.split(".")[0]
+            out.append({**t, "path": f"{archive_text}#{m}", "label": f"{prefix}-{stem}"})
+    return out
+
+
 def _trace(where: _Where, base: Path, table: Any, i: int,
            sums: dict[Path, str]) -> dict[str, Any]:
     """One ``[[traces]]`` entry: label, file, options, input files and checksum."""
     entry = f"traces[{i}]"
-    t = _check_keys(where, table, _TRACE_KEYS, entry)
+    t = dict(_check_keys(where, table, _TRACE_KEYS, entry))
+    hot = t.pop("hot_start", None)
     if t.get("generate") is not None:
         if "slices" in t:
             raise where.error("slices apply to trace files (path = ...), not to "
@@ -518,6 +591,12 @@ def _trace(where: _Where, base: Path, table: Any, i: int,
         options, path, default_label = _generated_trace(where, base, t, entry)
     else:
         options, path, default_label = _file_trace(where, base, t, entry)
+    if hot is not None:  # only when given: other traces keep their run keys
+        if isinstance(hot, bool) or not isinstance(hot, int | float) or not 0 <= hot <= 1:
+            raise where.error(f"hot_start must be a share of the nodes in [0, 1], got "
+                              f"{hot!r}", entry)
+        options["hot_start"] = float(hot)
+        default_label += f"-hs{float(hot) * 100:g}"
     inputs = {}
     member = options.get("member")  # in the configuration: members of one archive differ
     if path is not None:
@@ -662,7 +741,8 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     from dispatchlab.params import canonical_name, is_own_class_name
 
     entry = f"{kind.replace('-', '_')}s[{i}]"
-    t = _check_keys(where, table, _COMPONENT_KEYS, entry)
+    t = _check_keys(where, table, _DISPATCHER_KEYS if kind == "dispatcher"
+                    else _COMPONENT_KEYS, entry)
     typed = _typed(where, t, "name", str, entry)
     if typed is None:
         raise where.error(f"a {kind} needs name = \"...\"", entry)
@@ -683,10 +763,37 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     shown = typed if is_own_class_name(typed) else name
     default_label = shown if not params else shown + "(" + ",".join(
         f"{k}={v}" for k, v in sorted(params.items())) + ")"
-    return {"label": _label(where, t, entry, default_label), "name": name, "params": params,
-            "full": jsonable(full), "seeded": seeded, "accepts": sorted(full),
-            "inputs": inputs, "code": code,
-            "needs_power": bool(getattr(component, "needs_power", False))}
+    out = {"label": _label(where, t, entry, default_label), "name": name, "params": params,
+           "full": jsonable(full), "seeded": seeded, "accepts": sorted(full),
+           "inputs": inputs, "code": code,
+           "needs_power": bool(getattr(component, "needs_power", False))}
+    if "duration_model" in t:
+        out["duration_model"] = _duration_model(where, base, t["duration_model"],
+                                                f"{entry}.duration_model")
+    return out
+
+
+def _duration_model(where: _Where, base: Path, value: Any, entry: str) -> dict[str, Any]:
+    """A dispatcher entry's ``duration_model``: a spec in the component grammar
+    (``"factor:f=0.5"``) or a table ``{name = "...", params = {...}}``."""
+    if isinstance(value, str):
+        from dispatchlab.components import parse_component
+
+        try:
+            spec = parse_component(value, "duration-model", option=entry)
+        except InputError as exc:
+            raise where.error(exc.message, entry) from None
+        value = {"name": spec.name, "params": dict(spec.params)}
+    if not isinstance(value, dict):
+        raise where.error(f"duration_model must be a spec (\"factor:f=0.5\") or a table "
+                          f"{{name = ..., params = {{...}}}}, got {value!r}", entry)
+    comp = _component(where, base, {"name": value.get("name"), **(
+        {"params": value["params"]} if "params" in value else {})}, 0, "duration-model")
+    unknown = set(value) - {"name", "params"}
+    if unknown:
+        raise where.error(f"unknown key(s) {', '.join(sorted(unknown))} in duration_model",
+                          entry)
+    return comp
 
 
 def _default_predictor() -> dict[str, Any]:
@@ -901,7 +1008,8 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
     base = p.parent
     sums: dict[Path, str] = {}
     traces = [_trace(where, base, t, i, sums)
-              for i, t in enumerate(_list(where, doc, "traces", True))]
+              for i, t in enumerate(_expand_members(where, base,
+                                                    _list(where, doc, "traces", True)))]
     platforms = [_platform(where, base, t, i)
                  for i, t in enumerate(_list(where, doc, "platforms", False))] or [
         {"label": "trace", "spec": {"from_trace": True}, "inputs": {}}]
@@ -954,6 +1062,8 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
     }
     if head.max_wall is not None:  # only when set: other configurations keep their keys
         config["max_wall"] = head.max_wall
+    if di.get("duration_model") is not None:  # likewise
+        config["duration_model"] = _component_config(di["duration_model"], seed)
     if power is not None and power.spec is not None:  # likewise: campaigns with [power]
         config["power"] = power.spec
         config["cap"] = None if cap is None else cap["spec"]
@@ -1007,6 +1117,10 @@ def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: d
                        "params": {**di["params"], **dict.fromkeys(di["seeded"], seed)}},
         "predictor": {"label": pr["label"], "name": pr["name"],
                       "params": {**pr["params"], **dict.fromkeys(pr["seeded"], seed)}},
+        "duration_model": None if di.get("duration_model") is None else {
+            "name": di["duration_model"]["name"],
+            "params": {**di["duration_model"]["params"],
+                       **dict.fromkeys(di["duration_model"]["seeded"], seed)}},
         "power": config.get("power"),
         "cap": None if cap is None else {"label": cap["label"], "spec": cap["spec"]},
         "power_predictor": None if pp is None else {

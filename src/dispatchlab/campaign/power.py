@@ -11,6 +11,12 @@ builds from them (job power columns, the cap, the power predictor).
   drawn for *each run's own job table* (after slicing and selection) with seed ``S``
   on the run's platform: the same workload always gets the same power, and a
   workload's power does not depend on the rest of the trace (ours).
+* ``from_workload = true``: the jobs carry their own power (``generate = "eurora"``
+  instances, seed 004's synthetic workloads).
+* ``cap_base = "bf-peak"`` (seed 004): every cap value is a share of the peak power of a
+  reference ``bf`` run of the same workload without a cap, computed and cached inside
+  the worker (:func:`dispatchlab.campaign.worker._scaled_to_reference`); default
+  ``"max-dynamic-power"``: the platform's ``max_dynamic_power``.
 * ``series = true`` (with ``synth_seed``): also draw the per-job power series at
   ``period`` seconds (default 20, seed 003's) and compute the cap-window metrics from
   the sampled platform power (see :mod:`dispatchlab.power.accounting`).
@@ -51,8 +57,9 @@ from typing import Any
 
 from dispatchlab.errors import InputError
 
-_POWER_KEYS = {"file", "synth_seed", "series", "period", "caps", "window", "window_from",
-               "history_jobs"}
+_POWER_KEYS = {"file", "synth_seed", "from_workload", "series", "period", "caps", "window",
+               "window_from", "history_jobs", "cap_base"}
+_CAP_BASES = ("max-dynamic-power", "bf-peak")
 _CAP_KEYS = {"label", "value", "window", "file"}
 _WINDOW_FROM = ("trace", "measure")
 
@@ -96,10 +103,18 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
     t = _check_keys(where, doc["power"], _POWER_KEYS, entry)
     spec: dict[str, Any] = {}
     inputs: dict[str, str] = {}
-    if ("file" in t) == ("synth_seed" in t):
-        raise where.error("give one power source: file = \"...\" (job power data) or "
-                          "synth_seed = S (synthetic power)", entry)
-    if "file" in t:
+    sources = [k for k in ("file", "synth_seed", "from_workload") if k in t]
+    if len(sources) != 1:
+        raise where.error("give one power source: file = \"...\" (job power data), "
+                          "synth_seed = S (synthetic power) or from_workload = true (the "
+                          "jobs carry their power, as generate = 'eurora' instances)", entry)
+    if "from_workload" in t:
+        if _typed(where, t, "from_workload", bool, entry) is not True:
+            raise where.error("from_workload must be true (or left out)", entry)
+        spec["from_workload"] = True
+        if t.get("series"):
+            raise where.error("series = true needs synth_seed", entry)
+    elif "file" in t:
         text = _typed(where, t, "file", str, entry)
         from dispatchlab.platform.eurora import split_archive
 
@@ -128,6 +143,18 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
         raise where.error(f"window_from must be one of {', '.join(_WINDOW_FROM)}, got "
                           f"{window_from!r}", entry)
     caps = cap_entries(where, base, t.get("caps"), window, window_from)
+    cap_base = _typed(where, t, "cap_base", str, entry, "max-dynamic-power")
+    if cap_base not in _CAP_BASES:
+        raise where.error(f"cap_base must be one of {', '.join(_CAP_BASES)}, got "
+                          f"{cap_base!r}", entry)
+    if cap_base == "bf-peak":  # only when set: other campaigns keep their configuration
+        spec["cap_base"] = cap_base
+        for c in caps:
+            v = None if c["spec"] is None else c["spec"].get("value")
+            if c["spec"] is not None and not (isinstance(v, float) and 0 < v <= 1):
+                raise where.error(f"with cap_base = 'bf-peak' every cap is a share of the "
+                                  f"reference peak in (0, 1] (or \"none\"), got cap "
+                                  f"{c['label']!r}", entry)
     return {"spec": spec, "inputs": inputs, "caps": caps}
 
 
@@ -228,6 +255,14 @@ def build_cap(spec: dict[str, Any] | None, platform, jobs, measured_first: int |
 def run_power(spec: dict[str, Any] | None, jobs, platform):
     """``(jobs with power columns, job series or None)`` for a run's ``power`` spec."""
     if spec is None:
+        return jobs, None
+    if spec.get("from_workload"):
+        from dispatchlab.power.model import has_power
+
+        if not has_power(jobs):
+            raise InputError("[power] from_workload = true, but the run's jobs carry no "
+                             "power columns (give file = ... or synth_seed = ...)",
+                             field="power")
         return jobs, None
     if "file" in spec:
         from dispatchlab.power.data import attach_power

@@ -133,6 +133,13 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
     from dispatchlab.workload.clean import clean, select
 
     generate = trace.get("generate")
+    if generate == "eurora":  # seed 004's synthetic instances (ours: see eurora_synth)
+        from dispatchlab.workload.eurora_synth import eurora_instance
+
+        table = eurora_instance(trace["jobs"], trace["arrival_window"],
+                                arrival=trace.get("arrival", "uniform"), seed=seed,
+                                burst_size=trace.get("burst_size"))
+        return clean(table, copy=False).compact(), None, 0
     if generate == "lublin":
         from dispatchlab.workload.lublin import lublin_model
 
@@ -311,6 +318,57 @@ def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
     return out
 
 
+#: reference peaks (W) of the worker's workloads, see :func:`_scaled_to_reference`
+_PEAKS: OrderedDict[str, float] = OrderedDict()
+
+
+def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
+                         pinned) -> Any:
+    """The run's cap with ``cap_base = "bf-peak"`` (seed 004): each step's value is read
+    as a share of the peak platform power of one *reference* run of the same workload:
+    ``bf`` (PA-HPC-SIM's power-aware EASY) without a cap, with the run's predictor and
+    power predictor, hot-start jobs included in the run but left out of the peak (they
+    are not the workload's). The campaign stored the cap as a fraction of the
+    platform's ``max_dynamic_power``; it is divided back out here. The reference is
+    computed inside the worker and cached per workload (the configuration without
+    dispatcher, duration model and cap), so runs stay independent of each other."""
+    import json
+
+    from dispatchlab.power.accounting import platform_power
+    from dispatchlab.power.cap import PowerCap
+    from dispatchlab.sim import Simulation
+
+    config = {k: v for k, v in spec["config"].items()
+              if k not in ("dispatcher", "duration_model", "cap", "repetition")}
+    key = json.dumps(config, sort_keys=True, default=str)
+    if key not in _PEAKS:
+        from dispatchlab.dispatch import make_dispatcher
+        from dispatchlab.predict import make_predictor
+
+        pp = power.get("power_predictor")
+        ref = Simulation(platform, jobs, make_dispatcher("bf"),
+                         make_predictor(spec["predictor"]["name"],
+                                        **spec["predictor"]["params"]),
+                         overrun=spec["overrun"], pinned=pinned,
+                         power_predictor=None if pp is None else pp.clone()).run()
+        if pinned:  # the hot start's dummy jobs are not part of the budget base
+            keep = np.ones(len(jobs), dtype=bool)
+            keep[list(pinned)] = False
+            ref.start = np.where(keep, ref.start, -1)
+        _, watts = platform_power(ref)
+        _PEAKS[key] = float(watts.max()) if len(watts) else 0.0
+        while len(_PEAKS) > 64:
+            _PEAKS.popitem(last=False)
+    peak = _PEAKS[key]
+    if peak <= 0:
+        raise InputError("the reference bf run draws no power: cap_base = 'bf-peak' needs "
+                         "job power", field="cap_base")
+    base = platform.dynamic_power_base
+    cap = power["cap"]
+    return PowerCap.from_steps([(t, None if w is None else w / base * peak)
+                                for t, w in cap.steps])
+
+
 def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one simulation from its spec; see the module docstring for the outcome."""
     t0 = time.perf_counter()
@@ -337,8 +395,21 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         power = _power_inputs(spec, jobs, platform, history, prior)
         jobs = power.pop("jobs")
         series = power.pop("series")
+        pinned = None
+        if spec["trace"].get("hot_start") is not None:
+            from dispatchlab.workload.hotstart import add_hot_start
+
+            jobs, pinned = add_hot_start(jobs, platform, spec["trace"]["hot_start"])
+        if power.get("cap") is not None and (spec.get("power") or {}).get(
+                "cap_base") == "bf-peak":
+            power["cap"] = _scaled_to_reference(spec, power, jobs, platform, pinned)
+        dm = spec.get("duration_model")
+        if dm is not None:
+            from dispatchlab.sim.duration import make_duration_model
+
+            power["duration_model"] = make_duration_model(dm["name"], **dm["params"])
         sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"],
-                         max_wall=spec.get("max_wall"), **power)
+                         max_wall=spec.get("max_wall"), pinned=pinned, **power)
         result = sim.run()
         if series is not None:  # cap-window metrics on the sampled platform power
             from dispatchlab.power.data import match_power_series

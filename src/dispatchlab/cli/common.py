@@ -435,3 +435,55 @@ def attach_job_power(jobs, power_file: str | None, platform):
     jobs, report = attach_power(jobs, power_file, platform)
     print(f"note: power: {report.describe()}", file=sys.stderr)
     return jobs
+
+
+#: the throttling options of power-capping runs (seed 004)
+THROTTLE_OPTIONS = options(
+    click.option("--duration-model", default=None, metavar="SPEC",
+                 help="how a job's power level stretches its remaining run time: none | "
+                      "factor:f=F (D' = max(1, F/M) D, F in [0, 1]) | mixed:profile="
+                      "dynshare|dvfs (a per-job F by application type) | cpi (seed 004 "
+                      "eq. 4); default none"),
+    click.option("--hot-start", type=float, default=None, metavar="SHARE",
+                 help="start with this share (0-1) of the nodes busy with short dummy jobs "
+                      "(seed 004's hot start; they are left out of the job metrics)"),
+)
+
+
+def duration_model_spec(text: str | None):
+    """The duration model of ``--duration-model SPEC`` (None without the option)."""
+    if text is None:
+        return None
+    from dispatchlab.components import parse_component
+
+    return parse_component(text, "duration-model", option="--duration-model")
+
+
+def check_power_inputs(dispatcher, cap, jobs, power_predictor) -> None:
+    """A power-capping dispatcher (``needs_cap``) without a cap, or one that reads
+    measured job power (``needs_job_power``) on jobs without power: one clear error."""
+    name = getattr(dispatcher, "name", type(dispatcher).__name__)
+    if getattr(dispatcher, "needs_cap", False) and cap is None:
+        raise InputError(f"dispatcher {name!r} caps power: give a power cap (--cap or "
+                         "--cap-file)", field="--cap")
+    if getattr(dispatcher, "needs_job_power", False):
+        from dispatchlab.power.model import has_power
+
+        if not has_power(jobs):
+            raise InputError(f"dispatcher {name!r} reads the jobs' measured power: give job "
+                             "power data (--power FILE, e.g. from 'dispatchlab power "
+                             "synth')", field="--power")
+    if getattr(dispatcher, "needs_power", False) and power_predictor is None:
+        raise InputError(f"dispatcher {name!r} needs job power predictions: give a power "
+                         "predictor (--power-predictor, e.g. real or history)",
+                         field="--power-predictor")
+
+
+def apply_hot_start(jobs, platform, share: float | None):
+    """``--hot-start SHARE``: the jobs with the hot start's dummy jobs added, and the
+    rows the engine pins to their nodes (``(jobs, None)`` without the option)."""
+    if share is None:
+        return jobs, None
+    from dispatchlab.workload.hotstart import add_hot_start
+
+    return add_hot_start(jobs, platform, share)

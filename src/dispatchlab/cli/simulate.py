@@ -15,13 +15,17 @@ from dispatchlab.cli.common import (
     READ_OPTIONS,
     SELECT_OPTIONS,
     TAU_OPTION,
+    THROTTLE_OPTIONS,
     TRACE_ARG,
     allocator_names,
+    apply_hot_start,
     attach_job_power,
     check_overrun,
+    check_power_inputs,
     choose_platform,
     console,
     dispatcher_spec,
+    duration_model_spec,
     fit_jobs,
     load,
     names_help,
@@ -84,6 +88,7 @@ def _load_notes(jobs, summary: dict) -> list[str]:
                    "from 'dispatchlab power synth --series'; needs --power): the cap "
                    "metrics use the platform power sampled every 20 s from them, and "
                    "--out writes it to platform_power.parquet")
+@THROTTLE_OPTIONS
 @OVERRUN_OPTION
 @TAU_OPTION
 @click.option("--measure", default="all", show_default=True,
@@ -113,7 +118,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              skip: bool, cap: str | None, cap_window: str | None, cap_file: Path | None,
              power_file: str | None, power_predictor: str | None,
              power_predictor_params: tuple[str, ...], power_series: Path | None,
-             overrun: str,
+             duration_model: str | None, hot_start: float | None, overrun: str,
              tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -153,9 +158,14 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     jobs = attach_job_power(jobs, power_file, plat)
     job_series = read_job_series(power_series, jobs, power_file)
     ppspec = power_predictor_spec(power_predictor, power_predictor_params)
-    sim = Simulation(plat, jobs, dspec.build(), pspec.build(), overrun=overrun, cap=cap_spec,
+    dmodel = duration_model_spec(duration_model)
+    dispatcher_obj = dspec.build()
+    check_power_inputs(dispatcher_obj, cap_spec, jobs, ppspec)
+    jobs, pinned = apply_hot_start(jobs, plat, hot_start)
+    sim = Simulation(plat, jobs, dispatcher_obj, pspec.build(), overrun=overrun, cap=cap_spec,
                      power_predictor=None if ppspec is None else ppspec.build(),
-                     progress=update, max_wall=max_wall)
+                     duration_model=None if dmodel is None else dmodel.build(),
+                     pinned=pinned, progress=update, max_wall=max_wall)
     if progress is not None:
         with progress:
             result = sim.run()
