@@ -1234,3 +1234,87 @@ def wait_by_size_class(procs: Mapping[str, Mapping[str, np.ndarray]],
                                 for m in methods], **_LEGEND_KW)
     fig.suptitle(title or "Wait per job size class (jobs of all runs pooled)")
     return fig
+
+
+# ----------------------------------------------------------- seed 004 power capping
+def budget_bsld_bars(bsld: Mapping[str, Mapping[str, np.ndarray]], *,
+                     title: str | None = None, log: bool = True,
+                     groups: Mapping[str, str] | None = None,
+                     colours: Mapping[str, str] | None = None) -> Figure:
+    """Mean BSLD per power budget and method (seed paper 004, Figures 2-5; lower is
+    better).
+
+    ``bsld`` maps a budget label (e.g. ``"50%"``, in the order to draw) to a mapping
+    method label (e.g. ``"dec"``, ``"dynshare-0.5"``) -> one value per run (workload
+    instance): the run's mean BSLD (seed 004 eq. 3, ``mean_power_bsld``). One group of
+    bars per budget, one bar per method (the mean over runs; NaN runs, e.g. failed
+    ones, left out), the runs as dots over their bar. ``log``: a log y axis (the
+    seed's values span orders of magnitude at tight budgets)."""
+    data, methods = _nested(bsld, "budget_bsld_bars")
+    col = _colouring(methods, groups, colours)
+    budgets = list(data)
+    n = len(methods)
+    width = min(0.8 / max(n, 1), 0.22)
+    fig = Figure(figsize=(max(6.0, 1.0 + len(budgets) * (n * width + 0.5) * 1.3) + 1.8, 4.6),
+                 layout="constrained")
+    ax = fig.subplots()
+    for k, m in enumerate(methods):
+        xs, means = [], []
+        for b, budget in enumerate(budgets):
+            y = data[budget].get(m)
+            if y is None or not np.isfinite(y).any():
+                continue
+            x = b + (k - (n - 1) / 2) * width
+            xs.append(x)
+            means.append(float(np.nanmean(y)))
+            _dots(ax, x, y, col.of(m), spread=width * 2.0)
+        ax.bar(xs, means, width=width * 0.92, color=col.of(m), edgecolor="black",
+               linewidth=0.5, alpha=0.75, label=m, zorder=2, gid=f"bars-{m}")
+    ax.set_xticks(range(len(budgets)))
+    ax.set_xticklabels(budgets)
+    ax.set_xlabel("power budget")
+    ax.set_ylabel("mean BSLD (seed 004 eq. 3)")
+    if log:
+        ax.set_yscale("log")
+    ax.grid(axis="y", alpha=0.3)
+    handles = [Patch(facecolor=col.of(m), edgecolor="black", linewidth=0.5, alpha=0.75,
+                     label=m) for m in methods]
+    ax.legend(handles=handles, **_LEGEND_KW)
+    ax.set_title(title or "BSLD by power budget")
+    return fig
+
+
+def power_against_budget(power: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                         budget: tuple[np.ndarray, np.ndarray], *,
+                         title: str | None = None, origin: int = 0,
+                         groups: Mapping[str, str] | None = None,
+                         colours: Mapping[str, str] | None = None) -> Figure:
+    """Platform power over time against the power budget (seed paper 004, Figure 1b
+    style): one step line per method from ``power`` (label -> ``(times, watts)``,
+    right-continuous steps as :func:`dispatchlab.power.accounting.platform_power`
+    gives), the budget as a black dashed step line (``(times, watts)``, NaN where
+    there is none). Times in hours from ``origin`` (s)."""
+    if not power:
+        raise InputError("power_against_budget needs at least one labelled power series")
+    labels = list(power)
+    col = _colouring(labels, groups, colours)
+    fig = Figure(figsize=(9.5, 4.4), layout="constrained")
+    ax = fig.subplots()
+    end = max((int(t[-1]) for t, _ in power.values() if len(t)), default=origin)
+    for m in labels:
+        t, w = (np.asarray(a) for a in power[m])
+        if not len(t):
+            continue
+        ax.step((np.append(t, end) - origin) / 3600, np.append(w, w[-1]) / 1000,
+                where="post", color=col.of(m), linewidth=1.3, label=m, gid=f"power-{m}")
+    bt, bw = (np.asarray(a, dtype=np.float64) for a in budget)
+    if len(bt):
+        ax.step((np.append(bt, max(end, bt[-1])) - origin) / 3600,
+                np.append(bw, bw[-1]) / 1000, where="post", color="black", linestyle="--",
+                linewidth=1.4, label="budget", gid="budget")
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("platform power (kW)")
+    ax.grid(alpha=0.3)
+    ax.legend(**_LEGEND_KW)
+    ax.set_title(title or "platform power against the budget")
+    return fig

@@ -835,6 +835,10 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             "grouped by campaign, trace, platform and full configuration; only the seeds, "
             "slices and repetitions of one configuration are pooled (in the job box "
             "plots). Colours: one per predictor, the same in every figure."))
+        if any(r.get("dispatcher_name") in SEED004_METHODS and r.get("cap") is not None
+               for r in done):
+            parts.append("<h2>Power capping by scheduling and by throttling (seed 004)</h2>")
+            parts.append(_seed004_section(con, done))
         if any(r.get("cap") is not None for r in done):
             parts.append("<h2>Power caps (seed 003)</h2>")
             parts.append(_power_section(con, done, _power_baseline(done, asked),
@@ -866,6 +870,125 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     path = out / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+#: the dispatchers of seed 004 (registered names): their runs get the seed 004 section
+SEED004_METHODS = ("ls", "dec", "bf", "dvfs", "rapl-simple", "rapl-dynshare", "dec-rapl")
+
+
+def _family(trace: str) -> str:
+    """The instance family of a trace label: the text before ``/`` (campaign traces
+    expanded from ``ARCHIVE#PATTERN`` are labelled ``LABEL/MEMBER``), else the label."""
+    return str(trace).split("/", 1)[0]
+
+
+def _seed004_section(con, runs: list[dict[str, Any]]) -> str:
+    """Seed 004's figures from the runs of its methods: per instance family and platform
+    (the instances of one family, seeds or archive members, pooled), the mean BSLD per
+    budget and method, the time above the budget per method, and the platform power
+    against the budget of one workload (when series are stored)."""
+    from dispatchlab import plots
+
+    mine = [r for r in runs if r.get("dispatcher_name") in SEED004_METHODS]
+    out = _note(
+        "Runs of seed 004's methods (ls, dec, bf, dvfs, rapl-simple, rapl-dynshare, "
+        "dec-rapl), one method per dispatcher label (the label carries the duration "
+        "model, e.g. dynshare-0.5). BSLD is seed 004's eq. 3 (mean_power_bsld: "
+        "(wait + effective run) / max(300 s, unstretched run), at least 1). Instances of "
+        "one family (a trace entry's seeds, or the members of one archive pattern) are "
+        "pooled: the bar is the mean over instances of each run's mean BSLD, the dots "
+        "the instances. Time above the budget: share of the cap window's time with the "
+        "platform power above the budget (measured, with every job at its power level).")
+    order = {d: k for k, d in enumerate(dict.fromkeys(r["dispatcher"] for r in mine))}
+    colours = plots.colour_map(list(order))
+    fams = dict.fromkeys((_family(r["trace"]), r["platform"]) for r in mine)
+    for fam, platform in fams:
+        members = [r for r in mine if (_family(r["trace"]), r["platform"]) == (fam, platform)]
+        caps = sorted({r["cap"] for r in members if r.get("cap") is not None},
+                      key=_cap_order, reverse=True)
+        out += f"<h3>{html.escape(fam)} on {html.escape(str(platform))}</h3>\n"
+
+        def per_cap(metric: str, members=members, caps=caps) -> dict[str, dict[str, Any]]:
+            values: dict[str, dict[str, list[float]]] = {}
+            for r in sorted(members, key=lambda r: order[r["dispatcher"]]):
+                if r.get("cap") is None:
+                    continue
+                values.setdefault(r["cap"], {}).setdefault(r["dispatcher"], []).append(
+                    _num(r.get(metric)))
+            return {c: {m: np.asarray(v) for m, v in values[c].items()} for c in caps
+                    if c in values and any(np.isfinite(v).any() for v in values[c].values())}
+
+        bsld = per_cap("mean_power_bsld")
+        if bsld:
+            out += _figure(plots.budget_bsld_bars(bsld, colours=colours,
+                                                  title=f"{fam}: BSLD by power budget"),
+                           "BSLD by budget", "Mean BSLD (seed 004 eq. 3) per power budget "
+                           "and method (seed 004 Figures 2-5; lower is better).")
+            rows = []
+            for c, per in bsld.items():
+                cells = "".join(f"<td>{_fmt(float(np.nanmean(v)))}</td>"
+                                if np.isfinite(v).any() else "<td>-</td>"
+                                for v in (per.get(m, np.array([np.nan])) for m in order))
+                rows.append(f"<tr><td>{html.escape(c)}</td>{cells}</tr>")
+            head = "".join(f"<th>{html.escape(m)}</th>" for m in order)
+            out += (f"<table><thead><tr><th>budget</th>{head}</tr></thead><tbody>"
+                    + "".join(rows) + "</tbody></table>\n")
+        above = per_cap("cap_time_above_share")
+        if above:
+            out += _figure(plots.time_above_cap(above, colours=colours),
+                           "time above the budget",
+                           "Share of the run's time with the platform power above the "
+                           "budget, one dot per instance, black bar: mean. Scheduling "
+                           "methods with exact predictions stay at 0; the throttling "
+                           "methods' excess is measured (seed 004: without admission "
+                           "control they fail at budgets <= 30 %).")
+        out += _seed004_power_figure(con, members, caps, colours)
+    return out
+
+
+def _seed004_power_figure(con, members: list[dict[str, Any]], caps: list[str],
+                          colours: dict[str, str]) -> str:
+    """Platform power against the budget for one workload at the tightest budget with
+    stored power series: one line per method."""
+    from dispatchlab import plots
+
+    keys = [r["run_key"] for r in members]
+    if not keys:
+        return ""
+    have = {k for (k,) in con.execute(
+        "SELECT DISTINCT run_key FROM series WHERE name = 'platform_power' AND run_key IN "
+        f"({','.join('?' * len(keys))})", keys).fetchall()}
+    for cap in reversed(caps):  # tightest first
+        runs = [r for r in members if r.get("cap") == cap and r["run_key"] in have]
+        if not runs:
+            continue
+        first = sorted(runs, key=lambda r: (str(r["trace"]), str(r.get("workload"))))[0]
+        same = [r for r in runs if (r["trace"], r.get("workload")) ==
+                (first["trace"], first.get("workload"))]
+        power: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        budget = (np.zeros(0), np.zeros(0))
+        for r in same:
+            rows = con.execute("SELECT name, time, value FROM series WHERE run_key = ? AND "
+                               "name IN ('platform_power', 'power_cap') ORDER BY name, time",
+                               [r["run_key"]]).fetchall()
+            t = np.array([x[1] for x in rows if x[0] == "platform_power"], dtype=np.int64)
+            w = np.array([x[2] for x in rows if x[0] == "platform_power"], dtype=np.float64)
+            power[r["dispatcher"]] = (t, w)
+            bt = [x[1] for x in rows if x[0] == "power_cap"]
+            if bt and not len(budget[0]):
+                budget = (np.array(bt, dtype=np.int64),
+                          np.array([x[2] for x in rows if x[0] == "power_cap"],
+                                   dtype=np.float64))
+        origin = min((int(t[0]) for t, _ in power.values() if len(t)), default=0)
+        fig = plots.power_against_budget(
+            power, budget, origin=origin, colours=colours,
+            title=f"{first['trace']} ({first.get('workload')}), budget {cap}")
+        return _figure(fig, "power against the budget",
+                       f"Platform power over time against the budget {html.escape(cap)} "
+                       "(dashed) on one instance, one line per method (seed 004 Figure 1b "
+                       "style); hours from the first start.")
+    return _note("No power series stored (store_series = false): no power-over-time "
+                 "figure.")
 
 
 def _power_baseline(runs: list[dict[str, Any]], asked: str | None) -> str:

@@ -543,7 +543,7 @@ def _expand_members(where: _Where, base: Path, tables: list) -> list:
     """Trace entries whose ``path`` is ``ARCHIVE#PATTERN`` with a glob pattern (``*``,
     ``?``, ``[``) become one entry per archive member matching it (the pattern is
     matched against each member's full name and its ``/``-separated tails), in name
-    order; each is labelled ``LABEL-STEM`` (``LABEL``: the entry's label, default the
+    order; each is labelled ``LABEL/STEM`` (``LABEL``: the entry's label, default the
     pattern's folder). So ``path = "Eurora.tar.gz#historical_traces/100/*.log_crypt"``
     is every 100-job Eurora instance. A pattern that matches nothing is an error."""
     import fnmatch
@@ -574,7 +574,7 @@ def _expand_members(where: _Where, base: Path, tables: list) -> list:
         prefix = t.get("label") or Path(pattern).parent.name or archive.stem
         for m in hits:
             stem = Path(m).name.split(".")[0]
-            out.append({**t, "path": f"{archive_text}#{m}", "label": f"{prefix}-{stem}"})
+            out.append({**t, "path": f"{archive_text}#{m}", "label": f"{prefix}/{stem}"})
     return out
 
 

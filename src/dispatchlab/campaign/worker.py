@@ -239,23 +239,35 @@ def jobs_table(result, tau: float):
 
 
 def series_table(result, measure) -> tuple[Any, int | None, int | None]:
-    """``series`` rows (queue length, utilization of the primary resource) and the
+    """``series`` rows (queue length, utilization of the primary resource; with job
+    power also ``platform_power``, W, the running jobs' power at their levels, of all
+    jobs, and ``power_cap``, W, NaN where uncapped, when the run has a cap) and the
     horizon ``[start, end)`` of the measured jobs."""
     import pyarrow as pa
 
     from dispatchlab.metrics.summary import measured_series, primary_resource
+    from dispatchlab.power.model import has_power
 
     j = result.jobs
     cap = result.platform.total_capacity()
     s = measured_series(j["submit"], result.start, result.end, result.status, j["units"],
                         j.resources, cap, measure=measure)
     util = s.utilization(primary_resource(cap))
-    parts = [("queue_length", s.queue), ("utilization", util)]
+    parts = [("queue_length", s.queue.times, s.queue.values),
+             ("utilization", util.times, util.values)]
+    if has_power(j):
+        from dispatchlab.power.accounting import platform_power
+
+        parts.append(("platform_power", *platform_power(result)))
+        if result.cap is not None:
+            steps = result.cap.steps
+            parts.append(("power_cap", np.array([t for t, _ in steps], dtype=np.int64),
+                          np.array([np.nan if w is None else w for _, w in steps])))
     table = pa.table({
-        "name": pa.array([name for name, f in parts for _ in range(len(f.times))],
+        "name": pa.array([name for name, t, _ in parts for _ in range(len(t))],
                          type=pa.string()),
-        "time": np.concatenate([f.times for _, f in parts]).astype(np.int64),
-        "value": np.concatenate([np.asarray(f.values, dtype=np.float64) for _, f in parts]),
+        "time": np.concatenate([t for _, t, _ in parts]).astype(np.int64),
+        "value": np.concatenate([np.asarray(v, dtype=np.float64) for _, _, v in parts]),
     })
     return table, s.t0, s.t1
 
