@@ -279,7 +279,8 @@ def test_clip_prediction():
 
 
 def test_registry_and_unknown_names():
-    assert list(POWER_PREDICTORS) == ["naive", "real", "history", "per-user", "ml"]
+    assert list(POWER_PREDICTORS) == ["naive", "real", "history", "per-user", "ml",
+                                      "underpredicted"]
     p = make_power_predictor("HISTORY", s=3600)
     assert isinstance(p, HistoryPowerPredictor) and p.s == 3600
     with pytest.raises(InputError, match="did you mean 'history'") as err:

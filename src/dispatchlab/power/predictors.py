@@ -24,7 +24,9 @@ Registered names (:data:`POWER_PREDICTORS`, :func:`make_power_predictor`):
 * ``real`` (:class:`RealPowerPredictor`): the job's own measured power (oracle);
 * ``history`` (:class:`HistoryPowerPredictor`): seed 003 eqs. 1-3;
 * ``per-user`` (:class:`PerUserPowerPredictor`): seed 004's one regressor per user;
-* ``ml`` (:class:`MLPowerPredictor`): seed 003's weekly retrained regression (Table 2).
+* ``ml`` (:class:`MLPowerPredictor`): seed 003's weekly retrained regression (Table 2);
+* ``underpredicted`` (:class:`Underpredicted`): the real power, a seeded share of the jobs
+  predicted ``factor`` x their real power (seed 004's misprediction study).
 """
 
 from __future__ import annotations
@@ -996,6 +998,68 @@ class WithPriorHistory(PowerPredictor):
         self.predictor.observe(self.prior + job, end)
 
 
+class Underpredicted(PowerPredictor):
+    """``underpredicted``: the real power (as :class:`RealPowerPredictor`), but a seeded
+    share of the jobs is predicted ``factor`` x its real value (seed 004 section 5.2.4,
+    ALGORITHMS.md 3.6: mispredictions).
+
+    * ``share`` (default 0.1, in [0, 1]): each job row is under-predicted with this
+      probability, drawn once per job in :meth:`start` (one vectorised draw
+      ``Generator(PCG64(seed)).random(n) < share`` over the table's rows), so the set of
+      under-predicted jobs depends only on ``seed``, ``share`` and the table's length.
+    * ``factor`` (default 0.6, in (0, 1]): an under-predicted job's mean, max and std are
+      ``factor`` x the real ones. Seed 004's "predicted power 40 % smaller than the real
+      one" is 0.6 (real = predicted / 0.6); PA-HPC-SIM's commented-out code (real =
+      1.4 x predicted) is ``factor = 1 / 1.4``.
+    * ``seed`` (default 0): an integer >= 0.
+
+    The job table's power columns (what the job really draws) are not changed: only the
+    prediction is. ``under_`` (bool per job row) and ``under_rows_`` (their rows) tell
+    which jobs are under-predicted. Invalid parameters raise :class:`InputError` in
+    :meth:`start` naming the parameter (field ``power-predictor``).
+    """
+
+    name = "underpredicted"
+
+    def __init__(self, share: float = 0.1, factor: float = 0.6, seed: int = 0) -> None:
+        self.share = share
+        self.factor = factor
+        self.seed = seed
+
+    @staticmethod
+    def _number(key: str, value: Any) -> float:
+        if (isinstance(value, bool) or not isinstance(value, int | float | np.number)
+                or not math.isfinite(float(value))):
+            raise InputError(f"underpredicted {key} must be a finite number, got {value!r}",
+                             field=FIELD)
+        return float(value)
+
+    def start(self, jobs: JobTable, platform: Platform) -> None:
+        share = self._number("share", self.share)
+        if not 0.0 <= share <= 1.0:
+            raise InputError(f"underpredicted share must be in [0, 1], got {self.share!r}",
+                             field=FIELD)
+        factor = self._number("factor", self.factor)
+        if not 0.0 < factor <= 1.0:
+            raise InputError(f"underpredicted factor must be in (0, 1] (predicted / real "
+                             f"power), got {self.factor!r}", field=FIELD)
+        seed = _check_int(self.name, "seed", self.seed, 0)
+        self.real_ = RealPowerPredictor()
+        self.real_.start(jobs, platform)
+        self.factor_ = factor
+        draw = np.random.Generator(np.random.PCG64(seed)).random(len(jobs))
+        self.under_: np.ndarray = draw < share
+        self.under_rows_: np.ndarray = np.flatnonzero(self.under_)
+        self._under: list[bool] = self.under_.tolist()
+
+    def predict(self, job: int, now: int) -> PowerPrediction:
+        p = self.real_.predict(job, now)
+        if not self._under[job]:
+            return p
+        f = self.factor_
+        return clip_prediction(p.mean * f, p.max * f, p.std * f)
+
+
 #: registered power predictors by name
 POWER_PREDICTORS: dict[str, type[PowerPredictor]] = {
     "naive": NaivePowerPredictor,
@@ -1003,12 +1067,13 @@ POWER_PREDICTORS: dict[str, type[PowerPredictor]] = {
     "history": HistoryPowerPredictor,
     "per-user": PerUserPowerPredictor,
     "ml": MLPowerPredictor,
+    "underpredicted": Underpredicted,
 }
 
 
 def make_power_predictor(name: str, **params: Any) -> PowerPredictor:
     """Build a power predictor by registered name (case-insensitive: ``naive``,
-    ``real``, ``history``, ``per-user``, ``ml``) or ``"module:Class"`` /
+    ``real``, ``history``, ``per-user``, ``ml``, ``underpredicted``) or ``"module:Class"`` /
     ``"path/file.py:Class"`` for a class of your own, with its ``__init__`` parameters.
     An unknown name or bad parameters raise :class:`InputError` (``field
     "power-predictor"``, with a did-you-mean suggestion)."""

@@ -53,6 +53,9 @@ Optional columns, present when the source has them (readers of cluster logs: Slu
                           (-1 missing)
 ``alloc_nodes``           str: the recorded placement, ``host:cores,host:cores``
                           ("" missing); kept, never used by the simulation
+``hot_start``             int64: 1 for the dummy jobs of a hot start (seed 004's
+                          "HS = x %", :mod:`dispatchlab.workload.hotstart`), 0 for the
+                          trace's jobs
 ========================  ===========================================================
 
 Integer columns that stand for names (``user``, ``group``, ``queue``, ``app``,
@@ -99,7 +102,7 @@ ALL_FIELDS: tuple[str, ...] = SWF_FIELDS + DERIVED_FIELDS
 #: Optional columns of cluster-log readers (str columns are numpy object arrays).
 OPTIONAL_FIELDS: dict[str, str] = {
     "job_ref": "str", "account": "str", "qos": "str", "eligible": "int",
-    "req_gpus": "int", "nodes_used": "int", "alloc_nodes": "str",
+    "req_gpus": "int", "nodes_used": "int", "alloc_nodes": "str", "hot_start": "int",
 }
 
 
