@@ -19,6 +19,12 @@ Definitions (the one definition used everywhere in dispatchlab):
 - ``slowdown = (wait + run) / max(run, 1)``;
 - ``bounded_slowdown = max((wait + run) / max(run, tau), 1)`` with ``tau = 10 s``
   by default (Feitelson); ``tau`` must be > 0;
+- seed 004's bounded slowdown of power runs (eq. 3, :func:`power_bounded_slowdown`):
+  ``power_bsld = max((wait + run) / max(theta, unstretched run), 1)`` with ``theta =
+  300 s`` (:data:`POWER_BSLD_THETA`), ``run = end - start`` the *effective* (possibly
+  stretched) run and the unstretched run the simulated run at nominal speed
+  (:func:`unstretched_run`: the trace's run, or ``min(run, requested_time)`` under
+  ``overrun = "kill"``);
 - job classes by simulated run time (see :func:`job_class`): ``short`` when
   ``run < 3600``, ``medium`` when ``3600 <= run <= 43200``, ``long`` when
   ``run > 43200``.
@@ -52,6 +58,10 @@ REJECTED: int = 2
 
 #: Default ``tau`` (s) of the bounded slowdown (Feitelson).
 DEFAULT_TAU: float = 10.0
+
+#: ``theta`` (s) of seed 004's bounded slowdown (eq. 3): five minutes, as the paper
+#: (PA-HPC-SIM's code uses 60 s).
+POWER_BSLD_THETA: float = 300.0
 
 #: Upper bound (s, exclusive) of the ``short`` class: ``run < SHORT_MAX``.
 SHORT_MAX: int = 3600
@@ -256,6 +266,33 @@ def bounded_slowdown(wait: ArrayLike, run: ArrayLike, tau: float = DEFAULT_TAU) 
     w = np.asarray(wait, dtype=np.float64)
     r = np.asarray(run, dtype=np.float64)
     return np.maximum((w + r) / np.maximum(r, t), 1.0)
+
+
+def unstretched_run(trace_run: ArrayLike, requested_time: ArrayLike,
+                    overrun: str = "run") -> np.ndarray:
+    """The simulated run of each job at nominal speed (int64 s): the trace's run, or
+    ``min(run, requested_time)`` under ``overrun = "kill"`` (the job is killed at its
+    requested time). Seed 004's "original duration" of eq. 3."""
+    run = np.asarray(trace_run, dtype=np.int64)
+    if overrun == "kill":
+        return np.minimum(run, np.asarray(requested_time, dtype=np.int64))
+    if overrun != "run":
+        raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}", field="overrun")
+    return run
+
+
+def power_bounded_slowdown(wait: ArrayLike, run: ArrayLike, unstretched: ArrayLike,
+                           theta: float = POWER_BSLD_THETA) -> np.ndarray:
+    """Seed 004 eq. 3: ``max((wait + run) / max(theta, unstretched), 1)`` (float64).
+
+    ``wait`` and ``run`` (the effective run, end - start, stretched by power
+    reductions) and ``unstretched`` (the run at nominal speed, :func:`unstretched_run`)
+    in seconds; ``theta`` (s, > 0) defaults to 300 s."""
+    t = check_tau(theta)
+    w = np.asarray(wait, dtype=np.float64)
+    r = np.asarray(run, dtype=np.float64)
+    u = np.asarray(unstretched, dtype=np.float64)
+    return np.maximum((w + r) / np.maximum(u, t), 1.0)
 
 
 def job_class(run: ArrayLike) -> np.ndarray:

@@ -27,6 +27,16 @@ budget such as ``--max-wall`` stopped it) and the constraint-programming dispatc
 :func:`dispatchlab.metrics.summarize` copies them into the summary when given
 (``dispatcher_facts``); a run without them has None there, a null store column and
 ``-`` in tables (:meth:`Metric.format`).
+
+**Seed 004's BSLD** (``mean_power_bsld``, ``max_power_bsld``; eq. 3 of seed 004,
+:func:`dispatchlab.metrics.jobs.power_bounded_slowdown`): computed by
+:func:`~dispatchlab.metrics.summarize` when it is given the jobs' unstretched runs, which
+:meth:`~dispatchlab.sim.result.SimulationResult.summary` does for runs whose jobs carry
+power columns (the power runs; ours: other runs have None, as their runs are never
+stretched and the value would only repeat the bounded slowdown with ``tau = 300 s``).
+It is reported beside, not instead of, ``mean_bsld`` (``tau``). **Hot start**:
+``hot_start_jobs`` counts the dummy jobs of a hot start (job column ``hot_start`` = 1),
+present only when the jobs table has that column.
 """
 
 from __future__ import annotations
@@ -179,6 +189,17 @@ METRICS: tuple[Metric, ...] = (
        "time-mean of (cap - power) / cap in the cap window (0 while above)"),
     _m("window_start_share", "1", "DOUBLE", None, "started in window", "{:.3f}",
        "share of the started jobs that started inside the cap window"),
+    # seed 004's BSLD (eq. 3): present only in runs whose jobs carry power
+    _m("mean_power_bsld", "1", "DOUBLE", "lower", "power bsld", "{:,.2f}",
+       "mean of seed 004's bounded slowdown max((wait + effective run) / max(300 s, "
+       "unstretched run), 1): effective run = end - start (stretched by power "
+       "reductions), unstretched run = the simulated run at nominal speed"),
+    _m("max_power_bsld", "1", "DOUBLE", "lower", "max power bsld", "{:,.2f}",
+       "largest seed 004 bounded slowdown (eq. 3) of a measured job"),
+    # present only in runs whose job table has a hot_start column (seed 004's hot start)
+    _m("hot_start_jobs", "jobs", "BIGINT", None, "hot-start jobs", "{:,}",
+       "dummy jobs of a hot start (busy nodes at time 0), excluded from every other "
+       "metric of the summary"),
     # present only in runs given job power series (simulate --power-series)
     _m("power_series_period", "s", "BIGINT", None, "power sampled s", "{:,}",
        "sampling period of the platform power built from the job power series; when "

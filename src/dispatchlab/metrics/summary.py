@@ -17,6 +17,14 @@ rejected. Over them, with ``T0 = min(submit)`` and ``T1 = max(end)`` (seconds):
 
 Rejected jobs are counted (``rejected``) and excluded from everything else.
 
+**Hot start** (seed 004, ours where the seed is silent). A job table may carry an int
+column ``hot_start`` (1 = a dummy job that keeps a node busy from the start of a hot-start
+run, :mod:`dispatchlab.workload.hotstart`; 0 = a job of the workload). The dummies are
+not part of the workload: :func:`summarize` drops them from every count (``total_jobs``
+included), job metric, series and utilization (the steady-state one too) and reports
+their number as ``hot_start_jobs``. A summary without the column has no
+``hot_start_jobs`` key and is computed exactly as before.
+
 **Steady-state utilization** (:func:`steady_state_utilization`, summary keys
 ``steady_utilization``, ``steady_window``, ``steady_fallback``). The whole-run
 ``utilization`` includes the ramp-up from an empty machine and the drain after the last
@@ -61,13 +69,16 @@ from dispatchlab.errors import InputError
 from dispatchlab.metrics.jobs import (
     DEFAULT_TAU,
     KILLED,
+    POWER_BSLD_THETA,
     REJECTED,
     Measure,
     _block,
     _int_array,
     check_results,
     check_tau,
+    describe,
     job_columns,
+    power_bounded_slowdown,
 )
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS as _LABELS
 from dispatchlab.metrics.keys import BY_KEY, DISPATCHER_FACTS
@@ -155,17 +166,22 @@ def measured_series(
     capacity: Mapping[str, int],
     *,
     measure: Measure | None = None,
+    exclude: ArrayLike | None = None,
 ) -> MeasuredSeries:
     """Queue length and resources in use of the measured jobs on ``[T0, T1)``.
 
     See the module docstring for exactly which jobs and which horizon. Resources in
     ``capacity`` that the jobs do not request are in use 0; a resource that measured
     jobs use (amount > 0) but that has no capacity raises :class:`InputError`.
+    ``exclude``: a boolean mask of rows that are never measured (the hot-start dummies,
+    :func:`hot_start_mask`).
     """
     sub, sta, en, st = check_results(submit, start, end, status)
     cap = _check_capacity(capacity)
     _, amounts = _amounts(units, resources, len(sub))
     rows = (measure or Measure()).mask(sub) & (st != REJECTED)
+    if exclude is not None:
+        rows &= ~_bool_rows(exclude, len(sub), "exclude")
     for name, amount in amounts.items():
         if name not in cap and np.any(amount[rows] > 0):
             raise InputError(f"jobs use resource {name!r} but the platform has no capacity for it")
@@ -180,6 +196,30 @@ def measured_series(
         amount = amounts[name][rows] if name in amounts else np.zeros(int(rows.sum()), np.int64)
         in_use[name] = resource_in_use(sta[rows], en[rows], amount, horizon=horizon)
     return MeasuredSeries(queue, in_use, cap, t0, t1)
+
+
+def _bool_rows(mask: ArrayLike, n: int, name: str) -> np.ndarray:
+    m = np.asarray(mask, dtype=bool)
+    if m.shape != (n,):
+        raise InputError(f"{name} has shape {m.shape}, expected ({n},)", field=name)
+    return m
+
+
+def hot_start_mask(hot_start: ArrayLike | None, n: int) -> np.ndarray | None:
+    """The rows of hot-start dummy jobs (bool, ``hot_start == 1``) from a ``hot_start``
+    column (None: no column, None returned). Values must be 0 or 1 (else
+    :class:`InputError`)."""
+    if hot_start is None:
+        return None
+    h = np.asarray(hot_start)
+    if h.shape != (n,):
+        raise InputError(f"hot_start has {h.size} rows, expected {n}", field="hot_start")
+    bad = (h != 0) & (h != 1)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"job row {i}: hot_start must be 0 or 1, got {h[i]!r}",
+                         field="hot_start")
+    return h == 1
 
 
 #: Fraction of the primary resource's capacity whose first crossing opens the steady window.
@@ -397,6 +437,8 @@ def summarize(
     measure: Measure | None = None,
     decision_times: ArrayLike | None = None,
     dispatcher_facts: Mapping[str, Any] | None = None,
+    unstretched_run: ArrayLike | None = None,
+    hot_start: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """The metrics summary of one run as a JSON-able dict (floats, ints, None, str).
 
@@ -437,31 +479,57 @@ def summarize(
       :data:`dispatchlab.metrics.keys.DISPATCHER_FACTS`) that are not given are absent
       from the summary, so their store columns are null and tables show ``-``. Ours:
       ``cp_passes`` may not exceed ``decision_calls`` when ``decision_times`` is given
-      (a solver pass is a dispatcher call).
+      (a solver pass is a dispatcher call);
+    - with ``unstretched_run`` (each job's simulated run at nominal speed, s:
+      :func:`~dispatchlab.metrics.jobs.unstretched_run`): seed 004's bounded slowdown
+      (eq. 3, :func:`~dispatchlab.metrics.jobs.power_bounded_slowdown`, ``theta`` =
+      ``power_bsld_theta`` = 300 s) over the measured jobs, ``mean_power_bsld`` and
+      ``max_power_bsld``; without it these keys are absent;
+    - with ``hot_start`` (the jobs' ``hot_start`` column, 0 or 1): the rows with 1 (the
+      dummy jobs of a hot start) are left out of everything above, ``total_jobs`` and
+      the steady-state utilization included, and counted in ``hot_start_jobs``; without
+      it that key is absent.
     """
     t = check_tau(tau)
     sub, sta, en, st = check_results(submit, start, end, status)
     cap = _check_capacity(capacity)
     measure = measure or Measure()
+    hot = hot_start_mask(hot_start, len(sub))
     in_window = measure.mask(sub)
+    workload = np.ones(len(sub), dtype=bool) if hot is None else ~hot
+    if hot is not None:
+        in_window &= workload
     rows = in_window & (st != REJECTED)
-    series = measured_series(sub, sta, en, st, units, resources, cap, measure=measure)
+    series = measured_series(sub, sta, en, st, units, resources, cap, measure=measure,
+                             exclude=hot)
     _, amounts = _amounts(units, resources, len(sub))
 
     cols = job_columns(sub, sta, en, st, tau=t)
     out: dict[str, Any] = {
-        "total_jobs": len(sub),
+        "total_jobs": len(sub) if hot is None else int(workload.sum()),
         "measured_jobs": int(in_window.sum()),
         "jobs": int(rows.sum()),
         "rejected": int(np.count_nonzero(in_window & (st == REJECTED))),
-        "rejected_total": int(np.count_nonzero(st == REJECTED)),
+        "rejected_total": int(np.count_nonzero(workload & (st == REJECTED))),
         "killed": int(np.count_nonzero(in_window & (st == KILLED))),
         "tau": t,
         "measure": str(measure),
     }
+    if hot is not None:
+        out["hot_start_jobs"] = int(hot.sum())
     block = _block(cols, rows)
     del block["jobs"]
     out.update(block)
+    if unstretched_run is not None:
+        nominal = _int_array(unstretched_run, "unstretched_run")
+        if len(nominal) != len(sub):
+            raise InputError(f"unstretched_run has {len(nominal)} rows, expected "
+                             f"{len(sub)}", field="unstretched_run")
+        pb = power_bounded_slowdown(cols["wait"][rows], cols["run"][rows], nominal[rows])
+        d = describe(pb)
+        out["power_bsld_theta"] = POWER_BSLD_THETA
+        out["mean_power_bsld"] = d["mean"]
+        out["max_power_bsld"] = d["max"]
     out["by_class"] = {
         label: _block(cols, rows & (cols["job_class"] == code))
         for code, label in enumerate(_LABELS)
@@ -486,12 +554,15 @@ def summarize(
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
     out["utilization_by_resource"] = util
-    # every row measured: the measured series already is the in-use function of all
-    # jobs that ran (on [first submit, last end), which holds every start and end)
+    # every (workload) row measured: the measured series already is the in-use function
+    # of all (workload) jobs that ran (on [first submit, last end), which holds every start and end)
+    keep = slice(None) if hot is None else workload
     steady, window, fell_back = steady_state_utilization(
-        sub, sta, en, st, units, resources.get(primary, np.zeros(len(sub), np.int64)),
+        sub[keep], sta[keep], en[keep], st[keep], np.asarray(units)[keep],
+        np.asarray(resources.get(primary, np.zeros(len(sub), np.int64)))[keep],
         cap[primary], fallback=util[primary],
-        in_use=series.in_use[primary] if in_window.all() and series.t0 is not None else None,
+        in_use=series.in_use[primary]
+        if (in_window == workload).all() and series.t0 is not None else None,
     )
     out["steady_utilization"] = steady
     out["steady_window"] = None if window is None else list(window)
@@ -534,8 +605,10 @@ def summarize_table(
     measure: Measure | None = None,
     decision_times: ArrayLike | None = None,
     dispatcher_facts: Mapping[str, Any] | None = None,
+    unstretched_run: ArrayLike | None = None,
 ) -> dict[str, Any]:
-    """:func:`summarize` taking ``submit``, ``units`` and ``resources`` from ``table``."""
+    """:func:`summarize` taking ``submit``, ``units`` and ``resources`` from ``table``,
+    and ``hot_start`` from its ``hot_start`` column when it has one."""
     return summarize(
         table["submit"],
         start,
@@ -548,4 +621,6 @@ def summarize_table(
         measure=measure,
         decision_times=decision_times,
         dispatcher_facts=dispatcher_facts,
+        unstretched_run=unstretched_run,
+        hot_start=table["hot_start"] if "hot_start" in table.columns else None,
     )

@@ -651,7 +651,7 @@ class Simulation:
                 not 0 < level <= 1:
             raise DispatchError(f"{self.dispatcher!r} set power level {level!r}; it must "
                                 "be in (0, 1]")
-        speed = self.duration_model.speed(job, float(level))
+        speed = self.duration_model.exact_speed(job, float(level))
         if not 0 < speed < math.inf:
             raise DispatchError(f"{self.duration_model!r} gave speed {speed!r} for level "
                                 f"{level!r}; a speed must be > 0")

@@ -91,6 +91,15 @@ class SimulationResult:
     def wait(self) -> np.ndarray:
         return np.where(self.start >= 0, self.start - self.jobs["submit"], -1)
 
+    def unstretched_run(self) -> np.ndarray:
+        """Each job's simulated run at nominal speed (int64 s, whatever its status): the
+        trace's run, or ``min(run, requested_time)`` under ``overrun = "kill"``
+        (:func:`dispatchlab.metrics.jobs.unstretched_run`); the effective run of a job
+        that ran is ``end - start``, longer when power reductions stretched it."""
+        from dispatchlab.metrics.jobs import unstretched_run
+
+        return unstretched_run(self.jobs["run"], self.jobs["requested_time"], self.overrun)
+
     def to_arrow(self, rows: slice | None = None) -> pa.Table:
         """One row per job (rejected included), in table order (submit, file order);
         ``rows`` selects a slice of them.
@@ -169,13 +178,22 @@ class SimulationResult:
         return pa.table({"time": times, "watts": watts})
 
     def summary(self, *, tau: float = 10.0, measure: Measure | None = None) -> dict[str, Any]:
-        """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts."""
+        """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts.
+
+        Runs whose jobs carry power columns also get seed 004's BSLD (eq. 3:
+        ``mean_power_bsld``, ``max_power_bsld``) with :meth:`unstretched_run` as the
+        original duration; hot-start dummies (job column ``hot_start``) are left out of
+        the metrics (``hot_start_jobs``)."""
+        from dispatchlab.power.model import has_power
+
         out = summarize_table(self.jobs, self.start, self.end, self.status,
                               self.platform.total_capacity(), tau=tau, measure=measure,
                               decision_times=self.decision_times,
                               dispatcher_facts={"finished": int(self.finished),
                                                 **self.dispatcher_facts,
-                                                **self._power_facts()})
+                                                **self._power_facts()},
+                              unstretched_run=self.unstretched_run()
+                              if has_power(self.jobs) else None)
         info = self.jobs.info
         out.update({
             "dispatcher": self.dispatcher,
