@@ -339,7 +339,7 @@ def test_allocators_when_the_job_does_not_fit() -> None:
 
 
 def test_make_allocator() -> None:
-    assert sorted(ALLOCATORS) == ["best-fit", "consolidate", "first-fit"]
+    assert sorted(ALLOCATORS) == ["best-fit", "consolidate", "energy-consolidate", "first-fit"]
     assert isinstance(make_allocator("first-fit"), FirstFit)
     assert isinstance(make_allocator("best-fit"), BestFit)
     with pytest.raises(InputError, match="worst-fit") as info:

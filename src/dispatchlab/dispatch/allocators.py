@@ -20,9 +20,18 @@ order), ``free`` the (nodes x resources) free matrix. A node can host
   sum of free amounts (cores + GPUs + memory in KB), so memory alone decides. It needs
   the node capacities, given once per run by :meth:`Allocator.start`.
 
+* ``energy-consolidate`` (the LS/DEC allocator of seed 004, section 4.2): nodes
+  *energy-efficient first* (ascending ``efficiency_rank`` of the node's type, from the
+  platform: :meth:`dispatchlab.platform.Platform.efficiency_ranks`; on Eurora the 2.1
+  GHz MIC nodes 0-31), then as ``consolidate`` (smallest share of free resources), ties
+  by node index. It needs the platform, given once per run by
+  :meth:`Allocator.use_platform`.
+
 **Per-run set-up.** A dispatcher calls ``allocator.start(capacity)`` once per run (the
-(nodes x resources) total capacity matrix, ``view.capacity``) before its first
-``allocate``; first-fit and best-fit ignore it, consolidate stores it.
+(nodes x resources) total capacity matrix, ``view.capacity``) and
+``allocator.use_platform(view.platform)`` before its first ``allocate`` (the helper
+:func:`start_allocator` does both); first-fit and best-fit ignore them, consolidate
+stores the capacities, energy-consolidate also the nodes' efficiency ranks.
 """
 
 from __future__ import annotations
@@ -67,6 +76,11 @@ class Allocator(Params, ABC):
     def start(self, capacity: np.ndarray) -> None:
         """Called by the dispatcher once per run, before the first :meth:`allocate`, with
         the (nodes x resources) total capacity matrix. Default: nothing."""
+
+    def use_platform(self, platform) -> None:
+        """Called by the dispatcher once per run, before the first :meth:`allocate`, with
+        the :class:`~dispatchlab.platform.Platform` (node facts beyond the capacities,
+        such as the efficiency ranks). Default: nothing."""
 
     @abstractmethod
     def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
@@ -154,10 +168,50 @@ class Consolidate(Allocator):
         return _take_in_order(order, fit, units)
 
 
+class EnergyConsolidate(Consolidate):
+    """Seed 004's LS node order: the more energy-efficient nodes first (ascending
+    ``efficiency_rank`` from the platform), then the smallest share of free resources
+    (as :class:`Consolidate`), ties by node index; each unit on the first node in that
+    order with room. Needs :meth:`start` (capacities) and :meth:`use_platform` (ranks)
+    before :meth:`allocate`. On a platform whose node types all have the same rank it
+    places exactly as ``consolidate``."""
+
+    name = "energy-consolidate"
+
+    def use_platform(self, platform) -> None:
+        self.rank_ = np.asarray(platform.efficiency_ranks(), dtype=np.int64)
+
+    def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
+        rank = getattr(self, "rank_", None)
+        weight = getattr(self, "weight_", None)
+        if rank is None or weight is None or weight.shape != free.shape \
+                or rank.shape[0] != free.shape[0]:
+            raise InputError("the energy-consolidate allocator needs the node capacities and "
+                             "efficiency ranks: its dispatcher must call "
+                             "allocator.start(capacity) and allocator.use_platform(platform) "
+                             "once per run (see dispatchlab.dispatch.allocators."
+                             "start_allocator)", field="allocator")
+        fit = units_per_node(request, free)
+        usable = np.flatnonzero(fit > 0)
+        if fit[usable].sum() < units:
+            return None
+        share = np.round((free[usable] * weight[usable]).sum(axis=1), 12)
+        order = usable[np.lexsort((usable, share, rank[usable]))]
+        return _take_in_order(order, fit, units)
+
+
+def start_allocator(allocator: Allocator, view) -> None:
+    """The per-run set-up of ``allocator`` for a dispatcher: ``start(view.capacity)`` and
+    ``use_platform(view.platform)``."""
+    allocator.start(view.capacity)
+    allocator.use_platform(view.platform)
+
+
 ALLOCATORS: dict[str, type[Allocator]] = {
     "first-fit": FirstFit,
     "best-fit": BestFit,
     "consolidate": Consolidate,
+    "energy-consolidate": EnergyConsolidate,
 }
 
 

@@ -48,7 +48,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
     FifoOrder,
@@ -162,7 +162,7 @@ class _Backfill(Dispatcher):
     def start(self, view: View) -> None:
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
-        self.allocator_.start(view.capacity)
+        start_allocator(self.allocator_, view)
         self.priority_: Ordering = make_ordering(self.priority, field="priority")
         self.priority_.start(view)
         #: the queue is sorted by the priority (scope=queue with a priority other than

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -253,6 +254,11 @@ class View:
         job row ``job`` at power level ``level``: a job throttled to ``level`` from now
         runs its remaining work ``1 / speed`` times slower."""
         return self._engine.duration_model.speed(int(job), float(level))
+
+    def exact_speed(self, job: int, level: float) -> Fraction:
+        """:meth:`speed` as the exact fraction the engine applies (a throttled job's
+        remaining work runs at exactly this speed; only its end is rounded up)."""
+        return self._engine.duration_model.exact_speed(int(job), float(level))
 
     @property
     def changes(self) -> int:

@@ -25,6 +25,15 @@ are re-sorted with keys evaluated at that time and every one that fits over its
 planned duration is placed. Its start-now part equals PRB's decisions; the rest is the
 reference schedule and the hint of the CP dispatchers.
 
+*Power* (seed 004's LS, :class:`dispatchlab.dispatch.ls.LS`): given a
+:class:`PowerBudget`, the plan also keeps the predicted power of the running jobs
+(prediction x current level, released at their estimated ends) plus the jobs it placed
+(released at their planned ends) within a budget of watts: a job fits at ``t`` only if
+that power over ``[t, t + max(est, 1))`` plus its own stays within the budget (at
+``now``: the power of *all* running jobs, as the start-now check of LS). The budget is
+the cap *now* times the margin throughout: the cap schedule's future steps are ignored
+(ours: a step triggers a new pass, which plans again at the new cap).
+
 *Speed*: keys are numpy columns. Jobs that cannot fit the free resources (counting:
 more units than free cores; node level: more units than the nodes' free room can host,
 counted per distinct per-unit request) are dropped before sorting, the allocator is
@@ -33,12 +42,13 @@ only called on jobs that can fit, and the walk stops as soon as none is left.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import math
+from bisect import bisect_left, bisect_right
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
     Ordering,
@@ -60,6 +70,85 @@ class ProactivePlan(NamedTuple):
 
     starts: np.ndarray
     allocations: dict[int, Allocation | None]
+
+
+class PowerBudget(NamedTuple):
+    """The power dimension of a proactive plan (seed 004's LS).
+
+    ``pred``: predicted power (W, float) of each planned row, aligned with the plan's
+    ``rows``; ``budget``: the watts the plan may use at any time (margin x cap);
+    ``running``: the predicted power now of each running job (prediction x its current
+    power level), aligned with ``view.running.jobs``."""
+
+    pred: np.ndarray
+    budget: float
+    running: np.ndarray
+
+
+def running_power_prediction(view: View) -> np.ndarray:
+    """The predicted power now (W, float64) of each running job, aligned with
+    ``view.running.jobs``: its power prediction's mean times its current power level
+    (seed 004: a throttled job's predicted power is its prediction times its level).
+    A job without a prediction (NaN) counts 0 W."""
+    jobs = view.running.jobs
+    pp = view.power_prediction
+    if pp is None or len(jobs) == 0:
+        return np.zeros(len(jobs), dtype=np.float64)
+    mean = np.nan_to_num(np.asarray(pp[0], dtype=np.float64)[jobs], nan=0.0)
+    level = np.array([view.power_level(int(j)) for j in jobs.tolist()], dtype=np.float64)
+    return mean * level
+
+
+def power_sum(values) -> float:
+    """The correctly rounded sum of ``values`` (W): every power dispatcher of seed 004
+    sums the running jobs' predicted power this way, so their checks agree."""
+    return math.fsum(np.asarray(values, dtype=np.float64).tolist())
+
+
+class PowerProfile:
+    """Predicted power in use over future time (a step function from ``now``): running
+    jobs release theirs at their effective estimated ends; :meth:`reserve` adds a planned
+    job's power on its window. Used by :func:`proactive_schedule`."""
+
+    def __init__(self, now: int, ends: np.ndarray, power: np.ndarray) -> None:
+        times = [now]
+        used = [power_sum(power)]
+        level = used[0]
+        ends_l = np.asarray(ends, dtype=np.int64).tolist()
+        power_l = np.asarray(power, dtype=np.float64).tolist()
+        last = len(ends_l) - 1
+        for k, (t, p) in enumerate(zip(ends_l, power_l, strict=True)):
+            # the last release leaves exactly nothing (no float residue)
+            level = 0.0 if k == last else level - p
+            if t == times[-1]:
+                used[-1] = level
+            else:
+                times.append(t)
+                used.append(level)
+        self.times = times
+        self.used = used
+
+    def max_over(self, start: int, duration: int) -> float:
+        """The largest power in use on ``[start, start + duration)``."""
+        times = self.times
+        i = bisect_right(times, start) - 1
+        j = bisect_left(times, start + duration)
+        return max(self.used[i:j])
+
+    def reserve(self, start: int, duration: int, watts: float) -> None:
+        """Add ``watts`` on ``[start, start + duration)``."""
+        times, used = self.times, self.used
+        i = bisect_left(times, start)
+        if i == len(times) or times[i] != start:
+            times.insert(i, start)
+            used.insert(i, used[i - 1])
+        stop = start + duration
+        j = bisect_left(times, stop, i)
+        if j == len(times) or times[j] != stop:
+            times.insert(j, stop)
+            used.insert(j, used[j - 1])
+        for k in range(i, j):
+            used[k] += watts
 
 
 #: at most this many int64 cells in one (request classes x nodes x resources) block
@@ -86,7 +175,7 @@ def units_per_node_many(reqs: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                        ordering: Ordering, allocator: Allocator, ewt: np.ndarray,
-                       demand: np.ndarray) -> ProactivePlan:
+                       demand: np.ndarray, power: PowerBudget | None = None) -> ProactivePlan:
     """The proactive list schedule of waiting jobs ``rows`` (ALGORITHMS 1.1).
 
     ``estimate``, ``ewt`` and ``demand`` are aligned with ``rows`` (seconds, seconds,
@@ -100,12 +189,20 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     reservation). At ``t = now`` a job must also fit the physical free resources (a
     running job past its estimate still holds them). On node-level platforms the fit
     is ``allocator.allocate`` on the profile's per-node minimum over the window;
-    ``allocator.start(view.capacity)`` is called first. Every job that fits the empty
+    the allocator's per-run set-up (:func:`~dispatchlab.dispatch.allocators.start_allocator`)
+    is done first. Every job that fits the empty
     platform ends up scheduled (after the last release the platform is empty).
 
     The start-now part equals :class:`PRB`'s decisions with the same ordering and
     allocator. Cost: (time points) x (unscheduled jobs) fit tests; meant for the few
-    hundred jobs a CP model holds."""
+    hundred jobs a CP model holds.
+
+    ``power`` (a :class:`PowerBudget`, seed 004's LS): a job also needs its predicted
+    power within the budget with the power in use over its window (a
+    :class:`PowerProfile`; at ``now``: the summed power of all running jobs plus the
+    jobs placed now, exactly as :class:`~dispatchlab.dispatch.ls.LS` checks). A job
+    whose power alone exceeds the budget is never placed (-1). The start-now part then
+    equals LS's decisions."""
     rows = np.asarray(rows, dtype=np.int64)
     estimate = np.asarray(estimate, dtype=np.int64)
     ewt = np.asarray(ewt, dtype=np.int64)
@@ -122,10 +219,17 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     units = np.asarray(view.jobs["units"], dtype=np.int64)[rows]
     counting = view.counting
     prof = view.release_profile()
+    if power is not None:
+        ppred = np.asarray(power.pred, dtype=np.float64).tolist()
+        if len(ppred) != n:
+            raise ValueError("power.pred must be aligned with rows")
+        pbudget = float(power.budget)
+        pprof = PowerProfile(now, view.running.est_end, power.running)
+        phys_power = power_sum(power.running)
     if counting:
         phys_cores = int(view.free_cores)
     else:
-        allocator.start(view.capacity)
+        start_allocator(allocator, view)
         phys = view.free.copy()
         reqs = view.requests[rows]
         n_nodes = phys.shape[0]
@@ -148,6 +252,13 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         for p in order.tolist():
             d = planned(int(estimate[p]))
             u = int(units[p])
+            if power is not None:
+                pw = ppred[p]
+                if at_now:
+                    if phys_power + pw > pbudget:
+                        continue
+                elif pprof.max_over(t, d) + pw > pbudget:
+                    continue
             if counting:
                 room = prof.min_over(t, d)
                 if at_now and phys_cores < room:
@@ -174,6 +285,10 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 if at_now:
                     phys -= used
                     allocations[int(rows[p])] = alloc
+            if power is not None:
+                pprof.reserve(t, d, pw)
+                if at_now:
+                    phys_power += pw
             starts[p] = t
         unsched = unsched[starts[unsched] < 0]
         k = bisect_right(prof.times, t)
@@ -215,7 +330,7 @@ class PRB(Dispatcher):
         self.ordering_.start(view)
         self.allocator_: Allocator = make_allocator(self.allocator)
         capacity = view.capacity
-        self.allocator_.start(capacity)
+        start_allocator(self.allocator_, view)
         #: EWT (s) per job row
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
         #: platform share per job row; demand = estimate x width
@@ -301,12 +416,15 @@ class PRB(Dispatcher):
         self._after = (view.changes, free, last_row)
         return [Start(int(rows[order[p]])) for p in started]
 
-    def _dispatch_nodes(self, view: View, q) -> list[Decision]:
+    def _dispatch_nodes(self, view: View, q,
+                        power: tuple[np.ndarray, float, float] | None = None) -> list[Decision]:
         # Jobs are grouped by per-unit request ("classes"); count[c] is how many units of
         # class c the free resources can host in total (sum over nodes). A job can be
         # placed only if its units <= count of its class (with the built-in allocators:
         # if and only if), so the walk calls the allocator only on such jobs and stops
         # when none is left. After a start only the nodes it used are recounted.
+        # ``power`` (LS): (predicted power per job row, power in use, budget); a job also
+        # needs ``in use + its power <= budget``, and its power is added once it starts.
         free_m = view.free.copy()
         rows, units = q.jobs, q.units
         present, cls = np.unique(self.req_class_[rows], return_inverse=True)
@@ -314,16 +432,26 @@ class PRB(Dispatcher):
         reqs_k = self.req_uniq_[present]
         fitn = units_per_node_many(reqs_k, free_m)
         count = fitn.sum(axis=1)
-        cand = np.flatnonzero(units <= count[cls])
+        fit = units <= count[cls]
+        if power is not None:
+            pred_all, used, budget = power
+            fit &= used + np.asarray(pred_all)[rows] <= budget
+        cand = np.flatnonzero(fit)
         if len(cand) == 0:
             return []
         order = cand[self.ordering_.sort(self.keys(view, cand))]
         u_o, c_o, j_o = units[order], cls[order], rows[order]
+        if power is not None:
+            w_o = np.asarray(pred_all, dtype=np.float64)[j_o]
         alloc_ = self.allocator_
         out: list[Decision] = []
         pos, m = 0, len(order)
         while pos < m:
-            ok = np.flatnonzero(u_o[pos:] <= count[c_o[pos:]])
+            if power is None:
+                ok = np.flatnonzero(u_o[pos:] <= count[c_o[pos:]])
+            else:
+                ok = np.flatnonzero((u_o[pos:] <= count[c_o[pos:]])
+                                    & (used + w_o[pos:] <= budget))
             started = False
             for c in ok.tolist():
                 p = pos + c
@@ -337,6 +465,8 @@ class PRB(Dispatcher):
                 count += new.sum(axis=1) - fitn[:, nodes].sum(axis=1)
                 fitn[:, nodes] = new
                 out.append(Start(int(j_o[p]), alloc))
+                if power is not None:
+                    used += float(w_o[p])
                 pos = p + 1
                 started = True
                 break
@@ -345,4 +475,5 @@ class PRB(Dispatcher):
         return out
 
 
-__all__ = ["PRB", "ProactivePlan", "job_demand", "proactive_schedule"]
+__all__ = ["PRB", "PowerBudget", "PowerProfile", "ProactivePlan", "job_demand",
+           "power_sum", "proactive_schedule", "running_power_prediction"]

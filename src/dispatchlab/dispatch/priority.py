@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 
 #: below this many jobs, :func:`skip_walk` loops in Python (cheaper than numpy calls)
@@ -59,7 +59,7 @@ class ListDispatcher(Dispatcher):
 
     def start(self, view: View) -> None:
         self.allocator_: Allocator = make_allocator(self.allocator)
-        self.allocator_.start(view.capacity)
+        start_allocator(self.allocator_, view)
 
     #: SJF / LJF: the order is by estimate, ascending (False) or descending (True), ties
     #: by queue position; None: another order (see :meth:`order`)

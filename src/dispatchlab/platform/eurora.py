@@ -18,9 +18,13 @@ whitespace-separated text files:
   ``gpu`` (GPUs, no MIC), ``gpu-mic`` (both) or ``cpu`` (neither); ``FREQ`` follows
   PA-HPC-SIM's rule (``_max_freqs = {2100, 3400}``, ``_nodeType_threshold = nodes/2``):
   the first half of the ids runs at ``2.1GHz``, the rest at ``3.4GHz``. The frequency
-  is a label only: every core runs at speed 1. A repeated name gets ``-2``, ``-3``...
-  (ours). **Reserved nodes** (flag 1, "dedicated to reservation jobs") are refused with
-  an :class:`InputError`: dispatchlab does not dedicate nodes to a queue (ours).
+  is a label only: every core runs at speed 1, but it sets the node type's
+  ``efficiency_rank``: 0 for the 2.1 GHz half (the more energy-efficient nodes, seed
+  004 section 4.2: "cores that operate at higher frequencies also consume more
+  power"), 1 for the 3.4 GHz half (a one-node file, all 3.4 GHz: 0; ranks are
+  relative). A repeated name gets ``-2``, ``-3``... (ours). **Reserved nodes** (flag 1,
+  "dedicated to reservation jobs") are refused with an :class:`InputError`: dispatchlab
+  does not dedicate nodes to a queue (ours).
 * a **queue file** ``system_queues``, one queue per line: ``name EWT`` with the
   queue's expected waiting time in integer seconds > 0.
 
@@ -80,6 +84,9 @@ EURORA_DEFAULT_EWT = DEFAULT_EWT
 
 _NODE_FIELDS = ("id", "cores", "gpus", "mics", "memory", "reserved")
 _LOW_FREQ, _HIGH_FREQ = "2.1GHz", "3.4GHz"
+#: node type efficiency rank by frequency label (lower = more energy-efficient; seed 004
+#: section 4.2 prefers the 2.1 GHz nodes)
+_EFFICIENCY_RANK = {_LOW_FREQ: 0, _HIGH_FREQ: 1}
 _ARCHIVE_RE = re.compile(r"^(.*?\.(?:tar\.gz|tgz|tar\.bz2|tbz2?|tar\.xz|txz|tar))#(.*)$",
                          re.IGNORECASE)
 _INT_RE = re.compile(r"^[+-]?\d+$")
@@ -96,8 +103,10 @@ def eurora_platform() -> Platform:
     mic = {"core": 16, "gpu": 0, "mic": 2, "mem": EURORA_MEM_KB}
     gpu = {"core": 16, "gpu": 2, "mic": 0, "mem": EURORA_MEM_KB}
     return Platform(
-        (NodeType(f"mic-{_LOW_FREQ}", 32, mic, None, EURORA_NODE_MAX_POWER),
-         NodeType(f"gpu-{_HIGH_FREQ}", 32, gpu, None, EURORA_NODE_MAX_POWER)),
+        (NodeType(f"mic-{_LOW_FREQ}", 32, mic, None, EURORA_NODE_MAX_POWER,
+                  _EFFICIENCY_RANK[_LOW_FREQ]),
+         NodeType(f"gpu-{_HIGH_FREQ}", 32, gpu, None, EURORA_NODE_MAX_POWER,
+                  _EFFICIENCY_RANK[_HIGH_FREQ])),
         name="eurora",
         queues=EURORA_QUEUES,
     )
@@ -272,7 +281,8 @@ def parse_eurora_nodes(text: str, source: str = "<nodes>", name: str | None = No
         if used[tname] > 1:
             tname = f"{tname}-{used[tname]}"
         types.append(NodeType(tname, count, {"core": cores, "gpu": gpus, "mic": mics,
-                                             "mem": mem}, None, EURORA_NODE_MAX_POWER))
+                                             "mem": mem}, None, EURORA_NODE_MAX_POWER,
+                              _EFFICIENCY_RANK[freq] if half else 0))
     label = name or PurePosixPath(source.replace("\\", "/")).name
     return Platform(tuple(types), name=label)
 

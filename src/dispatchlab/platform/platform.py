@@ -33,13 +33,19 @@ from dispatchlab.errors import InputError
 
 @dataclass(frozen=True)
 class NodeType:
-    """``count`` identical nodes with ``capacity`` (resource name -> amount per node)."""
+    """``count`` identical nodes with ``capacity`` (resource name -> amount per node).
+
+    ``efficiency_rank`` (integer >= 0, default 0): how energy-efficient the type's nodes
+    are, **lower = more efficient**; allocators that prefer efficient nodes (seed 004's
+    ``energy-consolidate``) read it through :meth:`Platform.efficiency_ranks`. Equal ranks
+    (the default for every platform but Eurora's) make no preference."""
 
     name: str
     count: int
     capacity: dict[str, int]
     idle_power: float | None = None  # watts, for power-aware extensions
     max_power: float | None = None  # watts
+    efficiency_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,10 @@ class Platform:
                     raise InputError(f"node type {nt.name!r}: capacity of {r!r} must be >= 0")
                 if r not in names:
                     names.append(r)
+            rank = nt.efficiency_rank
+            if isinstance(rank, bool) or not isinstance(rank, int | np.integer) or rank < 0:
+                raise InputError(f"node type {nt.name!r}: efficiency_rank must be an integer "
+                                 f">= 0, got {rank!r}")
         object.__setattr__(self, "resource_names", tuple(names))
 
     # --- queues -------------------------------------------------------------------
@@ -145,7 +155,9 @@ class Platform:
         refer to it): nodes 0-31 are type ``mic-2.1GHz`` (2 MICs, 0 GPUs, 2.1 GHz cores),
         nodes 32-63 type ``gpu-3.4GHz`` (2 GPUs, 0 MICs, 3.4 GHz). Resources ``core``,
         ``gpu``, ``mic``, ``mem``; **memory in KB** (33,554,432 per node, the traces'
-        unit). Frequencies are labels: cores run at speed 1. ``max_power`` is 400 W per
+        unit). Frequencies are labels: cores run at speed 1; the 2.1 GHz type has
+        ``efficiency_rank`` 0 and the 3.4 GHz type 1 (seed 004's LS prefers the more
+        energy-efficient 2.1 GHz nodes). ``max_power`` is 400 W per
         node for both types (PA-HPC-SIM's per-node bound on the archive's power
         predictions, :data:`dispatchlab.platform.eurora.EURORA_NODE_MAX_POWER`; so
         ``max_dynamic_power`` = 25,600 W); ``idle_power`` is not set (not given).
@@ -184,6 +196,8 @@ class Platform:
             debug = 3600
             parallel = 21600
 
+        A node type may also give ``idle_power`` / ``max_power`` (W) and
+        ``efficiency_rank`` (integer >= 0, lower = more energy-efficient; default 0).
         ``pooled = true`` makes it one pool (then exactly one node type with count 1).
         ``queues_file = "system_queues"`` reads the queue table from a PA-HPC-SIM
         ``system_queues`` file (or ``ARCHIVE#MEMBER``), relative to the TOML file's
@@ -224,7 +238,8 @@ class Platform:
             where = f"node_type[{k}]"
             if not isinstance(t, dict):
                 raise InputError("must be a table", file=source, field=where)
-            unknown = set(t) - {"name", "count", "capacity", "idle_power", "max_power"}
+            unknown = set(t) - {"name", "count", "capacity", "idle_power", "max_power",
+                                "efficiency_rank"}
             if unknown:
                 raise InputError(f"unknown keys {sorted(unknown)}", file=source, field=where)
             count = t.get("count")
@@ -245,8 +260,12 @@ class Platform:
                                           or not isinstance(watts, int | float) or watts < 0):
                     raise InputError(f"must be a number of watts >= 0, got {watts!r}",
                                      file=source, field=f"{where}.{key}")
+            rank = t.get("efficiency_rank", 0)
+            if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
+                raise InputError(f"must be an integer >= 0, got {rank!r}", file=source,
+                                 field=f"{where}.efficiency_rank")
             out.append(NodeType(str(t.get("name", f"type{k}")), count, dict(cap),
-                                t.get("idle_power"), t.get("max_power")))
+                                t.get("idle_power"), t.get("max_power"), rank))
         pooled = data.get("pooled", False)
         if not isinstance(pooled, bool):
             raise InputError(f"must be true or false, got {pooled!r}", file=source,
@@ -312,6 +331,13 @@ class Platform:
             row = [int(nt.capacity.get(r, 0)) for r in self.resource_names]
             rows.extend([row] * nt.count)
         return np.asarray(rows, dtype=np.int64).reshape(self.n_nodes, len(self.resource_names))
+
+    def efficiency_ranks(self) -> np.ndarray:
+        """The ``efficiency_rank`` of every node (int64, nodes in node-type order; lower =
+        more energy-efficient; all 0 unless a node type sets it)."""
+        return np.repeat(np.array([int(nt.efficiency_rank) for nt in self.node_types],
+                                  dtype=np.int64),
+                         [nt.count for nt in self.node_types])
 
     def total_capacity(self) -> dict[str, int]:
         """Resource name -> total over all nodes."""

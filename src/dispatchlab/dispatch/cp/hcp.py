@@ -1,5 +1,6 @@
 """Hybrid CP dispatchers with OR-Tools CP-SAT: ``hcp`` (CPH / DEC without power) and
-``hcp-online`` (HCP').
+``hcp-online`` (HCP'). DEC itself (HCP with a power cumulative, seed 004) is
+:class:`dispatchlab.dispatch.cp.dec.DEC`, built on :meth:`HCP._hybrid_pass`.
 
 **HCP** (``HCP()``, name ``hcp``; seed 000 "CPH", seed 004 "DEC" without the power
 cumulative; ALGORITHMS.md 2.1-2.5). Each pass has two stages.
@@ -95,7 +96,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from ortools.sat.python import cp_model
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator
+from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
     OnlineControl,
@@ -137,6 +138,39 @@ class Candidates(NamedTuple):
         return Candidates(*(col[positions] for col in self))
 
 
+class ModelPower(NamedTuple):
+    """Power as one more cumulative of the relaxed model (DEC, seed 004 section 4.3):
+    ``running`` integer watts of each running job (aligned with ``view.running.jobs``),
+    ``candidates`` integer watts of each candidate, ``capacity`` integer watts."""
+
+    running: np.ndarray
+    candidates: np.ndarray
+    capacity: int
+
+
+class PassPower(NamedTuple):
+    """The power facts of one DEC pass: ``pred`` predicted watts of each candidate
+    (float, candidate order), ``used`` the predicted power of the running jobs now (W),
+    ``budget`` margin x cap (W), ``plan`` the reference plan's
+    :class:`~dispatchlab.dispatch.prb.PowerBudget`, ``model`` the :class:`ModelPower`."""
+
+    pred: np.ndarray
+    used: float
+    budget: float
+    plan: Any
+    model: ModelPower
+
+    def take(self, positions: np.ndarray) -> PassPower:
+        """The same facts for the candidates at ``positions``."""
+        from dispatchlab.dispatch.prb import PowerBudget
+
+        pred = self.pred[positions]
+        return PassPower(pred, self.used, self.budget,
+                         PowerBudget(pred, self.plan.budget, self.plan.running),
+                         ModelPower(self.model.running, self.model.candidates[positions],
+                                    self.model.capacity))
+
+
 class RelaxedModel(NamedTuple):
     """A built stage-1 model: ``starts[k]`` is the start variable (offset from now) of
     candidate ``k``; ``horizon`` H in seconds; ``objective`` the integer expression."""
@@ -152,7 +186,8 @@ def planned_durations(estimate: np.ndarray) -> np.ndarray:
     return np.maximum(np.asarray(estimate, dtype=np.int64), 1)
 
 
-def build_relaxed_model(view: View, cand: Candidates, extra_horizon: int = 0) -> RelaxedModel:
+def build_relaxed_model(view: View, cand: Candidates, extra_horizon: int = 0,
+                        power: ModelPower | None = None) -> RelaxedModel:
     """The relaxed scheduling model of ALGORITHMS.md 2.1 without objective.
 
     Running jobs: fixed intervals ``[0, max(1, est_end - now))`` (those with the same
@@ -161,7 +196,8 @@ def build_relaxed_model(view: View, cand: Candidates, extra_horizon: int = 0) ->
     all durations (+ ``extra_horizon`` when a reference plan starts later, ours). One
     cumulative per resource type at the summed platform capacity; a type that no
     modelled job (running or waiting) requests is skipped. On counting platforms the
-    one resource is cores, demand = units."""
+    one resource is cores, demand = units. ``power`` (DEC) adds power as one more
+    cumulative (integer watts; the same rules)."""
     now = view.now
     model = cp_model.CpModel()
     running = view.running
@@ -178,6 +214,10 @@ def build_relaxed_model(view: View, cand: Candidates, extra_horizon: int = 0) ->
         run_jobs = np.asarray(running.jobs, dtype=np.int64)
         run_dem = np.asarray(running.units, dtype=np.int64)[:, None] * reqs[run_jobs]
         cand_dem = np.asarray(cand.units, dtype=np.int64)[:, None] * reqs[cand.rows]
+    if power is not None:
+        cap = np.append(cap, int(power.capacity))
+        run_dem = np.column_stack([run_dem, np.asarray(power.running, dtype=np.int64)])
+        cand_dem = np.column_stack([cand_dem, np.asarray(power.candidates, dtype=np.int64)])
     # running jobs: one fixed interval per distinct remaining duration
     fixed: list[tuple[Any, np.ndarray]] = []
     if len(run_dur):
@@ -215,6 +255,13 @@ def first_release(first_running_release: int | None, mapped_durations: np.ndarra
     if first_running_release is not None:
         ends.append(int(first_running_release))
     return max(1, min(ends)) if ends else 1
+
+
+def power_total(watts: np.ndarray) -> float:
+    """The correctly rounded sum of ``watts`` (see :func:`dispatchlab.dispatch.prb.power_sum`)."""
+    from dispatchlab.dispatch.prb import power_sum
+
+    return power_sum(watts)
 
 
 def ewt_weights(ewt: np.ndarray) -> np.ndarray:
@@ -269,7 +316,7 @@ class _HybridCP(Dispatcher):
 
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
-        self.allocator_.start(view.capacity)
+        start_allocator(self.allocator_, view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
         self.pass_log_: list[dict[str, Any]] = []
         self.totals_: np.ndarray = np.asarray(view.capacity, dtype=np.int64).sum(axis=0) \
@@ -293,14 +340,16 @@ class _HybridCP(Dispatcher):
         keys = OrderKeys(cand.rows, now, cand.submit, cand.estimate, cand.ewt, cand.demand)
         return cand.take(make_ordering(ordering).sort(keys))
 
-    def _prb_offsets(self, view: View, cand: Candidates, ordering: str) -> np.ndarray:
+    def _prb_offsets(self, view: View, cand: Candidates, ordering: str,
+                     power: Any = None) -> np.ndarray:
         """The proactive PRB plan of the candidates (:func:`proactive_schedule` with
-        ``ordering``), as start offsets from now; -1 for a job the plan never places
-        (one that does not fit the empty platform's nodes)."""
+        ``ordering``, and the power budget ``power`` when given: LS's plan), as start
+        offsets from now; -1 for a job the plan never places (one that does not fit the
+        empty platform's nodes)."""
         from dispatchlab.dispatch.prb import proactive_schedule
 
         plan = proactive_schedule(view, cand.rows, cand.estimate, make_ordering(ordering),
-                                  self.allocator_, cand.ewt, cand.demand)
+                                  self.allocator_, cand.ewt, cand.demand, power=power)
         starts = np.asarray(plan.starts, dtype=np.int64)
         return np.where(starts >= 0, starts - view.now, -1)
 
@@ -309,22 +358,33 @@ class _HybridCP(Dispatcher):
         """The PRB plan as a CP-SAT hint (unplaced jobs not hinted)."""
         return [int(x) if x >= 0 else None for x in prb.tolist()]
 
-    def _map_now(self, view: View, cand: Candidates,
-                 offsets: np.ndarray) -> tuple[list[Decision], list[int], list[int]]:
+    def _map_now(self, view: View, cand: Candidates, offsets: np.ndarray,
+                 power: PassPower | None = None
+                 ) -> tuple[list[Decision], list[int], list[int]]:
         """Stage 2: the candidates planned at 0, in candidate order, mapped on the free
-        resources; returns the decisions, the positions mapped and those that failed."""
+        resources; returns the decisions, the positions mapped and those that failed.
+        With ``power`` (DEC) a job also fails unless the predicted power in use (running
+        jobs and those mapped before it) plus its own stays within the budget: LS's
+        check, in floating point, so DEC never starts what LS's check would refuse."""
         out: list[Decision] = []
         mapped: list[int] = []
         failed: list[int] = []
         now_pos = np.flatnonzero(np.asarray(offsets) == 0).tolist()
+        if power is not None:
+            used, budget = power.used, power.budget
+            watts = power.pred.tolist()
         if view.counting:
             free = int(view.free_cores)
             for p in now_pos:
                 u = int(cand.units[p])
-                if u <= free:
+                if power is not None and not used + watts[p] <= budget:
+                    failed.append(p)
+                elif u <= free:
                     free -= u
                     out.append(Start(int(cand.rows[p])))
                     mapped.append(p)
+                    if power is not None:
+                        used += watts[p]
                 else:
                     failed.append(p)
             return out, mapped, failed
@@ -332,6 +392,9 @@ class _HybridCP(Dispatcher):
         reqs = view.requests
         for p in now_pos:
             job = int(cand.rows[p])
+            if power is not None and not used + watts[p] <= budget:
+                failed.append(p)
+                continue
             alloc = self.allocator_.allocate(reqs[job], int(cand.units[p]), free_m)
             if alloc is None:
                 failed.append(p)
@@ -339,6 +402,8 @@ class _HybridCP(Dispatcher):
             free_m[alloc.nodes] -= alloc.counts[:, None] * reqs[job][None, :]
             out.append(Start(job, alloc))
             mapped.append(p)
+            if power is not None:
+                used += watts[p]
         return out, mapped, failed
 
     @staticmethod
@@ -390,8 +455,12 @@ class HCP(_HybridCP):
         self.control_ = TimeControl(self.time_limit, self.max_time_limit, self.time_mode,
                                     self.seed, stop="first")
 
+    #: the ordering of the reference plan and of stage 2 (ALGORITHMS.md 2.1: PRB urgency)
+    priority: str = "urgency"
+
     def _modelled(self, view: View) -> Candidates:
-        """The first ``q_length`` waiting jobs in ``model_order``, in urgency order."""
+        """The first ``q_length`` waiting jobs in ``model_order``, in :attr:`priority`
+        order (``urgency`` for HCP)."""
         q = view.queue
         now = view.now
         if self.model_order == "queue":
@@ -402,36 +471,50 @@ class HCP(_HybridCP):
             cand = self._candidates(view, q.jobs, q.units, q.estimate, q.submit)
             cand = self._ordered(cand, now, "urgency")
             cand = cand.take(np.arange(min(self.q_length, len(cand.rows))))
-        return self._ordered(cand, now, "urgency")
+        return self._ordered(cand, now, self.priority)
 
     def dispatch(self, view: View) -> list[Decision]:
         if len(view.queue.jobs) == 0:
             return []
+        return self._hybrid_pass(view, self._modelled(view))
+
+    def _hybrid_pass(self, view: View, cand: Candidates,
+                     power: PassPower | None = None) -> list[Decision]:
+        """One pass over the candidates ``cand`` (in :attr:`priority` order): stage 1,
+        the reference plan, stage 2 and the feedback (module docstring). ``power``
+        (DEC): the power facts of the pass; every candidate's predicted power must be
+        within the budget (others are left out by the caller)."""
         now = view.now
-        cand = self._modelled(view)
-        if not fit_now_mask(view, cand.rows, cand.units).any():
+        fit_now = fit_now_mask(view, cand.rows, cand.units)
+        if power is not None:
+            fit_now &= power.used + power.pred <= power.budget
+        if not fit_now.any():
             # ours: no modelled job can start now on any plan; skipping the solver
             # changes no decision
             self.pass_log_.append(pass_facts(now, None, modelled=len(cand.rows),
                                              status="NO_FIT"))
             return []
-        if all_fit_now(view, cand.rows, cand.units):
+        if all_fit_now(view, cand.rows, cand.units) and (
+                power is None or power.used + power_total(power.pred) <= power.budget):
             # ours: every modelled job fits now together, so "all start now" is the
             # model's optimum; only the mapping on nodes (stage 2) can postpone a job
-            decisions, _, _ = self._map_now(view, cand, np.zeros(len(cand.rows), np.int64))
-            self._keep_alive(view, decisions, np.zeros(len(cand.rows), np.int64))
+            zeros = np.zeros(len(cand.rows), np.int64)
+            decisions, _, _ = self._map_now(view, cand, zeros, power)
+            self._keep_alive(view, decisions, zeros)
             self.pass_log_.append(pass_facts(now, None, modelled=len(cand.rows),
                                              status="ALL_FIT"))
             return decisions
         wait = now - cand.submit
         weights = ewt_weights(cand.ewt)
-        prb = self._prb_offsets(view, cand, "urgency")
+        prb = self._prb_offsets(view, cand, self.priority,
+                                None if power is None else power.plan)
         complete = bool((prb >= 0).all())
         prb_obj = ewt_objective_value(prb, wait, weights) if complete else None
-        rm = build_relaxed_model(view, cand)
+        model_power = None if power is None else power.model
+        rm = build_relaxed_model(view, cand, power=model_power)
         extra = max(0, int(prb.max()) - rm.horizon)
         if extra:
-            rm = build_relaxed_model(view, cand, extra_horizon=extra)
+            rm = build_relaxed_model(view, cand, extra_horizon=extra, power=model_power)
         objective = cp_model.LinearExpr.weighted_sum(rm.starts, weights.tolist()) \
             + int((weights * wait).sum())
         rm.model.minimize(objective)
@@ -439,7 +522,7 @@ class HCP(_HybridCP):
         improved = outcome.objective is not None and (
             prb_obj is None or outcome.objective < prb_obj)
         plan = np.asarray(outcome.values, dtype=np.int64) if improved else prb
-        decisions, mapped, failed = self._map_now(view, cand, plan)
+        decisions, mapped, failed = self._map_now(view, cand, plan, power)
         rounds, det_time = outcome.rounds, outcome.deterministic_time
         # feedback (ours, ALGORITHMS.md 2.5): failed start-now jobs cannot start before
         # resources are released
@@ -458,7 +541,7 @@ class HCP(_HybridCP):
             if again.values is None:
                 break
             plan = np.asarray(again.values, dtype=np.int64)
-            decisions, mapped, failed = self._map_now(view, cand, plan)
+            decisions, mapped, failed = self._map_now(view, cand, plan, power)
         self._keep_alive(view, decisions, plan)
         facts = pass_facts(now, outcome, modelled=len(cand.rows), prb_objective=prb_obj,
                            improved_on_prb=improved)

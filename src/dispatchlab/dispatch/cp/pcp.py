@@ -129,7 +129,12 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from ortools.sat.python import cp_model
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator, units_per_node
+from dispatchlab.dispatch.allocators import (
+    Allocator,
+    make_allocator,
+    start_allocator,
+    units_per_node,
+)
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
     OBJECTIVE_CAP,
@@ -382,7 +387,7 @@ def prb_allocations(view: View, cand: Candidates, offsets: np.ndarray,
     if view.counting or len(cand.rows) == 0:
         return out
     now = int(view.now)
-    allocator.start(view.capacity)
+    start_allocator(allocator, view)
     prof = view.release_profile()
     phys = np.array(view.free, dtype=np.int64, copy=True)
     reqs = np.asarray(view.requests)[cand.rows]
@@ -458,7 +463,7 @@ class _PureCP(Dispatcher):
 
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
-        self.allocator_.start(view.capacity)
+        start_allocator(self.allocator_, view)
         self.ordering_: Ordering = make_ordering(self.reference_order)
         self.ordering_.start(view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self._ewt_default())
