@@ -3,7 +3,10 @@
 ``make_dispatcher(name, **params)`` builds a registered dispatcher: ``fifo``, ``sjf``,
 ``ljf``, ``easy``, ``conservative``, ``prb``, and the CP-SAT dispatchers ``hcp``,
 ``hcp-online``, ``pcp``, ``pcp-online`` (imported on first use: OR-Tools is loaded only
-by them). A new dispatcher is one subclass of
+by them), seed 003's power-capped ``easy-pc`` and ``knapsack``, and seed 004's power
+cappers ``ls``, ``dec`` (scheduling), ``bf``, ``dvfs`` (PA-HPC-SIM's power-budget EASY
+variants), ``rapl-simple``, ``rapl-dynshare`` (throttling) and ``dec-rapl``. A new
+dispatcher is one subclass of
 :class:`Dispatcher` with a ``dispatch(view)`` method; see the README.
 """
 
@@ -65,6 +68,13 @@ DISPATCHERS: dict[str, type[Dispatcher]] = LazyRegistry({
     "pcp-online": "dispatchlab.dispatch.cp.pcp:PCPOnline",
     "easy-pc": "dispatchlab.dispatch.power:EasyPC",
     "knapsack": "dispatchlab.dispatch.power:Knapsack",
+    "ls": "dispatchlab.dispatch.ls:LS",
+    "dec": "dispatchlab.dispatch.cp.dec:DEC",
+    "bf": "dispatchlab.dispatch.budget:BF",
+    "dvfs": "dispatchlab.dispatch.budget:DVFS",
+    "rapl-simple": "dispatchlab.dispatch.rapl:RaplSimple",
+    "rapl-dynshare": "dispatchlab.dispatch.rapl:RaplDynShare",
+    "dec-rapl": "dispatchlab.dispatch.rapl:DecRapl",
 })
 
 
