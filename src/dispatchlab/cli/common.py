@@ -479,6 +479,14 @@ def check_power_inputs(dispatcher, cap, jobs, power_predictor) -> None:
                          field="--power-predictor")
 
 
+def check_hot_start(share: float | None) -> None:
+    """``--hot-start SHARE``: a share of the nodes in [0, 1] (checked before anything is
+    read)."""
+    if share is not None and not 0 <= share <= 1:
+        raise InputError(f"the hot start is a share of the nodes in [0, 1], got {share}",
+                         field="--hot-start")
+
+
 def apply_hot_start(jobs, platform, share: float | None):
     """``--hot-start SHARE``: the jobs with the hot start's dummy jobs added, and the
     rows the engine pins to their nodes (``(jobs, None)`` without the option)."""

@@ -20,6 +20,7 @@ from dispatchlab.cli.common import (
     allocator_names,
     apply_hot_start,
     attach_job_power,
+    check_hot_start,
     check_overrun,
     check_power_inputs,
     choose_platform,
@@ -139,6 +140,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order, priority=priority,
                             reservations=reservations, skip=skip, allocator=allocator)
     pspec = predictor_spec(predictor, predictor_params)
+    dmodel = duration_model_spec(duration_model)
+    check_hot_start(hot_start)
     check_overrun(overrun)
     if max_wall is not None and not (max_wall > 0 and max_wall < float("inf")):
         from dispatchlab.errors import InputError
@@ -151,17 +154,16 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     release_free_memory()
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     jobs = fit_jobs(jobs, plat)
-    for text in platform_warnings(jobs, plat):
-        warn(text)
-    progress, update = progress_bar(len(jobs) > 20_000)
     cap_spec = power_cap(cap, cap_window, cap_file, plat)
     jobs = attach_job_power(jobs, power_file, plat)
     job_series = read_job_series(power_series, jobs, power_file)
     ppspec = power_predictor_spec(power_predictor, power_predictor_params)
-    dmodel = duration_model_spec(duration_model)
     dispatcher_obj = dspec.build()
     check_power_inputs(dispatcher_obj, cap_spec, jobs, ppspec)
     jobs, pinned = apply_hot_start(jobs, plat, hot_start)
+    for text in platform_warnings(jobs, plat):
+        warn(text)
+    progress, update = progress_bar(len(jobs) > 20_000)
     sim = Simulation(plat, jobs, dispatcher_obj, pspec.build(), overrun=overrun, cap=cap_spec,
                      power_predictor=None if ppspec is None else ppspec.build(),
                      duration_model=None if dmodel is None else dmodel.build(),

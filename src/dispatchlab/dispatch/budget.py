@@ -162,6 +162,8 @@ class _BudgetEasy(Dispatcher):
     reduces: ClassVar[bool] = False
     #: check_dispatcher gives such dispatchers a power predictor and a cap
     needs_power = True
+    #: a power-capping method: the command line refuses it without a cap
+    needs_cap = True
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
 
     # ------------------------------------------------------------------ set-up

@@ -100,6 +100,8 @@ class LS(PRB):
     name = "ls"
     #: the simulation must give power predictions (``check_dispatcher`` supplies them)
     needs_power = True
+    #: a power-capping method: the command line refuses it without a cap
+    needs_cap = True
 
     def __init__(self, order: str = "ewt", allocator: str = "energy-consolidate",
                  default_ewt: int = 1800, margin: float = 1.0) -> None:

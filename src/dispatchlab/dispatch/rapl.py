@@ -229,6 +229,10 @@ class _Admitting(Dispatcher):
     call_on_empty_queue = False
     #: check_dispatcher gives such dispatchers a power predictor and a cap
     needs_power = True
+    #: a power-capping method: the command line refuses it without a cap
+    needs_cap = True
+    #: reads the jobs' measured power (view.job_power): job power data needed
+    needs_job_power = True
 
     def _check(self) -> None:
         a = self.admission
@@ -482,6 +486,10 @@ class DecRapl(Dispatcher):
     name = "dec-rapl"
     call_on_empty_queue = False
     needs_power = True
+    #: a power-capping method: the command line refuses it without a cap
+    needs_cap = True
+    #: reads the jobs' measured power (view.job_power): job power data needed
+    needs_job_power = True
     nested: ClassVar[dict[str, str]] = {"high": "dispatcher", "low": "dispatcher"}
 
     def __init__(self, high: str | Dispatcher = "dec",

@@ -296,7 +296,7 @@ class CPIModel(DurationModel):
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise InputError(f"CPI column {self.column!r}: job {int(jobs['job_id'][i])} "
-                                 f"has CPI {cpi[i]!r}; a CPI must be finite and > 0",
+                                 f"has CPI {float(cpi[i])!r}; a CPI must be finite and > 0",
                                  field=self.column)
             self.cpi_, self.cpi_drawn_ = cpi, False
             return

@@ -91,6 +91,8 @@ class DEC(HCP):
     name = "dec"
     #: the simulation must give power predictions (``check_dispatcher`` supplies them)
     needs_power = True
+    #: a power-capping method: the command line refuses it without a cap
+    needs_cap = True
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
 
     def __init__(self, q_length: int = 100, model_order: str = "queue", order: str = "ewt",
