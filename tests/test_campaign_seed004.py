@@ -1,0 +1,189 @@
+"""Seed 004 campaigns: dispatcher entries with a duration model, traces with a hot start,
+generated Eurora instances, archive patterns, job power carried by the workload, and caps
+as shares of a reference uncapped ``bf`` run's peak (computed in the worker)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from campaign_helpers import connect, stored_runs, write_campaign
+from dispatchlab import Platform, Simulation
+from dispatchlab.campaign import load_campaign, run_campaign
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.errors import InputError
+from dispatchlab.power.accounting import platform_power
+from dispatchlab.power.predictors import RealPowerPredictor
+from dispatchlab.workload.clean import clean
+from dispatchlab.workload.eurora_synth import eurora_instance
+
+ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "traces" / \
+    "Eurora-PA-HPC-SIM-testdata.tar.gz"
+
+HEAD = """
+[campaign]
+name = "s4"
+seeds = [0]
+store_series = true
+
+[[traces]]
+label = "e"
+generate = "eurora"
+jobs = 24
+arrival_window = 600
+arrival = "burst"
+burst_size = 12
+
+[[platforms]]
+builtin = "eurora"
+
+[power]
+from_workload = true
+cap_base = "bf-peak"
+caps = [0.5]
+
+[[power_predictors]]
+name = "real"
+"""
+
+METHODS = """
+[[dispatchers]]
+name = "ls"
+[[dispatchers]]
+label = "dyn-0.5"
+name = "rapl-dynshare"
+duration_model = "factor:f=0.5"
+[[dispatchers]]
+label = "dyn-mixed"
+name = "rapl-dynshare"
+duration_model = { name = "mixed", params = { profile = "dynshare" } }
+"""
+
+
+def test_duration_models_enter_the_configuration_only_when_given(tmp_path):
+    c = load_campaign(write_campaign(tmp_path, HEAD + METHODS))
+    by = {r["dispatcher"]["label"]: r for r in c.runs}
+    assert "duration_model" not in by["ls"]["config"]
+    assert by["ls"]["duration_model"] is None
+    assert by["dyn-0.5"]["config"]["duration_model"] == {
+        "name": "factor", "params": {"f": 0.5}, "seeded": []}
+    # the campaign's seed goes into the mixed model's unset seed
+    mixed = by["dyn-mixed"]["duration_model"]
+    assert mixed == {"name": "mixed", "params": {"profile": "dynshare", "seed": 0}}
+    assert by["dyn-0.5"]["config"]["power"] == {"from_workload": True, "cap_base": "bf-peak"}
+    assert by["ls"]["trace"]["generate"] == "eurora"
+    assert by["ls"]["trace"]["burst_size"] == 12
+
+
+def test_a_seed_004_campaign_runs_with_caps_on_the_reference_peak(tmp_path):
+    path = write_campaign(tmp_path, HEAD + METHODS)
+    report = run_campaign(path, workers=1)
+    assert (report.total, report.failed) == (3, 0)
+    runs = {r["dispatcher"]: r for r in stored_runs(tmp_path / "results.duckdb").values()}
+    # the reference: bf without a cap on the same instance (seed 0), real power
+    jobs = clean(eurora_instance(24, 600, arrival="burst", seed=0, burst_size=12),
+                 copy=False)
+    ref = Simulation(Platform.eurora(), jobs, make_dispatcher("bf"),
+                     power_predictor=RealPowerPredictor()).run()
+    peak = float(platform_power(ref)[1].max())
+    con = connect(tmp_path / "results.duckdb")
+    try:
+        caps = dict(con.execute(
+            "SELECT r.dispatcher, max(s.value) FROM series s JOIN runs r USING (run_key) "
+            "WHERE s.name = 'power_cap' GROUP BY 1").fetchall())
+        power = dict(con.execute(
+            "SELECT r.dispatcher, max(s.value) FROM series s JOIN runs r USING (run_key) "
+            "WHERE s.name = 'platform_power' GROUP BY 1").fetchall())
+    finally:
+        con.close()
+    for label in runs:
+        assert caps[label] == pytest.approx(0.5 * peak)
+    # LS with exact power never goes above the budget; the BSLD of seed 004 is reported
+    assert power["ls"] <= 0.5 * peak + 1e-6
+    assert runs["ls"]["cap_time_above_share"] == 0
+    for r in runs.values():
+        assert r["mean_power_bsld"] >= 1
+    summary = json.loads(runs["dyn-0.5"]["summary"])
+    assert summary["mean_power_bsld"] == runs["dyn-0.5"]["mean_power_bsld"]
+
+
+def test_hot_start_is_a_trace_key_and_its_jobs_are_not_measured(tmp_path):
+    text = HEAD.replace('burst_size = 12\n', 'burst_size = 12\nhot_start = 0.25\n') + \
+        '[[dispatchers]]\nname = "bf"\n'
+    c = load_campaign(write_campaign(tmp_path, text))
+    (spec,) = c.runs
+    assert spec["trace"]["hot_start"] == 0.25
+    assert spec["trace"]["label"] == "e"
+    report = run_campaign(write_campaign(tmp_path, text), workers=1)
+    assert report.failed == 0
+    (row,) = stored_runs(tmp_path / "results.duckdb").values()
+    assert row["hot_start_jobs"] == 16 and row["jobs"] == 24
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="needs ../shared/traces (the Eurora "
+                    "PA-HPC-SIM test archive)")
+def test_an_archive_pattern_is_one_trace_per_member(tmp_path):
+    text = f"""
+[campaign]
+name = "pat"
+[[traces]]
+label = "h100"
+path = "{ARCHIVE}#historical_traces/100/*.log_crypt"
+[[platforms]]
+builtin = "eurora"
+[[dispatchers]]
+name = "easy"
+"""
+    c = load_campaign(write_campaign(tmp_path, text))
+    labels = [r["trace"]["label"] for r in c.runs]
+    assert len(labels) == 29 and len(set(labels)) == 29
+    assert all(x.startswith("h100/hist_100_") for x in labels)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("burst_size = 12\n", "burst_size = 12\nhot_start = 1.5\n"), "hot_start"),
+    (('arrival = "burst"\n', 'arrival = "bursty"\n'), "arrival must be one of"),
+    (("arrival_window = 600\n", ""), "arrival_window"),
+    (('cap_base = "bf-peak"\n', 'cap_base = "peak"\n'), "cap_base"),
+    (("caps = [0.5]\n", 'caps = ["400W"]\n'), "share of the reference peak"),
+    (("from_workload = true\n", "from_workload = true\nsynth_seed = 1\n"),
+     "one power source"),
+])
+def test_bad_seed_004_keys_are_errors(tmp_path, change, message):
+    text = HEAD.replace(*change) + '[[dispatchers]]\nname = "bf"\n'
+    with pytest.raises(InputError, match=message):
+        load_campaign(write_campaign(tmp_path, text))
+
+
+def test_a_bad_duration_model_names_the_entry(tmp_path):
+    text = HEAD + '[[dispatchers]]\nname = "rapl-dynshare"\nduration_model = "factor:f=2"\n'
+    with pytest.raises(InputError, match=r"dispatchers\[0\].duration_model"):
+        load_campaign(write_campaign(tmp_path, text))
+
+
+def test_the_reference_peak_leaves_hot_start_jobs_out(tmp_path):
+    from dispatchlab.workload.hotstart import add_hot_start
+
+    text = HEAD.replace('burst_size = 12\n', 'burst_size = 12\nhot_start = 0.25\n') + \
+        '[[dispatchers]]\nname = "ls"\n'
+    assert run_campaign(write_campaign(tmp_path, text), workers=1).failed == 0
+    con = connect(tmp_path / "results.duckdb")
+    try:
+        (cap,) = con.execute("SELECT max(value) FROM series WHERE name = 'power_cap'"
+                             ).fetchone()
+    finally:
+        con.close()
+    # the reference run, by hand: bf with the 16 dummy jobs (5 W each) pinned
+    jobs = clean(eurora_instance(24, 600, arrival="burst", seed=0, burst_size=12),
+                 copy=False)
+    hot, pinned = add_hot_start(jobs, Platform.eurora(), 0.25)
+    ref = Simulation(Platform.eurora(), hot, make_dispatcher("bf"),
+                     power_predictor=RealPowerPredictor(), pinned=pinned).run()
+    with_dummies = float(platform_power(ref)[1].max())
+    ref.start = np.where(np.isin(np.arange(len(hot)), list(pinned)), -1, ref.start)
+    without = float(platform_power(ref)[1].max())
+    assert without < with_dummies  # the dummies run at the peak: the test can tell
+    assert cap == pytest.approx(0.5 * without)
