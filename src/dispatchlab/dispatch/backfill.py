@@ -37,7 +37,13 @@ every pass's shadow time, extra capacity and backfilled jobs in ``self.log_``).
 *Speed*: on counting platforms the per-pass scans are numpy masks over the queue's
 columns; the conservative planner stops as soon as no later job could start now (the
 free cores now are fewer than the smallest remaining request), which changes no
-decision of the pass.
+decision of the pass. On node-level platforms the backfill candidates are screened with
+vectorized fit counts (per distinct per-unit request) against the physical free
+resources and the profile's running minimum before the allocator sees them, the head's
+earliest breakpoint skips breakpoints where it cannot fit in total, and EASY keeps its
+plan between passes when only submissions happened (see :meth:`_Backfill._plan_nodes`);
+none of this changes a decision (tests/test_backfill_speed.py compares with the plain
+planner).
 """
 
 from __future__ import annotations
@@ -48,7 +54,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
+from dispatchlab.dispatch.allocators import (
+    ALLOCATORS,
+    Allocator,
+    make_allocator,
+    start_allocator,
+)
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
     FifoOrder,
@@ -58,7 +69,7 @@ from dispatchlab.dispatch.orderings import (
     job_width,
     make_ordering,
 )
-from dispatchlab.dispatch.profile import CoreProfile, planned
+from dispatchlab.dispatch.profile import CoreProfile, fit_totals, node_fits, planned
 from dispatchlab.errors import InputError
 from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
@@ -118,6 +129,9 @@ def _last_candidate(prof: CoreProfile, free: int, units: np.ndarray, stops: np.n
     hit = np.flatnonzero(ok)
     return i + int(hit[-1]) if len(hit) else i - 1
 
+
+#: the built-in allocators (see :meth:`_Backfill._node_plan_kept`)
+_BUILTIN_ALLOCATORS = frozenset(ALLOCATORS.values())
 
 #: the scopes of EASY's priority (see :class:`EASY`)
 SCOPES = ("backfill", "queue")
@@ -184,6 +198,7 @@ class _Backfill(Dispatcher):
                                     view.capacity.sum(axis=0))
         self.log_: list[dict] = []
         self._cache: tuple | None = None
+        self._req_classes: tuple | None = None
 
     def _order_positions(self, view: View, rows, ests) -> np.ndarray | None:
         """The backfill scan order of the candidates ``rows`` (queue order) with
@@ -560,7 +575,57 @@ class _Backfill(Dispatcher):
                               "profile": prof.rows() if prof is not None else None})
 
     # ---------------------------------------------------------------- node level (any K)
+    #: keep EASY's node-level plan between passes when only submissions happened (see
+    #: :meth:`_plan_nodes`; False: plan every pass from scratch, same decisions)
+    keep_node_plan: bool = True
+
+    def _node_plan_kept(self, view: View, k: int) -> bool:
+        """Whether a pass of node-level EASY may reuse the previous pass's plan: one
+        reservation, the queue in queue order, a fifo or sjf scan, no log, a built-in
+        allocator (they place a job iff its units fit in total, so a job that does not
+        fit still does not with fewer free resources)."""
+        return (self.keep_node_plan and k == 1 and not self.by_priority_
+                and not self.explain and self._order_kind in ("fifo", "sjf")
+                and type(self.allocator_) in _BUILTIN_ALLOCATORS)
+
     def _plan_nodes(self, view: View, k: int) -> list[Decision]:
+        """Reservations in queue order (the first ``k`` jobs that do not start now),
+        then the backfill scan of the rest (:meth:`_backfill_nodes`).
+
+        **Kept plan** (EASY, :meth:`_node_plan_kept`): after a pass that started no job
+        and reserved the head later than now, if only submissions happened since (no
+        completion, new estimate or rejection, no running job's estimated end reached,
+        so the same running jobs release at the same times and the physical free
+        resources are the same), a plan from scratch would give the head the same
+        reservation (every window from now holds the previous one's, so the head
+        fits no earlier; later windows are the same) and every job scanned before
+        fails again (its window from now only gains breakpoints, so it is no larger):
+        only the jobs queued since are scanned, in the kept profile moved to now
+        (no breakpoint lies between the two passes)."""
+        kept, self._cache = self._cache, None
+        if kept is not None and kept[0] == view.changes and self._node_plan_kept(view, k):
+            first_end = view.first_estimated_end()
+            if first_end is not None and first_end > view.now:
+                _, prof, last_job = kept
+                rows, units, ests = view.queued_after(last_job)
+                if not rows:
+                    self._cache = kept
+                    return []
+                rows = np.asarray(rows, dtype=np.int64)
+                units = np.asarray(units, dtype=np.int64)
+                ests = np.asarray(ests, dtype=np.int64)
+                pos = self._order_positions(view, rows, ests)
+                if pos is not None:
+                    rows, units, ests = rows[pos], units[pos], ests[pos]
+                prof.times[0] = view.now
+                out: list[Decision] = []
+                self._backfill_nodes(view, prof, view.free.copy(), rows, units, ests, out)
+                if not out:
+                    self._cache = (kept[0], prof, max(int(rows.max()), last_job))
+                return out
+        return self._plan_nodes_full(view, k)
+
+    def _plan_nodes_full(self, view: View, k: int) -> list[Decision]:
         now = view.now
         jobs, units, est = self._queue_columns(view)
         n = len(jobs)
@@ -588,19 +653,84 @@ class _Backfill(Dispatcher):
             prof.reserve(t, d, alloc.matrix(reqs[job], n_nodes))
             reserved.append((job, t))
             i += 1
-        for p in self._rest_in_queue_order(view, jobs, est, i).tolist():
-            job, u, d = int(jobs[p]), int(units[p]), planned(int(est[p]))
-            alloc = alloc_.allocate(reqs[job], u, np.minimum(physical, prof.window_min(now, d)))
-            if alloc is None:
-                continue
-            used = alloc.matrix(reqs[job], n_nodes)
-            prof.reserve(now, d, used)
-            physical -= used
-            out.append(Start(job, alloc))
+        if i < n:
+            rest = self._rest_in_queue_order(view, jobs, est, i)
+            self._backfill_nodes(view, prof, physical, jobs[rest], units[rest], est[rest],
+                                 out)
         if self.explain:
             self.log_.append({"now": now, "reservations": reserved,
                               "started": [d.job for d in out]})
+        if not out and reserved and reserved[0][1] > now and self._node_plan_kept(view, k):
+            self._cache = (view.changes, prof, int(view.queue.jobs[-1]))
         return out
+
+
+    #: screen the backfill candidates with vectorized fit counts before calling the
+    #: allocator (False: call it on every candidate; same decisions, the tests run both)
+    screen_nodes: bool = True
+
+    def _backfill_nodes(self, view: View, prof, physical: np.ndarray, rows: np.ndarray,
+                        units: np.ndarray, ests: np.ndarray, out: list[Decision]) -> None:
+        """The node-level backfill scan: in the given order, each job starts now iff the
+        allocator places it in the physical free resources and the profile's minimum
+        over its planned window ``[now, now + max(estimate, 1))``; a start takes its
+        resources out of both. Appends the starts to ``out``; updates ``prof`` and
+        ``physical``.
+
+        Jobs whose units cannot fit in total (:func:`fit_totals`) in that minimum are
+        never offered to the allocator (it could not place them); as both only shrink
+        with starts, a job screened out stays out, and only the jobs left and after
+        the last start are screened again after a start."""
+        now = view.now
+        reqs = view.requests
+        n_nodes = physical.shape[0]
+        alloc_ = self.allocator_
+        rows = np.asarray(rows, dtype=np.int64)
+        units = np.asarray(units, dtype=np.int64)
+        durs = np.maximum(np.asarray(ests, dtype=np.int64), 1)
+        req_c = reqs[rows]
+        live = np.arange(len(rows))
+        screen = self.screen_nodes
+        if screen:
+            # the jobs' distinct per-unit requests (classes), once per run
+            if getattr(self, "_req_classes", None) is None or \
+                    self._req_classes[1].shape[0] != reqs.shape[0]:
+                classes, inv = np.unique(reqs, axis=0, return_inverse=True)
+                self._req_classes = (classes, inv.reshape(-1).astype(np.int64))
+            classes, class_of = self._req_classes
+            cls = class_of[rows]
+            cap = int(units.max()) if len(units) else 0
+        while len(live):
+            if screen:
+                # physical room: each class's units per node once, then per job
+                u_l, c_l = units[live], cls[live]
+                used_cls, pos = np.unique(c_l, return_inverse=True)
+                per_node = node_fits(classes[used_cls], physical, cap)
+                ok = np.minimum(per_node[pos.reshape(-1)], u_l[:, None]).sum(axis=1) >= u_l
+                live = live[ok]
+                if not len(live):
+                    break
+                u_l, r_l = units[live], req_c[live]
+                idx = np.maximum(np.searchsorted(np.asarray(prof.times, dtype=np.int64),
+                                                 now + durs[live], side="left"), 1) - 1
+                window = np.minimum(physical[None, :, :], prof.running_min()[idx])
+                live = live[fit_totals(r_l, u_l, window) >= u_l]
+            started = -1
+            for p in live.tolist():
+                job, u, d = int(rows[p]), int(units[p]), int(durs[p])
+                alloc = alloc_.allocate(reqs[job], u,
+                                        np.minimum(physical, prof.window_min(now, d)))
+                if alloc is None:
+                    continue
+                used = alloc.matrix(reqs[job], n_nodes)
+                prof.reserve(now, d, used)
+                physical -= used
+                out.append(Start(job, alloc))
+                started = p
+                break
+            if started < 0:
+                break
+            live = live[live > started]
 
 
 class EASY(_Backfill):

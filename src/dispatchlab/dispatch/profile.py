@@ -12,6 +12,15 @@ resources on ``[t, t + max(e, 1))``: a 0-second estimate still needs free resour
 at its start.
 
 Both profiles can be dumped (``rows()``) for debugging.
+
+**Node-level speed.** A :class:`NodeProfile` keeps, besides its list of matrices, a
+stacked (breakpoints x nodes x resources) copy and its running minimum from ``now``
+(both built on demand, dropped by every change), so that a window from ``now`` is one
+row of the running minimum and the breakpoints where a job cannot fit at all are
+found with one vectorized count. :func:`fit_totals` is that count: how many units of
+a request the nodes can host in total (capped per node at the units wanted, so it
+never overflows). An allocator never places a job whose units do not fit in total,
+so skipping those breakpoints or candidates changes no decision.
 """
 
 from __future__ import annotations
@@ -27,6 +36,60 @@ from dispatchlab.dispatch.base import Allocation
 def planned(estimate: int) -> int:
     """The planning duration of an estimate (seconds, at least 1)."""
     return estimate if estimate > 0 else 1
+
+
+def fit_totals(requests: np.ndarray, units: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """For each job ``c`` (per-unit request ``requests[c]``, ``units[c]`` units), the
+    units the (nodes x resources) matrix ``free[c]`` can host in total, each node's
+    count clipped to ``[0, units[c]]``: the job can fit only where this reaches
+    ``units[c]`` (the row-wise :func:`~dispatchlab.dispatch.allocators.units_per_node`,
+    clipped and summed).
+
+    ``requests``: (C x R); ``units``: (C,); ``free``: (C x N x R), or (N x R) shared by
+    every job. A request of nothing fits every node (count ``units[c]``)."""
+    requests = np.asarray(requests, dtype=np.int64)
+    units = np.asarray(units, dtype=np.int64)
+    free = np.asarray(free, dtype=np.int64)
+    if free.ndim == 2:
+        free = free[None, :, :]
+    pos = requests > 0
+    per = free // np.maximum(requests, 1)[:, None, :]
+    big = units[:, None, None]
+    per = np.where(pos[:, None, :], per, big)
+    fit = np.clip(per.min(axis=2), 0, units[:, None])
+    return fit.sum(axis=1)
+
+
+def node_fits(requests: np.ndarray, free: np.ndarray, cap: int) -> np.ndarray:
+    """How many units of each per-unit request ``requests[k]`` (K x R) every node can
+    host given ``free`` (N x R), clipped to ``[0, cap]``: a (K x N) int64 matrix (a
+    request of nothing fits ``cap``)."""
+    requests = np.asarray(requests, dtype=np.int64)
+    pos = requests > 0
+    per = free[None, :, :] // np.maximum(requests, 1)[:, None, :]
+    per = np.where(pos[:, None, :], per, cap)
+    return np.clip(per.min(axis=2), 0, cap)
+
+
+def _stack_fits(stack: np.ndarray, request: np.ndarray, units: int) -> np.ndarray:
+    """For each matrix of ``stack`` (T x N x R), whether ``units`` units of ``request``
+    fit in it in total."""
+    pos = np.flatnonzero(np.asarray(request) > 0)
+    if len(pos) == 0:
+        return np.full(stack.shape[0], stack.shape[1] > 0 or units <= 0)
+    per = (stack[:, :, pos] // np.asarray(request)[pos]).min(axis=2)
+    return np.clip(per, 0, units).sum(axis=1) >= units
+
+
+def _accumulate(ufunc: np.ufunc, stack: np.ndarray) -> np.ndarray:
+    """``ufunc.accumulate(stack, axis=0)`` (a new array), computed along contiguous
+    rows of the transpose: numpy's accumulation over the first axis of a 3-d array
+    walks it with a stride and runs a few times slower."""
+    if stack.shape[0] <= 1:
+        return stack.copy()
+    t = np.array(stack.reshape(stack.shape[0], -1).T, order="C")  # always a copy
+    ufunc.accumulate(t, axis=1, out=t)
+    return np.ascontiguousarray(t.T).reshape(stack.shape)
 
 
 class CoreProfile:
@@ -159,6 +222,8 @@ class NodeProfile:
         for t in sorted(by_time):
             self.times.append(t)
             self.free.append(self.free[-1] + by_time[t])
+        self._stack = self._pmin = None
+        self._monotone = False  # not checked: the running minimum is computed
 
     @classmethod
     def from_running(cls, now: int, free_now: np.ndarray, ends: np.ndarray,
@@ -170,6 +235,8 @@ class NodeProfile:
         requests[i], n_nodes)) ...])`` (integer sums in another order)."""
         prof = cls.__new__(cls)
         prof.now = now
+        prof._stack = prof._pmin = None
+        prof._monotone = True  # releases only add resources
         base = free_now.copy()
         if len(ends) == 0:
             prof.times, prof.free = [now], [base]
@@ -185,9 +252,13 @@ class NodeProfile:
         if times[0] == now:  # released now: part of the free matrix at now
             base += freed[0]
             times, freed = times[1:], freed[1:]
-        steps = base[None, :, :] + np.cumsum(freed, axis=0)
+        if len(freed):
+            freed[0] += base
+        stack = np.concatenate([base[None, :, :], _accumulate(np.add, freed)])
+        stack.flags.writeable = False
         prof.times = [now, *times.tolist()]
-        prof.free = [base, *steps]
+        prof.free = list(stack)  # read-only views: changes replace matrices
+        prof._stack = stack
         return prof
 
     def copy(self) -> NodeProfile:
@@ -195,30 +266,73 @@ class NodeProfile:
         replaces a matrix (:meth:`reserve`, :meth:`_split` copy), never writes into one."""
         twin = NodeProfile.__new__(NodeProfile)
         twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
+        twin._stack, twin._pmin = self._stack, self._pmin  # read-only, dropped on change
+        twin._monotone = self._monotone
         return twin
 
+    def stacked(self) -> np.ndarray:
+        """The free matrices as one read-only (breakpoints x nodes x resources) array
+        (built on demand, kept until the next change)."""
+        s = self._stack
+        if s is None:
+            s = self._stack = np.stack(self.free)
+            s.flags.writeable = False
+        return s
+
+    def running_min(self) -> np.ndarray:
+        """Read-only: row ``k`` is the minimum of the free matrices ``0..k`` (the free
+        resources on ``[now, times[k + 1])``). In a profile known to be non-decreasing
+        (running jobs' releases, then only reservations from now) that is the first
+        matrix."""
+        if self._monotone:  # every matrix is below the next one: the first is the minimum
+            stack = self.stacked()
+            return np.broadcast_to(stack[0], stack.shape)
+        p = self._pmin
+        if p is None:
+            p = self._pmin = _accumulate(np.minimum, self.stacked())
+            p.flags.writeable = False
+        return p
+
     def _index(self, t: int) -> int:
-        return int(np.searchsorted(self.times, t, side="right")) - 1
+        return bisect_right(self.times, t) - 1
+
+    def _window(self, start: int, duration: int) -> np.ndarray:
+        """:meth:`window_min` as a read-only array (no copy)."""
+        i = self._index(start)
+        j = max(bisect_left(self.times, start + duration), i + 1)
+        if i < 0:  # before the profile (not used by the dispatchers): as a plain reduce
+            return np.minimum.reduce(self.free[i:j])
+        if i == 0:
+            return self.running_min()[j - 1]
+        if j == i + 1:
+            return self.stacked()[i]
+        return self.stacked()[i:j].min(axis=0)
 
     def window_min(self, start: int, duration: int) -> np.ndarray:
-        i = self._index(start)
-        j = int(np.searchsorted(self.times, start + duration, side="left"))
-        return np.minimum.reduce(self.free[i:max(j, i + 1)])
+        """Minimum free matrix over ``[start, start + duration)`` (a new array)."""
+        return self._window(start, duration).copy()
 
     def earliest(self, allocator: Allocator, request: np.ndarray, units: int,
                  duration: int) -> tuple[int, Allocation]:
-        """Earliest breakpoint at which the allocator places the job for ``duration``."""
-        for t in self.times:
+        """Earliest breakpoint at which the allocator places the job for ``duration``.
+
+        Breakpoints where the job's units do not fit in total even in the free matrix
+        at that breakpoint alone (an upper bound of the window's) are skipped: no
+        allocator places the job there."""
+        times = self.times
+        for i in np.flatnonzero(_stack_fits(self.stacked(), request, units)).tolist():
+            t = times[i]
             alloc = allocator.allocate(request, units, self.window_min(t, duration))
             if alloc is not None:
                 return t, alloc
         raise AssertionError("a job that fits the empty platform always fits eventually")
 
     def _split(self, t: int) -> int:
-        i = int(np.searchsorted(self.times, t, side="left"))
+        i = bisect_left(self.times, t)
         if i == len(self.times) or self.times[i] != t:
             self.times.insert(i, t)
             self.free.insert(i, self.free[i - 1].copy())
+            self._stack = self._pmin = None
         return i
 
     def reserve(self, start: int, duration: int, used: np.ndarray) -> None:
@@ -226,6 +340,10 @@ class NodeProfile:
         j = self._split(start + duration)
         for k in range(i, j):
             self.free[k] = self.free[k] - used
+        if j > i:
+            self._stack = self._pmin = None
+            # from now on, taking resources keeps every matrix below the next one
+            self._monotone = self._monotone and i == 0 and bool((used >= 0).all())
 
     def rows(self) -> list[tuple[int, list[list[int]]]]:
         return [(t, f.tolist()) for t, f in zip(self.times, self.free, strict=True)]

@@ -1,0 +1,98 @@
+"""Node-level backfilling benchmark: EASY and conservative on a Eurora-like instance.
+
+For every dispatcher it simulates ``eurora_instance(JOBS, WINDOW, ARRIVAL, seed=SEED)``
+on ``Platform.eurora()`` (64 nodes; cores, GPUs, MICs, memory per unit) in a fresh
+process and prints the simulation's wall seconds (the ``run()`` call only), jobs/s,
+the child's peak RSS (``wait4``'s rusage) and the SHA-256 prefix of the schedule (start,
+end and allocation of every job). Each case runs ``--repeat`` times (default 2): the
+schedules must be identical, and the fastest wall time is reported.
+
+``--src DIR`` runs the children on another source tree (``PYTHONPATH=DIR``), e.g. a
+checkout of an older commit, to compare before and after.
+
+Usage::
+
+    python benchmarks/bench_backfill_nodes.py [--dispatcher easy conservative]
+        [--jobs 1000] [--window 1800] [--arrival uniform] [--seed 0] [--repeat 2]
+        [--src ../old/src]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+CHILD = r"""
+import hashlib, json, sys, time
+from dispatchlab import Simulation
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.platform import Platform
+from dispatchlab.workload.eurora_synth import eurora_instance
+
+disp, n, window, arrival, seed = sys.argv[1:6]
+jobs = eurora_instance(int(n), int(window), arrival, seed=int(seed))
+sim = Simulation(Platform.eurora(), jobs, make_dispatcher(disp))
+t0 = time.perf_counter()
+r = sim.run()
+wall = time.perf_counter() - t0
+h = hashlib.sha256()
+h.update(repr((r.start.tolist(), r.end.tolist())).encode())
+for j in sorted(r.allocations):
+    a = r.allocations[j]
+    h.update(repr((j, a.nodes.tolist(), a.counts.tolist())).encode())
+print(json.dumps({"wall": wall, "jobs": len(r.start), "sha": h.hexdigest()[:12]}))
+"""
+
+
+def run_once(disp: str, args: argparse.Namespace) -> dict:
+    env = dict(os.environ)
+    if args.src:
+        env["PYTHONPATH"] = os.path.abspath(args.src)
+    cmd = [sys.executable, "-c", CHILD, disp, str(args.jobs), str(args.window),
+           args.arrival, str(args.seed)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{disp} failed ({status}):\n{err}")
+    row = json.loads(out.strip().splitlines()[-1])
+    row["rss_mb"] = usage.ru_maxrss / 1024
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dispatcher", nargs="+", default=["easy", "conservative"])
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--window", type=int, default=1800)
+    parser.add_argument("--arrival", default="uniform")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="runs per case (>= 2: the schedules must be identical)")
+    parser.add_argument("--src", default=None, help="source tree to run (PYTHONPATH)")
+    args = parser.parse_args()
+    print(f"eurora_instance({args.jobs}, {args.window}, {args.arrival!r}, "
+          f"seed={args.seed}) on Platform.eurora()"
+          + (f"  [src: {args.src}]" if args.src else ""))
+    print(f"{'dispatcher':<14} {'jobs':>6} {'wall s':>8} {'jobs/s':>9} {'RSS MB':>8} "
+          f"{'schedule sha':>13}")
+    for disp in args.dispatcher:
+        t0 = time.perf_counter()
+        runs = [run_once(disp, args) for _ in range(max(1, args.repeat))]
+        shas = {r["sha"] for r in runs}
+        if len(shas) != 1:
+            raise SystemExit(f"{disp}: runs gave different schedules: {sorted(shas)}")
+        best = min(runs, key=lambda r: r["wall"])
+        rss = max(r["rss_mb"] for r in runs)
+        print(f"{disp:<14} {best['jobs']:>6} {best['wall']:>8.2f} "
+              f"{best['jobs'] / best['wall']:>9.1f} {rss:>8.1f} {best['sha']:>13}"
+              f"   ({len(runs)} runs, {time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
