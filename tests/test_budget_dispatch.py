@@ -398,3 +398,29 @@ def test_bf_uncapped_power_check_off_equals_bf_without_cap():
     a = run(*args, BF())
     b = run(*args, BF(power_check=False), [1e6] * 5, PowerCap.window(1.0))
     assert a.start.tolist() == b.start.tolist()
+
+
+# ------------------------------------------------- the shadow time's fit-in-total filter
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_units_fit_is_necessary_for_every_allocator(seed):
+    # units_fit (the shadow time's filter) is True wherever an allocator places the job
+    # (it must never hide a breakpoint where the head fits), and exactly where the
+    # units fit in total
+    from dispatchlab.dispatch.allocators import make_allocator, units_per_node
+    from dispatchlab.dispatch.budget import units_fit
+
+    rng = np.random.default_rng(seed)
+    cap = rng.integers(0, 5, size=(6, 3))
+    frees = [rng.integers(0, 5, size=(6, 3)) for _ in range(int(rng.integers(1, 5)))]
+    request = rng.integers(0, 3, size=3)
+    units = int(rng.integers(1, 12))
+    fits = units_fit(frees, request, units).tolist()
+    for name in ("first-fit", "best-fit", "consolidate"):
+        alloc = make_allocator(name)
+        alloc.start(cap)
+        for f, ok in zip(frees, fits, strict=True):
+            placed = alloc.allocate(request, units, f) is not None
+            assert not placed or ok
+            total = int(np.minimum(units_per_node(request, f), units).sum())
+            assert ok == (total >= units)

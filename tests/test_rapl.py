@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.checks import check_dispatcher
 from dispatchlab.dispatch import FIFO, make_dispatcher
+from dispatchlab.dispatch.base import SetPower
 from dispatchlab.dispatch.rapl import DecRapl, RaplDynShare, RaplSimple, dynshare_step
 from dispatchlab.errors import InputError
 from dispatchlab.power import PowerCap
@@ -450,3 +451,62 @@ def test_fifo_admission_can_be_swapped_in():
     r = simulate(nodes(2, 1), jobs, FifoAdmit(), PowerCap.window(400.0),
                  f=1.0).result
     assert r.end.tolist() == [1002]
+
+
+# --------------------------------------------------------------- superseded end events
+class _SlowDown(FIFO):
+    """FIFO that records every pass time and halves job 0's level at t = 10 (waking
+    itself there); called at every pass."""
+
+    call_on_empty_queue = True
+
+    def start(self, view) -> None:
+        super().start(view)
+        self.passes_at: list[int] = []
+
+    def dispatch(self, view):
+        self.passes_at.append(view.now)
+        out = super().dispatch(view)
+        if view.now == 0:
+            view.wake_at(10)
+        if view.now == 10:
+            out.append(SetPower(0, 0.5))
+        return out
+
+
+def test_no_pass_at_a_superseded_end_only():
+    # job 0 (100 s) halved at t = 10 with F = 1: 90 s of work left at speed 0.5 ends at
+    # 190; its old end event at 100 is superseded and, alone at 100, makes no pass
+    # (ours); job 1 (submitted at 150) still gets its pass at 150
+    jobs = powered([50.0, 50.0], submit=[0, 150], run=[100, 10], units=[1, 1])
+    sim = Simulation(Platform.pooled(2), jobs, _SlowDown(),
+                     power_predictor=RealPowerPredictor(), duration_model=Factor(1.0))
+    r = sim.run()
+    assert r.end.tolist() == [190, 160]
+    assert sim.dispatcher.passes_at == [0, 10, 150, 160, 190]
+    assert r.passes == 5
+
+
+def test_planned_end_scaled_exactly_by_level_changes():
+    # estimate = run = 1000 s; levels 0.5 (t = 100), 0.25 (t = 300), 1 (t = 700) with
+    # F = 1: work 100 + 100 + 100 + 700 -> ends at 1400; the planned end is rescaled
+    # the same way at each change (exact), so it equals the end
+    class Levels(FIFO):
+        def dispatch(self, view):
+            out = super().dispatch(view)
+            plan = {0: 100, 100: 300, 300: 700}
+            if view.now in plan:
+                view.wake_at(plan[view.now])
+            level = {100: 0.5, 300: 0.25, 700: 1.0}.get(view.now)
+            ends.append((view.now, view.first_estimated_end()))
+            return out + ([SetPower(0, level)] if level is not None else [])
+
+    ends: list[tuple[int, int | None]] = []
+    jobs = powered([50.0], submit=[0], run=[1000], units=[1])
+    r = Simulation(Platform.pooled(1), jobs, Levels(), power_predictor=RealPowerPredictor(),
+                   duration_model=Factor(1.0)).run()
+    assert r.end.tolist() == [1400]
+    # planned ends seen at each pass: 1000, then 100 + 900 / 0.5 = 1900, then
+    # 300 + 1600 x 0.5 / 0.25 = 3500, seen before each pass's own change; after the
+    # last one, 700 + 2800 x 0.25 = 1400 = the end
+    assert ends[:4] == [(0, None), (100, 1000), (300, 1900), (700, 3500)]

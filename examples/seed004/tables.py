@@ -112,6 +112,14 @@ def compare(done: list[dict]) -> None:
         by_slot[(r["trace"], r.get("workload"), r.get("power_predictor"), r["cap"])][
             r["dispatcher"]] = r
     lines = []
+    dec = [r for r in done if r.get("dispatcher_name") == "dec"]
+    if dec:
+        means = [num(r.get("mean_decision_time")) for r in dec]
+        p99 = [num(r.get("p99_decision_time")) for r in dec]
+        peak = [num(r.get("max_decision_time")) for r in dec]
+        lines.append(f"- DEC decision time (wall s, {len(dec)} runs): mean of the runs' means "
+                     f"{mean(means):.4f}, largest p99 {max(x for x in p99 if x is not None):.3f}"
+                     f", largest {max(x for x in peak if x is not None):.3f}")
     pairs = [(s, m["dec"], m["ls"]) for s, m in by_slot.items() if "dec" in m and "ls" in m]
     if pairs:
         better = [num(d.get("mean_power_bsld")) < num(ls.get("mean_power_bsld")) - 1e-9

@@ -120,6 +120,18 @@ DVFS_LOW, DVFS_HIGH = 0.25, 0.75
 DVFS_THRESHOLDS = (0.0, 2.0, 10.0)
 
 
+def units_fit(frees: list[np.ndarray], request: np.ndarray, units: int) -> np.ndarray:
+    """For each (nodes x resources) free matrix of ``frees``, whether ``units`` units of
+    the per-unit ``request`` fit in it in total (summed over nodes, each node hosting
+    ``min`` over the requested resources of ``free // request``): a necessary condition
+    for every allocator, computed for all matrices at once."""
+    pos = np.flatnonzero(np.asarray(request) > 0)
+    if len(pos) == 0 or not frees:
+        return np.ones(len(frees), dtype=bool)
+    per = (np.stack(frees)[:, :, pos] // np.asarray(request)[pos]).min(axis=2)
+    return np.clip(per, 0, units).sum(axis=1) >= units
+
+
 def dvfs_threshold(hypothetical: float, budget: float) -> float:
     """DVFS's BSLD threshold for a hypothetical power sum against ``budget`` (W)."""
     if hypothetical < DVFS_LOW * budget:
@@ -415,19 +427,31 @@ class _BudgetEasy(Dispatcher):
         req = None if counting else view.requests[j]
         need = units[head]
         alloc_ = self.allocator_
-        for t, free_t in zip(prof.times, prof.free, strict=True):
-            if budget is not None:
+        times, frees = prof.times, prof.free
+        first = 0
+        if budget is not None:
+            # the power left only shrinks as jobs are released: the breakpoints where
+            # the head fits the power are a suffix, from ``first``
+            for t in times:
                 while i < nr and releases[i][0] <= t:
                     released += releases[i][1]
                     i += 1
                 left = used - released if i < nr else 0.0  # exact once all are gone
-                if left + x > budget:
-                    continue
-            if counting:
-                if free_t >= need:
-                    return t
-            elif alloc_.allocate(req, need, free_t) is not None:
-                return t
+                if left + x <= budget:
+                    break
+                first += 1
+        if counting:
+            for k in range(first, len(times)):
+                if frees[k] >= need:
+                    return times[k]
+            return None
+        if first == len(times):
+            return None
+        # node level: the allocator is called only where the head's units fit in total
+        # (no allocator places a job whose units do not fit in total: the same time)
+        for k in (first + np.flatnonzero(units_fit(frees[first:], req, need))).tolist():
+            if alloc_.allocate(req, need, frees[k]) is not None:
+                return times[k]
         return None
 
 

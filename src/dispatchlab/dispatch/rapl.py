@@ -198,11 +198,15 @@ class _Incidence:
     """Which node each running job holds units on, for a set of running jobs (sorted
     rows): one entry per (job, node) with the job's share of its power there."""
 
-    __slots__ = ("entry_job", "entry_node", "entry_share", "first", "floor", "nodes", "rows")
+    __slots__ = ("entry_job", "entry_node", "entry_share", "first", "floor", "known", "nodes",
+                 "rows", "watts")
 
     def __init__(self, view: View, rows: np.ndarray) -> None:
         self.rows = rows
         self.floor: np.ndarray | None = None  # the jobs' lowest levels, once known
+        #: the jobs' real power (W) and whether it is > 0, once known (static power)
+        self.watts: np.ndarray | None = None
+        self.known: np.ndarray | None = None
         units = np.asarray(view.jobs["units"], dtype=np.int64)[rows]
         if view.counting:  # one pooled node (ours)
             self.entry_node = np.zeros(len(rows), dtype=np.int64)
@@ -368,11 +372,16 @@ class RaplDynShare(_Admitting):
         if bound is None:  # nothing to enforce: every job back to full power
             self.alloc_ = None
             return [SetPower(int(j), 1.0) for j in rows[levels < 1.0].tolist()]
-        watts_all = self.real_ if self.real_ is not None else _measured_watts(view)
-        if watts_all is None:
-            return []
         inc = self._incidence(view, rows)
-        watts = watts_all[rows]
+        if self.real_ is not None:  # static: taken once per running set
+            watts = inc.watts
+            if watts is None:
+                watts = inc.watts = self.real_[rows]
+        else:
+            watts_all = _measured_watts(view)
+            if watts_all is None:
+                return []
+            watts = watts_all[rows]
         measured = self.measure(view, inc, watts * levels)
         self.alloc_ = dynshare_step(measured, None if gap else self.alloc_, float(bound),
                                     self.q, self.rfact, self.p_min, self.p_max)
@@ -395,14 +404,15 @@ class RaplDynShare(_Admitting):
         """PA's ``apply_nodeRAPL``, vectorized: each job's level times ``a_n / c_n`` on
         each of its nodes, the minimum over its nodes, within [floor, 1]; raises inside
         the dead band are skipped (see the module docstring)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(measured > 0, alloc / measured, np.inf)
+        ratio = np.full(len(measured), np.inf)
+        np.divide(alloc, measured, out=ratio, where=measured > 0)
         want = levels[inc.entry_job] * ratio[inc.entry_node]
         new = np.minimum.reduceat(want, inc.first) if len(want) else want
         if inc.floor is None:
             inc.floor = _floor_levels(watts, inc.nodes)
+            inc.known = watts > 0
         new = np.maximum(np.minimum(new, 1.0), inc.floor)
-        new = np.where(watts > 0, new, levels)  # unknown or 0 W: left alone
+        new = np.where(inc.known, new, levels)  # unknown or 0 W: left alone
         lower = new < levels - LEVEL_TOLERANCE
         raise_ = (new > levels + LEVEL_TOLERANCE) & (
             (new > levels * (1.0 + float(self.deadband))) | (new == 1.0))

@@ -18,7 +18,11 @@ every timestamp with an event, in this order:
    are handled and another pass runs, until none does.
 
 A pass also happens at a time a dispatcher asked for with ``view.wake_at``. Built-in
-dispatchers ask for none.
+dispatchers ask for none. *Ours*: a time point whose only events are superseded ends
+(end events left in the queue after a rate change moved a job's end) is no time point
+with an event: nothing happens there and no pass runs. Such passes would come at the
+old end times of throttled jobs, arbitrary instants for the dispatcher; runs without
+rate changes have none.
 
 A started job holds its allocation until it ends: after its actual run time
 (``overrun="run"``) or at its requested time if that comes first (``overrun="kill"``,
@@ -87,6 +91,15 @@ def check_overrun(overrun: object, field: str = "overrun") -> str:
         raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}{hint}",
                          field=field)
     return str(overrun)
+
+
+def _ratio(x: float | Fraction) -> tuple[int, int]:
+    """``x`` (> 0) as an exact reduced integer fraction ``(numerator, denominator)``."""
+    if isinstance(x, Fraction):
+        return x.numerator, x.denominator
+    if isinstance(x, int):
+        return x, 1
+    return float(x).as_integer_ratio()
 
 
 def _int_buffer(values: np.ndarray) -> array:
@@ -209,13 +222,15 @@ class Simulation:
         self._wake_seq = 0
         self._sched_end = _int_buffer(np.full(n, -1))  # scheduled end (speed changes move it)
         self._kill = overrun == "kill"
-        self._trace_run = _int_buffer(run) if self._kill else None
-        # rate changes (SetSpeed / SetPower) of running jobs, exact: the speed as a
-        # Fraction, the nominal work left at a time, the exact planned end, the power
-        # level, whether the scheduled end is a kill, and the log of every change
-        self._speed: dict[int, Fraction] = {}
-        self._work: dict[int, tuple[Fraction, int]] = {}
-        self._est_exact: dict[int, Fraction] = {}
+        self._trace_run = _int_buffer(run)  # the trace's run times (rate changes, kills)
+        # rate changes (SetSpeed / SetPower) of running jobs, exact: the speed, the
+        # nominal work left at a time and the exact planned end as reduced integer
+        # fractions (numerator, denominator > 0; plain ints are much cheaper than
+        # Fraction objects and give the same values), the power level, whether the
+        # scheduled end is a kill, and the log of every change
+        self._speed: dict[int, tuple[int, int]] = {}
+        self._work: dict[int, tuple[int, int, int]] = {}  # (num, den, since)
+        self._est_exact: dict[int, tuple[int, int]] = {}
         self._level: dict[int, float] = {}
         self._end_killed: dict[int, bool] = {}
         self._segments: list[tuple[int, int, float, float]] = []
@@ -319,11 +334,15 @@ class Simulation:
             if now != self.now:
                 self._woken = False
             self.now = view.now = now
+            events_before = self.events
             # the events of this time point in key order: completions (rank 0, in job
             # order), submissions (rank 1, the stream, in file order), then the other
             # kinds (cap changes, wake-ups, ...) by rank
             while heap and heap[0] >> tshift == now and not (heap[0] >> pbits) & rmask:
                 complete(heappop(heap))
+            # False while the time point holds only superseded ends (see below)
+            acted = self.events != events_before or (next_sub < n
+                                                     and submit[next_sub] == now)
             while next_sub < n and submit[next_sub] == now:
                 job = next_sub
                 next_sub += 1
@@ -340,6 +359,11 @@ class Simulation:
             while heap and heap[0] >> tshift == now:
                 key = heappop(heap)
                 handlers[(key >> pbits) & rmask](key & pmask)
+                acted = True
+            if not acted:
+                # only superseded ends (a rate change moved the job's end): nothing
+                # happened at this time point, so no pass (ours, see the docstring)
+                continue
             # one dispatch pass (jobs it starts that end now make another time point
             # at now: their completions, then another pass)
             dispatch_pass(view)
@@ -677,19 +701,27 @@ class Simulation:
         self.changes += 1
         self._running_version += 1
         self._reestimated.append(job)
-        old = self._speed.get(job, Fraction(1))
+        a, b = self._speed.get(job, (1, 1))  # the old speed a / b
         started = self._start_at[job]
         if job in self._work:
-            work, since = self._work[job]
+            p, q, since = self._work[job]
         else:
-            work, since = Fraction(int(self.jobs["run"][job])), started
-        work = max(work - (now - since) * old, Fraction(0))
-        new = Fraction(speed)
-        self._speed[job] = new
-        self._work[job] = (work, now)
+            p, q, since = self._trace_run[job], 1, started
+        # the work left, p / q - (now - since) x a / b, at least 0, reduced
+        p = p * b - (now - since) * a * q
+        if p > 0:
+            q *= b
+            g = math.gcd(p, q)
+            if g != 1:
+                p, q = p // g, q // g
+        else:
+            p, q = 0, 1
+        c, d = _ratio(speed)  # the new speed c / d
+        self._speed[job] = (c, d)
+        self._work[job] = (p, q, now)
         self._level[job] = level
         self._segments.append((job, now, float(speed), level))
-        end = now + math.ceil(work / new)
+        end = now - (-p * d // (q * c))  # now + ceil(work / new speed)
         killed = False
         if self._kill:
             kill_at = started + int(self.jobs["requested_time"][job])
@@ -701,11 +733,16 @@ class Simulation:
             heapq.heappush(self._events, (end << self._tshift) | job)
         est_end = self._est_end[job]
         if est_end > now:
-            exact = self._est_exact.get(job, Fraction(est_end))
-            exact = now + (exact - now) * old / new
-            self._est_exact[job] = exact
+            # the exact planned end e / f becomes now + (e / f - now) x (a / b) / (c / d)
+            e, f = self._est_exact.get(job, (est_end, 1))
+            e, f = (e - now * f) * a * d, f * b * c
+            g = math.gcd(e, f)
+            if g != 1:
+                e, f = e // g, f // g
+            e += now * f
+            self._est_exact[job] = (e, f)
             self.running.remove(job, est_end)
-            self._est_end[job] = math.ceil(exact)
+            self._est_end[job] = -(-e // f)  # ceil
             self.running.insert(job, self._est_end[job], self._units[job])
 
     # ------------------------------------------------------------------ accessors
