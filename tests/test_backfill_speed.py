@@ -166,7 +166,7 @@ def _pair(name, params):
     return Conservative(**params), PlainConservative(**params)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(multi_resource_workloads(), st.sampled_from(DISPATCHERS), st.booleans())
 def test_fast_node_planner_matches_the_plain_one(w, disp, real):
     platform, jobs = w
@@ -175,7 +175,7 @@ def test_fast_node_planner_matches_the_plain_one(w, disp, real):
     assert _schedule(platform, jobs, fast, pred) == _schedule(platform, jobs, plain, pred)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(multi_resource_workloads(), st.booleans())
 def test_screen_and_kept_plan_change_no_decision(w, real):
     platform, jobs = w
@@ -192,7 +192,7 @@ def test_eurora_instances_match_the_plain_planner() -> None:
 
     platform = Platform.eurora()
     for seed, arrival in ((0, "uniform"), (1, "burst")):
-        jobs = eurora_instance(120, 300, arrival, seed=seed)
+        jobs = eurora_instance(60, 300, arrival, seed=seed)
         for name, params in (("easy", {}), ("easy", {"order": "sjf"}), ("conservative", {})):
             fast, plain = _pair(name, params)
             pred = WalltimePredictor()

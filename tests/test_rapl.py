@@ -130,7 +130,7 @@ def _step_by_loop(c, a, bound, q, rfact, p_min, p_max):
     return a
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 500), st.floats(0, 500)), min_size=1, max_size=12),
        st.floats(1, 5000), st.floats(0, 20), st.floats(0, 1))
 def test_vectorized_step_equals_the_rules_node_by_node(nodes, bound, q, rfact):
