@@ -175,6 +175,11 @@ class View:
     def queue_length(self) -> int:
         return len(self._engine.queue)
 
+    @property
+    def woken(self) -> bool:
+        """Whether a wake-up asked for with :meth:`wake_at` fired at this pass."""
+        return self._engine._woken
+
     def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
         """The first ``k`` waiting jobs in queue order as Python lists
         ``(jobs, units, estimates)``: cheap whatever the queue length, for dispatchers
@@ -319,6 +324,12 @@ class View:
     def wake_at(self, time: int) -> None:
         """Ask for a dispatch pass at ``time`` (> now) even if no job event happens then."""
         self._engine.request_wakeup(int(time))
+
+    def withdraw_wake(self, time: int) -> None:
+        """Withdraw one wake-up asked for at ``time`` (> now) with :meth:`wake_at` that
+        has not fired: unless another one is pending then, no pass happens at ``time``
+        for it."""
+        self._engine.withdraw_wakeup(int(time))
 
 
 class Dispatcher(Params, ABC):

@@ -144,7 +144,6 @@ class Simulation:
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
-        self._call_on_empty = bool(getattr(self.dispatcher, "call_on_empty_queue", True))
         self.predictor = (predictor or WalltimePredictor()).clone()
         # predictors that learn nothing are not called at completions
         self._observes = type(self.predictor).observe is not Predictor.observe
@@ -254,6 +253,8 @@ class Simulation:
         self.pinned = self._check_pinned(pinned)
         self._pinned_started: list[int] = []
         self._woken = False  # a requested wake-up fired at this timestamp
+        self._pending_wakes: dict[int, int] = {}  # wake-ups asked for, per time
+        self._withdrawn_wakes: dict[int, int] = {}  # of those, withdrawn, per time
         self._static_estimates: array | None = None
         self._final_expired: set[int] = set()
         self.now = 0
@@ -358,8 +359,8 @@ class Simulation:
                     progress(next_sub, n)
             while heap and heap[0] >> tshift == now:
                 key = heappop(heap)
-                handlers[(key >> pbits) & rmask](key & pmask)
-                acted = True
+                if handlers[(key >> pbits) & rmask](key & pmask) is not False:
+                    acted = True  # (False: a withdrawn wake-up, nothing happened)
             if not acted:
                 # only superseded ends (a rate change moved the job's end): nothing
                 # happened at this time point, so no pass (ours, see the docstring)
@@ -500,9 +501,24 @@ class Simulation:
     def _on_submit(self, job: int) -> None:  # submissions come from their stream
         raise AssertionError("submissions are not queued as events")
 
-    def _on_wake(self, seq: int) -> None:
+    def _on_wake(self, seq: int) -> bool:
+        """A wake-up fires (True), or was withdrawn (False: no event)."""
+        now, pending = self.now, self._pending_wakes
+        left = pending[now] - 1
+        if left:
+            pending[now] = left
+        else:
+            del pending[now]
+        withdrawn = self._withdrawn_wakes
+        if withdrawn and withdrawn.get(now):
+            if withdrawn[now] == 1:
+                del withdrawn[now]
+            else:
+                withdrawn[now] -= 1
+            return False
         self.events += 1
         self._woken = True
+        return True
 
     def _on_cap(self, index: int) -> None:
         """The cap changes: a change the dispatcher did not make (its caches go)."""
@@ -600,8 +616,10 @@ class Simulation:
         ends = self.running.ends
         if ends and ends[0] <= self.now:
             self._expire()
-        if not self.queue.jobs and not self._call_on_empty and not self._woken:
+        if not self.queue.jobs and not self._woken and \
+                not getattr(self.dispatcher, "call_on_empty_queue", True):
             return  # the dispatcher declared it has nothing to do without waiting jobs
+            # (read at every pass: a dispatcher may change it during a run)
         t0 = perf_counter()
         decisions = self.dispatcher.dispatch(view)
         self._decision_times.append(perf_counter() - t0)
@@ -852,6 +870,15 @@ class Simulation:
                                 f"({self.now})")
         self._wake_seq = (self._wake_seq + 1) & self._pmask
         heapq.heappush(self._events, self._codec.key(t, WAKE, self._wake_seq))
+        self._pending_wakes[t] = self._pending_wakes.get(t, 0) + 1
+
+    def withdraw_wakeup(self, t: int) -> None:
+        """Withdraw one wake-up asked for at ``t`` (> now) that has not fired yet."""
+        left = self._pending_wakes.get(t, 0) - self._withdrawn_wakes.get(t, 0)
+        if t <= self.now or left <= 0:
+            raise DispatchError(f"{self.dispatcher!r} withdrew a wake-up at {t}, but none "
+                                f"is pending then (now {self.now})")
+        self._withdrawn_wakes[t] = self._withdrawn_wakes.get(t, 0) + 1
 
     # ------------------------------------------------------------------ helpers
     def _check_jobs(self) -> int:
