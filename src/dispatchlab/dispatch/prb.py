@@ -128,6 +128,10 @@ class PowerProfile:
         self.times = times
         self.used = used
 
+    def at(self, t: int) -> float:
+        """The power in use at ``t`` (W)."""
+        return self.used[bisect_right(self.times, t) - 1]
+
     def max_over(self, start: int, duration: int) -> float:
         """The largest power in use on ``[start, start + duration)``."""
         times = self.times
@@ -249,6 +253,14 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
             if at_now:
                 free_t = np.minimum(free_t, phys)
             free_sum = free_t.sum(axis=0).tolist()
+            # units each job could get on the free matrix at t alone, an upper bound of
+            # any window from t (resources only shrink while t's jobs are placed): jobs
+            # short of theirs are not tried (a necessary test; the same jobs are placed)
+            fits_t = (units_per_node_many(reqs[unsched], free_t).sum(axis=1)
+                      >= units[unsched])
+            fits_at = dict(zip(unsched.tolist(), fits_t.tolist(), strict=True))
+        if power is not None and not at_now:
+            power_t = pprof.at(t)  # in use at t: a lower bound of every window's max
         for p in order.tolist():
             d = planned(int(estimate[p]))
             u = int(units[p])
@@ -257,7 +269,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 if at_now:
                     if phys_power + pw > pbudget:
                         continue
-                elif pprof.max_over(t, d) + pw > pbudget:
+                elif power_t + pw > pbudget or pprof.max_over(t, d) + pw > pbudget:
                     continue
             if counting:
                 room = prof.min_over(t, d)
@@ -270,6 +282,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                     phys_cores -= u
                     allocations[int(rows[p])] = None
             else:
+                if not fits_at[p]:
+                    continue
                 need = total_demand[p]
                 if any(x > f for x, f in zip(need, free_sum, strict=True)):
                     continue
@@ -289,6 +303,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 pprof.reserve(t, d, pw)
                 if at_now:
                     phys_power += pw
+                else:
+                    power_t += pw
             starts[p] = t
         unsched = unsched[starts[unsched] < 0]
         k = bisect_right(prof.times, t)

@@ -302,11 +302,15 @@ class NodeProfile:
         j = max(bisect_left(self.times, start + duration), i + 1)
         if i < 0:  # before the profile (not used by the dispatchers): as a plain reduce
             return np.minimum.reduce(self.free[i:j])
+        if j == i + 1:
+            return self.free[i]
+        if i == 0 and self._monotone:  # the first matrix is the minimum
+            return self.free[0]
+        if self._stack is None:  # changed since the last stack: reduce the window only
+            return np.minimum.reduce(self.free[i:j])
         if i == 0:
             return self.running_min()[j - 1]
-        if j == i + 1:
-            return self.stacked()[i]
-        return self.stacked()[i:j].min(axis=0)
+        return self._stack[i:j].min(axis=0)
 
     def window_min(self, start: int, duration: int) -> np.ndarray:
         """Minimum free matrix over ``[start, start + duration)`` (a new array)."""
