@@ -187,3 +187,21 @@ def test_the_reference_peak_leaves_hot_start_jobs_out(tmp_path):
     without = float(platform_power(ref)[1].max())
     assert without < with_dummies  # the dummies run at the peak: the test can tell
     assert cap == pytest.approx(0.5 * without)
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
+
+
+@pytest.mark.parametrize("name, runs", [
+    # 4 traces x 20 seeds x 5 caps x 12 methods, DynShare without admission only on
+    # the 400-job bursts (Figure 4a): 4,800 - 3 x 100
+    ("seed004-synthetic.toml", 4500),
+    # 5 windows x 20 seeds x 4 caps x 3 methods
+    ("seed004-sweep.toml", 1200),
+    # 1 trace x 20 seeds x 4 caps x 3 methods
+    ("seed004-large.toml", 240),
+    # 20 seeds x 3 caps x (2 predictors x 6 methods - 4 excluded)
+    ("seed004-mispredict.toml", 480),
+])
+def test_shipped_seed_004_campaigns_are_valid(name, runs):
+    assert len(load_campaign(SHIPPED / name).runs) == runs
