@@ -21,6 +21,7 @@ from dispatchlab.errors import InputError
 from dispatchlab.metrics.jobs import power_bounded_slowdown, unstretched_run
 from dispatchlab.metrics.keys import BY_KEY
 from dispatchlab.metrics.summary import summarize, summarize_table
+from dispatchlab.sim import engine as engine_module
 from dispatchlab.sim.duration import (
     DURATION_MODELS,
     MIXED_PROFILES,
@@ -30,6 +31,7 @@ from dispatchlab.sim.duration import (
     NoSlowdown,
     make_duration_model,
 )
+from dispatchlab.sim.engine import EXACT_BITS
 
 
 class Changer(FIFO):
@@ -157,6 +159,40 @@ def test_one_thousand_level_changes_match_the_closed_form():
     done = sum((b - a) * s for a, b, s in zip(times[:-1], times[1:], speeds, strict=True))
     assert 100_000 <= done < 100_000 + speeds[-1]
     assert len(seg["job"]) == 1000
+
+
+def test_irregular_levels_keep_the_fractions_small_and_the_end_exact():
+    # CPI 2.7, 3,000 changes at levels drawn from a seeded generator (floats: the exact
+    # speeds C M / (C M - M + 1) have denominators of ~100 bits, so the exact work left
+    # would grow by that much per change). The engine rounds a fraction whose
+    # denominator passes EXACT_BITS to a multiple of 2**-64 s: the numbers stay small
+    # and the end is the exact closed form's (an error below 3,000 x 2**-65 s).
+    rng = np.random.default_rng(7)
+    levels = rng.uniform(0.05, 1.0, 3000).tolist()
+    changes = {1 + 3 * k: [SetPower(0, lv)] for k, lv in enumerate(levels)}
+    jobs = with_columns(JobTable.from_arrays(submit=[0], run=[50_000], units=[1]),
+                        cpi=[2.7])
+    model = CPIModel()
+    rounded = []
+    real_dyadic = engine_module._dyadic
+
+    def counting(p, q):
+        rounded.append(q.bit_length())
+        return real_dyadic(p, q)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_module, "_dyadic", counting)
+        sim, r = run_one(None, changes, model, jobs=jobs)
+    assert len(rounded) > 1000 and max(rounded) < 400  # rounded as they pass 128 bits
+    work, t, v = Fraction(50_000), 0, Fraction(1)
+    for when in sorted(changes):
+        work -= (when - t) * v
+        t, v = when, sim.duration_model.exact_speed(0, changes[when][0].level)
+    assert work > 0
+    exact_end = t + work / v
+    assert r.end.tolist() == [math.ceil(exact_end)]
+    assert exact_end != math.ceil(exact_end)  # not a whole second: no tie to break
+    assert EXACT_BITS == 128
 
 
 # ---------------------------------------------------------------------------- CPI

@@ -102,6 +102,20 @@ def _ratio(x: float | Fraction) -> tuple[int, int]:
     return float(x).as_integer_ratio()
 
 
+#: a work or planned-end fraction whose denominator passes this many bits is rounded to
+#: a multiple of 2**-64 (see ``Simulation._change_rate``)
+EXACT_BITS = 128
+
+
+def _dyadic(p: int, q: int) -> tuple[int, int]:
+    """``p / q`` rounded to the nearest multiple of ``2**-64`` (halves up), reduced."""
+    n = ((p << 65) + q) // (2 * q)
+    if n == 0:
+        return 0, 1
+    zeros = min((n & -n).bit_length() - 1, 64)
+    return n >> zeros, 1 << (64 - zeros)
+
+
 def _int_buffer(values: np.ndarray) -> array:
     """An ``array('q')`` copy of an integer numpy array."""
     buf = array("q")
@@ -712,9 +726,15 @@ class Simulation:
         Exact: the nominal work left is tracked as a fraction (the trace's run time at
         the start, minus elapsed time x speed at each change) and only the end event is
         rounded up to the second, so any number of changes never drifts. The planned
-        end (estimate) is scaled the same way. Under ``overrun="kill"`` the job is still
-        killed at start + requested time, in wall-clock time: a slowed job can be killed
-        although its trace run fits its request."""
+        end (estimate) is scaled the same way. Speeds with large denominators (a model's
+        law evaluated on float levels) would make these fractions grow with every
+        change (thousands of digits after a few hundred changes); a fraction whose
+        denominator passes :data:`EXACT_BITS` bits is rounded to the nearest multiple of
+        2**-64 s (ours: an error below 1e-19 s per change, so the rounded-up end can only
+        differ when the exact one is within that of a whole second). Under
+        ``overrun="kill"`` the job is still killed at start + requested time, in
+        wall-clock time: a slowed job can be killed although its trace run fits its
+        request."""
         now = self.now
         self.changes += 1
         self._running_version += 1
@@ -732,6 +752,8 @@ class Simulation:
             g = math.gcd(p, q)
             if g != 1:
                 p, q = p // g, q // g
+            if q.bit_length() > EXACT_BITS:
+                p, q = _dyadic(p, q)
         else:
             p, q = 0, 1
         c, d = _ratio(speed)  # the new speed c / d
@@ -758,6 +780,8 @@ class Simulation:
             if g != 1:
                 e, f = e // g, f // g
             e += now * f
+            if f.bit_length() > EXACT_BITS:
+                e, f = _dyadic(e, f)
             self._est_exact[job] = (e, f)
             self.running.remove(job, est_end)
             self._est_end[job] = -(-e // f)  # ceil
