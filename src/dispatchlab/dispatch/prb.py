@@ -241,6 +241,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         # at t summed over nodes cannot fit the window from t (a necessary test that
         # spares most per-node window computations; the same jobs are placed)
         total_demand = (reqs * units[:, None]).tolist()
+        fits_at = np.zeros(n, dtype=bool)  # per job: its units fit the free matrix at t
     unsched = np.arange(n, dtype=np.int64)
     t = now
     while len(unsched):
@@ -256,9 +257,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
             # units each job could get on the free matrix at t alone, an upper bound of
             # any window from t (resources only shrink while t's jobs are placed): jobs
             # short of theirs are not tried (a necessary test; the same jobs are placed)
-            fits_t = (units_per_node_many(reqs[unsched], free_t).sum(axis=1)
-                      >= units[unsched])
-            fits_at = dict(zip(unsched.tolist(), fits_t.tolist(), strict=True))
+            fits_at[unsched] = (units_per_node_many(reqs[unsched], free_t).sum(axis=1)
+                                >= units[unsched])
         if power is not None and not at_now:
             power_t = pprof.at(t)  # in use at t: a lower bound of every window's max
         for p in order.tolist():
