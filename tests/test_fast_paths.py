@@ -4,13 +4,19 @@
 * EASY's fast path agrees with the general K-reservation planner at K = 1;
 * EASY's reuse of the previous pass when only submissions happened agrees with a
   dispatcher that recomputes every pass;
-* conservative agrees with EASY with more reservations than jobs;
+* conservative agrees with EASY with more reservations than jobs, and with a plain
+  planner that reserves every waiting job from scratch at every pass with
+  ``earliest`` + ``reserve`` (no stop rule, kept plan, scan bound or merging);
+* ``CoreProfile.place`` (with or without a dominance bound) equals ``earliest`` +
+  ``reserve`` as a step function;
 * FIFO's walk from the queue head agrees with a plain list scheduler;
 * strict SJF/LJF's partial selection on long queues agrees with sorting the queue;
 * ``shadow_and_extra`` agrees with sorting all releases.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_right
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +25,9 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative
 from dispatchlab.dispatch.backfill import shadow_and_extra
+from dispatchlab.dispatch.base import Start
 from dispatchlab.dispatch.priority import ListDispatcher
+from dispatchlab.dispatch.profile import CoreProfile, planned
 from dispatchlab.predict import RealPredictor, WalltimePredictor
 
 
@@ -71,6 +79,26 @@ class NoReuseEasy(EASY):
         return super().dispatch(view)
 
 
+class PlainConservative(Conservative):
+    """Conservative backfilling as its definition reads: every pass, a fresh release
+    profile, every waiting job in queue order at its earliest fit (``earliest`` then
+    ``reserve``), started when that is now and it physically fits."""
+
+    def dispatch(self, view):
+        prof = view.release_profile()
+        free, now = view.free_cores, view.now
+        q = view.queue
+        out = []
+        for job, u, e in zip(q.jobs.tolist(), q.units.tolist(), q.estimate.tolist(),
+                             strict=True):
+            t = prof.earliest(u, planned(e))
+            prof.reserve(t, planned(e), u)
+            if t == now and u <= free:
+                free -= u
+                out.append(Start(job))
+        return out
+
+
 class PlainFIFO(ListDispatcher):
     def __init__(self, allocator: str = "first-fit") -> None:
         self.allocator = allocator
@@ -104,6 +132,16 @@ def test_conservative_is_easy_with_unbounded_reservations(w, real):
     pred = RealPredictor() if real else WalltimePredictor()
     assert _starts(cores, jobs, Conservative(), pred) == \
         _starts(cores, jobs, EASY(reservations=10**6), pred)
+
+
+@SETTINGS
+@given(workloads(max_jobs=60), st.booleans(), st.booleans())
+def test_conservative_matches_the_plain_planner(w, real, kill):
+    cores, jobs = w
+    pred = RealPredictor() if real else WalltimePredictor()
+    overrun = "kill" if kill else "run"
+    assert _starts(cores, jobs, Conservative(), pred, overrun) == \
+        _starts(cores, jobs, PlainConservative(), pred, overrun)
 
 
 @SETTINGS
@@ -204,15 +242,21 @@ def test_node_profile_from_running_equals_the_dense_construction() -> None:
         assert all(np.array_equal(a, b) for a, b in zip(fast.free, dense.free, strict=True))
 
 
-@settings(max_examples=200, deadline=None)
+def _level(prof: CoreProfile, t: int) -> int:
+    """The profile's free cores at time ``t`` (>= now)."""
+    return prof.free[bisect_right(prof.times, t) - 1]
+
+
+@settings(max_examples=300, deadline=None)
 @given(running=st.lists(st.tuples(st.integers(0, 50), st.integers(1, 4)), max_size=6),
        jobs=st.lists(st.tuples(st.integers(1, 8), st.integers(0, 40)), min_size=1,
-                     max_size=12))
-def test_core_profile_place_equals_earliest_then_reserve(running, jobs) -> None:
-    """``CoreProfile.place`` (one scan) gives the start and the profile of
-    ``earliest`` followed by ``reserve``, job after job."""
-    from dispatchlab.dispatch.profile import CoreProfile, planned
-
+                     max_size=25),
+       bound=st.booleans())
+def test_core_profile_place_equals_earliest_then_reserve(running, jobs, bound) -> None:
+    """``CoreProfile.place`` (one scan; with ``bound``, started at the previous
+    placement when that one is dominated, as conservative does) gives the start and
+    the step function of ``earliest`` followed by ``reserve``, job after job, and
+    leaves no two neighbouring breakpoints on the same level."""
     running = sorted(running)
     ends = np.array([e for e, _ in running], dtype=np.int64)
     held = np.array([u for _, u in running], dtype=np.int64)
@@ -222,9 +266,14 @@ def test_core_profile_place_equals_earliest_then_reserve(running, jobs) -> None:
         return
     fused = CoreProfile(0, ends, held, free_now)
     plain = fused.copy()
+    prev = None
     for units, est in jobs:
         d = planned(est)
         t = plain.earliest(units, d)
         plain.reserve(t, d, units)
-        assert fused.place(units, d) == t
-        assert fused.rows() == plain.rows()
+        after = prev[2] if bound and prev and units >= prev[0] and d >= prev[1] else None
+        assert fused.place(units, d, after) == t
+        prev = (units, d, t)
+        for x in sorted(set(plain.times) | set(fused.times)):
+            assert _level(fused, x) == _level(plain, x)
+        assert all(a != b for a, b in zip(fused.free, fused.free[1:], strict=False))

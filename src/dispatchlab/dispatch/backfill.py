@@ -35,9 +35,12 @@ started later than the first reservation it got.
 every pass's shadow time, extra capacity and backfilled jobs in ``self.log_``).
 
 *Speed*: on counting platforms the per-pass scans are numpy masks over the queue's
-columns; the conservative planner stops as soon as no later job could start now (the
-free cores now are fewer than the smallest remaining request), which changes no
-decision of the pass. On node-level platforms the backfill candidates are screened with
+columns; the conservative planner stops as soon as no later job could start now (none
+fits both the free cores and the profile's minimum over its window), keeps its plan
+between passes when only submissions happened and starts each placement's scan at the
+previous placement when that one is dominated; none of this changes a decision of the
+pass (tests/test_fast_paths.py compares with a plain from-scratch planner). On
+node-level platforms the backfill candidates are screened with
 vectorized fit counts (per distinct per-unit request) against the physical free
 resources and the profile's running minimum before the allocator sees them, the head's
 earliest breakpoint skips breakpoints where it cannot fit in total, and EASY keeps its
@@ -115,19 +118,39 @@ def shadow_and_extra(free: int, need: int, ends, held,
 
 
 
-def _last_candidate(prof: CoreProfile, free: int, units: np.ndarray, stops: np.ndarray,
-                    i: int, last: int | None = None) -> int:
-    """The index of the last job among ``i..last`` (default: to the end) whose units
-    fit the free cores and the profile's minimum over ``[now, stops)``, or ``i - 1``
-    when none does (``units``, ``stops``: int64 arrays for the whole queue, ``stops``
-    = now + planned duration)."""
-    stop = len(units) if last is None else last + 1
-    if free <= 0 or i >= stop:
+def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
+                    ests: list[int], i: int, last: int) -> int:
+    """The index of the last job among ``i..last`` whose units fit the free cores and
+    the profile's minimum over ``[now, now + planned duration)``, or ``i - 1`` when none
+    does (``units``, ``ests``: the whole queue's).
+
+    Both limits only shrink during a pass (starts take free cores, reservations lower
+    the profile), so a job that fails once fails for the rest of the pass: the scan
+    walks down from ``last`` and stops at the first job that passes, and the rejected
+    tail is never looked at again."""
+    if free <= 0:
         return i - 1
-    u = units[i:stop]
-    ok = (u <= free) & (u <= prof.prefix_min_until(stops[i:stop]))
-    hit = np.flatnonzero(ok)
-    return i + int(hit[-1]) if len(hit) else i - 1
+    times, levels = prof.times, prof.free
+    c = last
+    while c >= i:  # the first test: the previous last candidate usually still passes
+        u = units[c]
+        c -= 1
+        if u <= free:
+            e = ests[c + 1]
+            if u <= min(levels[: bisect_left(times, now + (e if e > 0 else 1))]):
+                return c + 1
+            break
+    if c < i:
+        return i - 1
+    pm = list(accumulate(levels, min))  # more tests: the running minimum, once
+    while c >= i:
+        u = units[c]
+        if u <= free:
+            e = ests[c]
+            if u <= pm[bisect_left(times, now + (e if e > 0 else 1)) - 1]:
+                return c
+        c -= 1
+    return i - 1
 
 
 #: the built-in allocators (see :meth:`_Backfill._node_plan_kept`)
@@ -265,7 +288,11 @@ class _Backfill(Dispatcher):
           cores and the profile's minimum over ``[now, now + duration)``; reservations
           only lower the profile, so once no later job passes that test no later
           decision can change: planning stops after the last job that passes it
-          (re-tested as reservations are made).
+          (re-tested after every start and every reservation that overlaps that
+          job's window, walking down from it: see :func:`_last_candidate`).
+        * **start the scan at a known bound.** A job with at least the units and the
+          duration of the job placed just before it cannot be placed earlier than
+          that one (see :meth:`~dispatchlab.dispatch.profile.CoreProfile.place`).
         * **keep the plan between passes** when only submissions happened (no
           completion, new estimate, rejection or expired estimate, and the same free
           cores): a from-scratch plan would reserve the old jobs exactly where they
@@ -285,29 +312,27 @@ class _Backfill(Dispatcher):
             rows, units, ests = rows + new_rows, units + new_units, ests + new_ests
         else:
             prof = view.release_profile()
-            q = view.queue
-            rows, units, ests = q.jobs.tolist(), q.units.tolist(), q.estimate.tolist()
+            rows, units, ests = view.queue_head(view.queue_length)
         last_job = rows[-1] if rows else (kept[6] if kept is not None else -1)
         out: list[Decision] = []
         i = 0
-        # the candidate test of every job at once: units, and the end of its planned
-        # window from now (numpy, built once per pass)
-        units_a = np.asarray(units, dtype=np.int64)
-        stops_a = now + np.maximum(np.asarray(ests, dtype=np.int64), 1)
-        last = _last_candidate(prof, free, units_a, stops_a, 0)
+        last = _last_candidate(prof, now, free, units, ests, 0, len(rows) - 1)
         place = prof.place
+        pu, pd, pt = -1, -1, now  # the previous placement: a lower bound if dominated
         while i <= last:
             u, d = units[i], planned(ests[i])
-            t = place(u, d)
+            t = place(u, d, pt if u >= pu and d >= pd else None)
+            pu, pd, pt = u, d, t
             if t == now and u <= free:
                 free -= u
                 out.append(Start(rows[i]))
                 i += 1
-                last = _last_candidate(prof, free, units_a, stops_a, i, last)
+                last = _last_candidate(prof, now, free, units, ests, i, last)
                 continue
             i += 1
-            if i <= last and (i & 15) == 0:
-                last = _last_candidate(prof, free, units_a, stops_a, i, last)
+            if i <= last and t < now + planned(ests[last]):
+                # the reservation overlaps the last candidate's window: test it again
+                last = _last_candidate(prof, now, free, units, ests, i, last)
         self._cache = (view.changes, free, prof, rows[i:], units[i:], ests[i:], last_job)
         return out
 

@@ -99,16 +99,17 @@ class CoreProfile:
     loops beat numpy's per-call overhead.
     """
 
-    def __init__(self, now: int, ends: np.ndarray, units: np.ndarray, free_now: int) -> None:
-        """``ends`` (effective, >= now, ascending) and ``units`` of running jobs; ``free_now``
-        physical free cores."""
+    def __init__(self, now: int, ends, units, free_now: int) -> None:
+        """``ends`` (ascending; an end before ``now`` counts as ``now``) and ``units`` of
+        running jobs (numpy arrays, lists or ``array('q')``); ``free_now`` physical free
+        cores."""
         self.now = now
         times = [now]
         free = [free_now]
         level = free_now
         for t, u in zip(ends.tolist(), units.tolist(), strict=True):
             level += u
-            if t == times[-1]:
+            if t <= times[-1]:  # ascending: only an end at or before now is below
                 free[-1] = level
             else:
                 times.append(t)
@@ -140,13 +141,22 @@ class CoreProfile:
                 return times[k]
             k = j + 1
 
-    def place(self, units: int, duration: int) -> int:
+    def place(self, units: int, duration: int, after: int | None = None) -> int:
         """:meth:`earliest` then :meth:`reserve` there, in one scan: take ``units``
         cores on ``[t, t + duration)`` at the earliest ``t >= now`` where they fit, and
-        return ``t`` (the same profile and ``t`` as the two calls)."""
+        return ``t`` (the same profile and ``t`` as the two calls).
+
+        ``after``: a time known not to be later than that earliest start (the scan
+        begins at the first breakpoint at or after it). A job placed earlier in this
+        profile at ``t'`` with no more units and no longer duration gives such a bound:
+        every window before ``t'`` held fewer free cores than it needed then, and
+        reservations since only took more.
+
+        Adjacent breakpoints left on the same level are merged (the step function is
+        unchanged, the next scans are shorter)."""
         times, free = self.times, self.free
         m = len(times)
-        k = 0
+        k = 0 if after is None else bisect_left(times, after)
         while True:
             while free[k] < units:  # the last level is the whole platform: always fits
                 k += 1
@@ -160,14 +170,19 @@ class CoreProfile:
                 break
             k = j + 1
         # the window is breakpoints k..j-1; j is the first breakpoint at or after stop
+        start = times[k]
         if j == m or times[j] != stop:
             times.insert(j, stop)
             free.insert(j, free[j - 1])
+        elif free[j] == free[j - 1] - units:  # the level after the window: merged
+            del times[j], free[j]
         if j - k == 1:
             free[k] -= units
         else:
             free[k:j] = [x - units for x in free[k:j]]
-        return times[k]
+        if k and free[k - 1] == free[k]:  # the level before the window: merged
+            del times[k], free[k]
+        return start
 
     def min_over(self, start: int, duration: int) -> int:
         """Minimum free cores on ``[start, start + duration)``."""

@@ -875,12 +875,13 @@ class Simulation:
             return self._profile[2]
         from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
 
-        jobs, units, ends = self.running.columns()
-        if len(ends) and ends[0] < self.now:
-            ends = np.maximum(ends, self.now)
-        if self.counting:
-            prof = CoreProfile(self.now, ends, units, self.free_cores)
+        if self.counting:  # straight from the sorted running set (past ends count as now)
+            prof = CoreProfile(self.now, self.running.ends, self.running.units,
+                               self.free_cores)
         else:
+            jobs, _, ends = self.running.columns()
+            if len(ends) and ends[0] < self.now:
+                ends = np.maximum(ends, self.now)
             allocations = self.allocations
             prof = NodeProfile.from_running(self.now, self._free, ends,
                                             [allocations[j] for j in jobs.tolist()],
