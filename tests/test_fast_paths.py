@@ -5,10 +5,11 @@
 * EASY's reuse of the previous pass when only submissions happened agrees with a
   dispatcher that recomputes every pass;
 * conservative agrees with EASY with more reservations than jobs, and with a plain
-  planner that reserves every waiting job from scratch at every pass with
-  ``earliest`` + ``reserve`` (no stop rule, kept plan, scan bound or merging);
-* ``CoreProfile.place`` (with or without a dominance bound) equals ``earliest`` +
-  ``reserve`` as a step function;
+  planner that reserves every waiting job from scratch at every pass, trying every
+  breakpoint (no stop rule, kept plan, scan bound or merging);
+* ``CoreProfile.place`` (with or without a dominance bound) and ``earliest`` find the
+  start that trying every breakpoint finds, and ``place`` leaves the step function
+  of ``reserve`` there;
 * FIFO's walk from the queue head agrees with a plain list scheduler;
 * strict SJF/LJF's partial selection on long queues agrees with sorting the queue;
 * ``shadow_and_extra`` agrees with sorting all releases.
@@ -79,10 +80,16 @@ class NoReuseEasy(EASY):
         return super().dispatch(view)
 
 
+def _brute_earliest(prof: CoreProfile, units: int, duration: int) -> int:
+    """The earliest start by trying every breakpoint in turn (a window's fit can only
+    change at one): independent of the profile's own scan."""
+    return next(t for t in prof.times if prof.min_over(t, duration) >= units)
+
+
 class PlainConservative(Conservative):
     """Conservative backfilling as its definition reads: every pass, a fresh release
-    profile, every waiting job in queue order at its earliest fit (``earliest`` then
-    ``reserve``), started when that is now and it physically fits."""
+    profile, every waiting job in queue order at its earliest fit (tried breakpoint by
+    breakpoint, then ``reserve``), started when that is now and it physically fits."""
 
     def dispatch(self, view):
         prof = view.release_profile()
@@ -91,7 +98,7 @@ class PlainConservative(Conservative):
         out = []
         for job, u, e in zip(q.jobs.tolist(), q.units.tolist(), q.estimate.tolist(),
                              strict=True):
-            t = prof.earliest(u, planned(e))
+            t = _brute_earliest(prof, u, planned(e))
             prof.reserve(t, planned(e), u)
             if t == now and u <= free:
                 free -= u
@@ -254,9 +261,10 @@ def _level(prof: CoreProfile, t: int) -> int:
        bound=st.booleans())
 def test_core_profile_place_equals_earliest_then_reserve(running, jobs, bound) -> None:
     """``CoreProfile.place`` (one scan; with ``bound``, started at the previous
-    placement when that one is dominated, as conservative does) gives the start and
-    the step function of ``earliest`` followed by ``reserve``, job after job, and
-    leaves no two neighbouring breakpoints on the same level."""
+    placement when that one is dominated, as conservative does) and ``earliest`` give
+    the start found by trying every breakpoint, ``place`` the step function of
+    ``reserve`` there, job after job, with no two neighbouring breakpoints on the same
+    level."""
     running = sorted(running)
     ends = np.array([e for e, _ in running], dtype=np.int64)
     held = np.array([u for _, u in running], dtype=np.int64)
@@ -269,7 +277,8 @@ def test_core_profile_place_equals_earliest_then_reserve(running, jobs, bound) -
     prev = None
     for units, est in jobs:
         d = planned(est)
-        t = plain.earliest(units, d)
+        t = _brute_earliest(plain, units, d)
+        assert plain.earliest(units, d) == t
         plain.reserve(t, d, units)
         after = prev[2] if bound and prev and units >= prev[0] and d >= prev[1] else None
         assert fused.place(units, d, after) == t
