@@ -43,7 +43,7 @@ only called on jobs that can fit, and the walk stops as soon as none is left.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -58,7 +58,7 @@ from dispatchlab.dispatch.orderings import (
     make_ordering,
 )
 from dispatchlab.dispatch.priority import skip_walk
-from dispatchlab.dispatch.profile import planned
+from dispatchlab.dispatch.profile import planned, step_cut, step_levels
 from dispatchlab.platform.queues import check_ewt, job_ewt
 
 
@@ -134,23 +134,12 @@ class PowerProfile:
 
     def max_over(self, start: int, duration: int) -> float:
         """The largest power in use on ``[start, start + duration)``."""
-        times = self.times
-        i = bisect_right(times, start) - 1
-        j = bisect_left(times, start + duration)
-        return max(self.used[i:j])
+        return max(step_levels(self.times, self.used, start, duration))
 
     def reserve(self, start: int, duration: int, watts: float) -> None:
         """Add ``watts`` on ``[start, start + duration)``."""
-        times, used = self.times, self.used
-        i = bisect_left(times, start)
-        if i == len(times) or times[i] != start:
-            times.insert(i, start)
-            used.insert(i, used[i - 1])
-        stop = start + duration
-        j = bisect_left(times, stop, i)
-        if j == len(times) or times[j] != stop:
-            times.insert(j, stop)
-            used.insert(j, used[j - 1])
+        used = self.used
+        i, j = step_cut(self.times, used, start, start + duration)
         for k in range(i, j):
             used[k] += watts
 

@@ -92,6 +92,27 @@ def _accumulate(ufunc: np.ufunc, stack: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(t.T).reshape(stack.shape)
 
 
+def step_cut(times: list[int], levels: list, start: int, stop: int) -> tuple[int, int]:
+    """Make ``start`` and ``stop`` (``> start >= times[0]``) breakpoints of the step
+    function ``(times, levels)`` (a new breakpoint takes the level in force there) and
+    return their indices ``(i, j)``: breakpoints ``i..j-1`` cover ``[start, stop)``."""
+    i = bisect_left(times, start)
+    if i == len(times) or times[i] != start:
+        times.insert(i, start)
+        levels.insert(i, levels[i - 1])
+    j = bisect_left(times, stop, i)
+    if j == len(times) or times[j] != stop:
+        times.insert(j, stop)
+        levels.insert(j, levels[j - 1])
+    return i, j
+
+
+def step_levels(times: list[int], levels: list, start: int, duration: int) -> list:
+    """The levels of the step function ``(times, levels)`` in force on ``[start, start +
+    duration)`` (``start >= times[0]``, ``duration >= 1``)."""
+    return levels[bisect_right(times, start) - 1 : bisect_left(times, start + duration)]
+
+
 class CoreProfile:
     """Free cores over time (counting mode).
 
@@ -179,23 +200,12 @@ class CoreProfile:
 
     def min_over(self, start: int, duration: int) -> int:
         """Minimum free cores on ``[start, start + duration)``."""
-        times = self.times
-        i = bisect_right(times, start) - 1
-        j = bisect_left(times, start + duration)
-        return min(self.free[i:j])
+        return min(step_levels(self.times, self.free, start, duration))
 
     def reserve(self, start: int, duration: int, units: int) -> None:
         """Take ``units`` cores on ``[start, start + duration)``."""
-        times, free = self.times, self.free
-        i = bisect_left(times, start)
-        if i == len(times) or times[i] != start:
-            times.insert(i, start)
-            free.insert(i, free[i - 1])
-        stop = start + duration
-        j = bisect_left(times, stop, i)
-        if j == len(times) or times[j] != stop:
-            times.insert(j, stop)
-            free.insert(j, free[j - 1])
+        free = self.free
+        i, j = step_cut(self.times, free, start, start + duration)
         for k in range(i, j):
             free[k] -= units
 
