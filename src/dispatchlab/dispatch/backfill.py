@@ -317,10 +317,12 @@ class _Backfill(Dispatcher):
         out: list[Decision] = []
         i = 0
         last = _last_candidate(prof, now, free, units, ests, 0, len(rows) - 1)
-        place = prof.place
+        place, times, levels = prof.place, prof.times, prof.free
         pu, pd, pt = -1, -1, now  # the previous placement: a lower bound if dominated
         while i <= last:
-            u, d = units[i], planned(ests[i])
+            u, d = units[i], ests[i]
+            if d <= 0:
+                d = 1  # the planning duration (see planned)
             t = place(u, d, pt if u >= pu and d >= pd else None)
             pu, pd, pt = u, d, t
             if t == now and u <= free:
@@ -330,9 +332,14 @@ class _Backfill(Dispatcher):
                 last = _last_candidate(prof, now, free, units, ests, i, last)
                 continue
             i += 1
-            if i <= last and t < now + planned(ests[last]):
+            if i <= last:
+                e = ests[last]
+                stop = now + (e if e > 0 else 1)
                 # the reservation overlaps the last candidate's window: test it again
-                last = _last_candidate(prof, now, free, units, ests, i, last)
+                # (here when it still passes, else walk down from the job before it)
+                if t < stop and not (units[last] <= free and units[last] <= min(
+                        levels[: bisect_left(times, stop)])):
+                    last = _last_candidate(prof, now, free, units, ests, i, last - 1)
         self._cache = (view.changes, free, prof, rows[i:], units[i:], ests[i:], last_job)
         return out
 

@@ -144,33 +144,15 @@ class CoreProfile:
         twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
         return twin
 
-    def _window(self, units: int, duration: int, k: int) -> tuple[int, int]:
-        """The earliest window where ``units`` cores are free for ``duration``, scanned
-        from breakpoint ``k``: ``(k, j)``, breakpoints ``k..j-1`` (``j``: the first at or
-        after the window's end)."""
-        times, free = self.times, self.free
-        m = len(times)
-        while True:
-            while free[k] < units:  # the last level is the whole platform: always fits
-                k += 1
-            stop = times[k] + duration
-            j = k + 1
-            while j < m and times[j] < stop:
-                if free[j] < units:
-                    break
-                j += 1
-            else:
-                return k, j
-            k = j + 1  # every start up to breakpoint j has j in its window
-
     def earliest(self, units: int, duration: int) -> int:
-        """Earliest start ``t >= now`` with ``units`` free on ``[t, t + duration)``."""
-        return self.times[self._window(units, duration, 0)[0]]
+        """Earliest start ``t >= now`` with ``units`` free on ``[t, t + duration)`` (what
+        :meth:`place` would take; this profile is left unchanged)."""
+        return self.copy().place(units, duration)
 
     def place(self, units: int, duration: int, after: int | None = None) -> int:
-        """:meth:`earliest` then :meth:`reserve` there, in one scan: take ``units``
-        cores on ``[t, t + duration)`` at the earliest ``t >= now`` where they fit, and
-        return ``t`` (the same step function and ``t`` as the two calls).
+        """Take ``units`` cores on ``[t, t + duration)`` at the earliest ``t >= now``
+        where they fit, in one scan, and return ``t`` (the step function is that of
+        :meth:`reserve` at ``t``).
 
         ``after``: a time known not to be later than that earliest start (the scan
         begins at the first breakpoint at or after it). A job placed earlier in this
@@ -181,11 +163,23 @@ class CoreProfile:
         Adjacent breakpoints left on the same level are merged (the step function is
         unchanged, the next scans are shorter)."""
         times, free = self.times, self.free
-        k, j = self._window(units, duration, 0 if after is None else bisect_left(times, after))
-        stop = times[k] + duration
+        m = len(times)
+        k = 0 if after is None else bisect_left(times, after)
+        while True:
+            while free[k] < units:  # the last level is the whole platform: always fits
+                k += 1
+            stop = times[k] + duration
+            j = k + 1
+            while j < m and times[j] < stop:
+                if free[j] < units:
+                    break
+                j += 1
+            else:
+                break
+            k = j + 1  # every start up to breakpoint j has j in its window
         # the window is breakpoints k..j-1; j is the first breakpoint at or after stop
         start = times[k]
-        if j == len(times) or times[j] != stop:
+        if j == m or times[j] != stop:
             times.insert(j, stop)
             free.insert(j, free[j - 1])
         elif free[j] == free[j - 1] - units:  # the level after the window: merged
