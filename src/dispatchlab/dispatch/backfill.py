@@ -132,16 +132,15 @@ def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
         return i - 1
     times, levels = prof.times, prof.free
     c = last
-    while c >= i:  # the first test: the previous last candidate usually still passes
-        u = units[c]
+    while c >= i and units[c] > free:
         c -= 1
-        if u <= free:
-            e = ests[c + 1]
-            if u <= min(levels[: bisect_left(times, now + (e if e > 0 else 1))]):
-                return c + 1
-            break
     if c < i:
         return i - 1
+    # the first profile test on a slice: the previous last candidate usually passes
+    e = ests[c]
+    if units[c] <= min(levels[: bisect_left(times, now + (e if e > 0 else 1))]):
+        return c
+    c -= 1
     pm = list(accumulate(levels, min))  # more tests: the running minimum, once
     while c >= i:
         u = units[c]
