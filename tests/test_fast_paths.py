@@ -249,6 +249,18 @@ def test_node_profile_from_running_equals_the_dense_construction() -> None:
         assert all(np.array_equal(a, b) for a, b in zip(fast.free, dense.free, strict=True))
 
 
+def test_core_profile_counts_past_ends_as_now() -> None:
+    """Running jobs whose estimated end is already past release at now: at now = 10,
+    ends 3, 5 and 10 free 1 + 2 + 3 cores on top of the 1 free (7), the end at 20
+    frees 4 more (11); the engine's ``array('q')`` buffers give the same profile."""
+    from array import array
+
+    for ends, units in ((np.array([3, 5, 10, 20]), np.array([1, 2, 3, 4])),
+                        (array("q", [3, 5, 10, 20]), array("q", [1, 2, 3, 4]))):
+        prof = CoreProfile(10, ends, units, 1)
+        assert prof.rows() == [(10, 7), (20, 11)]
+
+
 def _level(prof: CoreProfile, t: int) -> int:
     """The profile's free cores at time ``t`` (>= now)."""
     return prof.free[bisect_right(prof.times, t) - 1]

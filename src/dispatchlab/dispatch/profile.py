@@ -122,7 +122,7 @@ class CoreProfile:
 
     def __init__(self, now: int, ends, units, free_now: int) -> None:
         """``ends`` (ascending; an end before ``now`` counts as ``now``) and ``units`` of
-        running jobs (numpy arrays, lists or ``array('q')``); ``free_now`` physical free
+        running jobs (numpy arrays or ``array('q')`` buffers); ``free_now`` physical free
         cores."""
         self.now = now
         times = [now]
