@@ -220,6 +220,9 @@ class _Backfill(Dispatcher):
                                     view.capacity.sum(axis=0))
         self.log_: list[dict] = []
         self._cache: tuple | None = None
+        #: conservative: the waiting jobs after the previous pass (see
+        #: :meth:`_conservative_counting`)
+        self._queue: tuple | None = None
         self._req_classes: tuple | None = None
 
     def _order_positions(self, view: View, rows, ests) -> np.ndarray | None:
@@ -298,24 +301,39 @@ class _Backfill(Dispatcher):
           are (the running jobs' releases are the same and no breakpoint lies between
           the two passes), so the kept profile is advanced to now and only the jobs
           not planned yet (left by the stop rule, and the new ones) are planned.
+        * **keep the queue between passes**: the waiting jobs' ``(rows, units,
+          estimates)`` lists are the previous pass's minus the jobs it started plus
+          the jobs queued since (:meth:`View.queued_after`): a waiting job leaves the
+          queue only by a decision, and conservative's are starts. Checked against the
+          queue's length; the engine's lists are read again when it differs.
         """
         now = view.now
         free = view.free_cores
-        kept = self._cache
+        kept, queue = self._cache, self._queue
+        if queue is None:
+            rows, units, ests = view.queue_head(view.queue_length)
+            last_job = -1
+        else:
+            rows, units, ests, last_job = queue
+            if len(rows) < view.queue_length:  # jobs were queued since
+                new_rows, new_units, new_ests = view.queued_after(last_job)
+                rows += new_rows
+                units += new_units
+                ests += new_ests
+            if len(rows) != view.queue_length:  # not only starts left the queue
+                rows, units, ests = view.queue_head(view.queue_length)
+                kept = None
         first_end = view.first_estimated_end()
         if kept is not None and kept[0] == view.changes and kept[1] == free and \
                 (first_end is None or first_end > now):
-            _, _, prof, rows, units, ests, last_job = kept
+            _, _, prof, i = kept
             prof.times[0] = now  # no breakpoint lies in (previous pass, now]
-            new_rows, new_units, new_ests = view.queued_after(last_job)
-            rows, units, ests = rows + new_rows, units + new_units, ests + new_ests
         else:
             prof = view.release_profile()
-            rows, units, ests = view.queue_head(view.queue_length)
-        last_job = rows[-1] if rows else (kept[6] if kept is not None else -1)
+            i = 0
         out: list[Decision] = []
-        i = 0
-        last = _last_candidate(prof, now, free, units, ests, 0, len(rows) - 1)
+        started: list[int] = []
+        last = _last_candidate(prof, now, free, units, ests, i, len(rows) - 1)
         place, times, levels = prof.place, prof.times, prof.free
         pu, pd, pt = -1, -1, now  # the previous placement: a lower bound if dominated
         while i <= last:
@@ -327,6 +345,7 @@ class _Backfill(Dispatcher):
             if t == now and u <= free:
                 free -= u
                 out.append(Start(rows[i]))
+                started.append(i)
                 i += 1
                 last = _last_candidate(prof, now, free, units, ests, i, last)
                 continue
@@ -336,10 +355,14 @@ class _Backfill(Dispatcher):
                 stop = now + (e if e > 0 else 1)
                 # the reservation overlaps the last candidate's window: test it again
                 # (here when it still passes, else walk down from the job before it)
-                if t < stop and not (units[last] <= free and units[last] <= min(
-                        levels[: bisect_left(times, stop)])):
+                if t < stop and not units[last] <= min(levels[: bisect_left(times, stop)]):
                     last = _last_candidate(prof, now, free, units, ests, i, last - 1)
-        self._cache = (view.changes, free, prof, rows[i:], units[i:], ests[i:], last_job)
+        if rows:
+            last_job = rows[-1]  # the latest job queued (rows ascend in the queue)
+        for k in reversed(started):
+            del rows[k], units[k], ests[k]
+        self._queue = (rows, units, ests, last_job)
+        self._cache = (view.changes, free, prof, i - len(started))
         return out
 
     # ------------------------------------------------------------------ EASY, counting
