@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, Conservative
-from dispatchlab.dispatch.base import Start
+from dispatchlab.dispatch.allocators import FirstFit, units_per_node
+from dispatchlab.dispatch.base import Allocation, Start
 from dispatchlab.dispatch.profile import NodeProfile, fit_totals, node_fits, planned
 from dispatchlab.platform import NodeType
 from dispatchlab.predict import RealPredictor, WalltimePredictor
@@ -183,6 +184,51 @@ def test_screen_and_kept_plan_change_no_decision(w, real):
     for order in ("fifo", "sjf"):
         assert _schedule(platform, jobs, EASY(order=order), pred) == \
             _schedule(platform, jobs, UnscreenedEASY(order=order), pred)
+
+
+class LastNodesFirst(FirstFit):
+    """A user allocator (not a built-in one): nodes in reverse index order. The
+    dominance bound of node-level conservative is off for it; the stop rule holds for
+    every allocator."""
+
+    name = "last-nodes-first"
+
+    def allocate(self, request, units, free):
+        fit = units_per_node(request, free)
+        order = np.arange(len(fit))[::-1]
+        taken = np.minimum(fit[order], units)
+        if taken.sum() < units:
+            return None
+        cum = np.cumsum(taken)
+        k = int(np.searchsorted(cum, units))
+        counts = taken[: k + 1].copy()
+        counts[k] -= cum[k] - units
+        keep = counts > 0
+        return Allocation(order[: k + 1][keep], counts[keep])
+
+
+class UnstoppedConservative(Conservative):
+    """Node-level conservative reserving every waiting job (no stop rule)."""
+
+    stop_node_plan = False
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(multi_resource_workloads(), st.sampled_from(["first-fit", "best-fit",
+                                                    "consolidate", "user"]),
+       st.booleans())
+def test_node_conservative_stop_rule_and_bound_match_the_plain_planner(w, alloc, real):
+    """Node-level conservative stops after the last job that can start now and starts
+    each job's search at the placement of an earlier job it dominates (request, units
+    and duration): the schedule of the plain planner, which reserves every job trying
+    every breakpoint, and of the same dispatcher without the stop rule."""
+    platform, jobs = w
+    pred = RealPredictor() if real else WalltimePredictor()
+    allocator = LastNodesFirst() if alloc == "user" else alloc
+    fast = _schedule(platform, jobs, Conservative(allocator=allocator), pred)
+    assert fast == _schedule(platform, jobs, PlainConservative(allocator=allocator), pred)
+    assert fast == _schedule(platform, jobs, UnstoppedConservative(allocator=allocator),
+                             pred)
 
 
 def test_eurora_instances_match_the_plain_planner() -> None:

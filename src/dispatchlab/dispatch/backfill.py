@@ -72,7 +72,7 @@ from dispatchlab.dispatch.orderings import (
     job_width,
     make_ordering,
 )
-from dispatchlab.dispatch.profile import CoreProfile, fit_totals, node_fits, planned
+from dispatchlab.dispatch.profile import CoreProfile, NodeProfile, fit_totals, node_fits, planned
 from dispatchlab.errors import InputError
 from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
@@ -150,6 +150,30 @@ def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
                 return c
         c -= 1
     return i - 1
+
+
+def _last_node_candidate(prof: NodeProfile, physical: np.ndarray, now: int,
+                         requests: np.ndarray, units: np.ndarray, durs: np.ndarray,
+                         i: int, last: int) -> int:
+    """The index of the last job among ``i..last`` whose units fit in total in the
+    physical free resources and ``prof``'s minimum over ``[now, now + durs[c])``, or
+    ``i - 1`` when none does (``requests``, ``units``, ``durs``: the queue's, in plan
+    order). ``last`` alone is tested first (it usually still passes); else the jobs
+    before it at once."""
+    if last < i:
+        return last
+
+    def passing(sel: np.ndarray) -> np.ndarray:
+        times = np.asarray(prof.times, dtype=np.int64)
+        idx = np.maximum(np.searchsorted(times, now + durs[sel], side="left"), 1) - 1
+        window = np.minimum(physical[None, :, :], prof.running_min()[idx])
+        return fit_totals(requests[sel], units[sel], window) >= units[sel]
+
+    window = np.minimum(physical, prof.window_min(now, int(durs[last])))
+    if fit_totals(requests[last : last + 1], units[last : last + 1], window)[0] >= units[last]:
+        return last
+    hit = np.flatnonzero(passing(np.arange(i, last)))
+    return i + int(hit[-1]) if len(hit) else i - 1
 
 
 #: the built-in allocators (see :meth:`_Backfill._node_plan_kept`)
@@ -679,7 +703,29 @@ class _Backfill(Dispatcher):
                 return out
         return self._plan_nodes_full(view, k)
 
+    #: node-level conservative: stop planning after the last job that can still start
+    #: now (False: reserve every waiting job; same decisions, the tests run both)
+    stop_node_plan: bool = True
+
     def _plan_nodes_full(self, view: View, k: int) -> list[Decision]:
+        """The node-level pass from scratch (see :meth:`_plan_nodes`).
+
+        **Stop at the last candidate** (every job reserved, i.e. conservative, without
+        a log): a job starts now only if its units fit in total (:func:`fit_totals`)
+        in the physical free resources and the profile's minimum over ``[now, now +
+        planned duration)``, whatever the allocator (no allocation exists otherwise).
+        Starts and reservations only lower both, so a job that fails this test once
+        fails it for the rest of the pass: planning stops after the last job that
+        passes it, re-tested after every start and every reservation that overlaps its
+        window (then the jobs before it are screened again, vectorized, for the new
+        last one). The jobs left unplanned would only have been reserved later.
+
+        **Start the search at a known bound** (built-in allocators, which place a job
+        iff its units fit in total): a job whose per-unit request, units and planned
+        duration are each at least those of a job placed earlier in this pass at
+        ``t'`` cannot be placed before ``t'``: every window before ``t'`` hosted fewer
+        of the earlier job's units than it needed, hosts no more of this job's, and
+        the profile has only been lowered since."""
         now = view.now
         jobs, units, est = self._queue_columns(view)
         n = len(jobs)
@@ -691,9 +737,32 @@ class _Backfill(Dispatcher):
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []
         i = 0
-        while i < n and len(reserved) < k:
+        last = n - 1
+        stop_rule = self.stop_node_plan and k > n and not self.explain
+        if stop_rule:
+            durs = np.maximum(np.asarray(est, dtype=np.int64), 1)  # planned()
+            last = _last_node_candidate(prof, physical, now, reqs[jobs], units, durs, 0,
+                                        last)
+        bounded = type(alloc_) in _BUILTIN_ALLOCATORS
+        if bounded:  # the placements of this pass: requests, units, durations, starts
+            p_req = np.empty((min(n, last + 1), reqs.shape[1]), dtype=np.int64)
+            p_ud = np.empty((min(n, last + 1), 2), dtype=np.int64)
+            p_t: list[int] = []
+        while i <= last and len(reserved) < k:
             job, u, d = int(jobs[i]), int(units[i]), planned(int(est[i]))
-            t, alloc = prof.earliest(alloc_, reqs[job], u, d)
+            after = None
+            if bounded:
+                if p_t:
+                    dom = np.flatnonzero((p_req[: len(p_t)] <= reqs[job]).all(axis=1)
+                                         & (p_ud[: len(p_t)] <= (u, d)).all(axis=1))
+                    if len(dom):
+                        after = max(p_t[q] for q in dom.tolist())
+                p_req[len(p_t)] = reqs[job]
+                p_ud[len(p_t)] = (u, d)
+            t, alloc = prof.earliest(alloc_, reqs[job], u, d, after)
+            if bounded:
+                p_t.append(t)
+            started = False
             if t == now:
                 now_alloc = alloc_.allocate(reqs[job], u,
                                             np.minimum(physical, prof.window_min(now, d)))
@@ -702,12 +771,16 @@ class _Backfill(Dispatcher):
                     prof.reserve(now, d, used)
                     physical -= used
                     out.append(Start(job, now_alloc))
-                    i += 1
-                    continue
-            prof.reserve(t, d, alloc.matrix(reqs[job], n_nodes))
-            reserved.append((job, t))
+                    started = True
+            if not started:
+                prof.reserve(t, d, alloc.matrix(reqs[job], n_nodes))
+                reserved.append((job, t))
             i += 1
-        if i < n:
+            if stop_rule and i <= last and t < now + int(durs[last]):
+                # the start or reservation overlaps the last candidate's window
+                last = _last_node_candidate(prof, physical, now, reqs[jobs], units, durs,
+                                            i, last)
+        if i < n and i <= last:
             rest = self._rest_in_queue_order(view, jobs, est, i)
             self._backfill_nodes(view, prof, physical, jobs[rest], units[rest], est[rest],
                                  out)

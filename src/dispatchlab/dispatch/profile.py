@@ -329,15 +329,19 @@ class NodeProfile:
         return self._window(start, duration).copy()
 
     def earliest(self, allocator: Allocator, request: np.ndarray, units: int,
-                 duration: int) -> tuple[int, Allocation]:
+                 duration: int, after: int | None = None) -> tuple[int, Allocation]:
         """Earliest breakpoint at which the allocator places the job for ``duration``.
 
         Breakpoints where the job's units do not fit in total even in the free matrix
         at that breakpoint alone (an upper bound of the window's) are skipped: no
-        allocator places the job there."""
+        allocator places the job there. ``after``: a time known not to be later than
+        the answer (only the breakpoints from it on are tried)."""
         times = self.times
-        for i in np.flatnonzero(_stack_fits(self.stacked(), request, units)).tolist():
-            t = times[i]
+        k = 0 if after is None else bisect_left(times, after)
+        stack = self.stacked()
+        for i in np.flatnonzero(_stack_fits(stack[k:] if k else stack, request,
+                                            units)).tolist():
+            t = times[i + k]
             alloc = allocator.allocate(request, units, self.window_min(t, duration))
             if alloc is not None:
                 return t, alloc
