@@ -275,6 +275,8 @@ def test_node_profile_caches_equal_the_plain_reductions() -> None:
             prof.reserve(start, d, used)
             plain.reserve(start, d, used)
             assert all(np.array_equal(a, b) for a, b in zip(before.free, kept, strict=True))
+            # the stack kept up to date by reserve is the copy's no more
+            assert np.array_equal(before.stacked(), np.stack(kept))
             assert prof.times == plain.times
             stack = np.stack(plain.free)
             assert np.array_equal(prof.stacked(), stack)
@@ -293,6 +295,9 @@ def test_node_profile_caches_equal_the_plain_reductions() -> None:
                 assert (got is None) == (want is None)
                 if got is not None:
                     assert got[0] == want[0]
+                    # a true lower bound changes nothing
+                    assert prof.earliest(ff, request, units, dd, after=int(
+                        rng.integers(now, got[0] + 1)))[0] == got[0]
                     assert np.array_equal(got[1].nodes, want[1].nodes)
                     assert np.array_equal(got[1].counts, want[1].counts)
             reqs_k = rng.integers(0, 3, (4, n_res))

@@ -214,7 +214,12 @@ class CoreProfile:
 
 
 class NodeProfile:
-    """Free (nodes x resources) matrices over time (node-level mode)."""
+    """Free (nodes x resources) matrices over time (node-level mode).
+
+    Kept as a list of matrices (``free``; a matrix is never written into: a change
+    replaces it, so copies share them) and, once asked for, as one stacked
+    (breakpoints x nodes x resources) array that reservations keep up to date (with
+    one copy of it per reservation, instead of stacking every matrix again)."""
 
     def __init__(self, now: int, free_now: np.ndarray,
                  releases: list[tuple[int, np.ndarray]]) -> None:
@@ -235,6 +240,7 @@ class NodeProfile:
             self.times.append(t)
             self.free.append(self.free[-1] + by_time[t])
         self._stack = self._pmin = None
+        self._own = False  # whether the stack is this profile's alone (see reserve)
         self._monotone = False  # not checked: the running minimum is computed
 
     @classmethod
@@ -248,6 +254,7 @@ class NodeProfile:
         prof = cls.__new__(cls)
         prof.now = now
         prof._stack = prof._pmin = None
+        prof._own = False  # the matrices of ``free`` are views of the stack
         prof._monotone = True  # releases only add resources
         base = free_now.copy()
         if len(ends) == 0:
@@ -275,21 +282,26 @@ class NodeProfile:
 
     def copy(self) -> NodeProfile:
         """An independent copy. The matrices are shared: every change to a profile
-        replaces a matrix (:meth:`reserve`, :meth:`_split` copy), never writes into one."""
+        replaces a matrix (:meth:`reserve`), never writes into one; so is the stack,
+        which neither then changes in place."""
         twin = NodeProfile.__new__(NodeProfile)
         twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
-        twin._stack, twin._pmin = self._stack, self._pmin  # read-only, dropped on change
+        twin._stack, twin._pmin = self._stack, self._pmin
+        twin._own = self._own = False
         twin._monotone = self._monotone
         return twin
 
     def stacked(self) -> np.ndarray:
         """The free matrices as one read-only (breakpoints x nodes x resources) array
-        (built on demand, kept until the next change)."""
+        (built on demand, then kept up to date by :meth:`reserve`; valid until the
+        next change)."""
         s = self._stack
         if s is None:
             s = self._stack = np.stack(self.free)
-            s.flags.writeable = False
-        return s
+            self._own = True
+        view = s.view()
+        view.flags.writeable = False
+        return view
 
     def running_min(self) -> np.ndarray:
         """Read-only: row ``k`` is the minimum of the free matrices ``0..k`` (the free
@@ -318,10 +330,10 @@ class NodeProfile:
             return self.free[i]
         if i == 0 and self._monotone:  # the first matrix is the minimum
             return self.free[0]
-        if self._stack is None:  # changed since the last stack: reduce the window only
+        if self._stack is None:  # never stacked: reduce the window only
             return np.minimum.reduce(self.free[i:j])
-        if i == 0:
-            return self.running_min()[j - 1]
+        if i == 0 and self._pmin is not None:
+            return self._pmin[j - 1]
         return self._stack[i:j].min(axis=0)
 
     def window_min(self, start: int, duration: int) -> np.ndarray:
@@ -347,23 +359,39 @@ class NodeProfile:
                 return t, alloc
         raise AssertionError("a job that fits the empty platform always fits eventually")
 
-    def _split(self, t: int) -> int:
-        i = bisect_left(self.times, t)
-        if i == len(self.times) or self.times[i] != t:
-            self.times.insert(i, t)
-            self.free.insert(i, self.free[i - 1].copy())
-            self._stack = self._pmin = None
-        return i
-
     def reserve(self, start: int, duration: int, used: np.ndarray) -> None:
-        i = self._split(start)
-        j = self._split(start + duration)
+        """Take ``used`` (nodes x resources) on ``[start, start + duration)`` (``start >=
+        now``, ``duration >= 1``). New breakpoints at ``start`` and at the end take the
+        matrix in force there; a stacked array, if any, gets the same rows inserted (in
+        one copy, or a plain copy when it is shared) and the window lowered in place."""
+        times, free = self.times, self.free
+        stop = start + duration
+        i = bisect_left(times, start)
+        add_i = i == len(times) or times[i] != start
+        j = bisect_left(times, stop, i)
+        add_j = j == len(times) or times[j] != stop
+        stack = self._stack
+        if stack is not None:
+            at = [p for p, add in ((i, add_i), (j, add_j)) if add]
+            if at:
+                stack = np.insert(stack, at, stack[[p - 1 for p in at]], axis=0)
+            elif not self._own:
+                stack = stack.copy()
+        if add_i:  # the matrix in force at start; replaced below
+            times.insert(i, start)
+            free.insert(i, free[i - 1])
+            j += 1
+        if add_j:  # the matrix in force at the end, before this reservation
+            times.insert(j, stop)
+            free.insert(j, free[j - 1])
         for k in range(i, j):
-            self.free[k] = self.free[k] - used
-        if j > i:
-            self._stack = self._pmin = None
-            # from now on, taking resources keeps every matrix below the next one
-            self._monotone = self._monotone and i == 0 and bool((used >= 0).all())
+            free[k] = free[k] - used
+        if stack is not None:
+            stack[i:j] -= used
+            self._stack, self._own = stack, True
+        self._pmin = None
+        # from now on, taking resources keeps every matrix below the next one
+        self._monotone = self._monotone and i == 0 and bool((used >= 0).all())
 
     def rows(self) -> list[tuple[int, list[list[int]]]]:
         return [(t, f.tolist()) for t, f in zip(self.times, self.free, strict=True)]
