@@ -741,8 +741,8 @@ class _Backfill(Dispatcher):
         stop_rule = self.stop_node_plan and k > n and not self.explain
         if stop_rule:
             durs = np.maximum(np.asarray(est, dtype=np.int64), 1)  # planned()
-            last = _last_node_candidate(prof, physical, now, reqs[jobs], units, durs, 0,
-                                        last)
+            req_q = reqs[jobs]
+            last = _last_node_candidate(prof, physical, now, req_q, units, durs, 0, last)
         bounded = type(alloc_) in _BUILTIN_ALLOCATORS
         if bounded:  # the placements of this pass: requests, units, durations, starts
             p_req = np.empty((min(n, last + 1), reqs.shape[1]), dtype=np.int64)
@@ -778,8 +778,8 @@ class _Backfill(Dispatcher):
             i += 1
             if stop_rule and i <= last and t < now + int(durs[last]):
                 # the start or reservation overlaps the last candidate's window
-                last = _last_node_candidate(prof, physical, now, reqs[jobs], units, durs,
-                                            i, last)
+                last = _last_node_candidate(prof, physical, now, req_q, units, durs, i,
+                                            last)
         if i < n and i <= last:
             rest = self._rest_in_queue_order(view, jobs, est, i)
             self._backfill_nodes(view, prof, physical, jobs[rest], units[rest], est[rest],
