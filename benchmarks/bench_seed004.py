@@ -20,6 +20,7 @@ Usage::
 
     python benchmarks/bench_seed004.py [--only dec,ls] [--caps 0.3,0.5]
         [--instances 400j-burst] [--dec-max 6.0] [--dec-limit 0.1] [--no-repeat]
+        [--dec-conflicts 50] [--dec-no-presolve]
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instances", default=",".join(INSTANCES))
     ap.add_argument("--dec-limit", type=float, default=None, help="DEC time_limit")
     ap.add_argument("--dec-max", type=float, default=None, help="DEC max_time_limit")
+    ap.add_argument("--dec-conflicts", type=int, default=None,
+                    help="DEC conflicts (CP-SAT's conflict budget per solve)")
+    ap.add_argument("--dec-no-presolve", action="store_true", help="DEC presolve=false")
     ap.add_argument("--no-repeat", action="store_true", help="skip the determinism rerun")
     args = ap.parse_args(argv)
     only = {s for s in args.only.split(",") if s}
@@ -104,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         dec_params["time_limit"] = args.dec_limit
     if args.dec_max is not None:
         dec_params["max_time_limit"] = args.dec_max
+    if args.dec_conflicts is not None:
+        dec_params["conflicts"] = args.dec_conflicts
+    if args.dec_no_presolve:
+        dec_params["presolve"] = False
 
     platform = Platform.eurora()
     totals: dict[str, float] = {}

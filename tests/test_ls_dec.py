@@ -304,7 +304,8 @@ def test_without_a_cap_ls_is_prb_with_its_order_and_allocator():
 
 def test_bad_parameters():
     for bad in (LS(margin=0), LS(margin=1.5), LS(margin="x"), DEC(margin=0.0),
-                DEC(order="nope"), LS(allocator="nope")):
+                DEC(order="nope"), LS(allocator="nope"), DEC(conflicts=0),
+                DEC(conflicts=2.5), DEC(presolve="no")):
         with pytest.raises(InputError):
             simulate(Platform.pooled(4), table([0], [1], [1], [1]), bad, 100)
     with pytest.raises(InputError, match="power predictor"):
@@ -386,3 +387,29 @@ def test_dec_properties(case):
     margin = case[4]
     plat, a = run_case(case, DEC(margin=margin, time_limit=0.02, max_time_limit=0.08))
     check_run(case, plat, a)
+
+
+def test_solver_budget_reaches_cp_sat():
+    """``conflicts`` and ``presolve`` are CP-SAT's parameters of every solve; without
+    them the budget is 2,000 conflicts per deterministic second (at least 100)."""
+    from dispatchlab.dispatch.cp.common import solver_parameters
+
+    p = solver_parameters(0.1, "deterministic", 0, conflicts=7, presolve=False).parameters
+    assert (p.max_number_of_conflicts, p.cp_model_presolve) == (7, False)
+    p = solver_parameters(0.1).parameters
+    assert (p.max_number_of_conflicts, p.cp_model_presolve) == (200, True)
+    assert solver_parameters(0.01).parameters.max_number_of_conflicts == 100
+    params = DEC(conflicts=1, presolve=False).get_params()
+    assert (params["conflicts"], params["presolve"]) == (1, False)
+
+
+@settings(max_examples=max(5, EXAMPLES // 3), deadline=None)
+@given(case=power_cases())
+def test_dec_with_the_smallest_solver_budget(case):
+    """One conflict and no presolve: the schedule still keeps the cap and the capacity,
+    and two runs are identical."""
+    margin = case[4]
+    plat, a = run_case(case, DEC(margin=margin, conflicts=1, presolve=False))
+    check_run(case, plat, a)
+    _, b = run_case(case, DEC(margin=margin, conflicts=1, presolve=False))
+    assert np.array_equal(a.start, b.start) and np.array_equal(a.end, b.end)

@@ -75,6 +75,16 @@ def check_control_params(time_limit: float, max_time_limit: float, time_mode: st
         raise InputError(f"must be an integer in [0, 2**31), got {seed!r}", field="seed")
 
 
+def check_solver_budget(conflicts: Any, presolve: Any) -> None:
+    """Validate the solver-budget parameters of the hybrid CP dispatchers: ``conflicts``
+    None or an integer >= 1, ``presolve`` a bool (:class:`InputError` naming the
+    field)."""
+    if conflicts is not None:
+        check_positive_int(conflicts, "conflicts")
+    if not isinstance(presolve, bool | np.bool_):
+        raise InputError(f"must be true or false, got {presolve!r}", field="presolve")
+
+
 def check_positive_int(value: Any, field: str, minimum: int = 1) -> None:
     """Raise :class:`InputError` unless ``value`` is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
@@ -94,14 +104,18 @@ CONFLICTS_PER_SECOND = 2000
 
 
 def solver_parameters(time_limit: float, time_mode: str = "deterministic",
-                      seed: int = 0) -> cp_model.CpSolver:
+                      seed: int = 0, conflicts: int | None = None,
+                      presolve: bool = True) -> cp_model.CpSolver:
     """A ``CpSolver`` with ``num_workers = 1``, ``random_seed = seed`` and the limit.
 
     ``time_mode="deterministic"``: ``time_limit`` is CP-SAT's ``max_deterministic_time``
     (reproducible: single worker + fixed seed + deterministic limit give byte-identical
-    answers), with a budget of :data:`CONFLICTS_PER_SECOND` x ``time_limit`` conflicts
-    (at least 100), also deterministic. ``time_mode="wall"``: ``time_limit`` is
-    ``max_time_in_seconds`` of wall time (**not reproducible**). Search logging is off."""
+    answers), with a budget of ``conflicts`` conflicts (default
+    :data:`CONFLICTS_PER_SECOND` x ``time_limit``, at least 100), also deterministic.
+    ``time_mode="wall"``: ``time_limit`` is ``max_time_in_seconds`` of wall time (**not
+    reproducible**; ``conflicts`` still bounds the search when given). ``presolve``:
+    CP-SAT's ``cp_model_presolve`` (off saves its fixed cost on small models). Search
+    logging is off."""
     if time_mode not in TIME_MODES:
         raise InputError(f"unknown time mode {time_mode!r} (choose from "
                          f"{', '.join(TIME_MODES)})", field="time_mode")
@@ -116,9 +130,14 @@ def solver_parameters(time_limit: float, time_mode: str = "deterministic",
         # objective bound of these scheduling models one step at a time (seen: 22 s of
         # wall time within 0.07 deterministic seconds); a conflict budget, also
         # deterministic, bounds that search
-        params.max_number_of_conflicts = max(100, int(CONFLICTS_PER_SECOND * time_limit))
+        params.max_number_of_conflicts = (
+            max(100, int(CONFLICTS_PER_SECOND * time_limit)) if conflicts is None
+            else int(conflicts))
     else:
         params.max_time_in_seconds = float(time_limit)
+        if conflicts is not None:
+            params.max_number_of_conflicts = int(conflicts)
+    params.cp_model_presolve = bool(presolve)
     return solver
 
 
@@ -172,15 +191,20 @@ class TimeControl:
     scratch and deterministic, so it found the previous solution again); the first round
     uses the caller's ``hint`` (the PRB plan). A model proven infeasible stops the loop
     (``solved`` False). The solver of each round is :func:`solver_parameters` with the
-    round's limit, ``time_mode`` and ``seed``.
+    round's limit, ``time_mode``, ``seed``, ``conflicts`` (a fixed budget for every
+    round when given) and ``presolve``.
     """
 
     def __init__(self, time_limit: float = 1.0, max_time_limit: float = 16.0,
                  time_mode: str = "deterministic", seed: int = 0, max_k: int = 2,
-                 stop: Literal["first", "stable"] = "stable") -> None:
+                 stop: Literal["first", "stable"] = "stable", conflicts: int | None = None,
+                 presolve: bool = True) -> None:
         check_control_params(time_limit, max_time_limit, time_mode, seed)
         check_positive_int(max_k, "max_k")
         check_choice(stop, "stop", STOP_RULES)
+        check_solver_budget(conflicts, presolve)
+        self.conflicts = None if conflicts is None else int(conflicts)
+        self.presolve = bool(presolve)
         self.time_limit = float(time_limit)
         self.max_time_limit = float(max_time_limit)
         self.time_mode = time_mode
@@ -220,7 +244,8 @@ class TimeControl:
                 for var, value in zip(variables, start_from, strict=True):
                     if value is not None:
                         model.add_hint(var, int(value))
-            solver = solver_parameters(limit, self.time_mode, self.seed)
+            solver = solver_parameters(limit, self.time_mode, self.seed, self.conflicts,
+                                       self.presolve)
             status = solver.solve(model)
             det_time += float(solver.deterministic_time)
             wall_time += float(solver.wall_time)

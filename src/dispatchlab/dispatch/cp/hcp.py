@@ -73,6 +73,10 @@ fallback. Stage 2 as HCP, no feedback.
 ``time_mode="deterministic"`` (default), limits in CP-SAT's *deterministic time*: two
 runs give byte-identical schedules on any machine. ``time_mode="wall"`` uses wall-clock
 limits like the authors (milliseconds in their code) and is **not reproducible**.
+``hcp`` (and ``dec``) also take a *solver budget* (ours): ``conflicts``, CP-SAT's
+conflict budget per solve (default None: 2,000 per deterministic second of the round's
+limit, at least 100), and ``presolve`` (default true; off saves CP-SAT's fixed presolve
+cost on these small models). Both are deterministic.
 
 **Explain.** Every pass that reaches the solver, or skips it, appends a record to
 ``self.pass_log_`` (:func:`dispatchlab.dispatch.cp.common.pass_facts`): status,
@@ -106,6 +110,7 @@ from dispatchlab.dispatch.cp.common import (
     check_choice,
     check_control_params,
     check_positive_int,
+    check_solver_budget,
     fit_now_mask,
     next_queue_length,
     pass_facts,
@@ -434,7 +439,8 @@ class HCP(_HybridCP):
                  default_ewt: int = 1800, allocator: str = "consolidate",
                  time_limit: float = 0.1, max_time_limit: float = 15.0,
                  time_mode: str = "deterministic", seed: int = 0,
-                 feedback_rounds: int = 3) -> None:
+                 feedback_rounds: int = 3, conflicts: int | None = None,
+                 presolve: bool = True) -> None:
         self.q_length = q_length
         self.model_order = model_order
         self.default_ewt = default_ewt
@@ -444,16 +450,20 @@ class HCP(_HybridCP):
         self.time_mode = time_mode
         self.seed = seed
         self.feedback_rounds = feedback_rounds
+        self.conflicts = conflicts
+        self.presolve = presolve
 
     def _check(self) -> None:
         super()._check()
         check_choice(self.model_order, "model_order", MODEL_ORDERS)
         check_positive_int(self.feedback_rounds, "feedback_rounds", minimum=0)
+        check_solver_budget(self.conflicts, self.presolve)
 
     def start(self, view: View) -> None:
         super().start(view)
         self.control_ = TimeControl(self.time_limit, self.max_time_limit, self.time_mode,
-                                    self.seed, stop="first")
+                                    self.seed, stop="first", conflicts=self.conflicts,
+                                    presolve=self.presolve)
 
     #: the ordering of the reference plan and of stage 2 (ALGORITHMS.md 2.1: PRB urgency)
     priority: str = "urgency"
