@@ -218,8 +218,9 @@ class NodeProfile:
 
     Kept as a list of matrices (``free``; a matrix is never written into: a change
     replaces it, so copies share them) and, once asked for, as one stacked
-    (breakpoints x nodes x resources) array that reservations keep up to date (with
-    one copy of it per reservation, instead of stacking every matrix again)."""
+    (breakpoints x nodes x resources) array that reservations then keep up to date
+    (with one copy of it per reservation, instead of stacking every matrix again; a
+    profile never asked for it drops it at its first reservation)."""
 
     def __init__(self, now: int, free_now: np.ndarray,
                  releases: list[tuple[int, np.ndarray]]) -> None:
@@ -241,6 +242,7 @@ class NodeProfile:
             self.free.append(self.free[-1] + by_time[t])
         self._stack = self._pmin = None
         self._own = False  # whether the stack is this profile's alone (see reserve)
+        self._keep = False  # whether reserve keeps the stack (once it was asked for)
         self._monotone = False  # not checked: the running minimum is computed
 
     @classmethod
@@ -255,6 +257,7 @@ class NodeProfile:
         prof.now = now
         prof._stack = prof._pmin = None
         prof._own = False  # the matrices of ``free`` are views of the stack
+        prof._keep = False
         prof._monotone = True  # releases only add resources
         base = free_now.copy()
         if len(ends) == 0:
@@ -288,6 +291,7 @@ class NodeProfile:
         twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
         twin._stack, twin._pmin = self._stack, self._pmin
         twin._own = self._own = False
+        twin._keep = self._keep
         twin._monotone = self._monotone
         return twin
 
@@ -295,6 +299,7 @@ class NodeProfile:
         """The free matrices as one read-only (breakpoints x nodes x resources) array
         (built on demand, then kept up to date by :meth:`reserve`; valid until the
         next change)."""
+        self._keep = True
         s = self._stack
         if s is None:
             s = self._stack = np.stack(self.free)
@@ -370,7 +375,7 @@ class NodeProfile:
         add_i = i == len(times) or times[i] != start
         j = bisect_left(times, stop, i)
         add_j = j == len(times) or times[j] != stop
-        stack = self._stack
+        stack = self._stack if self._keep else None
         if stack is not None:
             at = [p for p, add in ((i, add_i), (j, add_j)) if add]
             if at:
@@ -388,7 +393,8 @@ class NodeProfile:
             free[k] = free[k] - used
         if stack is not None:
             stack[i:j] -= used
-            self._stack, self._own = stack, True
+            self._own = True
+        self._stack = stack
         self._pmin = None
         # from now on, taking resources keeps every matrix below the next one
         self._monotone = self._monotone and i == 0 and bool((used >= 0).all())
