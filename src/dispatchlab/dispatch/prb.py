@@ -231,6 +231,10 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         # spares most per-node window computations; the same jobs are placed)
         total_demand = (reqs * units[:, None]).tolist()
         fits_at = np.zeros(n, dtype=bool)  # per job: its units fit the free matrix at t
+        # the jobs' distinct per-unit requests: the fit counts are computed per request
+        # and shared by the jobs that make it
+        classes, class_of = np.unique(reqs, axis=0, return_inverse=True)
+        class_of = class_of.reshape(-1)
     unsched = np.arange(n, dtype=np.int64)
     t = now
     while len(unsched):
@@ -246,8 +250,9 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
             # units each job could get on the free matrix at t alone, an upper bound of
             # any window from t (resources only shrink while t's jobs are placed): jobs
             # short of theirs are not tried (a necessary test; the same jobs are placed)
-            fits_at[unsched] = (units_per_node_many(reqs[unsched], free_t).sum(axis=1)
-                                >= units[unsched])
+            used_cls, pos = np.unique(class_of[unsched], return_inverse=True)
+            per_class = units_per_node_many(classes[used_cls], free_t).sum(axis=1)
+            fits_at[unsched] = per_class[pos.reshape(-1)] >= units[unsched]
         if power is not None and not at_now:
             power_t = pprof.at(t)  # in use at t: a lower bound of every window's max
         for p in order.tolist():
