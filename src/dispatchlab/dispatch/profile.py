@@ -284,9 +284,9 @@ class NodeProfile:
         return prof
 
     def copy(self) -> NodeProfile:
-        """An independent copy. The matrices are shared: every change to a profile
-        replaces a matrix (:meth:`reserve`), never writes into one; so is the stack,
-        which neither then changes in place."""
+        """An independent copy. The matrices are shared (every change to a profile
+        replaces a matrix, never writes into one), and so is the stacked array:
+        neither profile writes into it after this (:meth:`reserve` copies it first)."""
         twin = NodeProfile.__new__(NodeProfile)
         twin.now, twin.times, twin.free = self.now, list(self.times), list(self.free)
         twin._stack, twin._pmin = self._stack, self._pmin
