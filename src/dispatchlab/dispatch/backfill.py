@@ -152,27 +152,32 @@ def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
     return i - 1
 
 
+def _fit_now(prof: NodeProfile, physical: np.ndarray, now: int, requests: np.ndarray,
+             units: np.ndarray, durs: np.ndarray) -> np.ndarray:
+    """For each job (per-unit ``requests``, ``units``, planned durations ``durs``),
+    whether its units fit in total (:func:`fit_totals`) in the physical free resources
+    and ``prof``'s minimum over ``[now, now + durs[c])``: a necessary condition for
+    starting now, whatever the allocator."""
+    times = np.asarray(prof.times, dtype=np.int64)
+    idx = np.maximum(np.searchsorted(times, now + durs, side="left"), 1) - 1
+    window = np.minimum(physical[None, :, :], prof.running_min()[idx])
+    return fit_totals(requests, units, window) >= units
+
+
 def _last_node_candidate(prof: NodeProfile, physical: np.ndarray, now: int,
                          requests: np.ndarray, units: np.ndarray, durs: np.ndarray,
                          i: int, last: int) -> int:
-    """The index of the last job among ``i..last`` whose units fit in total in the
-    physical free resources and ``prof``'s minimum over ``[now, now + durs[c])``, or
+    """The index of the last job among ``i..last`` that passes :func:`_fit_now`, or
     ``i - 1`` when none does (``requests``, ``units``, ``durs``: the queue's, in plan
-    order). ``last`` alone is tested first (it usually still passes); else the jobs
-    before it at once."""
+    order). ``last`` alone is tested first (it usually still passes, and one window
+    needs no running minimum); else the jobs before it at once."""
     if last < i:
         return last
-
-    def passing(sel: np.ndarray) -> np.ndarray:
-        times = np.asarray(prof.times, dtype=np.int64)
-        idx = np.maximum(np.searchsorted(times, now + durs[sel], side="left"), 1) - 1
-        window = np.minimum(physical[None, :, :], prof.running_min()[idx])
-        return fit_totals(requests[sel], units[sel], window) >= units[sel]
-
     window = np.minimum(physical, prof.window_min(now, int(durs[last])))
     if fit_totals(requests[last : last + 1], units[last : last + 1], window)[0] >= units[last]:
         return last
-    hit = np.flatnonzero(passing(np.arange(i, last)))
+    sel = slice(i, last)
+    hit = np.flatnonzero(_fit_now(prof, physical, now, requests[sel], units[sel], durs[sel]))
     return i + int(hit[-1]) if len(hit) else i - 1
 
 
@@ -743,7 +748,9 @@ class _Backfill(Dispatcher):
             durs = np.maximum(np.asarray(est, dtype=np.int64), 1)  # planned()
             req_q = reqs[jobs]
             last = _last_node_candidate(prof, physical, now, req_q, units, durs, 0, last)
-        bounded = type(alloc_) in _BUILTIN_ALLOCATORS
+        # with one reservation (EASY) every earlier placement of the pass starts now:
+        # no bound worth its upkeep
+        bounded = k > 1 and type(alloc_) in _BUILTIN_ALLOCATORS
         if bounded:  # the placements of this pass: requests, units, durations, starts
             p_req = np.empty((min(n, last + 1), reqs.shape[1]), dtype=np.int64)
             p_ud = np.empty((min(n, last + 1), 2), dtype=np.int64)
@@ -837,11 +844,8 @@ class _Backfill(Dispatcher):
                 live = live[ok]
                 if not len(live):
                     break
-                u_l, r_l = units[live], req_c[live]
-                idx = np.maximum(np.searchsorted(np.asarray(prof.times, dtype=np.int64),
-                                                 now + durs[live], side="left"), 1) - 1
-                window = np.minimum(physical[None, :, :], prof.running_min()[idx])
-                live = live[fit_totals(r_l, u_l, window) >= u_l]
+                live = live[_fit_now(prof, physical, now, req_c[live], units[live],
+                                     durs[live])]
             started = -1
             for p in live.tolist():
                 job, u, d = int(rows[p]), int(units[p]), int(durs[p])
