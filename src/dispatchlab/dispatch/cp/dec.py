@@ -40,12 +40,10 @@ ratio of 1 : 60, scaled like HCP's: single worker, seeded, reproducible);
 ``time_mode="wall"`` makes them wall-clock seconds (the seed's values are
 ``time_limit=1, max_time_limit=60``; not reproducible). As the search is hinted with
 LS's plan, the first round nearly always has a solution, so ``time_limit`` is the
-effective limit per solve. *Solver budget* (ours, as HCP's): ``conflicts`` (default
-None: 2,000 per deterministic second of the round's limit, at least 100) and
-``presolve`` (default true). Measured on 52 solves of a 400-job burst at 50 %: the
-same best objective at 200 conflicts (57 ms a solve), 50 (31 ms) and 1 with presolve
-off (10.5 ms); the defaults are kept so that the README's seed 004 results stay those
-of these defaults.
+effective limit per solve. ``conflicts`` and ``presolve``: HCP's solver budget (ours;
+see :mod:`dispatchlab.dispatch.cp.hcp`); what smaller budgets cost and save is
+measured in the README (*Issue 10 targets*), and the defaults stay those its seed 004
+results were made with.
 
 Without a cap now DEC is HCP with DEC's ``order`` and ``allocator`` (its uncapped
 self). Works on counting and node-level platforms; needs a power predictor when the run
