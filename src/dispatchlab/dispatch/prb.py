@@ -250,9 +250,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
             # units each job could get on the free matrix at t alone, an upper bound of
             # any window from t (resources only shrink while t's jobs are placed): jobs
             # short of theirs are not tried (a necessary test; the same jobs are placed)
-            used_cls, pos = np.unique(class_of[unsched], return_inverse=True)
-            per_class = units_per_node_many(classes[used_cls], free_t).sum(axis=1)
-            fits_at[unsched] = per_class[pos.reshape(-1)] >= units[unsched]
+            per_class = units_per_node_many(classes, free_t).sum(axis=1)
+            fits_at[unsched] = per_class[class_of[unsched]] >= units[unsched]
         if power is not None and not at_now:
             power_t = pprof.at(t)  # in use at t: a lower bound of every window's max
         for p in order.tolist():
