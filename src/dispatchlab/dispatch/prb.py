@@ -37,14 +37,19 @@ the cap *now* times the margin throughout: the cap schedule's future steps are i
 *Speed*: keys are numpy columns. Jobs that cannot fit the free resources (counting:
 more units than free cores; node level: more units than the nodes' free room can host,
 counted per distinct per-unit request) are dropped before sorting, the allocator is
-only called on jobs that can fit, and the walk stops as soon as none is left.
+only called on jobs that can fit, and the walk stops as soon as none is left. The
+proactive walk needs no profile of its own reservations: from each of its time points
+on, free resources only grow, so a window's minimum is the free resources at its start
+(see :func:`proactive_schedule`); a static ordering is sorted once per plan.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from typing import ClassVar, NamedTuple
+from heapq import heappop, heappush
+from itertools import pairwise
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -127,6 +132,11 @@ class PowerProfile:
                 used.append(level)
         self.times = times
         self.used = used
+        #: the levels never rise over time (true unless a float residue left a level
+        #: below the exact 0.0 of the last release). Reservations that all start at the
+        #: earliest time still planned keep this from that time on (rounding is
+        #: monotone), so there :meth:`max_over` of a window is the level at its start.
+        self.non_increasing = all(a >= b for a, b in pairwise(used))
 
     def at(self, t: int) -> float:
         """The power in use at ``t`` (W)."""
@@ -190,6 +200,17 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     allocator. Cost: (time points) x (unscheduled jobs) fit tests; meant for the few
     hundred jobs a CP model holds.
 
+    *Why the free resources at t suffice.* A job placed at ``t`` needs its resources
+    over its whole window ``[t, t + d)``, i.e. the minimum of the free resources over
+    it. From any time point ``t`` of the walk on, that minimum is the free resources at
+    ``t`` itself: the release profile only gains resources over time (running jobs
+    release theirs), and every reservation of the plan started at a time point already
+    visited (``<= t``), so after ``t`` reservations only end. The free resources from
+    ``t`` on are therefore non-decreasing, and the walk keeps just the free resources
+    at ``t``: the releases up to ``t`` minus the reservations still in force (a heap
+    of planned ends), no profile of the plan's reservations. The time points are the
+    releases and the planned ends.
+
     ``power`` (a :class:`PowerBudget`, seed 004's LS): a job also needs its predicted
     power within the budget with the power in use over its window (a
     :class:`PowerProfile`; at ``now``: the summed power of all running jobs plus the
@@ -211,49 +232,90 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     submit = np.asarray(view.jobs["submit"], dtype=np.int64)[rows]
     units = np.asarray(view.jobs["units"], dtype=np.int64)[rows]
     counting = view.counting
+    # the release profile is read, never changed: the plan's reservations are kept
+    # apart (see "Why the free resources at t suffice" above)
     prof = view.release_profile()
+    rel_times, rel_free = prof.times, prof.free
+    held: list = []  # what reservation k takes (cores, or a nodes x resources matrix)
+    ending: list[tuple[int, int]] = []  # heap of (planned end, k) of reservations
     if power is not None:
-        ppred = np.asarray(power.pred, dtype=np.float64).tolist()
+        pred_a = np.asarray(power.pred, dtype=np.float64)
+        ppred = pred_a.tolist()
         if len(ppred) != n:
             raise ValueError("power.pred must be aligned with rows")
         pbudget = float(power.budget)
         pprof = PowerProfile(now, view.running.est_end, power.running)
+        # the walk's reservations start at its current time point, so with levels that
+        # never rise the window's maximum is the level at t: power_t itself
+        power_flat = pprof.non_increasing
         phys_power = power_sum(power.running)
     if counting:
+        active: Any = 0  # taken by the reservations in force at t
         phys_cores = int(view.free_cores)
     else:
         start_allocator(allocator, view)
-        phys = view.free.copy()
+        phys = view.free
         reqs = view.requests[rows]
         n_nodes = phys.shape[0]
+        active = np.zeros_like(phys)
         # each job's total demand per resource: a job whose demand exceeds what is free
-        # at t summed over nodes cannot fit the window from t (a necessary test that
-        # spares most per-node window computations; the same jobs are placed)
-        total_demand = (reqs * units[:, None]).tolist()
-        fits_at = np.zeros(n, dtype=bool)  # per job: its units fit the free matrix at t
+        # at t summed over nodes cannot fit at t (a necessary test that spares most
+        # allocator calls; the same jobs are placed)
+        demand_m = reqs * units[:, None]
+        total_demand = demand_m.tolist()
         # the jobs' distinct per-unit requests: the fit counts are computed per request
         # and shared by the jobs that make it
         classes, class_of = np.unique(reqs, axis=0, return_inverse=True)
         class_of = class_of.reshape(-1)
     unsched = np.arange(n, dtype=np.int64)
+    # a static ordering ranks two jobs the same way at every t: sorted once
+    order_all = None
+    if ordering.static:
+        order_all = ordering.sort(OrderKeys(rows, now, submit, estimate, ewt, demand))
+    try_now = np.zeros(n, dtype=bool)  # per job: passes the necessary tests at t
     t = now
     while len(unsched):
-        keys = OrderKeys(rows[unsched], t, submit[unsched], estimate[unsched], ewt[unsched],
-                         demand[unsched])
-        order = unsched[ordering.sort(keys)]
         at_now = t == now
-        if not counting:
-            free_t = prof.free[bisect_right(prof.times, t) - 1]
-            if at_now:
-                free_t = np.minimum(free_t, phys)
-            free_sum = free_t.sum(axis=0).tolist()
-            # units each job could get on the free matrix at t alone, an upper bound of
-            # any window from t (resources only shrink while t's jobs are placed): jobs
-            # short of theirs are not tried (a necessary test; the same jobs are placed)
-            per_class = units_per_node_many(classes, free_t).sum(axis=1)
-            fits_at[unsched] = per_class[class_of[unsched]] >= units[unsched]
-        if power is not None and not at_now:
-            power_t = pprof.at(t)  # in use at t: a lower bound of every window's max
+        while ending and ending[0][0] <= t:  # reservations ended: their resources return
+            active = active - held[heappop(ending)[1]]
+        # free at t: what the releases leave minus the reservations in force, which is
+        # also the minimum over any window from t (see above); at now also within the
+        # physical free resources (a running job past its estimate still holds them)
+        base = rel_free[bisect_right(rel_times, t) - 1]
+        # necessary tests over all unscheduled jobs at once (free resources only shrink
+        # and the power in use only grows while t's jobs are placed): the jobs that
+        # fail them are not tried, the same jobs are placed
+        if counting:
+            free_c = min(base, phys_cores) if at_now else base - active
+            ok = units[unsched] <= free_c
+        else:
+            free_t = np.minimum(base, phys) if at_now else base - active
+            total_free = free_t.sum(axis=0)
+            free_sum = total_free.tolist()
+            ok = (demand_m[unsched] <= total_free).all(axis=1)  # the demand in total
+        if power is not None:
+            # in use at t (at now: every running job's power, as LS checks)
+            power_t = phys_power if at_now else pprof.at(t)
+            ok &= ~(power_t + pred_a[unsched] > pbudget)
+        if not counting and ok.any():
+            # the units each job could get on the free matrix at t, per distinct request
+            # of the jobs left
+            left = unsched[ok]
+            need, inv = np.unique(class_of[left], return_inverse=True)
+            per_class = units_per_node_many(classes[need], free_t).sum(axis=1)
+            ok[ok] = per_class[inv.reshape(-1)] >= units[left]
+        if ok.any():
+            try_now[unsched[ok]] = True
+            if order_all is not None:
+                order = order_all[try_now[order_all]]
+            else:
+                keys = OrderKeys(rows[unsched], t, submit[unsched], estimate[unsched],
+                                 ewt[unsched], demand[unsched])
+                order = unsched[ordering.sort(keys)]
+                order = order[try_now[order]]
+            try_now[order] = False
+        else:
+            order = unsched[:0]
         for p in order.tolist():
             d = planned(int(estimate[p]))
             u = int(units[p])
@@ -262,36 +324,31 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 if at_now:
                     if phys_power + pw > pbudget:
                         continue
-                elif power_t + pw > pbudget or pprof.max_over(t, d) + pw > pbudget:
+                elif power_t + pw > pbudget or (
+                        not power_flat and pprof.max_over(t, d) + pw > pbudget):
                     continue
             if counting:
-                room = prof.min_over(t, d)
-                if at_now and phys_cores < room:
-                    room = phys_cores
-                if u > room:
+                if u > free_c:
                     continue
-                prof.reserve(t, d, u)
+                free_c -= u
+                used: Any = u
                 if at_now:
-                    phys_cores -= u
                     allocations[int(rows[p])] = None
             else:
-                if not fits_at[p]:
-                    continue
                 need = total_demand[p]
                 if any(x > f for x, f in zip(need, free_sum, strict=True)):
                     continue
-                window = prof.window_min(t, d)
-                if at_now:
-                    window = np.minimum(window, phys)
-                alloc = allocator.allocate(reqs[p], u, window)
+                alloc = allocator.allocate(reqs[p], u, free_t)
                 if alloc is None:
                     continue
                 used = alloc.matrix(reqs[p], n_nodes)
-                prof.reserve(t, d, used)
+                free_t = free_t - used
                 free_sum = [f - x for f, x in zip(free_sum, need, strict=True)]
                 if at_now:
-                    phys -= used
                     allocations[int(rows[p])] = alloc
+            active = active + used
+            heappush(ending, (t + d, len(held)))
+            held.append(used)
             if power is not None:
                 pprof.reserve(t, d, pw)
                 if at_now:
@@ -300,10 +357,14 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                     power_t += pw
             starts[p] = t
         unsched = unsched[starts[unsched] < 0]
-        k = bisect_right(prof.times, t)
-        if k == len(prof.times):
+        # the next time point: the next release or planned end after t
+        k = bisect_right(rel_times, t)
+        nxt = rel_times[k] if k < len(rel_times) else None
+        if ending and (nxt is None or ending[0][0] < nxt):
+            nxt = ending[0][0]
+        if nxt is None:
             break  # the rest never fits the empty platform
-        t = int(prof.times[k])
+        t = int(nxt)
     return ProactivePlan(starts, allocations)
 
 
