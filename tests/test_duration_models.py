@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.components import parse_component
@@ -484,3 +486,16 @@ def test_engine_uses_exact_speed():
     # 90 x 3/2 = 135 s (a float speed would round up to 136): end 10 + 135 = 145
     _, r = run_one(100, {10: [SetPower(0, 0.5)]}, Factor(f=0.75))
     assert r.end.tolist() == [145]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(1e-9, 1.0), st.floats(0.01, 50.0))
+def test_exact_speeds_equal_the_fraction_formulas(f, level, cpi) -> None:
+    """The integer-ratio forms of the exact speeds equal the formulas written with
+    Fractions: min(1, M / F) (1 when F = 0) and min(1, C M / (C M - M + 1)), C >= 1."""
+    from dispatchlab.sim.duration import _cpi_exact, _factor_exact
+
+    one, m = Fraction(1), Fraction(level)
+    assert _factor_exact(f, level) == (one if f <= 0 else min(one, m / Fraction(f)))
+    c = max(one, Fraction(cpi))
+    assert _cpi_exact(cpi, level) == min(one, c * m / (c * m - m + 1))

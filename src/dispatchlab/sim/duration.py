@@ -154,10 +154,18 @@ def _factor_speed(f: float, level: float) -> float:
     return 1.0 if f <= 0.0 else min(1.0, level / f)
 
 
+_ONE = Fraction(1)
+
+
 def _factor_exact(f: float, level: float) -> Fraction:
+    """``min(1, level / f)`` exactly (1 when ``f <= 0``): the floats' integer ratios
+    multiplied out, one reduction (a hot path: DynShare changes levels every period)."""
     if f <= 0.0:
-        return Fraction(1)
-    return min(Fraction(1), Fraction(level) / Fraction(f))
+        return _ONE
+    a, b = level.as_integer_ratio()
+    c, d = f.as_integer_ratio()
+    num, den = a * d, b * c
+    return _ONE if num >= den else Fraction(num, den)
 
 
 def _cpi_speed(cpi: float, level: float) -> float:
@@ -168,9 +176,12 @@ def _cpi_speed(cpi: float, level: float) -> float:
 
 
 def _cpi_exact(cpi: float, level: float) -> Fraction:
-    # 1 / (1 - 1/C + 1/(C M)) = C M / (C M - M + 1)
-    c, m = max(Fraction(1), Fraction(cpi)), Fraction(level)
-    return min(Fraction(1), c * m / (c * m - m + 1))
+    """``min(1, 1 / (1 - 1/C + 1/(C M)))`` exactly, ``C = max(1, cpi)``, ``M = level``:
+    with C = p/q and M = a/b it is C M / (C M - M + 1) = p a / (p a - q a + q b)."""
+    p, q = (1, 1) if cpi <= 1.0 else cpi.as_integer_ratio()
+    a, b = level.as_integer_ratio()
+    num, den = p * a, p * a - q * a + q * b
+    return _ONE if num >= den else Fraction(num, den)
 
 
 def _not_started(model: DurationModel) -> RuntimeError:
