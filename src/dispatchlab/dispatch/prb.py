@@ -35,9 +35,10 @@ the cap *now* times the margin throughout: the cap schedule's future steps are i
 (ours: a step triggers a new pass, which plans again at the new cap).
 
 *Speed*: keys are numpy columns. Jobs that cannot fit the free resources (counting:
-more units than free cores; node level: more units than the nodes' free room can host,
-counted per distinct per-unit request) are dropped before sorting, the allocator is
-only called on jobs that can fit, and the walk stops as soon as none is left. The
+more units than free cores; node level: a total demand above what is free) or the
+power are dropped before sorting; on node level the allocator is only called on jobs
+whose units the nodes' free room can host in total (counted per distinct per-unit
+request, kept until the next placement), and the walk stops as soon as none is left. The
 proactive walk needs no profile of its own reservations: from each of its time points
 on, free resources only grow, so a window's minimum is the free resources at its start
 (see :func:`proactive_schedule`); a static ordering is sorted once per plan.
@@ -53,7 +54,12 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
+from dispatchlab.dispatch.allocators import (
+    Allocator,
+    make_allocator,
+    start_allocator,
+    units_per_node,
+)
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
     Ordering,
@@ -267,6 +273,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         # and shared by the jobs that make it
         classes, class_of = np.unique(reqs, axis=0, return_inverse=True)
         class_of = class_of.reshape(-1)
+        classes_l = class_of.tolist()
+        max_units = int(units.max())
     unsched = np.arange(n, dtype=np.int64)
     # a static ordering ranks two jobs the same way at every t: sorted once
     order_all = None
@@ -297,13 +305,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
             # in use at t (at now: every running job's power, as LS checks)
             power_t = phys_power if at_now else pprof.at(t)
             ok &= ~(power_t + pred_a[unsched] > pbudget)
-        if not counting and ok.any():
-            # the units each job could get on the free matrix at t, per distinct request
-            # of the jobs left
-            left = unsched[ok]
-            need, inv = np.unique(class_of[left], return_inverse=True)
-            per_class = units_per_node_many(classes[need], free_t).sum(axis=1)
-            ok[ok] = per_class[inv.reshape(-1)] >= units[left]
+        if not counting:
+            room: dict[int, int] = {}  # request class -> units it fits in total now
         if ok.any():
             try_now[unsched[ok]] = True
             if order_all is not None:
@@ -338,11 +341,21 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 need = total_demand[p]
                 if any(x > f for x, f in zip(need, free_sum, strict=True)):
                     continue
+                # the units of its request the free matrix hosts in total (no allocator
+                # places more), kept per request class until the next placement
+                c = classes_l[p]
+                fit = room.get(c)
+                if fit is None:
+                    fit = room[c] = int(np.minimum(units_per_node(classes[c], free_t),
+                                                   max_units).sum())
+                if u > fit:
+                    continue
                 alloc = allocator.allocate(reqs[p], u, free_t)
                 if alloc is None:
                     continue
                 used = alloc.matrix(reqs[p], n_nodes)
                 free_t = free_t - used
+                room.clear()
                 free_sum = [f - x for f, x in zip(free_sum, need, strict=True)]
                 if at_now:
                     allocations[int(rows[p])] = alloc
