@@ -13,6 +13,23 @@ from hypothesis import settings
 # generated workloads reached the interesting cases (blocked heads, backfills...).
 # DISPATCHLAB_HYPOTHESIS=explore draws new random examples each run to look for new
 # failures; a failure prints the blob that reproduces it (@reproduce_failure).
+#
+# Derandomized examples still depend on hypothesis' pool of "local constants": the
+# literals of every project module imported so far (hypothesis >= 6.131 draws from it
+# now and then). The examples then change with any literal added anywhere in
+# ``src/`` and with which test files were collected (one file alone, or the whole
+# suite), and a coverage assertion that held in the suite failed when its file ran
+# alone. The pool is emptied here so the fixed examples depend only on the test itself
+# (hypothesis' global constants still apply); older hypothesis versions have no pool.
+try:
+    from hypothesis.internal.conjecture import providers as _providers
+
+    if hasattr(_providers, "_get_local_constants") and hasattr(_providers, "Constants"):
+        _NO_LOCAL_CONSTANTS = _providers.Constants()
+        _providers._get_local_constants = lambda: _NO_LOCAL_CONSTANTS
+except ImportError:  # pragma: no cover - hypothesis without the module
+    pass
+
 settings.register_profile("fixed", derandomize=True, print_blob=True)
 settings.register_profile("explore", print_blob=True)
 settings.load_profile(os.environ.get("DISPATCHLAB_HYPOTHESIS", "fixed"))
