@@ -382,23 +382,27 @@ class _BudgetEasy(Dispatcher):
         rest = [p for p in range(head + 1, n) if p not in skip]
         if free <= 0 or not rest:
             return out
+        # necessary conditions over all candidates at once (free and the power left
+        # only shrink during the scan; try_start re-checks everything), the shadow
+        # time's last: when no job fits now, no shadow time is needed
+        cand = np.asarray(rest, dtype=np.int64)
+        if counting:
+            keep = q.units[cand] <= free
+        else:
+            # the job's total request within the free total of each resource
+            total = reqs[q.jobs[cand]] * q.units[cand][:, None]
+            keep = (total <= physical.sum(axis=0)).all(axis=1)
+        if budget is not None and not self.reduces:
+            keep &= pq[cand] + used <= budget
+        cand = cand[keep]
+        if not len(cand):
+            return out
         shadow = self._shadow(view, head, rows, units, pred, budget, used, running,
                               run_power, started, counting)
         if shadow is None:
             return out  # PA: a head that never fits -> no backfilling at all
-        # necessary conditions over all candidates at once (free and the power left
-        # only shrink during the scan; try_start re-checks everything)
-        cand = np.asarray(rest, dtype=np.int64)
-        keep = now + np.maximum(q.estimate[cand], 1) < shadow
-        if counting:
-            keep &= q.units[cand] <= free
-        else:
-            # the job's total request within the free total of each resource
-            total = reqs[q.jobs[cand]] * q.units[cand][:, None]
-            keep &= (total <= physical.sum(axis=0)).all(axis=1)
-        if budget is not None and not self.reduces:
-            keep &= pq[cand] + used <= budget
-        for p in cand[keep].tolist():
+        cand = cand[now + np.maximum(q.estimate[cand], 1) < shadow]
+        for p in cand.tolist():
             if free <= 0:
                 break
             if counting and units[p] > free:
