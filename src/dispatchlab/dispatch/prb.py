@@ -310,6 +310,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
             ok &= ~(power_t + pred_a[unsched] > pbudget)
         if not counting:
             room: dict[int, int] = {}  # request class -> units it fits in total now
+            placed = False  # whether a job was placed at t yet
         if ok.any():
             try_now[unsched[ok]] = True
             if order_all is not None:
@@ -342,7 +343,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                     allocations[int(rows[p])] = None
             else:
                 need = total_demand[p]
-                if any(x > f for x, f in zip(need, free_sum, strict=True)):
+                # (until t's first placement the screen above already checked it)
+                if placed and any(x > f for x, f in zip(need, free_sum, strict=True)):
                     continue
                 # the units of its request the free matrix hosts in total (no allocator
                 # places more), kept per request class until the next placement
@@ -364,6 +366,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 used = alloc.matrix(reqs[p], n_nodes)
                 free_t = free_t - used
                 room.clear()
+                placed = True
                 free_sum = [f - x for f, x in zip(free_sum, need, strict=True)]
                 if at_now:
                     allocations[int(rows[p])] = alloc
