@@ -403,24 +403,171 @@ def test_bf_uncapped_power_check_off_equals_bf_without_cap():
 # ------------------------------------------------- the shadow time's fit-in-total filter
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1))
-def test_units_fit_is_necessary_for_every_allocator(seed):
-    # units_fit (the shadow time's filter) is True wherever an allocator places the job
-    # (it must never hide a breakpoint where the head fits), and exactly where the
-    # units fit in total
+def test_node_units_screen_is_necessary_for_every_allocator(seed):
+    # the units that fit in total (node_units summed over nodes: the shadow time's
+    # screen) reach the job's units wherever an allocator places it (the screen must
+    # never hide a breakpoint where the head fits), and equal units_per_node's count
     from dispatchlab.dispatch.allocators import make_allocator, units_per_node
-    from dispatchlab.dispatch.budget import units_fit
+    from dispatchlab.dispatch.budget import node_units
 
     rng = np.random.default_rng(seed)
     cap = rng.integers(0, 5, size=(6, 3))
     frees = [rng.integers(0, 5, size=(6, 3)) for _ in range(int(rng.integers(1, 5)))]
     request = rng.integers(0, 3, size=3)
+    if not request.any():
+        request[int(rng.integers(0, 3))] = 1  # (a request of nothing is not screened)
     units = int(rng.integers(1, 12))
-    fits = units_fit(frees, request, units).tolist()
+    pos = np.flatnonzero(request > 0).tolist()
+    per_unit = [int(request[p]) for p in pos]
     for name in ("first-fit", "best-fit", "consolidate"):
         alloc = make_allocator(name)
         alloc.start(cap)
-        for f, ok in zip(frees, fits, strict=True):
+        for f in frees:
+            total = sum(node_units(row, pos, per_unit, units) for row in f.tolist())
             placed = alloc.allocate(request, units, f) is not None
-            assert not placed or ok
-            total = int(np.minimum(units_per_node(request, f), units).sum())
-            assert ok == (total >= units)
+            assert not placed or total >= units
+            assert total == int(np.minimum(units_per_node(request, f), units).sum())
+
+
+# ------------------------------------------- the node-level shadow time against a profile
+def profile_shadow(disp, view, head, rows, units, pred, budget, used, running, run_power,
+                   started):
+    """The shadow time as first written: the whole release profile with this pass's
+    starts reserved until their planned end, the first breakpoint where the power fits,
+    then the first breakpoint from it where the allocator places the head."""
+    from dispatchlab.dispatch.allocators import units_per_node
+
+    now = view.now
+    prof = view.release_profile().copy()  # (the engine keeps the view's for the pass)
+    for end, _, held in started:
+        prof.reserve(now, end - now, held)
+    j, need, x = rows[head], units[head], pred[head]
+    times, frees = prof.times, prof.free
+    first = 0
+    if budget is not None:
+        releases = list(zip(running.est_end.tolist(), run_power, strict=True))
+        releases += [(end, pw) for end, pw, _ in started]
+        releases.sort(key=lambda r: r[0])
+        released, i = 0.0, 0
+        for t in times:
+            while i < len(releases) and releases[i][0] <= t:
+                released += releases[i][1]
+                i += 1
+            left = used - released if i < len(releases) else 0.0
+            if left + x <= budget:
+                break
+            first += 1
+    req = view.requests[j]
+    for k in range(first, len(times)):
+        if int(np.minimum(units_per_node(req, frees[k]), need).sum()) < need:
+            continue
+        if disp.allocator_.allocate(req, need, frees[k]) is not None:
+            return times[k]
+    return None
+
+
+def shadows_compared(make_sim) -> dict[str, int]:
+    """Run ``make_sim()``'s simulation with every node-level shadow time computed both
+    lazily and from the whole profile (asserted equal); counts of what was seen."""
+    from dispatchlab.dispatch.budget import _BudgetEasy
+
+    seen = {"passes": 0, "started": 0, "found": 0}
+    original = _BudgetEasy._node_shadow
+
+    def both(self, view, j, need, x, budget, used, running, run_power, started):
+        got = original(self, view, j, need, x, budget, used, running, run_power, started)
+        q = view.queue
+        head = int(np.flatnonzero(q.jobs == j)[0])
+        rows, units = q.jobs.tolist(), q.units.tolist()
+        pred = [0.0] * len(rows)
+        pred[head] = x
+        want = profile_shadow(self, view, head, rows, units, pred, budget, used, running,
+                              run_power, started)
+        assert got == want, (view.now, j, got, want, len(started))
+        seen["passes"] += 1
+        seen["started"] += bool(started)
+        seen["found"] += got is not None
+        return got
+
+    _BudgetEasy._node_shadow = both
+    try:
+        make_sim().run()
+    finally:
+        _BudgetEasy._node_shadow = original
+    return seen
+
+
+@st.composite
+def node_cases(draw):
+    """Jobs of 1-4 units of 1-4 cores arriving close together on 2-4 nodes of 4 cores,
+    estimates that may run out (``overrun = run``), whole-watt power and a cap."""
+    n_nodes = draw(st.integers(2, 4))
+    n = draw(st.integers(6, 16))
+    submit, run, units, per_unit, req, watts = [], [], [], [], [], []
+    t = 0
+    for _ in range(n):
+        t += draw(st.sampled_from([0, 0, 1, 3, 10]))
+        r = draw(st.integers(5, 120))
+        submit.append(t)
+        run.append(r)
+        units.append(draw(st.integers(1, 4)))
+        per_unit.append(draw(st.integers(1, 4)))
+        req.append(max(1, r + draw(st.sampled_from([0, 30, -3, 60, -40, 5]))))
+        watts.append(draw(st.sampled_from([10, 40, 80, 150])) * units[-1])
+    cap = draw(st.integers(max(watts), max(max(watts) + 1, sum(sorted(watts)[-3:]))))
+    return n_nodes, submit, run, units, per_unit, req, watts, cap
+
+
+@PROPERTY
+@given(case=node_cases(), name=st.sampled_from(["bf", "dvfs", "rapl-dynshare",
+                                                 "rapl-simple"]),
+       f=st.sampled_from([0.0, 0.5, 1.0]))
+def test_node_shadow_equals_the_profile_shadow_on_small_nodes(case, name, f):
+    # a few 4-core nodes, jobs of several units, a permanent cap: this pass's starts
+    # often hold cores the head needs, and estimates run out
+    from dispatchlab.dispatch import make_dispatcher
+
+    n_nodes, submit, run_s, units, per_unit, req, watts, cap = case
+    jobs = JobTable.from_arrays(submit=submit, run=run_s, units=units,
+                                requested_time=req, resources={"core": per_unit})
+    jobs.columns.update(power_mean=np.array(watts, dtype=np.float64),
+                        power_max=np.array(watts, dtype=np.float64),
+                        power_std=np.zeros(len(watts)))
+    plat = Platform((NodeType("n", n_nodes, {"core": 4}, max_power=400.0),), name="n")
+    seen = shadows_compared(lambda: Simulation(
+        plat, jobs, make_dispatcher(name), power_predictor=make_power_predictor("real"),
+        cap=PowerCap.window(float(cap)), duration_model=Factor(f=f), overrun="run"))
+    event(f"shadow computed: {seen['passes'] > 0}")
+    event(f"with this pass's starts: {seen['started'] > 0}")
+    event(f"a shadow time found: {seen['found'] > 0}")
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(20, 70),
+       kind=st.sampled_from(["burst", "uniform", "left-skewed"]),
+       share=st.sampled_from([0.1, 0.3, 0.5, 0.8]),
+       name=st.sampled_from(["bf", "dvfs", "rapl-dynshare", "rapl-simple"]),
+       hot=st.sampled_from([0.0, 0.0, 0.5]))
+def test_node_shadow_equals_the_profile_shadow(seed, n, kind, share, name, hot):
+    # at every pass of node-level runs (the Eurora preset, synthetic instances, a budget,
+    # with and without a hot start) the lazily walked shadow time equals the one read
+    # off the whole release profile; this pass's starts are held until their end
+    from dispatchlab.dispatch import make_dispatcher
+    from dispatchlab.power.predictors import RealPowerPredictor
+    from dispatchlab.sim.duration import MixedFactor
+    from dispatchlab.workload.eurora_synth import eurora_instance
+    from dispatchlab.workload.hotstart import add_hot_start
+
+    platform = Platform.eurora()
+    jobs = eurora_instance(n, 600, kind, seed=seed, burst_size=n) if kind == "burst" \
+        else eurora_instance(n, 600, kind, seed=seed)
+    peak = float(np.asarray(jobs["power_mean"]).sum())
+    kwargs = {}
+    if hot:
+        jobs, kwargs["pinned"] = add_hot_start(jobs, platform, hot)
+    model = MixedFactor("dynshare" if name.startswith("rapl") else "dvfs")
+    seen = shadows_compared(lambda: Simulation(
+        platform, jobs, make_dispatcher(name), power_predictor=RealPowerPredictor(),
+        cap=PowerCap.window(share * peak), duration_model=model, **kwargs))
+    event(f"shadow passes > 0: {seen['passes'] > 0}")
+    event(f"with this pass's starts: {seen['started'] > 0}")

@@ -120,16 +120,13 @@ DVFS_LOW, DVFS_HIGH = 0.25, 0.75
 DVFS_THRESHOLDS = (0.0, 2.0, 10.0)
 
 
-def units_fit(frees: list[np.ndarray], request: np.ndarray, units: int) -> np.ndarray:
-    """For each (nodes x resources) free matrix of ``frees``, whether ``units`` units of
-    the per-unit ``request`` fit in it in total (summed over nodes, each node hosting
-    ``min`` over the requested resources of ``free // request``): a necessary condition
-    for every allocator, computed for all matrices at once."""
-    pos = np.flatnonzero(np.asarray(request) > 0)
-    if len(pos) == 0 or not frees:
-        return np.ones(len(frees), dtype=bool)
-    per = (np.stack(frees)[:, :, pos] // np.asarray(request)[pos]).min(axis=2)
-    return np.clip(per, 0, units).sum(axis=1) >= units
+def node_units(row: list[int], pos: list[int], per_unit: list[int], cap: int) -> int:
+    """How many units of a request a node with free resources ``row`` hosts, clipped to
+    ``[0, cap]``: the fewest over the requested resources ``pos`` of ``row[p] //
+    per_unit`` (``pos`` not empty). Summed over nodes, the units a free matrix hosts in
+    total: no allocator places more (the shadow time's screen of allocator calls)."""
+    f = min(row[p] // q for p, q in zip(pos, per_unit, strict=True))
+    return 0 if f < 0 else cap if f > cap else f
 
 
 def dvfs_threshold(hypothetical: float, budget: float) -> float:
@@ -414,10 +411,13 @@ class _BudgetEasy(Dispatcher):
                 running, run_power: list[float], started, counting: bool) -> int | None:
         """The head's shadow time: the first release time (running jobs by estimated
         end, this pass's starts at their planned end) at which it fits the resources
-        and, with a budget, the power; None when it never does."""
+        and, with a budget, the power; None when it never does (node level:
+        :meth:`_node_shadow`)."""
         now = view.now
+        if not counting:
+            return self._node_shadow(view, rows[head], units[head], pred[head], budget,
+                                     used, running, run_power, started)
         prof = view.release_profile()
-        j = rows[head]
         for end, _, held in started:
             prof.reserve(now, end - now, held)
         x = pred[head]
@@ -428,9 +428,7 @@ class _BudgetEasy(Dispatcher):
             releases.sort(key=lambda r: r[0])
         released = 0.0
         i, nr = 0, len(releases)
-        req = None if counting else view.requests[j]
         need = units[head]
-        alloc_ = self.allocator_
         times, frees = prof.times, prof.free
         first = 0
         if budget is not None:
@@ -444,18 +442,94 @@ class _BudgetEasy(Dispatcher):
                 if left + x <= budget:
                     break
                 first += 1
-        if counting:
-            for k in range(first, len(times)):
-                if frees[k] >= need:
-                    return times[k]
-            return None
-        if first == len(times):
-            return None
-        # node level: the allocator is called only where the head's units fit in total
-        # (no allocator places a job whose units do not fit in total: the same time)
-        for k in (first + np.flatnonzero(units_fit(frees[first:], req, need))).tolist():
-            if alloc_.allocate(req, need, frees[k]) is not None:
+        for k in range(first, len(times)):
+            if frees[k] >= need:
                 return times[k]
+        return None
+
+    def _node_shadow(self, view: View, j: int, need: int, x: float, budget, used: float,
+                     running, run_power: list[float], started) -> int | None:
+        """:meth:`_shadow` on a node-level platform, walked lazily: the breakpoints of
+        the release profile (now, the running jobs' estimated ends - past ones count as
+        now -, the planned ends of this pass's starts, which hold their resources until
+        then) in time order, the free matrix updated by each release only up to the
+        shadow time (usually a small part of the profile: building all of it cost more
+        than the rest of the pass). At each breakpoint from the first where the power
+        fits, the head's units that fit in total (per node the fewest over its
+        requested resources, at most ``need``) screen the allocator call, which decides
+        on the same free matrix as the profile's: the same time as the profile."""
+        now = view.now
+        requests = view.requests
+        req = requests[j]
+        hpos = np.flatnonzero(req > 0).tolist()
+        hreq = [int(req[p]) for p in hpos]
+        free_m = np.array(view.free, dtype=np.int64)
+        held_back: list[tuple[int, list[tuple[int, list[int]]]]] = []
+        for end, _, held in started:  # this pass's starts hold theirs until their end
+            free_m -= held
+            held_back.append((end, [(n, held[n].tolist()) for n in
+                                    np.flatnonzero(held.any(axis=1)).tolist()]))
+        held_back.sort(key=lambda e: e[0])
+        n_res = free_m.shape[1]
+        # per node the head's units it hosts (node_units), then kept up to date
+        fits = np.clip((free_m[:, hpos] // np.asarray(hreq, dtype=np.int64)).min(axis=1),
+                       0, need).tolist() if hpos else []
+        free = free_m.tolist()  # nodes x resources, Python ints, updated in place
+        total = sum(fits)
+        ends = running.est_end
+        order = np.argsort(ends, kind="stable")
+        rel_t = np.maximum(ends[order], now).tolist()
+        rel_j = running.jobs[order].tolist()
+        times = sorted({now, *rel_t, *(e for e, _ in held_back)})
+        # the power released by each time, summed in the reference's order
+        preleases: list[tuple[int, float]] = []
+        if budget is not None:
+            preleases = list(zip(running.est_end.tolist(), run_power, strict=True))
+            preleases += [(end, pw) for end, pw, _ in started]
+            preleases.sort(key=lambda r: r[0])
+        power_ok = budget is None
+        released = 0.0
+        ip, npr = 0, len(preleases)
+        ir, nrel = 0, len(rel_t)
+        ie, nheld = 0, len(held_back)
+        alloc_ = self.allocator_
+
+        def add(n: int, amounts: list[int], times_: int) -> None:
+            nonlocal total
+            row = free[n]
+            for r in range(n_res):
+                row[r] += times_ * amounts[r]
+            if hpos:
+                f = node_units(row, hpos, hreq, need)
+                total += f - fits[n]
+                fits[n] = f
+
+        for t in times:
+            while ir < nrel and rel_t[ir] <= t:
+                r = rel_j[ir]
+                a = view.allocation(r)
+                amounts = requests[r].tolist()
+                for n, c in zip(a.nodes.tolist(), a.counts.tolist(), strict=True):
+                    add(n, amounts, c)
+                ir += 1
+            while ie < nheld and held_back[ie][0] <= t:
+                for n, h in held_back[ie][1]:
+                    add(n, h, 1)
+                ie += 1
+            if not power_ok:
+                # the power left only shrinks as jobs are released: once the head fits
+                # it, it fits at every later breakpoint
+                while ip < npr and preleases[ip][0] <= t:
+                    released += preleases[ip][1]
+                    ip += 1
+                left = used - released if ip < npr else 0.0  # exact once all are gone
+                if left + x > budget:
+                    continue
+                power_ok = True
+            if hpos and total < need:
+                continue  # (no allocator places a job whose units do not fit in total)
+            if alloc_.allocate(req, need, np.array(free, dtype=np.int64)) is not None:
+                return t
         return None
 
 
