@@ -88,9 +88,13 @@ refuses runs that leave jobs waiting, so:
 change triggers a pass, which recomputes everything.
 
 **Node-level platforms**: the resource fit is the allocator's placement on the free
-nodes (default ``first-fit``: nodes in id order, as PA); the shadow time walks the
-view's release profile (:meth:`~dispatchlab.dispatch.base.View.release_profile`) with
-the jobs started in the pass reserved in it. Counting platforms: cores.
+nodes (default ``first-fit``: nodes in id order, as PA); the shadow time is the first
+breakpoint of the release profile (running jobs released at their estimated ends, the
+jobs started in the pass holding their resources until their planned ends) where the
+allocator places the head, found by walking the breakpoints in time order up to it
+(:meth:`_BudgetEasy._node_shadow`; the same time as the view's whole
+:meth:`~dispatchlab.dispatch.base.View.release_profile`, tested) and computed only when
+some backfill candidate fits now. Counting platforms: cores.
 """
 
 from __future__ import annotations
