@@ -48,10 +48,24 @@ from dispatchlab.suggest import did_you_mean
 
 def units_per_node(request: np.ndarray, free: np.ndarray) -> np.ndarray:
     """How many units of ``request`` each node can host given ``free``."""
-    need = request > 0
-    if not need.any():
+    pos, per_unit = requested(request)
+    if not len(pos):
         return np.full(free.shape[0], np.iinfo(np.int64).max // 4, dtype=np.int64)
-    return (free[:, need] // request[need]).min(axis=1)
+    return units_per_node_of(pos, per_unit, free)
+
+
+def requested(request: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The resources a per-unit ``request`` asks for (positions) and how much of each:
+    found once, then given to :func:`units_per_node_of` for many free matrices."""
+    pos = np.flatnonzero(request > 0)
+    return pos, request[pos]
+
+
+def units_per_node_of(pos: np.ndarray, per_unit: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """:func:`units_per_node` for a request already split by :func:`requested` (``pos``
+    not empty): per node the fewest over the requested resources of ``free //
+    per_unit``."""
+    return (free[:, pos] // per_unit).min(axis=1)
 
 
 def _take_in_order(order: np.ndarray, fit: np.ndarray, units: int) -> Allocation | None:

@@ -109,8 +109,10 @@ import numpy as np
 from dispatchlab.dispatch.allocators import (
     Allocator,
     make_allocator,
+    requested,
     start_allocator,
     units_per_node,
+    units_per_node_of,
 )
 from dispatchlab.dispatch.base import Decision, Dispatcher, Reject, SetPower, Start, View
 from dispatchlab.dispatch.profile import planned
@@ -465,8 +467,8 @@ class _BudgetEasy(Dispatcher):
         now = view.now
         requests = view.requests
         req = requests[j]
-        hpos = np.flatnonzero(req > 0).tolist()
-        hreq = [int(req[p]) for p in hpos]
+        pos, per_unit = requested(req)
+        hpos, hreq = pos.tolist(), per_unit.tolist()
         free_m = np.array(view.free, dtype=np.int64)
         held_back: list[tuple[int, list[tuple[int, list[int]]]]] = []
         for end, _, held in started:  # this pass's starts hold theirs until their end
@@ -476,8 +478,8 @@ class _BudgetEasy(Dispatcher):
         held_back.sort(key=lambda e: e[0])
         n_res = free_m.shape[1]
         # per node the head's units it hosts (node_units), then kept up to date
-        fits = np.clip((free_m[:, hpos] // np.asarray(hreq, dtype=np.int64)).min(axis=1),
-                       0, need).tolist() if hpos else []
+        fits = np.clip(units_per_node_of(pos, per_unit, free_m), 0, need).tolist() \
+            if hpos else []
         free = free_m.tolist()  # nodes x resources, Python ints, updated in place
         total = sum(fits)
         ends = running.est_end
@@ -498,11 +500,12 @@ class _BudgetEasy(Dispatcher):
         ie, nheld = 0, len(held_back)
         alloc_ = self.allocator_
 
-        def add(n: int, amounts: list[int], times_: int) -> None:
+        def add(n: int, amounts: list[int], count: int) -> None:
+            """Node ``n`` gets ``count`` x ``amounts`` back; its fit count follows."""
             nonlocal total
             row = free[n]
             for r in range(n_res):
-                row[r] += times_ * amounts[r]
+                row[r] += count * amounts[r]
             if hpos:
                 f = node_units(row, hpos, hreq, need)
                 total += f - fits[n]

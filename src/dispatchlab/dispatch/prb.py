@@ -57,7 +57,9 @@ import numpy as np
 from dispatchlab.dispatch.allocators import (
     Allocator,
     make_allocator,
+    requested,
     start_allocator,
+    units_per_node_of,
 )
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
@@ -274,10 +276,9 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         class_of = class_of.reshape(-1)
         classes_l = class_of.tolist()
         max_units = int(units.max())
-        # per class: the resources it requests and how much of each per unit, so the
-        # fit count (units_per_node's) is one floor division and minimum per call
-        class_pos = [np.flatnonzero(c > 0) for c in classes]
-        class_req = [c[pos] for c, pos in zip(classes, class_pos, strict=True)]
+        # per class: the resources it requests and how much of each per unit (found
+        # once for every fit count of the plan)
+        class_split = [requested(c) for c in classes]
     unsched = np.arange(n, dtype=np.int64)
     # a static ordering ranks two jobs the same way at every t: sorted once
     order_all = None
@@ -351,9 +352,9 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 c = classes_l[p]
                 fit = room.get(c)
                 if fit is None:
-                    pos = class_pos[c]
+                    pos, per_unit = class_split[c]
                     if len(pos):
-                        per = (free_t[:, pos] // class_req[c]).min(axis=1)
+                        per = units_per_node_of(pos, per_unit, free_t)
                         fit = int(np.minimum(per, max_units).sum())
                     else:  # a request of nothing: every node hosts max_units
                         fit = max_units * n_nodes
