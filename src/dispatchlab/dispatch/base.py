@@ -227,12 +227,7 @@ class View:
         eng = self._engine
         if eng.power_predictor is None:
             return None
-        out = []
-        for a in (eng.power_mean, eng.power_max, eng.power_std):
-            v = a.view()
-            v.flags.writeable = False
-            out.append(v)
-        return out[0], out[1], out[2]
+        return eng.power_prediction_views
 
     @property
     def job_power(self) -> np.ndarray | None:

@@ -254,6 +254,14 @@ class Simulation:
             self.power_mean = np.full(n, np.nan)
             self.power_max = np.full(n, np.nan)
             self.power_std = np.full(n, np.nan)
+            # what View.power_prediction hands out: read-only views, made once (the
+            # arrays are filled in place, never replaced)
+            views = []
+            for a in (self.power_mean, self.power_max, self.power_std):
+                v = a.view()
+                v.flags.writeable = False
+                views.append(v)
+            self.power_prediction_views = (views[0], views[1], views[2])
             self._power_observes = (type(self.power_predictor).observe
                                     is not PowerPredictor.observe)
         # the jobs' real power at full level (W), for dispatchers that act on measured
