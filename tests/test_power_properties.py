@@ -597,6 +597,55 @@ def test_a_cap_that_never_binds_gives_easy(case: Case, check: str) -> None:
     assert r.start.tolist() == plain.start.tolist(), f"check={check} {case.describe()}"
 
 
+class CheckedEasyPC(EasyPC):
+    """EASY+PC checking every pass against its plain implementation of Algorithm 1
+    (``_reference``, run by a twin that keeps no picture or cache): the fast pass
+    (the dispatcher's own picture, the submissions-only shortcut, the vector screen or
+    the direct walk) must make exactly the same decisions, in the same order."""
+
+    def dispatch(self, view):
+        twin = EasyPC(order=self.order, check=self.check)
+        twin._cache, twin.reference_passes_ = None, 0
+        capped = not (view.cap is None and self.order == "fcfs")
+        want = twin._reference(view) if capped else None
+        fast_before = getattr(self, "fast_passes_", 0)
+        out = super().dispatch(view)
+        if want is not None:
+            got = [(type(d).__name__, d.job) for d in out]
+            assert got == [(type(d).__name__, d.job) for d in want], (
+                f"t={view.now}: fast pass {got}, Algorithm 1 {want}")
+            self.compared_ = getattr(self, "compared_", 0) + 1
+            if self.fast_passes_ > fast_before and any(type(d) is Start for d in out):
+                self.fast_starts_ = getattr(self, "fast_starts_", 0) + 1
+        return out
+
+
+@pytest.mark.parametrize("order", ["fcfs", "saf"])
+@pytest.mark.parametrize("short", [0, 10**6], ids=["screen", "walk"])
+def test_the_fast_pass_is_algorithm_1(order: str, short: int,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every capped pass of EASY+PC decided on the dispatcher's picture equals the
+    plain Algorithm 1 pass on the same view, with the jobs after the head found by the
+    vector screen (``_SHORT = 0``) or walked directly (``_SHORT`` above any queue)."""
+    from dispatchlab.dispatch import power
+
+    monkeypatch.setattr(power, "_SHORT", short)
+    seen: Counter = Counter()
+
+    @PROPERTY
+    @given(case=cases(), check=CHECK_NAMES, predictor=PREDICTORS)
+    def run(case: Case, check: str, predictor: str) -> None:
+        sim, _ = simulate(case, CheckedEasyPC(order=order, check=check), predictor)
+        disp = sim.dispatcher
+        if getattr(disp, "fast_starts_", 0):
+            note(seen, "fast_pass_started_jobs")
+        if getattr(disp, "compared_", 0):
+            note(seen, "passes_compared")
+
+    run()
+    assert_seen(seen, ("fast_pass_started_jobs", "passes_compared"), f"{order} {short}")
+
+
 # ---------------------------------------------------------------------------- 5. determinism
 @pytest.mark.parametrize("dispatcher_id", IDS)
 def test_determinism(dispatcher_id: str) -> None:

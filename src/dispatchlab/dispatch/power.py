@@ -148,6 +148,9 @@ _EXACT_LIMIT = 2.0 ** 52
 #: over 20x that bound
 _REL_PER_TERM = 1e-14
 _INF = math.inf
+#: a pass walks the jobs after the head directly when at most this many wait there
+#: (below it the vector screen costs more than it saves)
+_SHORT = 24
 #: units of a job that left the waiting columns: no free core count reaches it
 _GONE = np.iinfo(np.int64).max
 
@@ -175,6 +178,8 @@ class _Waiting:
         self.n = 0  # columns used
         self.live = 0  # jobs still waiting
         self.front = 0  # no waiting job before this position
+        #: waiting job row -> its position, in queue order (ascending row)
+        self.at: dict[int, int] = {}
         self._alloc(64)
 
     def _alloc(self, size: int) -> None:
@@ -202,16 +207,17 @@ class _Waiting:
         self.s2[i] = s2
         self.mean[i] = mean
         self.alone[i] = alone
+        self.at[row] = i
         self.n = i + 1
         self.live += 1
         return i
 
     def position(self, row: int) -> int:
         """The position of waiting job ``row`` (-1 if it is not here)."""
-        i = int(self.rows[: self.n].searchsorted(row))
-        return i if i < self.n and self.rows[i] == row and self.units[i] != _GONE else -1
+        return self.at.get(row, -1)
 
     def remove(self, i: int) -> None:
+        del self.at[int(self.rows[i])]
         self.units[i] = _GONE
         self.live -= 1
         if i == self.front:
@@ -229,6 +235,7 @@ class _Waiting:
             a = getattr(self, c)
             a[:k] = a[:n][keep]
         self.n, self.live, self.front = k, k, 0
+        self.at = dict(zip(self.rows[:k].tolist(), range(k), strict=True))
 
 
 class _PowerCapped(Dispatcher):
@@ -847,7 +854,16 @@ class EasyPC(_PowerCapped):
         shadow, extra, ssx, ssv, cap_s = self._shadow_fast(now, free, head, sx, sv, started,
                                                            cap, mag, magv)
         head_key = (est1[head] * units[head], head)
-        if free > 0:
+        if free > 0 and w.live - len(started) - 1 <= _SHORT:
+            # few jobs after the head: the walk itself tests them all (the screen is a
+            # cheap superset for long queues only; the walk decides either way)
+            cand = [j for _, j in order]
+            if cand:
+                starts, extra, ssx, ssv = self._walk(now, cap, cand, None, free, sx, sv,
+                                                     shadow, extra, cap_s, ssx, ssv, mag,
+                                                     magv)
+                out.extend([Start(j) for j in starts])
+        elif free > 0:
             now_lim = self._limit(cap, sx, sv, mag, magv)
             shadow_lim = None if shadow is None else self._limit(cap_s, ssx, ssv, mag, magv)
             if self._saf:
@@ -870,14 +886,9 @@ class EasyPC(_PowerCapped):
         return out
 
     def _queue_order(self):
-        """(position, row) of the waiting jobs in queue order."""
-        w = self._w
-        i, n = w.front, w.n
-        units, rows = w.units, w.rows
-        while i < n:
-            if units[i] != _GONE:
-                yield i, int(rows[i])
-            i += 1
+        """(position, row) of the waiting jobs in queue order (the position map keeps
+        the order in which jobs were queued, and only waiting jobs)."""
+        return ((i, j) for j, i in self._w.at.items())
 
     def _screen(self, sel, now: int, free: int, now_lim: tuple[float, float] | None,
                 shadow: int | None, extra: int, shadow_lim: tuple[float, float] | None,
