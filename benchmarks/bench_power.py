@@ -6,9 +6,14 @@ synthetic job power generated once into a temporary folder (``dispatchlab power 
 
 * on the first 50,000 jobs of HPC2N (pooled, 240 cores from the trace header):
   ``dispatchlab simulate --dispatcher easy`` and ``--dispatcher easy-pc -D
-  check=gaussian99 --power-predictor real --cap 100kW`` (the cap for the whole run):
-  wall seconds, jobs/s, peak RSS (``wait4``'s rusage of the child), the SHA-256 prefix of
-  ``jobs.parquet``, and the ratio easy-pc / easy against the 1.5x target;
+  check=gaussian99 --power-predictor real --cap C`` (the cap for the whole run) for each
+  cap of ``--caps``: wall seconds, jobs/s, peak RSS (``wait4``'s rusage of the child),
+  the SHA-256 prefix of ``jobs.parquet``, and the ratio easy-pc / easy; the target
+  (1.5x) is judged on the first cap, 100 kW by default. The uncapped EASY run's
+  platform power (synthetic power, seed 0) has a time-weighted mean of 119 kW, median
+  120 kW, 75th percentile 166 kW, 90th 209 kW, 99th 276 kW: at 100 kW the machine cannot keep up
+  and the queue grows to thousands of jobs (mean wait ~20 days), at 175 kW the cap would
+  bind about a fifth of the uncapped run's time, at 300 kW almost never;
 * on CEA-Curie-2011 (312k jobs): ``dispatchlab power predict TRACE --power FILE
   --power-predictors history`` against the 15 s target (the history predictor's cold
   start needs a maximum node power: the trace's pool, from its header's MaxProcs, with
@@ -96,6 +101,9 @@ def main() -> None:
                         "that the simulations' outputs are byte-identical)")
     parser.add_argument("--jobs", type=int, default=50_000,
                         help="HPC2N jobs simulated (the first ones; default 50,000)")
+    parser.add_argument("--caps", default="100kW,175kW,300kW",
+                        help="whole-run caps for easy-pc, comma-separated (the target is "
+                        "judged on the first; default 100kW,175kW,300kW)")
     parser.add_argument("--skip-predict", action="store_true",
                         help="leave out the power predictor replay on Curie")
     args = parser.parse_args()
@@ -113,26 +121,31 @@ def main() -> None:
         hpc2n, power = folder / HPC2N, tmp_path / "hpc2n-power.parquet"
         run([*CLI, "power", "synth", str(hpc2n), "--seed", "0", "-o", str(power)])
         select = ["--jobs", f"0:{args.jobs}"]
-        cases = {
-            "easy": [*select, "--dispatcher", "easy"],
-            "easy-pc g99": [*select, "--power", str(power), "--dispatcher", "easy-pc",
-                            "-D", "check=gaussian99", "--power-predictor", "real",
-                            "--cap", "100kW"],
-        }
-        print(f"{HPC2N}, first {args.jobs:,} jobs, synthetic power (seed 0), cap 100 kW")
-        print(f"{'case':<12} {'jobs':>8} {'wall s':>7} {'sim s':>7} {'jobs/s':>9} "
-              f"{'RSS MB':>7} {'parquet sha':>13}")
+        caps = [c.strip() for c in args.caps.split(",") if c.strip()]
+        if not caps:
+            raise SystemExit("--caps: give at least one cap")
+        cases = {"easy": [*select, "--dispatcher", "easy"]}
+        for cap in caps:
+            cases[f"easy-pc {cap}"] = [
+                *select, "--power", str(power), "--dispatcher", "easy-pc", "-D",
+                "check=gaussian99", "--power-predictor", "real", "--cap", cap]
+        print(f"{HPC2N}, first {args.jobs:,} jobs, synthetic power (seed 0), easy-pc "
+              f"with gaussian99 and a whole-run cap")
+        print(f"{'case':<16} {'jobs':>8} {'wall s':>7} {'sim s':>7} {'jobs/s':>9} "
+              f"{'RSS MB':>7} {'parquet sha':>13} {'x easy':>7}")
         best = {}
         for name, cmd in cases.items():
             runs = [simulate(hpc2n, cmd, tmp_path / f"out-{k}")
                     for k in range(args.repeat)]
             b = best[name] = best_of(runs, name)
-            print(f"{name:<12} {b['jobs']:>8,} {b['wall']:>7.2f} {b['sim']:>7.2f} "
-                  f"{b['jobs'] / b['wall']:>9,.0f} {b['rss']:>7.0f} {b['sha']:>13}",
-                  flush=True)
-        ratio = best["easy-pc g99"]["wall"] / best["easy"]["wall"]
+            ratio = b["wall"] / best["easy"]["wall"]
+            print(f"{name:<16} {b['jobs']:>8,} {b['wall']:>7.2f} {b['sim']:>7.2f} "
+                  f"{b['jobs'] / b['wall']:>9,.0f} {b['rss']:>7.0f} {b['sha']:>13} "
+                  f"{ratio:>7.2f}", flush=True)
+        ratio = best[f"easy-pc {caps[0]}"]["wall"] / best["easy"]["wall"]
         verdict = "met" if ratio <= SIM_RATIO_TARGET else "NOT met"
-        print(f"easy-pc g99 / easy: {ratio:.2f}x (target <= {SIM_RATIO_TARGET}x: {verdict})")
+        print(f"easy-pc gaussian99 at {caps[0]} / easy: {ratio:.2f}x (target <= "
+              f"{SIM_RATIO_TARGET}x: {verdict})")
 
         if args.skip_predict:
             return
