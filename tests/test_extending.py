@@ -191,3 +191,69 @@ def test_bad_module_paths_are_clear_errors(name, needle):
 
     with pytest.raises(InputError, match=needle):
         make_dispatcher(name)
+
+
+BROKEN_DISPATCHER = """
+from dispatchlab import Dispatcher
+from dispatchlab.dispatch import Start
+
+
+class StartsTwice(Dispatcher):
+    \"\"\"Starts the first waiting job twice in one pass: a protocol break.\"\"\"
+
+    name = "starts-twice"
+
+    def dispatch(self, view):
+        jobs = view.queue.jobs.tolist()
+        return [Start(jobs[0]), Start(jobs[0])] if jobs else []
+"""
+
+
+def test_a_dispatcher_that_breaks_the_rules_is_one_error_line(tmp_path, monkeypatch, capsys):
+    """A user's dispatcher whose decision the engine cannot apply ends ``simulate`` with
+    one ``error:`` line naming the problem and exit status 1 (a bug in its code, not in
+    the input); ``DISPATCHLAB_TRACEBACK=1`` shows the traceback instead."""
+    from dispatchlab.cli import main
+    from dispatchlab.dispatch.base import DispatchError
+
+    (tmp_path / "broken_dispatcher.py").write_text(BROKEN_DISPATCHER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    trace = tmp_path / "t.swf"
+    trace.write_text("1 0 0 100 1 -1 -1 1 100 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+                     "2 5 0 100 1 -1 -1 1 100 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    args = ["simulate", str(trace), "--nodes", "1", "--cores-per-node", "4", "--dispatcher",
+            "broken_dispatcher:StartsTwice", "--out", str(tmp_path / "out")]
+    monkeypatch.delenv("DISPATCHLAB_TRACEBACK", raising=False)
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, err
+    assert errors[0].startswith("error: the dispatcher broke the engine's rules"), err
+    assert "StartsTwice() started job 1, which is not waiting" in errors[0]
+    assert "Traceback" not in err
+    monkeypatch.setenv("DISPATCHLAB_TRACEBACK", "1")
+    with pytest.raises(DispatchError):
+        main(args)
+
+
+def test_a_dispatcher_without_parameters_needs_no_init():
+    """The smallest dispatcher is a class with ``dispatch`` only (no ``__init__``): it
+    has no parameters, clones, prints as ``Name()`` and passes the conformance checks."""
+
+    class InOrder(Dispatcher):
+        name = "in-order"
+        supports_node_level = False  # counts free cores: pooled platforms only
+
+        def dispatch(self, view):
+            out, free = [], view.free_cores
+            for job, units in zip(view.queue.jobs.tolist(), view.queue.units.tolist(),
+                                  strict=True):
+                if units > free:
+                    break
+                free -= units
+                out.append(Start(job))
+            return out
+
+    assert InOrder().get_params() == {}
+    assert repr(InOrder().clone()) == "InOrder()"
+    assert check_dispatcher(InOrder)["jobs"] > 100

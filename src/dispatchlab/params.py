@@ -30,6 +30,8 @@ class Params:
 
     @classmethod
     def _param_names(cls) -> list[str]:
+        if cls.__init__ is object.__init__:
+            return []  # no __init__ of its own anywhere: a component without parameters
         sig = inspect.signature(cls.__init__)
         names = []
         for name, p in sig.parameters.items():

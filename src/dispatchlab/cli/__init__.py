@@ -15,11 +15,15 @@ One module per command group, all registered here:
 
 Imports point one way: command modules import ``common``, this package imports the
 command modules. Every user mistake ends with exactly one ``error: ...`` line on stderr
-and exit status 2 (no traceback); see :class:`dispatchlab.errors.InputError`.
+and exit status 2 (no traceback); see :class:`dispatchlab.errors.InputError`. A
+dispatcher that breaks the engine's rules (:class:`~dispatchlab.dispatch.base.
+DispatchError`, a bug in its code) ends with one ``error: ...`` line and status 1, or
+its traceback with ``DISPATCHLAB_TRACEBACK=1``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -34,7 +38,11 @@ from dispatchlab.cli.results import report, results_app
 from dispatchlab.cli.simulate import demo, simulate
 from dispatchlab.cli.study import study_app
 from dispatchlab.cli.trace import convert, generate, trace_app
+from dispatchlab.dispatch.base import DispatchError
 from dispatchlab.errors import InputError
+
+#: set to 1 to see the traceback of a dispatcher's protocol break (a bug in its code)
+TRACEBACK_ENV = "DISPATCHLAB_TRACEBACK"
 
 
 class _Group(click.Group):
@@ -101,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except DispatchError as exc:
+        # a dispatcher's decision the engine cannot apply: a bug in the dispatcher's
+        # code, not in the input (exit status 1); the traceback on request
+        if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+            raise
+        print(f"error: the dispatcher broke the engine's rules (a bug in its code; "
+              f"{TRACEBACK_ENV}=1 shows where): {exc}", file=sys.stderr)
+        return 1
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help() if exc.ctx is not None else "dispatchlab --help")
         return 0
