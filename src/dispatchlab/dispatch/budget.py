@@ -135,6 +135,16 @@ def node_units(row: list[int], pos: list[int], per_unit: list[int], cap: int) ->
     return 0 if f < 0 else cap if f > cap else f
 
 
+def power_releases(running, run_power: list[float], started) -> list[tuple[int, float]]:
+    """(time, W) of the predicted power each running job (at its estimated end) and each
+    of this pass's starts (at its planned end) gives back, in time order (stable: the
+    order in which both shadow walks sum them)."""
+    out = list(zip(running.est_end.tolist(), run_power, strict=True))
+    out += [(end, pw) for end, pw, _ in started]
+    out.sort(key=lambda r: r[0])
+    return out
+
+
 def dvfs_threshold(hypothetical: float, budget: float) -> float:
     """DVFS's BSLD threshold for a hypothetical power sum against ``budget`` (W)."""
     if hypothetical < DVFS_LOW * budget:
@@ -427,11 +437,7 @@ class _BudgetEasy(Dispatcher):
         for end, _, held in started:
             prof.reserve(now, end - now, held)
         x = pred[head]
-        releases: list[tuple[int, float]] = []
-        if budget is not None:
-            releases = list(zip(running.est_end.tolist(), run_power, strict=True))
-            releases += [(end, pw) for end, pw, _ in started]
-            releases.sort(key=lambda r: r[0])
+        releases = [] if budget is None else power_releases(running, run_power, started)
         released = 0.0
         i, nr = 0, len(releases)
         need = units[head]
@@ -488,11 +494,7 @@ class _BudgetEasy(Dispatcher):
         rel_j = running.jobs[order].tolist()
         times = sorted({now, *rel_t, *(e for e, _ in held_back)})
         # the power released by each time, summed in the reference's order
-        preleases: list[tuple[int, float]] = []
-        if budget is not None:
-            preleases = list(zip(running.est_end.tolist(), run_power, strict=True))
-            preleases += [(end, pw) for end, pw, _ in started]
-            preleases.sort(key=lambda r: r[0])
+        preleases = [] if budget is None else power_releases(running, run_power, started)
         power_ok = budget is None
         released = 0.0
         ip, npr = 0, len(preleases)

@@ -854,33 +854,32 @@ class EasyPC(_PowerCapped):
         shadow, extra, ssx, ssv, cap_s = self._shadow_fast(now, free, head, sx, sv, started,
                                                            cap, mag, magv)
         head_key = (est1[head] * units[head], head)
-        if free > 0 and w.live - len(started) - 1 <= _SHORT:
-            # few jobs after the head: the walk itself tests them all (the screen is a
-            # cheap superset for long queues only; the walk decides either way)
-            cand = [j for _, j in order]
+        if free > 0:
+            if w.live - len(started) - 1 <= _SHORT:
+                # few jobs after the head: the walk itself tests them all (the screen is
+                # a cheap superset for long queues only; the walk decides either way)
+                idx = None
+                cand = [j for _, j in order]
+            else:
+                now_lim = self._limit(cap, sx, sv, mag, magv)
+                shadow_lim = None if shadow is None else self._limit(cap_s, ssx, ssv, mag,
+                                                                     magv)
+                if self._saf:
+                    n = w.n
+                    area, rows = w.area[:n], w.rows[:n]
+                    after = (area > head_key[0]) | ((area == head_key[0]) & (rows > head))
+                    idx = self._screen(slice(0, n), now, free, now_lim, shadow, extra,
+                                       shadow_lim, after)
+                    if len(idx) > 1:
+                        idx = idx[np.lexsort((w.rows[idx], w.area[idx]))]
+                else:
+                    idx = self._screen(slice(head_pos + 1, w.n), now, free, now_lim,
+                                       shadow, extra, shadow_lim)
+                cand = w.rows[idx].tolist()
             if cand:
-                starts, extra, ssx, ssv = self._walk(now, cap, cand, None, free, sx, sv,
+                starts, extra, ssx, ssv = self._walk(now, cap, cand, idx, free, sx, sv,
                                                      shadow, extra, cap_s, ssx, ssv, mag,
                                                      magv)
-                out.extend([Start(j) for j in starts])
-        elif free > 0:
-            now_lim = self._limit(cap, sx, sv, mag, magv)
-            shadow_lim = None if shadow is None else self._limit(cap_s, ssx, ssv, mag, magv)
-            if self._saf:
-                n = w.n
-                area, rows = w.area[:n], w.rows[:n]
-                after = (area > head_key[0]) | ((area == head_key[0]) & (rows > head))
-                idx = self._screen(slice(0, n), now, free, now_lim, shadow, extra,
-                                   shadow_lim, after)
-                if len(idx) > 1:
-                    idx = idx[np.lexsort((w.rows[idx], w.area[idx]))]
-            else:
-                idx = self._screen(slice(head_pos + 1, w.n), now, free, now_lim, shadow,
-                                   extra, shadow_lim)
-            if len(idx):
-                starts, extra, ssx, ssv = self._walk(now, cap, w.rows[idx].tolist(), idx,
-                                                     free, sx, sv, shadow, extra, cap_s,
-                                                     ssx, ssv, mag, magv)
                 out.extend([Start(j) for j in starts])
         self._cache = (view.changes, head, head_key, shadow, extra, ssx, ssv, cap_s)
         return out
