@@ -8,10 +8,14 @@ record); the expected values are computed by hand in the comments.
 from __future__ import annotations
 
 import gzip
+import re
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import Platform, Simulation
 from dispatchlab.dispatch import EASY
@@ -291,6 +295,76 @@ def test_parse_message_quotes():
     assert parse_message("jobname='say \"hi\" now' x=1") == {"jobname": 'say "hi" now',
                                                               "x": "1"}
     assert parse_message("jobname=it's x=2") == {"jobname": "it's", "x": "2"}
+
+
+# The record parser before it was made linear (quoted values, slow path: a regular
+# expression searched from every position of a long token without "="): kept to check
+# that the linear one gives the same pairs.
+_OLD_PAIR_RE = re.compile(r"""([^\s=]+)=("[^"]*"|'[^']*'|\S*)""")
+
+
+def _old_parse_message(message: str) -> dict[str, str]:
+    pairs = {}
+    for token in message.split():
+        key, _, value = token.partition("=")
+        pairs[key] = value
+    if '"' not in message and "'" not in message:
+        return pairs
+    for mark in ('="', "='"):
+        at = message.find(mark)
+        while at >= 0:
+            key = message[message.rfind(" ", 0, at) + 1 : at]
+            value = pairs.get(key, "")
+            if len(value) < 2 or value[-1] != value[0] or value[0] != mark[1]:
+                pairs = {}
+                for key, value in _OLD_PAIR_RE.findall(message):
+                    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                        value = value[1:-1]
+                    pairs[key] = value
+                return pairs
+            pairs[key] = value[1:-1]
+            at = message.find(mark, at + 2)
+    return pairs
+
+
+def _messages_of_this_file() -> list[str]:
+    """The message part of every record written by the tests of this file."""
+    lines = [*TORQUE_LOG, *PRO_LOG, GOOD, *(bad for bad, _, _ in BAD_RECORDS)]
+    messages = [line.split(";", 3)[3] for line in lines if line.count(";") >= 3]
+    quoted = [PRO_COMMON.replace('account="proj x"', f"account={q}")
+              for q in ('"a b"', "'say \"hi\"'", '"open', "'", '"a b"x=1', '"a"b c"')]
+    return messages + quoted + ['account="a b" ' + "x" * 50 + " y=1 =z a==b =c=d"]
+
+
+def test_linear_parser_gives_the_pairs_of_the_old_one():
+    messages = _messages_of_this_file()
+    assert len(messages) > 20
+    for message in messages:
+        assert parse_message(message) == _old_parse_message(message), message
+
+
+@given(st.text(alphabet=" \t=\"'ab.", max_size=40))
+@settings(max_examples=2000)
+def test_linear_parser_agrees_with_the_old_one_on_any_text(message):
+    assert parse_message(message) == _old_parse_message(message)
+
+
+def test_a_long_token_after_a_quoted_value_parses_in_linear_time(tmp_path):
+    # A quoted value with a blank sends the parser to its slow path; a 200,000-character
+    # token without "=" then took minutes (7.8 s at 40,000 characters: quadratic).
+    long_token = "x" * 200_000
+    message = f'user=a jobname="a b" {long_token} Exit_status=0'
+    began = time.perf_counter()
+    pairs = parse_message(message)
+    elapsed = time.perf_counter() - began
+    assert pairs == {"user": "a", "jobname": "a b", "Exit_status": "0"}
+    assert elapsed < 1.0, f"{elapsed:.2f} s for a 200,000-character record"
+    record = torque_end("1.s", B, B + 1, B + 2, extra=f'account="a b" {long_token} ')
+    began = time.perf_counter()
+    table = read_pbs(write(tmp_path, [record]))
+    elapsed = time.perf_counter() - began
+    assert only(table, "run") == 1 and table.info.codes["user"] == ["alice"]
+    assert elapsed < 1.0, f"{elapsed:.2f} s to read one 200,000-character record"
 
 
 @pytest.mark.parametrize(

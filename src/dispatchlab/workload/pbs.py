@@ -202,7 +202,10 @@ SKIP_NO_SUBMIT = "deleted before start, submit time not in the log"
 
 _STAMP_RE = re.compile(r"(\d\d)/(\d\d)/(\d{4}) ([01]\d|2[0-3]):([0-5]\d):([0-5]\d)", re.ASCII)
 _SNIFF_RE = re.compile(r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Za-z];[^;\s]+;")
-_PAIR_RE = re.compile(r"""([^\s=]+)=("[^"]*"|'[^']*'|\S*)""")
+#: A ``key=value`` pair, or (second branch, group 1 None) a whole run of characters
+#: that is not followed by ``=``: consuming the run keeps the scan linear (a search that
+#: restarted inside a long run without ``=`` rescanned it from every position).
+_PAIR_RE = re.compile(r"""([^\s=]+)=("[^"]*"|'[^']*'|\S*)|[^\s=]+""")
 _SIZE_RE = re.compile(r"(\d+)([kmgtp]?)([bw]?)", re.IGNORECASE | re.ASCII)
 _DURATION_RE = re.compile(r"(?:(?:(?:(\d+):)?(\d+):)?(\d+):)?(\d+)(?:\.\d*)?", re.ASCII)
 _PREFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
@@ -315,9 +318,13 @@ def parse_message(message: str) -> dict[str, str]:
 
 
 def _quoted_pairs(message: str) -> dict[str, str]:
-    """The slow path of :func:`parse_message`: values quoted around blanks."""
+    """The slow path of :func:`parse_message`: values quoted around blanks. A token
+    without ``=`` is ignored here. One linear scan: each run of non-blank, non-``=``
+    characters is read once, as a key or as a run skipped whole."""
     pairs = {}
     for key, value in _PAIR_RE.findall(message):
+        if not key:
+            continue
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         pairs[key] = value
