@@ -369,7 +369,7 @@ def test_a_long_token_after_a_quoted_value_parses_in_linear_time(tmp_path):
 
 @pytest.mark.parametrize(
     ("value", "status"),
-    [("0", 1), ("1", 0), ("127", 0), ("137", 0), ("271", 0), ("265", 0), ("-29", 0),
+    [("0", 1), ("1", 0), ("127", 0), ("137", 0), ("271", 5), ("265", 0), ("-29", 0),
      ("-3", 0), (None, -1), ("", -1)],
 )
 def test_exit_status_table(value, status):
@@ -429,7 +429,7 @@ def test_statuses_from_exit_codes(tmp_path):
              for i, c in enumerate(codes)]
     lines.append(torque_end("9.s", b + 9, b + 9, b + 100).replace(" Exit_status=0", ""))
     t = read_pbs(write(tmp_path, lines))
-    assert t["status"].tolist() == [1, 0, 0, 0, 0, -1]
+    assert t["status"].tolist() == [1, 0, 5, 0, 0, -1]  # 271 = 256 + SIGTERM: deleted
 
 
 def test_job_deleted_while_running_is_cancelled(tmp_path):
@@ -493,6 +493,31 @@ def test_unstarted_jobs_dropped_and_counted(tmp_path):
     t = read_pbs(write(tmp_path, PRO_LOG + QUEUED_THEN_DELETED))
     assert t["job_ref"].tolist() == ["2001.pbs01"]
     assert t.info.skipped == {SKIP_OTHER: 4, SKIP_UNSTARTED: 2, SKIP_NO_END: 1}
+
+
+def test_deleted_then_aborted_job_is_counted_once(tmp_path):
+    # 2002 never starts: a D record, then the server's A record, then an E record
+    # without start; 2005 never starts and has no E record. Each is one job deleted
+    # before start, none a "job that ran". 7.s ran: its D and A records are folded.
+    b = 1705312800
+    lines = [
+        *PRO_LOG, *QUEUED_THEN_DELETED[:2],
+        "01/15/2024 10:20:01;A;2002.pbs01;",
+        "01/15/2024 10:20:02;E;2002.pbs01;user=bob queue=workq ctime=1705313400 "
+        "Exit_status=-2",
+        "01/15/2024 10:24:00;D;2005.pbs01;requestor=bob@login1",
+        "01/15/2024 10:24:01;A;2005.pbs01;",
+        "01/15/2024 10:30:00;D;7.s;requestor=alice@login1",
+        "01/15/2024 10:30:01;A;7.s;",
+        torque_end("7.s", b, b, b + 1805, exit_status="-11"),
+    ]
+    t = read_pbs(write(tmp_path, lines))
+    assert t["job_ref"].tolist() == ["2001.pbs01", "7.s"]
+    assert t["status"].tolist() == [1, 5]  # 7.s: deleted while running
+    assert t.info.skipped == {SKIP_OTHER: 3, SKIP_UNSTARTED: 2, SKIP_FOLDED: 2}
+    # an A record, then a D record: deleted by request all the same
+    swapped = [lines[-3].replace(";D;", ";A;"), lines[-2].replace(";A;", ";D;"), lines[-1]]
+    assert read_pbs(write(tmp_path, swapped, "swapped"))["status"].tolist() == [5]
 
 
 def test_unstarted_jobs_kept(tmp_path):

@@ -165,7 +165,7 @@ def test_export_2302_every_field(tmp_path):
     assert t["req_time"].tolist() == [7200, 7200, 86400, 1800, 1800, 7200]
     # KB per CPU: 32G/16 = 2 GiB; 64000M/8 = 8000 MiB; 8000M/4; 2G/1; 2G/1; (8G+4G)/6
     assert t["req_mem"].tolist() == [2097152, 8192000, 2048000, 2097152, 2097152, 2097152]
-    assert t["status"].tolist() == [1, 1, 0, 1, 1, 1]  # TIMEOUT is 1, FAILED 0
+    assert t["status"].tolist() == [1, 0, 0, 1, 1, 1]  # TIMEOUT and FAILED are 0
     assert t["user"].tolist() == [0, 1, 0, 2, 2, 3]
     assert t["group"].tolist() == [0, 1, 0, 2, 2, 2]
     assert t["queue"].tolist() == [0, 1, 0, 0, 0, 0]  # the het job: its first component's
@@ -552,7 +552,7 @@ def test_node_count_with_a_unit(tmp_path):
 
 
 @pytest.mark.parametrize("state, status", [
-    ("COMPLETED", 1), ("TIMEOUT", 1), ("FAILED", 0), ("NODE_FAIL", 0), ("BOOT_FAIL", 0),
+    ("COMPLETED", 1), ("TIMEOUT", 0), ("FAILED", 0), ("NODE_FAIL", 0), ("BOOT_FAIL", 0),
     ("OUT_OF_MEMORY", 0), ("CANCELLED by 1234", 5), ("CANCELLED by 0", 5), ("CANCELLED+", 5),
     ("CANCELLED", 5), ("DEADLINE", 5), ("PREEMPTED", 5), ("REQUEUED", 5),
 ])

@@ -220,10 +220,10 @@ class SimulationResult:
 
         Every input field is kept except: ``wait`` = simulated start - submit, ``run`` =
         simulated end - start, ``alloc_procs`` = processors started (units x cores per
-        unit), ``status`` = 1 for
-        completed jobs, 0 for jobs killed at their requested time (``overrun = kill``;
-        SWF's "failed"), 5 for rejected jobs (SWF's "cancelled"; their wait, run and
-        ``alloc_procs`` are -1), ``avg_cpu`` and ``used_mem`` = -1 (not simulated).
+        unit), ``status`` (the one table of :mod:`dispatchlab.workload.status`) = 1
+        for completed jobs, 0 for jobs killed at their requested time (``overrun =
+        kill``; SWF's "failed"), 5 for rejected jobs (SWF's "cancelled"; their wait, run
+        and ``alloc_procs`` are -1), ``avg_cpu`` and ``used_mem`` = -1 (not simulated).
         ``req_time`` = the requested time the simulation used. Times stay in this run's
         origin; the header gives ``UnixStartTime`` shifted by the selection's offset,
         ``MaxProcs``/``MaxNodes`` of the simulated platform and the run's settings as
@@ -233,6 +233,7 @@ class SimulationResult:
         from dataclasses import replace
 
         from dispatchlab.workload.jobs import SWF_FIELDS
+        from dispatchlab.workload.status import simulated_status
 
         jobs = self.jobs
         cols = {name: np.array(jobs[name], copy=True) for name in SWF_FIELDS}
@@ -243,8 +244,10 @@ class SimulationResult:
         core = jobs.resources.get("core")
         procs = jobs["units"] if core is None else jobs["units"] * core
         cols["alloc_procs"] = np.where(ran, procs, -1).astype(np.int64)
-        cols["status"] = np.select([self.status == STATUS_COMPLETED,
-                                    self.status == STATUS_KILLED], [1, 0], 5).astype(np.int64)
+        cols["status"] = np.select(
+            [self.status == STATUS_COMPLETED, self.status == STATUS_KILLED],
+            [simulated_status(True, False), simulated_status(False, True)],
+            simulated_status(False, False)).astype(np.int64)
         cols["avg_cpu"] = np.full(len(jobs), -1.0)
         cols["used_mem"] = np.full(len(jobs), -1.0)
         cols["req_time"] = np.asarray(jobs["requested_time"], dtype=np.int64).copy()

@@ -78,8 +78,9 @@ Jobs
   predictors degenerate to one user. The executable name (always ``xxx``) is dropped.
 * ``app`` <- the application type (0 average, 1 CPU-bound, 2 memory-bound; an integer,
   no name table); a line without that last field gets 0 [PA].
-* ``status``: ``COMPLETED`` -> 1, ``FAILED`` -> 0, ``CANCELLED`` -> 5, other -> -1 (ours;
-  the archive has only ``COMPLETED``).
+* ``status``: the Slurm states of :mod:`dispatchlab.workload.status` (``COMPLETED`` ->
+  1, ``FAILED`` -> 0, ``CANCELLED`` -> 5, ...), other -> -1 (the archive has only
+  ``COMPLETED``).
 * ``job_id`` is the trace's job number (it keys the power predictions of the archive).
 * **Duplicate job ids** (some instances list every job twice): the first line of an id is
   kept, the later ones are skipped without being parsed and counted in
@@ -119,6 +120,7 @@ import numpy as np
 
 from dispatchlab.errors import InputError
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
+from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
 
 __all__ = [
@@ -152,8 +154,9 @@ EURORA_CORES = 64 * 16
 SKIP_DUPLICATE = "duplicate job ids"
 #: Ends of file names read as tar archives.
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
-#: SWF status of the trace's final status (anything else: -1).
-STATUS_CODES = {"COMPLETED": 1, "FAILED": 0, "CANCELLED": 5}
+#: SWF status of the trace's final status: the Slurm states of the one table of
+#: :mod:`dispatchlab.workload.status` (anything else: -1).
+STATUS_CODES = SLURM_STATE_STATUS
 
 _HEAD_FIELDS = ("job_id", "executable", "user", "queue", "arrival")
 _TAIL_FIELDS = ("start", "end", "requested nodes", "requested cores", "requested memory",

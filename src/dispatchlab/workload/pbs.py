@@ -43,16 +43,17 @@ Jobs
 
   - a job deleted *while running* has its ``D`` record, then an ``E`` record with
     ``start`` and ``end``: it is a normal job whose status is 5 (cancelled) whatever
-    its exit status (an ``A`` then ``E`` keeps the exit-status mapping); the D/A
-    record is counted in ``"delete/abort records of jobs that ran"``;
+    its exit status (an ``A`` then ``E`` keeps the exit-status mapping); its D/A
+    records are counted in ``"delete/abort records of jobs that ran"``;
   - an ``E`` record with ``start`` absent or 0 after a ``D``/``A`` record is a job
     deleted before it started (an ``E`` record without ``start`` and without a D/A
     record is an error);
   - a ``D``/``A`` record of a job without an ``E`` record: if an ``S`` record of it was
     seen, it ran but its end is not in the log: counted in ``"deleted after start, no
     end record"``; otherwise it never started;
-  - jobs that never started are counted per job in ``"deleted before start (D/A
-    records)"`` with ``unstarted="drop"`` (default). With ``unstarted="keep"`` each
+  - jobs that never started are counted once per job (whatever their number of D/A
+    records) in ``"deleted before start (D/A records)"`` with ``unstarted="drop"``
+    (default). With ``unstarted="keep"`` each
     becomes a never-run submission (as in the sacct reader): ``run = -1``,
     ``wait = -1``, ``status = 5``, no placement
     (``alloc_procs``/``nodes_used`` -1), its request read from its ``E`` record, else
@@ -126,8 +127,12 @@ Fields (SWF column <- record key)
   0                the job script succeeded                              1
   1 .. 127         the script's exit code                                0
   128 .. 255       128 + n: the shell saw a process killed by signal n   0
-  >= 256           256 + n: the job was killed by signal n (qdel, or the  0
-                   walltime limit in Torque: 271 SIGTERM, 265 SIGKILL)
+  271              256 + 15: killed by SIGTERM, what qdel sends to a      5
+                   running job (deleted while running; Torque also ends
+                   a job at its walltime with SIGTERM, which the record
+                   does not tell apart)
+  >= 256, not 271  256 + n: the job was killed by signal n (265 SIGKILL  0
+                   after the grace time of a kill)
   -29              PBS Pro JOB_EXEC_KILL_WALLTIME: killed at its walltime 0
   -24 .. -28       PBS Pro: killed for exceeding ncpus, vmem, mem, cput  0
   other < 0        JOB_EXEC_* failures to start or run (-1 FAIL1, -2     0
@@ -136,6 +141,8 @@ Fields (SWF column <- record key)
                    hooks, security, Kerberos, -30 join job)
   absent                                                                 -1
   D record first   deleted while running (any exit status)               5
+                   (one mapping for every reader and ``--swf-out``:
+                   :mod:`dispatchlab.workload.status`)
   never started    kept with ``unstarted="keep"``                        5
   ===============  ====================================================  ======
 
@@ -180,6 +187,7 @@ import numpy as np
 
 from dispatchlab.errors import InputError
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
+from dispatchlab.workload.status import CANCELLED, pbs_exit_status
 from dispatchlab.workload.swf import finish_table
 
 __all__ = ["looks_like_pbs", "read_pbs"]
@@ -501,15 +509,16 @@ def parse_exec_vnode(value: str, key: str = "exec_vnode") -> dict[str, int]:
 
 
 def exit_status_to_swf(value: str | None) -> int:
-    """SWF status of an ``Exit_status`` (see the module table): 0 -> 1, absent -> -1,
-    any other integer -> 0."""
+    """SWF status of an ``Exit_status`` (see the module table, from
+    :func:`dispatchlab.workload.status.pbs_exit_status`): 0 -> 1, absent -> -1, 271
+    (256 + SIGTERM: deleted while running) -> 5, any other integer -> 0."""
     if value is None or value == "":
-        return -1
+        return pbs_exit_status(None)
     try:
         code = int(value)
     except ValueError:
         raise _RecordError(f"not an integer: '{value}'", "Exit_status") from None
-    return 1 if code == 0 else 0
+    return pbs_exit_status(code)
 
 
 def _request(attrs: dict[str, str]) -> tuple[int, int, int, int, bool]:
@@ -625,7 +634,7 @@ def unstarted_job(attrs: dict[str, str], submit_key: str, submit: int) -> dict[s
     if row["submit"] == -1:
         row["submit"] = submit
     row.update(wait=-1, run=-1, alloc_procs=-1, nodes_used=-1, alloc_nodes="",
-               avg_cpu=-1.0, used_mem=-1.0, status=5)
+               avg_cpu=-1.0, used_mem=-1.0, status=CANCELLED)
     return row
 
 
@@ -641,6 +650,7 @@ class _Pending:
     rtype: str
     line: int
     seq: int
+    extra: int = 0  # later D/A records of the job (counted with it once it is known)
 
 
 @dataclass
@@ -756,17 +766,26 @@ class _Reader:
             if deletion is not None:
                 self.pending.pop(jid)
                 self.skip(SKIP_FOLDED)
+                self.skipped[SKIP_FOLDED] += deletion.extra
                 if deletion.rtype == "D":
-                    row["status"] = 5
+                    row["status"] = pbs_exit_status(None, deleted=True)
             self.add(row, jid, number, self.records)
         self.ended.add(key)
         self.ended_ids.add(jid)
         self.queued.pop(jid, None)
 
     def delete_record(self, jid: str, rtype: str, number: int) -> None:
-        """Hold a D/A record until the job's E record (or the end of the trace)."""
-        if jid in self.ended_ids or jid in self.pending:
+        """Hold a D/A record until the job's E record (or the end of the trace); a
+        later D/A record of a held job waits with it (a job deleted, then aborted, that
+        never started is one job deleted before start)."""
+        if jid in self.ended_ids:
             self.skip(SKIP_FOLDED)
+            return
+        held = self.pending.get(jid)
+        if held is not None:
+            held.extra += 1
+            if rtype == "D":
+                held.rtype = "D"  # deleted by request, whatever the server did too
             return
         self.pending[jid] = _Pending(rtype, number, self.records)
 

@@ -140,23 +140,21 @@ without GPUs gives 0, an empty one -1.
 States
 ------
 ``State`` is read up to the first blank (``CANCELLED by 1234`` -> ``CANCELLED``;
-a trailing ``+`` is ignored). SWF ``status`` (:data:`STATE_STATUS`):
+a trailing ``+`` is ignored). SWF ``status`` (:data:`STATE_STATUS`, the one table of
+:mod:`dispatchlab.workload.status`, shared by every reader and ``--swf-out``):
 
 =====================================================  ======  =========================
 State                                                  status  why
 =====================================================  ======  =========================
 COMPLETED                                              1       ran to its end
-TIMEOUT                                                1       ran for its whole time
-                                                               limit and was stopped at
-                                                               it: its run time is
-                                                               complete and known (the
-                                                               limit), SWF has no
-                                                               time-out code
-FAILED, NODE_FAIL, BOOT_FAIL, OUT_OF_MEMORY,           0       failed
-LAUNCH_FAILED, SPECIAL_EXIT, RECONFIG_FAIL
+FAILED, NODE_FAIL, BOOT_FAIL, OUT_OF_MEMORY, TIMEOUT,  0       failed, or stopped by the
+LAUNCH_FAILED, SPECIAL_EXIT, RECONFIG_FAIL                     system at its own limits
+                                                               (TIMEOUT: killed at its
+                                                               time limit; its run time
+                                                               is known)
 CANCELLED (also ``CANCELLED by <uid>``), DEADLINE,     5       stopped by a user, an
-PREEMPTED, REQUEUED, REQUEUE_FED, REQUEUE_HOLD,                admin or the scheduler
-REVOKED, RESV_DEL_HOLD
+PREEMPTED, REQUEUED, REQUEUE_FED, REQUEUE_HOLD,                admin or the scheduler,
+REVOKED, RESV_DEL_HOLD                                         before or after its start
 PENDING, RUNNING, SUSPENDED, RESIZING, CONFIGURING,    -1      not finished at export
 COMPLETING, STOPPED, SIGNALING, STAGE_OUT,                     time
 POWER_UP_NODE, UPDATE_DB
@@ -234,6 +232,7 @@ import pyarrow.csv as pacsv
 
 from dispatchlab.errors import InputError
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
+from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
 
 __all__ = [
@@ -256,17 +255,9 @@ SACCT_FORMAT = (
     "JobID,JobIDRaw,JobName,User,Group,Account,QOS,Partition,Submit,Eligible,Start,End,"
     "State,AllocCPUS,ReqCPUS,NNodes,TimelimitRaw,ReqMem,ReqTRES,NodeList"
 )
-#: SWF status of each Slurm job state (see the module docstring); -1 = not finished.
-STATE_STATUS: dict[str, int] = {
-    "COMPLETED": 1, "TIMEOUT": 1,
-    **dict.fromkeys(("FAILED", "NODE_FAIL", "BOOT_FAIL", "OUT_OF_MEMORY", "LAUNCH_FAILED",
-                     "SPECIAL_EXIT", "RECONFIG_FAIL"), 0),
-    **dict.fromkeys(("CANCELLED", "DEADLINE", "PREEMPTED", "REQUEUED", "REQUEUE_FED",
-                     "REQUEUE_HOLD", "REVOKED", "RESV_DEL_HOLD"), 5),
-    **dict.fromkeys(("PENDING", "RUNNING", "SUSPENDED", "RESIZING", "CONFIGURING",
-                     "COMPLETING", "STOPPED", "SIGNALING", "STAGE_OUT", "POWER_UP_NODE",
-                     "UPDATE_DB"), -1),
-}
+#: SWF status of each Slurm job state: the one table of
+#: :mod:`dispatchlab.workload.status` (-1 = not finished).
+STATE_STATUS: dict[str, int] = SLURM_STATE_STATUS
 #: ``info.skipped`` keys.
 SKIP_STEPS = "job steps folded"
 SKIP_PLACEHOLDERS = "array placeholders (never started)"
