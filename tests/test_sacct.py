@@ -821,6 +821,57 @@ def test_lenient_skips_and_counts(tmp_path):
     assert t.info.lines_read == 7
 
 
+def test_start_before_submit_is_refused(tmp_path):
+    # 7002 starts at 07:51:50, 490 s before its submission at 08:00:00: refused as the
+    # PBS reader refuses it, naming file, line and field; --lenient skips and counts it
+    path = export(tmp_path, [job(JobID="7001", JobIDRaw="7001"),
+                             job(JobID="7002", JobIDRaw="7002", Start="2024-03-01T07:51:50")])
+    with pytest.raises(InputError) as err:
+        read_sacct(path)
+    assert (err.value.file, err.value.line, err.value.field) == (str(path), 3, "Start")
+    assert err.value.message == ("Start '2024-03-01T07:51:50' is before Submit "
+                                 "'2024-03-01T08:00:00' (a wait of -490 s)")
+    t = read_sacct(path, lenient=True)
+    assert t["job_ref"].tolist() == ["7001"] and t["wait"].tolist() == [60]
+    assert t.info.malformed_skipped == 1 and t.info.lines_read == 2
+    # with --submit-from eligible the eligible time is the submit time
+    late = export(tmp_path, [job(Eligible="2024-03-01T08:02:00")], name="late.sacct")
+    with pytest.raises(InputError, match="is before Eligible"):
+        read_sacct(late, submit_from="eligible")
+    assert read_sacct(late)["wait"].tolist() == [60]
+
+
+def test_blank_lines_are_not_counted_as_records(tmp_path):
+    lines = [EXPORT_2011[0], "", *EXPORT_2011[1:4], "", "", *EXPORT_2011[4:], ""]
+    with_blanks = read_sacct(write(tmp_path, lines, "blanks.sacct"))
+    plain = read_sacct(write(tmp_path, EXPORT_2011, "plain.sacct"))
+    assert with_blanks.info.lines_read == plain.info.lines_read == len(EXPORT_2011) - 1
+
+
+@pytest.mark.parametrize("node_list", ["n[01-02", "n01]", "n[a-b]", "n[1,,2]", "n[[1]]"])
+def test_malformed_node_list_is_refused(tmp_path, node_list):
+    path = export(tmp_path, [job(JobID="1", JobIDRaw="1"),
+                             job(JobID="2", JobIDRaw="2", NodeList=node_list)])
+    with pytest.raises(InputError) as err:
+        read_sacct(path)
+    assert (err.value.line, err.value.field) == (3, "NodeList")
+    assert "not a Slurm host list" in err.value.message and node_list in err.value.message
+    t = read_sacct(path, lenient=True)
+    assert t["job_ref"].tolist() == ["1"] and t.info.malformed_skipped == 1
+
+
+def test_node_list_forms_and_node_count_without_nnodes(tmp_path):
+    forms = ["cn[001-004]", "r[1-2]n[01-02],gpu01", "cn[1,3-5],cn[3]", "n 01", "n[ 1-2]"]
+    cols = COLS_2302.replace("|NNodes", "")
+    path = export(tmp_path, [job(JobID=str(i), JobIDRaw=str(i), NodeList=f)
+                             for i, f in enumerate(forms, 1)], cols=cols)
+    t = read_sacct(path)
+    assert t["alloc_nodes"].tolist() == forms  # kept as written
+    assert t["nodes_used"].tolist() == [4, 5, 4, 2, 2]  # distinct hosts
+    with_nnodes = read_sacct(export(tmp_path, [job(NodeList="cn[001-004]")], name="b"))
+    assert with_nnodes["nodes_used"].tolist() == [1]  # NNodes wins
+
+
 def test_lenient_in_a_gzip_export(tmp_path):
     lines = [COLS_2011, EXPORT_2011[1], "5009|5009|a|b", *EXPORT_2011[2:]]
     t = read_sacct(write(tmp_path, lines, "jobs.sacct.gz"), lenient=True)

@@ -87,8 +87,11 @@ from ``State`` (below). ``user``, ``group``, ``queue`` (= ``Partition``), ``app`
 ``partition``, ``avg_cpu``, ``used_mem``, ``prev_job``, ``think_time`` are -1.
 Extra columns: ``job_ref``, ``account``, ``qos`` (text, "" missing), ``eligible`` (s,
 same origin as submit, -1 missing), ``req_gpus`` (total GPUs, -1 missing),
-``nodes_used`` (``NNodes``; -1 missing or for a job that never started, where sacct
-prints the requested count), ``alloc_nodes`` (``NodeList`` as written, "" missing).
+``nodes_used`` (``NNodes``, else the number of hosts in ``NodeList``; -1 missing or for
+a job that never started, where sacct prints the requested count), ``alloc_nodes``
+(``NodeList`` as written, "" missing; a Slurm host list such as ``cn[001-004],gpu01``,
+read by :mod:`dispatchlab.platform.hostlist`: a malformed one is an error of field
+``NodeList``; the reader checks the syntax, ``platform infer`` expands it).
 ``line`` is the 1-based line of the job's record (the first component's for a
 heterogeneous job, the kept record's for a duplicated one).
 
@@ -184,8 +187,10 @@ is the name of user code ``k``; an empty name is -1 and has no entry.
 Errors and ``lenient``
 ----------------------
 A line with another number of ``|``-separated fields than the header, a value that
-cannot be read (time, count, time limit, memory, state, job id) or a job record
-without a submit time is an :class:`~dispatchlab.errors.InputError`
+cannot be read (time, count, time limit, memory, state, job id, node list), a job
+record without a submit time, or one whose ``Start`` is before its submit time (a
+negative wait, refused as the PBS reader refuses it) is an
+:class:`~dispatchlab.errors.InputError`
 ``FILE:LINE: field NAME: message`` (``NAME`` as the file spells the column); with
 ``lenient=True`` such records are skipped and counted in ``info.malformed_skipped``.
 A bad option value is an error naming the option (``--submit-from``,
@@ -194,10 +199,11 @@ A bad option value is an error naming the option (``--submit-from``,
 Info
 ----
 ``info.format`` is ``"sacct"``; ``info.lines_read`` counts the records read (job, step
-and placeholder lines, malformed ones included; not the header); ``info.skipped`` the
-records left out by the rules above, by reason; ``info.malformed_skipped`` the records
-skipped in lenient mode. Kept jobs that never started or had not ended have run -1,
-which the default cleaning of :func:`~dispatchlab.workload.load.load_trace` then drops
+and placeholder lines, malformed ones included; not the header, not blank lines);
+``info.skipped`` the records left out by the rules above, by reason;
+``info.malformed_skipped`` the records skipped in lenient mode. Kept jobs that never
+started or had not ended have run -1, which the default cleaning of
+:func:`~dispatchlab.workload.load.load_trace` then drops
 (counted there): ``keep`` matters for ``convert`` and ``trace info`` without cleaning.
 
 Performance
@@ -231,6 +237,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from dispatchlab.errors import InputError
+from dispatchlab.platform.hostlist import hosts
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
@@ -284,6 +291,10 @@ _LIMIT_RE = (r"^(?:(?P<d>[0-9]{1,6})-)?(?P<a>[0-9]{1,9})"
 _MEM_RE = r"^(?P<num>[0-9]{1,15}(?:\.[0-9]{1,9})?)(?P<unit>[KMGTP]?)(?P<per>[cn]?)$"
 _TRES_MEM_RE = r"(?:^|,)mem=(?P<num>[0-9]{1,15}(?:\.[0-9]{1,9})?)(?P<unit>[KMGTP]?)(?:,|$)"
 _GPU_RE = r"^gres/gpu(?P<type>:[^=]*)?=(?P<n>[0-9]{1,9})$"
+#: A host list as sacct prints it: names, bracket groups of numbers and ranges, commas.
+_HOST_ITEM = r"[0-9]{1,18}(?:-[0-9]{1,18})?"
+_HOST_ENTRY = rf"(?:[^\[\],\s]|\[{_HOST_ITEM}(?:,{_HOST_ITEM})*\])+"
+_HOSTLIST_RE = rf"^(?:{_HOST_ENTRY}(?:,{_HOST_ENTRY})*)?$"
 _KB = {"K": 1, "": 1024, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
 _PER_TOTAL, _PER_CPU, _PER_NODE = 0, 1, 2
 _ISO_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
@@ -670,10 +681,17 @@ class _Problems:
         row = int(np.argmax(mask))
         self.bad |= mask
         if self.first is None or row < self.first[0]:
-            raw = values.slice(row, 1).cast(pa.binary())[0].as_py()
-            text = raw.decode("utf-8", "replace")
-            text = text if len(text) <= 40 else text[:37] + "..."
-            self.first = (row, field, f"{what}: '{text}'")
+            self.first = (row, field, f"{what}: '{_text_at(values, row)}'")
+
+    def add_message(self, mask: np.ndarray, field: str,
+                    message: Callable[[int], str]) -> None:
+        """Flag the rows of ``mask``; ``message(row)`` is the error of the first one."""
+        if not mask.any():
+            return
+        row = int(np.argmax(mask))
+        self.bad |= mask
+        if self.first is None or row < self.first[0]:
+            self.first = (row, field, message(row))
 
 
 def _by_value(text: pa.Array,
@@ -943,9 +961,10 @@ class _Rows:
 
 
 def _job_records(records: _Records, lines: np.ndarray, layout: _Layout,
-                 skipped: dict[str, int]) -> tuple[pa.Table, np.ndarray]:
-    """The job records and their lines: array placeholders are counted and dropped,
-    blank lines dropped (steps are gone already)."""
+                 skipped: dict[str, int]) -> tuple[pa.Table, np.ndarray, int]:
+    """The job records, their lines and the number of blank lines: array placeholders
+    are counted and dropped, blank lines (every used field empty) dropped (steps are
+    gone already)."""
     table = records.table
     _count(skipped, SKIP_STEPS, records.steps)
     ident = table.column("JobID" if layout.has("JobID") else "JobIDRaw")
@@ -957,9 +976,9 @@ def _job_records(records: _Records, lines: np.ndarray, layout: _Layout,
     _count(skipped, SKIP_PLACEHOLDERS, int(holder.sum()))
     drop = holder | blank
     if not drop.any():
-        return table, lines
+        return table, lines, 0
     keep = np.flatnonzero(~drop)
-    return table.take(pa.array(keep)), lines[keep]
+    return table.take(pa.array(keep)), lines[keep], int(blank.sum())
 
 
 def _count(counts: dict[str, int], key: str, n: int) -> None:
@@ -993,6 +1012,7 @@ def _parse(table: pa.Table, lines: np.ndarray, layout: _Layout, timezone: str,
     problems.add(unknown, layout.field("State"), state, "unknown job state")
     num["unfinished"] = num["status"] == -1
     _parse_sizes(col, layout, num, problems)
+    _parse_node_lists(col, layout, num, problems)
     _parse_limit(col, layout, num, problems)
     _parse_memory(col, layout, num, problems)
     num["req_gpus"] = _parse_gpus(col, n)
@@ -1067,6 +1087,23 @@ def _parse_times(col: _Col, layout: _Layout, timezone: str, submit_from: str,
         field, text = layout.field("Submit"), col("Submit")
     assert text is not None
     problems.add(num["submit"] == -1, field, text, "missing submit time")
+    start = col("Start")
+    assert start is not None
+    early = (num["start"] >= 0) & (num["submit"] >= 0) & (num["start"] < num["submit"])
+
+    def before(row: int) -> str:
+        wait = int(num["start"][row] - num["submit"][row])
+        return (f"Start '{_text_at(start, row)}' is before {field} "
+                f"'{_text_at(text, row)}' (a wait of {wait} s)")
+
+    problems.add_message(early, layout.field("Start"), before)
+
+
+def _text_at(values: pa.Array, row: int) -> str:
+    """The text of one row (bytes that are not UTF-8 replaced), shortened to 40."""
+    raw = values.slice(row, 1).cast(pa.binary())[0].as_py()
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _times_like(text: pa.Array, ref: tuple[pa.Array, np.ndarray, np.ndarray],
@@ -1097,6 +1134,40 @@ def _parse_sizes(col: _Col, layout: _Layout, num: dict[str, np.ndarray],
             problems.add(bad, layout.field(name), text, "not a count")
             num[key] = values
             break
+
+
+def _parse_node_lists(col: _Col, layout: _Layout, num: dict[str, np.ndarray],
+                      problems: _Problems) -> None:
+    """Check ``NodeList`` as a Slurm host list (:mod:`dispatchlab.platform.hostlist`);
+    when the export has no ``NNodes``, ``nodes`` = its number of distinct hosts (-1 for
+    none). The lists sacct prints pass one vectorized pattern; only the others (and all
+    of them when counting) go through :func:`~dispatchlab.platform.hostlist.hosts`."""
+    text = col("NodeList")
+    if text is None:
+        return
+    n = len(text)
+    count = col("NNodes") is None
+    plain = _np(pc.match_substring_regex(text, _HOSTLIST_RE))
+    rows = np.arange(n) if count else np.flatnonzero(~plain)
+    if rows.size == 0:
+        return
+    enc = pc.dictionary_encode(text.take(pa.array(rows)))
+    sizes = np.full(len(enc.dictionary), -1, dtype=np.int64)
+    errors: dict[int, str] = {}
+    for k, value in enumerate(enc.dictionary.to_pylist()):
+        try:
+            sizes[k] = len(hosts(value))
+        except InputError as err:
+            errors[k] = err.message
+    index = np.full(n, -1, dtype=np.int64)
+    index[rows] = _np(enc.indices)
+    bad = np.zeros(n, dtype=bool)
+    bad[rows] = sizes[index[rows]] < 0
+    problems.add_message(bad, layout.field("NodeList"), lambda row: errors[int(index[row])])
+    if count:
+        size = np.full(n, -1, dtype=np.int64)
+        size[rows] = sizes[index[rows]]
+        num["nodes"] = np.where(size > 0, size, -1)
 
 
 def _parse_limit(col: _Col, layout: _Layout, num: dict[str, np.ndarray],
@@ -1429,7 +1500,8 @@ def _job_rows(layout: _Layout, *, lenient: bool, timezone: str,
     lines = _record_lines(layout, records.total, [line for line, _ in located])
     lines = lines[records.position]
     counts = _Counts(records.total + len(records.bad), len(located), {}, [])
-    table, lines = _job_records(records, lines, layout, counts.skipped)
+    table, lines, blank = _job_records(records, lines, layout, counts.skipped)
+    counts.lines_read -= blank
     del records
     rows, problems, counts.notes = _parse(table, lines, layout, timezone, submit_from)
     del table
