@@ -76,3 +76,75 @@ def test_cli_platform_infer(tmp_path) -> None:
     bare = tmp_path / "bare.swf"
     bare.write_text("1 0 0 10 8 -1 -1 8 20 -1 1 1 1 1 1 -1 -1 -1\n")
     assert_user_error(run_cli("platform", "infer", bare, "--out", out), "nothing to infer")
+
+
+# --- Slurm host lists (sacct NodeList) ------------------------------------------------
+
+T0 = 1709280000
+SACCT_COLS = ("JobID|JobIDRaw|User|Partition|Submit|Start|End|State|AllocCPUS|ReqCPUS|"
+              "NNodes|ReqTRES|NodeList")
+
+
+def _sacct_log(tmp_path, extra: tuple[str, ...] = ()):
+    """20 hosts of 16 cores, 4 of them (gpu01-04) with 4 GPUs, seen only through host
+    lists: cn[01-16] whole (256 CPUs), gpu[01-04] whole with 16 GPUs (4 a host), then
+    smaller jobs on some of the same hosts."""
+
+    def job(i, sub, start, end, cpus, nodes, node_list, gpus=0):
+        tres = f"cpu={cpus},node={nodes}" + (f",gres/gpu={gpus}" if gpus else "")
+        return (f"{i}|{i}|u1|batch|{T0 + sub}|{T0 + start}|{T0 + end}|COMPLETED|{cpus}|"
+                f"{cpus}|{nodes}|{tres}|{node_list}")
+
+    lines = [SACCT_COLS,
+             job(1, 0, 10, 3610, 256, 16, "cn[01-16]"),
+             job(2, 0, 20, 1820, 64, 4, "gpu[01-04]", gpus=16),
+             job(3, 100, 4000, 5000, 32, 2, "cn[01,16]"),
+             job(4, 200, 5000, 5100, 16, 1, "gpu03", gpus=2),
+             job(5, 300, 5200, 5300, 48, 3, "cn[02-03],gpu01"),
+             *extra]
+    path = tmp_path / "jobs.sacct"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_sacct_host_lists_give_the_hosts(tmp_path) -> None:
+    # before host lists were expanded: "20 x node (16 core) from node counts", no GPUs
+    out = tmp_path / "p.toml"
+    proc = run_cli("platform", "infer", _sacct_log(tmp_path), "--out", out)
+    assert_ok(proc)
+    assert "16 x cores16 (16 core); 4 x cores16-gpu4 (16 core, 4 gpu)" in proc.stdout
+    assert "recorded placement of 20 hosts (4 with GPUs)" in proc.stdout
+    assert "evenly assumed" in proc.stdout and proc.stderr == ""
+    from dispatchlab.platform import Platform
+
+    plat = Platform.from_toml(out)
+    assert plat.n_nodes == 20 and plat.total_capacity() == {"core": 320, "gpu": 16}
+
+
+def test_a_host_list_that_cannot_be_used_is_said(tmp_path) -> None:
+    # the reader checks the syntax; a range that runs backwards is found on expansion
+    bad = (f"6|6|u1|batch|{T0 + 400}|{T0 + 5400}|{T0 + 5500}|COMPLETED|16|16|1|"
+           "cpu=16,node=1|cn[05-01]")
+    proc = run_cli("platform", "infer", _sacct_log(tmp_path, (bad,)),
+                   "--out", tmp_path / "p.toml")
+    assert_ok(proc)
+    assert "16 x cores16 (16 core); 4 x cores16-gpu4" in proc.stdout
+    assert proc.stderr.splitlines() == [
+        "warning: the recorded placement (NodeList) of 1 job could not be used: left out "
+        "of the inference (first at line 7: not a Slurm host list (the range 05-01 ends "
+        "below its start): 'cn[05-01]')"]
+
+
+def test_placements_of_both_kinds() -> None:
+    # PBS host:cores parts keep their cores; a Slurm list spreads the CPUs evenly
+    # (ceil(10 / 3) = 4 on each of n1-n3); n1 peaks at 8 + 4 = 12 (both jobs overlap)
+    jobs = _jobs(submit=[0, 0], wait=[0, 0], run=[10, 10], procs=[8, 10],
+                 alloc_nodes=["n1:8", "n[1-3]"])
+    p = infer_platform(jobs)
+    assert p.node_types == [("cores4", 2, {"core": 4}), ("cores12", 1, {"core": 12})]
+    assert not p.warnings
+    unusable = _jobs(submit=[0], wait=[0], run=[1], procs=[1], alloc_nodes=["n[2-1]"],
+                     nodes_used=[1])
+    p = infer_platform(unusable)
+    assert p.node_types == [("node", 1, {"core": 1})]  # node counts instead, and said
+    assert len(p.warnings) == 1 and "job 1: not a Slurm host list" in p.warnings[0]

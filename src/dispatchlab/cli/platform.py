@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dispatchlab.cli.common import READ_OPTIONS, TRACE_ARG, console, load
+from dispatchlab.cli.common import READ_OPTIONS, TRACE_ARG, console, load, warn
 from dispatchlab.errors import InputError
 
 
@@ -44,3 +44,5 @@ def infer(trace: Path, out: Path, lenient: bool, extra_fields: str, reader: dict
     con.print(f"[dim]from {proposal.evidence}[/dim]")
     for note in proposal.notes:
         con.print(f"[yellow]note: {note}[/yellow]")
+    for warning in proposal.warnings:
+        warn(warning)

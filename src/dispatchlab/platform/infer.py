@@ -7,12 +7,21 @@ Evidence used, in this order (the first one the trace has decides; all rules are
 1. **A machine file** read with the trace (Alea's ``.machines``, ``info.companions``):
    that platform, as it is.
 2. **Recorded placement** (``alloc_nodes`` column: ``host:cores,...`` from PBS
-   ``exec_host``/``exec_vnode``, Alea field 19, a Slurm NodeList): every host seen is a
-   node; its core count is the **peak number of cores in use on it at once** in the
-   recorded schedule (jobs on [start, end), a job ending at t frees its cores before one
-   starting at t takes them), a lower bound of its real size. Hosts with the same core
-   count form one node type (types named ``cores<N>``, ordered by size; hosts in
-   first-appearance order).
+   ``exec_host``/``exec_vnode`` and Alea field 19, or a Slurm host list from sacct's
+   ``NodeList`` such as ``cn[001-016],gpu[01-04]``, expanded by
+   :mod:`dispatchlab.platform.hostlist`): every host seen is a node; its core count is
+   the **peak number of cores in use on it at once** in the recorded schedule (jobs on
+   [start, end), a job ending at t frees its cores before one starting at t takes them),
+   a lower bound of its real size where the placement gives cores per host. A Slurm
+   host list does not say how a job's CPUs were spread: each host is given
+   ``ceil(alloc_procs / hosts)`` of them (exact for whole-node jobs). GPUs likewise:
+   a job's ``req_gpus`` spread evenly (rounded up) over its hosts, each host's GPU count
+   being the peak in use at once; hosts where no GPU job ran have none. Hosts with the
+   same core and GPU counts form one node type (types named ``cores<N>`` or
+   ``cores<N>-gpu<G>``, ordered by size; hosts in first-appearance order). A placement
+   that cannot be read (a malformed host list, ``host:cores`` with a bad count) leaves
+   its job out of the evidence; how many were left out, and the first one, is in
+   :attr:`Proposal.warnings` (the command prints it as one ``warning:`` line).
 3. **Node counts** (``nodes_used`` with allocated processors, e.g. Slurm NNodes and
    NCPUS): cores per node = the largest ``ceil(procs / nodes)`` over jobs (the widest
    per-node use seen), node count = the larger of the peak number of nodes in use at
@@ -21,8 +30,8 @@ Evidence used, in this order (the first one the trace has decides; all rules are
    MaxNodes cores.
 
 Without any of these, :class:`~dispatchlab.errors.InputError` says what is missing.
-GPUs (``req_gpus``) are reported but not inferred as a resource (the logs read here do
-not say which node a GPU was on).
+Without a placement, GPUs (``req_gpus``) are reported in a note but not inferred (the
+counts do not say which node a GPU was on).
 """
 
 from __future__ import annotations
@@ -33,17 +42,20 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.errors import InputError
+from dispatchlab.platform import hostlist
 
 
 @dataclass
 class Proposal:
     """A proposed platform: ``node_types`` as (name, count, capacity dict) and what it
-    rests on (``evidence``: one sentence; ``notes``: caveats for the reader)."""
+    rests on (``evidence``: one sentence; ``notes``: caveats for the reader;
+    ``warnings``: records that could not be used, one line each)."""
 
     name: str
     node_types: list[tuple[str, int, dict[str, int]]]
     evidence: str
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_toml(self) -> str:
         """The proposal as a platform TOML file, with the evidence as comments."""
@@ -76,42 +88,79 @@ def peak_in_use(start: np.ndarray, end: np.ndarray, amount: np.ndarray) -> int:
     return int(max(0, np.cumsum(deltas[order]).max()))
 
 
-def _parse_placement(text: str) -> list[tuple[str, int]]:
-    out = []
+def parse_placement(text: str) -> list[tuple[str, int | None]]:
+    """The hosts of one recorded placement with their cores: ``host:cores,...`` (PBS,
+    Alea; a host named twice keeps both parts), or a Slurm host list (distinct hosts,
+    cores None: not recorded). Raises :class:`InputError` for a malformed one."""
+    if ":" not in text:
+        return [(host, None) for host in hostlist.hosts(text)]
+    out: list[tuple[str, int | None]] = []
     for part in text.split(","):
         host, _, cores = part.strip().rpartition(":")
         if not host:
             continue
-        try:
-            out.append((host, int(cores)))
-        except ValueError:
+        if not (cores.isascii() and cores.isdigit()):
             raise InputError(f"bad recorded placement {part!r} (expected host:cores)",
-                             field="alloc_nodes") from None
+                             field="alloc_nodes")
+        out.append((host, int(cores)))
     return out
 
 
-def _from_placement(name: str, start: np.ndarray, end: np.ndarray,
-                    placement: np.ndarray) -> Proposal | None:
-    per_host: dict[str, list[tuple[int, int, int]]] = {}
-    for s, e, text in zip(start.tolist(), end.tolist(), placement.tolist(), strict=True):
+def _from_placement(name: str, start: np.ndarray, end: np.ndarray, placement: np.ndarray,
+                    procs: np.ndarray, gpus: np.ndarray,
+                    lines: np.ndarray | None) -> Proposal | None:
+    per_host: dict[str, list[tuple[int, int, int, int]]] = {}
+    unusable, first, spread = 0, "", False
+    for k, (s, e, text) in enumerate(zip(start.tolist(), end.tolist(), placement.tolist(),
+                                         strict=True)):
         if not text or s < 0 or e < s:
             continue
-        for host, cores in _parse_placement(str(text)):
-            per_host.setdefault(host, []).append((s, e, cores))
+        try:
+            hosts = parse_placement(str(text))
+        except InputError as err:
+            unusable += 1
+            if not first:
+                line = int(lines[k]) if lines is not None else 0
+                where = f"line {line}" if line > 0 else f"job {k + 1}"
+                first = f"{where}: {err.message}"
+            continue
+        if not hosts:
+            continue
+        spread = spread or hosts[0][1] is None
+        share = -(-int(max(procs[k], 0)) // len(hosts))
+        gpu_share = -(-int(max(gpus[k], 0)) // len(hosts))
+        for host, cores in hosts:
+            per_host.setdefault(host, []).append(
+                (s, e, share if cores is None else cores, gpu_share))
+    warnings = [f"the recorded placement (NodeList) of {unusable:,} "
+                f"job{'s' if unusable != 1 else ''} could not be used: left out of the "
+                f"inference (first at {first})"] if unusable else []
     if not per_host:
+        if warnings:
+            return Proposal(name, [], "", warnings=warnings)
         return None
-    sizes: dict[str, int] = {}
+    sizes: dict[str, tuple[int, int]] = {}
     for host, spans in per_host.items():
         a = np.array(spans, dtype=np.int64)
-        sizes[host] = peak_in_use(a[:, 0], a[:, 1], a[:, 2])
-    counts: dict[int, int] = {}
+        sizes[host] = (peak_in_use(a[:, 0], a[:, 1], a[:, 2]),
+                       peak_in_use(a[:, 0], a[:, 1], a[:, 3]))
+    counts: dict[tuple[int, int], int] = {}
     for size in sizes.values():
         counts[size] = counts.get(size, 0) + 1
-    types = [(f"cores{size}", n, {"core": size}) for size, n in sorted(counts.items())]
-    return Proposal(name, types, f"recorded placement of {len(sizes):,} hosts; each host's "
-                    "cores = the peak number of cores in use on it at once",
-                    ["host sizes are lower bounds: a host never filled in the log looks "
-                     "smaller than it is"])
+    types = [(f"cores{c}" if not g else f"cores{c}-gpu{g}", n,
+              {"core": c} if not g else {"core": c, "gpu": g})
+             for (c, g), n in sorted(counts.items())]
+    with_gpus = sum(n for (_, g), n in counts.items() if g)
+    notes = ["host sizes are lower bounds: a host never filled in the log looks smaller "
+             "than it is"]
+    if spread:
+        notes = ["host sizes are estimates: a host never filled in the log looks smaller "
+                 "than it is, and a Slurm NodeList does not say how a job's CPUs and GPUs "
+                 "were spread over its hosts (evenly assumed)"]
+    return Proposal(name, types, f"recorded placement of {len(sizes):,} hosts"
+                    + (f" ({with_gpus:,} with GPUs)" if with_gpus else "")
+                    + "; each host's cores = the peak number of cores in use on it at once",
+                    notes, warnings)
 
 
 def _from_node_counts(name: str, start: np.ndarray, end: np.ndarray, nodes: np.ndarray,
@@ -137,9 +186,10 @@ def infer_platform(jobs: Any, machines_platform: Any = None) -> Proposal:
     name = str(info.source).rsplit("/", 1)[-1].split(".")[0] or "inferred"
     notes = []
     gpus = jobs.columns.get("req_gpus")
+    gpu_note = ""
     if gpus is not None and np.any(gpus > 0):
-        notes.append(f"{int(np.count_nonzero(gpus > 0)):,} jobs requested GPUs; add a gpu "
-                     "capacity to the node types that have them")
+        gpu_note = (f"{int(np.count_nonzero(gpus > 0)):,} jobs requested GPUs; add a gpu "
+                    "capacity to the node types that have them")
     if machines_platform is not None:
         types = [(nt.name, nt.count, dict(nt.capacity)) for nt in machines_platform.node_types]
         return Proposal(name, types, "the machine file read with the trace", notes)
@@ -147,13 +197,20 @@ def infer_platform(jobs: Any, machines_platform: Any = None) -> Proposal:
     start = np.where((wait >= 0) & (run >= 0), submit + wait, -1)
     end = np.where(start >= 0, start + run, -1)
     placement = jobs.columns.get("alloc_nodes")
+    procs = np.asarray(np.where(jobs["alloc_procs"] > 0, jobs["alloc_procs"], jobs["units"]),
+                       dtype=np.int64)
     found = None
+    warnings: list[str] = []
     if placement is not None:
-        found = _from_placement(name, start, end, np.asarray(placement, dtype=object))
+        found = _from_placement(
+            name, start, end, np.asarray(placement, dtype=object), procs,
+            np.zeros(len(procs), dtype=np.int64) if gpus is None else np.asarray(gpus),
+            np.asarray(jobs.columns["line"]) if "line" in jobs.columns else None)
+        if found is not None and not found.node_types:
+            warnings, found = found.warnings, None
     if found is None and "nodes_used" in jobs.columns:
-        procs = np.where(jobs["alloc_procs"] > 0, jobs["alloc_procs"], jobs["units"])
         found = _from_node_counts(name, start, end, np.asarray(jobs["nodes_used"]),
-                                  np.asarray(procs, dtype=np.int64), info.max_nodes)
+                                  procs, info.max_nodes)
     if found is None and info.max_nodes and info.max_procs:
         per = info.max_procs // info.max_nodes
         if per > 0:
@@ -164,5 +221,8 @@ def infer_platform(jobs: Any, machines_platform: Any = None) -> Proposal:
         raise InputError("the trace records no placement (node names per job), no node "
                          "counts and no MaxNodes/MaxProcs header: nothing to infer a "
                          "platform from", file=str(info.source))
+    if gpu_note and not any("gpu" in cap for _, _, cap in found.node_types):
+        notes.append(gpu_note)
     found.notes = notes + found.notes
+    found.warnings = warnings + found.warnings
     return found
