@@ -12,7 +12,8 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   its result-affecting dependencies or the run's own classes changed since) are left out
   and listed, unless ``include_outdated``.
 - **Statistics first.** At the top, per (trace, platform), one row per configuration:
-  the mean over runs of each run's metric with a 95 % bootstrap interval over runs
+  the mean over runs of each run's metric with a 95 % interval over runs (Student's t
+  below 10 runs, percentile bootstrap from 10: :func:`dispatchlab.stats.interval_method`)
   (:mod:`dispatchlab.campaign.statistics`), and the paired difference to the
   ``baseline`` dispatcher with the same predictor on the same workloads. The metrics
   are :data:`SUMMARY_METRICS`, the last one the mean wall time of one dispatcher call
@@ -738,8 +739,10 @@ def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None)
 
     sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline)
     out = _note("Each configuration's value is the mean over its runs (one run = one "
-                "workload: a seed or a slice) of the run's metric, with a 95 % percentile "
-                "bootstrap interval over runs (10,000 resamples; none below 3 runs). "
+                "workload: a seed or a slice) of the run's metric, with a 95 % interval "
+                "over runs marked with its method: t, Student's t (below 10 runs; for the "
+                "differences, on the paired differences); boot, the percentile bootstrap "
+                "(10,000 resamples, from 10 runs); none below 3 runs. "
                 + (f"Differences: the paired difference to {baseline} with the same "
                    "predictor on the same workloads, [interval], (ratio of means); an "
                    "interval that excludes 0 is a difference larger than the variation "

@@ -6,7 +6,8 @@ group_runs`: by campaign, trace, platform and the full canonical configuration; 
 seeds, repetitions and slices are pooled). Within a section (one trace and platform),
 each group is one configuration; its runs are its workloads (the ``workload`` column:
 seed and slice). :func:`dispatchlab.stats.compare_configurations` gives each
-configuration's mean over runs with a 95 % bootstrap interval and, when a baseline
+configuration's mean over runs with a 95 % interval (Student's t below 10 runs,
+percentile bootstrap from 10) and, when a baseline
 dispatcher is named, the paired difference to the baseline dispatcher with the same
 predictor on the same workloads.
 """

@@ -113,8 +113,9 @@ def _write_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="bootstrap seed")
 def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
                     metrics: tuple[str, ...], include_outdated: bool, seed: int) -> None:
-    """Per configuration: the mean over runs of each run's metric with a 95 % bootstrap
-    interval, and paired differences to --baseline."""
+    """Per configuration: the mean over runs of each run's metric with a 95 % interval
+    (Student's t below 10 runs, percentile bootstrap from 10), and paired differences
+    to --baseline."""
     from dispatchlab.campaign.statistics import run_statistics
     from dispatchlab.campaign.store import open_read, select_runs
     from dispatchlab.metrics.keys import BY_KEY
@@ -152,8 +153,9 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
     from dispatchlab.stats import format_difference, format_estimate
 
     table = Table(title=f"trace {section.trace}, platform {section.platform}",
-                  caption="mean over runs of each run's value [95 % bootstrap interval over "
-                          "runs; none below 3 runs]" + (
+                  caption="mean over runs of each run's value [95 % interval over runs: "
+                          "t = Student's t below 10 runs, boot = percentile bootstrap from "
+                          "10; none below 3 runs]" + (
                               f"; vs {baseline}: paired difference on the same workloads "
                               "with its interval, and the ratio of means" if baseline
                               else ""))
