@@ -27,13 +27,16 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   are **pooled**. Colours are one per predictor (the campaign label), the same in every
   figure, with a legend.
 - **Slowdown and bounded slowdown** box plots (log scale; min / max whiskers, quartile
-  box, median line, mean triangle), over all jobs that ran and per job class short /
-  medium / long (:func:`dispatchlab.plots.slowdown_boxes`). Rejected jobs are left out.
+  box, median line, mean triangle), over the measured jobs that ran (``jobs.measured``:
+  the jobs the runs' metrics count, so lead-in jobs of slices and hot-start dummies are
+  left out) and per job class short / medium / long
+  (:func:`dispatchlab.plots.slowdown_boxes`). Rejected jobs are left out.
   A label with more than ``max_jobs_per_box`` job rows is drawn from a uniform random
   sample of that many rows (DuckDB reservoir sample, fixed seed) so memory stays
   bounded; the page says where.
 - **Prediction errors** (:func:`dispatchlab.plots.prediction_errors`): estimate at
-  submission versus the trace's run time, when the jobs carry estimates.
+  submission versus the trace's run time of the measured jobs, when they carry
+  estimates.
 - **Waiting jobs, time-weighted** (:func:`dispatchlab.plots.queue_length_distribution`)
   and **utilization / queue length over time** (:func:`dispatchlab.plots.over_time`),
   per section: one box / one line per configuration, drawn from its first run with
@@ -60,7 +63,7 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   and max turnaround against the baseline (Figures 5, 7b, 7c; capped runs with a
   baseline), the share of jobs started in the window (Figure 7d) and, when jobs are
   stored, the mean and max wait per job size class (the starvation of large jobs; the
-  jobs submitted from each run's first measured submission on, lead-ins left out;
+  measured jobs (``jobs.measured``: lead-ins and hot-start dummies left out);
   at most ``max_jobs_per_box`` jobs per method and cap, a uniform sample beyond).
   Campaigns without power get no such section.
 - **A table of every selected run** (done and failed): labels, workload, status,
@@ -235,10 +238,11 @@ def _decision_cell(run: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- sections
 def _job_arrays(con, keys: list[str], limit: int) -> tuple[dict[str, np.ndarray], int]:
-    """Job columns of the runs ``keys`` (jobs that ran), a uniform sample of ``limit``
+    """Job columns of the runs ``keys`` (measured jobs that ran: lead-in jobs and
+    hot-start dummies left out, as in the runs' metrics), a uniform sample of ``limit``
     rows when there are more; returns the arrays and the number of rows available."""
     base = ("SELECT slowdown, bsld, job_class, estimate, trace_run FROM jobs "
-            "WHERE list_contains(?, run_key) AND status <> 'rejected'")
+            "WHERE list_contains(?, run_key) AND status <> 'rejected' AND measured")
     total = con.execute(f"SELECT count(*) FROM ({base})", [keys]).fetchone()[0]
     sql = base if total <= limit else \
         f"SELECT * FROM ({base}) USING SAMPLE reservoir({int(limit)} ROWS) REPEATABLE (0)"
@@ -285,21 +289,23 @@ def _box_section(con, groups: list[Any], colours: dict[str, str], max_jobs: int)
         out += _figure(plots.slowdown_boxes(values, ylabel=name, title=f"Job {name}",
                                             **style),
                        f"{name} box plots",
-                       f"Job {name} per configuration ({scope}rejected jobs left out); "
-                       "colour: predictor. Whiskers: min / max; box: quartiles; line: "
-                       "median; triangle: mean; log scale.")
+                       f"Job {name} per configuration ({scope}measured jobs only: "
+                       "lead-in jobs of slices and hot-start dummies left out, as in the "
+                       "runs' metrics; rejected jobs left out); colour: predictor. "
+                       "Whiskers: min / max; box: quartiles; line: median; triangle: mean; "
+                       "log scale.")
         classes = {lab: a["job_class"] for lab, a in arrays.items()}
         out += _figure(plots.slowdown_boxes(values, classes=classes, ylabel=name,
                                             title=f"Job {name} by class", **style),
                        f"{name} by job class",
                        f"Job {name} per job class (short < 1 h <= medium <= 12 h < long, "
-                       "by simulated run time).")
+                       "by simulated run time); measured jobs only.")
     est = {lab: a["estimate"] for lab, a in arrays.items() if np.any(a["estimate"] >= 0)}
     if est:
         act = {lab: arrays[lab]["trace_run"] for lab in est}
         out += _figure(plots.prediction_errors(est, act, **style), "prediction errors",
                        "Run-time estimate given at submission versus the trace's run time "
-                       "(all jobs that ran): error ratio, signed error, and predicted "
+                       "(the measured jobs that ran): error ratio, signed error, and predicted "
                        "versus actual (a sample when large).")
     return out
 
@@ -533,10 +539,8 @@ def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
     keys: dict[str, dict[str, list[str]]] = {}
     for r in runs:
         keys.setdefault(r["cap"], {}).setdefault(method(r), []).append(r["run_key"])
-    base = ("SELECT j.procs, j.wait FROM jobs j JOIN runs r ON r.run_key = j.run_key "
-            "WHERE list_contains(?, j.run_key) AND j.status <> 'rejected' AND "
-            "j.start_time >= 0 AND (r.series_start IS NULL OR "
-            "j.submit_time >= r.series_start)")
+    base = ("SELECT j.procs, j.wait FROM jobs j WHERE list_contains(?, j.run_key) AND "
+            "j.status <> 'rejected' AND j.start_time >= 0 AND j.measured")
     procs: dict[str, dict[str, np.ndarray]] = {}
     wait: dict[str, dict[str, np.ndarray]] = {}
     sampled = []
@@ -566,8 +570,8 @@ def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
     return out + _figure(
         fig, "wait by job size class",
         "Mean (left) and maximum (right) wait per job size class in processors ("
-        + ", ".join(names) + "), per cap and method: the jobs of all the method's runs "
-        "pooled, from each run's first measured submission on (lead-in jobs left out); "
+        + ", ".join(names) + "), per cap and method: the measured jobs of all the "
+        "method's runs pooled (lead-in jobs and hot-start dummies left out); "
         "a large maximum for the largest classes is the starvation of large jobs (seed "
         "003, EASY SAF against the knapsacks). Tick: jobs in the class.")
 

@@ -55,8 +55,15 @@ the simulation used):
     trace), ``requested_time``, ``procs`` (units requested), ``user_id``, ``status``
     (completed / killed / rejected), ``estimate`` (the predictor's estimate at
     submission, s; -1 if rejected), ``slowdown``, ``bsld`` (null if rejected),
-    ``job_class`` (short / medium / long by simulated run; null if rejected) and
-    ``allocation`` (``"node:units,..."`` for node-level runs, else null).
+    ``job_class`` (short / medium / long by simulated run; null if rejected),
+    ``allocation`` (``"node:units,..."`` for node-level runs, else null), and, added to
+    older files like new metric columns (:data:`JOB_FLAG_COLUMNS`), ``measured`` (the
+    job counts in the run's metrics: inside the measurement window, so not a lead-in
+    job of a slice, and not a hot-start dummy) and ``hot_start`` (a hot-start dummy
+    job: one node kept busy from t = 0, not part of the workload). Rows stored before
+    these columns existed get ``measured`` = submitted at or after the run's
+    ``series_start`` (its first measured submission; true when unknown) and
+    ``hot_start`` null (unknown).
 ``series``
     Step functions of a done run (when the campaign stores series): ``run_key``,
     ``name`` (``queue_length``: waiting jobs; ``utilization``: fraction of the
@@ -119,6 +126,14 @@ V2_COLUMNS: tuple[tuple[str, str], ...] = (
 POWER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cap", "VARCHAR"), ("power_predictor", "VARCHAR"),
 )
+#: ``jobs`` columns after ``allocation``, added to older files like new metric columns
+#: (no schema version), with the SQL computing them for rows stored before.
+JOB_FLAG_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("measured", "BOOLEAN",
+     "coalesce(submit_time >= (SELECT r.series_start FROM runs r WHERE r.run_key = "
+     "jobs.run_key), TRUE)"),
+    ("hot_start", "BOOLEAN", "NULL"),
+)
 
 _OTHER_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -127,7 +142,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     end_time BIGINT, wait BIGINT, run_time BIGINT, trace_run BIGINT,
     requested_time BIGINT, procs BIGINT, user_id BIGINT, status VARCHAR,
     estimate BIGINT, slowdown DOUBLE, bsld DOUBLE, job_class VARCHAR,
-    allocation VARCHAR
+    allocation VARCHAR, measured BOOLEAN, hot_start BOOLEAN
 );
 CREATE TABLE IF NOT EXISTS series (
     run_key VARCHAR, name VARCHAR, time BIGINT, value DOUBLE
@@ -280,6 +295,11 @@ def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
 def _migrate(con, found: int) -> None:
     """Bring the ``runs`` table of an open write transaction to today's columns (see
     the module docstring) and the schema version to :data:`SCHEMA_VERSION`."""
+    present_jobs = _present_columns(con, "jobs")
+    for name, sql, expr in JOB_FLAG_COLUMNS:
+        if name not in present_jobs:
+            con.execute(f"ALTER TABLE jobs ADD COLUMN {name} {sql}")
+            con.execute(f"UPDATE jobs SET {name} = {expr}")
     missing = _missing_column_sql(_present_columns(con))
     if missing:
         _register_functions(con)
@@ -297,13 +317,21 @@ def _migrate(con, found: int) -> None:
 
 
 def _reading_view(con) -> None:
-    """On a read-only connection to a file that lacks ``runs`` columns: a temporary
-    view ``runs`` with every column, the missing ones computed (nothing is written)."""
+    """On a read-only connection to a file that lacks ``runs`` or ``jobs`` columns:
+    temporary views ``runs`` / ``jobs`` with every column, the missing ones computed
+    (nothing is written)."""
+    (db,), = con.execute("SELECT current_database()").fetchall()
+    present_jobs = _present_columns(con, "jobs")
+    flags = [(n, sql, expr.replace("jobs.run_key", "j.run_key").replace(
+        "FROM runs r", f'FROM "{db}".main.runs r'))
+        for n, sql, expr in JOB_FLAG_COLUMNS if n not in present_jobs]
+    if flags:
+        extra = ", ".join(f"CAST({expr} AS {sql}) AS {name}" for name, sql, expr in flags)
+        con.execute(f'CREATE TEMP VIEW jobs AS SELECT j.*, {extra} FROM "{db}".main.jobs j')
     missing = _missing_column_sql(_present_columns(con))
     if not missing:
         return
     _register_functions(con)
-    (db,), = con.execute("SELECT current_database()").fetchall()
     extra = ", ".join(f"CAST({expr} AS {sql}) AS {name}" for name, sql, expr in missing)
     con.execute(f'CREATE TEMP VIEW runs AS SELECT *, {extra} FROM "{db}".main.runs')
 
