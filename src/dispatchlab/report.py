@@ -10,7 +10,10 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
 - **Which runs.** The runs matching ``runs_filter`` whose code is the current one
   (:func:`dispatchlab.campaign.store.select_runs`): runs made by other code (dispatchlab,
   its result-affecting dependencies or the run's own classes changed since) are left out
-  and listed, unless ``include_outdated``.
+  and listed, unless ``include_outdated``; so are *unfinished* runs (stopped at their
+  wall-clock budget, ``finished = 0``: their metrics cover only the jobs that happened
+  to end), listed with how many of their jobs ended, unless ``include_unfinished``
+  (then they are used, and marked in the summary and the runs table).
 - **Statistics first.** At the top, per (trace, platform), one row per configuration:
   the mean over runs of each run's metric with a 95 % interval over runs (Student's t
   below 10 runs, percentile bootstrap from 10: :func:`dispatchlab.stats.interval_method`)
@@ -141,6 +144,7 @@ table.stats td { min-width: 7em; }
 th { background: #eee; position: sticky; top: 0; }
 td.text { text-align: left; }
 tr.failed td { background: #fde8e8; }
+tr.unfinished td { background: #fff4d6; }
 td.error { white-space: normal; max-width: 25em; text-align: left; }
 table#runs summary { white-space: nowrap; }
 details pre { text-align: left; white-space: pre-wrap; max-width: 40em; }
@@ -719,6 +723,8 @@ def _table(runs: list[dict[str, Any]]) -> str:
                 cells.append(f'<td class="num">{html.escape(_decision_cell(r))}</td>')
                 continue
             v = r.get(c)
+            if c == "status" and r.get("unfinished"):
+                v = f"unfinished ({store.describe_unfinished(r).rsplit(': ', 1)[-1]})"
             cls = "error" if c == "error" else "text" if isinstance(v, str) else "num"
             cells.append(f'<td class="{cls}">{html.escape(_fmt(v))}</td>')
         try:
@@ -729,19 +735,22 @@ def _table(runs: list[dict[str, Any]]) -> str:
                        for k, v in r.items() if k not in shown)
         cells.append(f'<td class="text"><details><summary>more</summary>'
                      f"<dl>{rest}</dl><pre>{html.escape(config)}</pre></details></td>")
-        status = "failed" if r.get("status") != "done" else "done"
+        status = "failed" if r.get("status") != "done" else \
+            "unfinished" if r.get("unfinished") else "done"
         lines.append(f'<tr class="{status}">{"".join(cells)}</tr>')
     lines.append("</tbody></table></div>")
     return "\n".join(lines) + "\n"
 
 
-def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None) -> str:
+def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None,
+                        include_unfinished: bool = False) -> str:
     """The table at the top: per (trace, platform), one row per configuration."""
     from dispatchlab.campaign.statistics import run_statistics
     from dispatchlab.metrics.keys import BY_KEY
     from dispatchlab.stats import format_difference, format_estimate
 
-    sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline)
+    sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline,
+                              include_unfinished=include_unfinished)
     out = _note("Each configuration's value is the mean over its runs (one run = one "
                 "workload: a seed or a slice) of the run's metric, with a 95 % interval "
                 "over runs marked with its method: t, Student's t (below 10 runs; for the "
@@ -762,7 +771,8 @@ def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None)
             head += [f"{BY_KEY[k].label} vs {baseline}" for k in DIFFERENCE_METRICS]
         rows = []
         for g, row in zip(sec.groups, sec.rows, strict=True):
-            cells = [g.label, str(row["runs"])]
+            cells = [g.label, str(row["runs"]) + (f" ({row['unfinished']} unfinished)"
+                                                  if row.get("unfinished") else "")]
             cells += [format_estimate(row[k], fmt(k)) for k in SUMMARY_METRICS]
             if baseline:
                 diffs = row.get("vs_baseline") or {}
@@ -786,14 +796,15 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
                  gantt_run: str | None = None, gantt_window: tuple[int, int] | None = None,
                  max_runs_per_figure: int = MAX_RUNS_PER_FIGURE,
                  max_jobs_per_box: int = MAX_JOBS_PER_BOX, baseline: str | None = None,
-                 include_outdated: bool = False) -> Path:
+                 include_outdated: bool = False, include_unfinished: bool = False) -> Path:
     """Write ``out_dir/index.html`` for the runs of results database ``db``; return its path.
 
     ``runs_filter`` is an SQL boolean expression over the ``runs`` columns (e.g.
     ``dispatcher = 'easy' AND seed < 3``); a filter DuckDB rejects raises
     :class:`InputError` naming it, and so does a filter (or database) with no current
     run. Outdated runs (made by other code) are left out and listed unless
-    ``include_outdated``. ``baseline`` is a dispatcher label: the statistics table gives
+    ``include_outdated``, unfinished runs (stopped at their wall-clock budget) unless
+    ``include_unfinished``. ``baseline`` is a dispatcher label: the statistics table gives
     every other configuration's paired difference to it (default: the first
     dispatcher label in the selection). ``gantt_run`` is a run key among the selected
     runs (done, with stored jobs); ``gantt_window = (t0, t1)`` trace seconds,
@@ -811,6 +822,12 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     con = store.open_read(db)
     try:
         runs, outdated = _select_runs(con, runs_filter, include_outdated)
+        runs, unfinished = store.split_unfinished(runs,
+                                                  include_unfinished=include_unfinished)
+        if not runs:
+            raise InputError(f"every selected run is unfinished ({len(unfinished)} runs "
+                             "stopped at their wall-clock budget): include them to report "
+                             "them (--include-unfinished)")
         if gantt_run is not None:  # checked before any figure is drawn
             _gantt_run(con, runs, gantt_run)
         done = [r for r in runs if r["status"] == "done"]
@@ -834,8 +851,11 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             f"{len(done)} done, {failed} failed.</p>")
         if outdated:
             parts.append(_outdated_note(outdated))
+        if unfinished:
+            parts.append(_unfinished_note(unfinished))
         parts.append("<h2>Summary</h2>")
-        parts.append(_statistics_section(done, baseline) if groups else
+        parts.append(_statistics_section(done, baseline, include_unfinished)
+                     if groups else
                      _note("No selected run is done: no statistics."))
         parts.append(_note(
             "Times are seconds from each trace's time origin after slicing. Runs are "
@@ -1005,6 +1025,21 @@ def _power_baseline(runs: list[dict[str, Any]], asked: str | None) -> str:
         return asked
     capped = [r["dispatcher"] for r in runs if r.get("cap") is not None]
     return "easy" if "easy" in capped else sorted(capped)[0]
+
+
+def _unfinished_note(unfinished: list[dict[str, Any]], shown: int = 10) -> str:
+    """The unfinished runs left out, listed (the first ``shown``) with their job
+    counts."""
+    items = "".join(
+        f"<li><code>{html.escape(str(r['run_key']))}</code> "
+        f"{html.escape(str(r.get('campaign')))}/{html.escape(store.describe_unfinished(r))}"
+        "</li>" for r in unfinished[:shown])
+    more = f"<li>... and {len(unfinished) - shown} more</li>" if len(unfinished) > shown \
+        else ""
+    return (f'<p class="note">{len(unfinished)} unfinished runs left out (stopped at their '
+            "wall-clock budget: their metrics cover only the jobs that happened to end; "
+            "<code>dispatchlab report --include-unfinished</code> uses them, marked):</p>"
+            f"<ul>{items}{more}</ul>\n")
 
 
 def _outdated_note(outdated: list[dict[str, Any]], shown: int = 10) -> str:

@@ -672,3 +672,45 @@ def select_runs(con, where: str | None = None, *, include_outdated: bool = False
         row["outdated"] = outdated_reason(row, memo)
         (outdated if row["outdated"] and not include_outdated else current).append(row)
     return current, outdated
+
+
+def is_unfinished(row: dict[str, Any]) -> bool:
+    """Whether a stored run is done but *unfinished*: stopped at its wall-clock budget
+    (``max_wall``; column ``finished`` = 0), so its metrics cover only the jobs that
+    happened to end by then. A run without the column's value (stored before it
+    existed) counts as finished."""
+    return row.get("status") == "done" and row.get("finished") == 0
+
+
+def unfinished_jobs(row: dict[str, Any]) -> tuple[int | None, int | None]:
+    """``(jobs that ended, jobs of the run)`` of an unfinished run, from its stored
+    summary (``unfinished.jobs_done`` / ``jobs_total``); None where unknown."""
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        summary = row.get("summary")
+        summary = json.loads(summary) if isinstance(summary, str) else summary
+        info = summary.get("unfinished") or {}
+        return info.get("jobs_done"), info.get("jobs_total")
+    return None, None
+
+
+def describe_unfinished(row: dict[str, Any]) -> str:
+    """``trace/platform/dispatcher/predictor/workload: 124 of 200 jobs ended`` (one
+    line naming an unfinished run and how far it got)."""
+    done, total = unfinished_jobs(row)
+    fields = ("trace", "platform", "dispatcher", "predictor", "workload")
+    name = "/".join(str(row.get(k)) for k in fields)
+    count = "?" if done is None else f"{done:,}"
+    return f"{name}: {count} of {'?' if total is None else f'{total:,}'} jobs ended"
+
+
+def split_unfinished(runs: list[dict[str, Any]], *, include_unfinished: bool = False
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(used, left_out)``: the runs every summary, statistic and figure uses, and the
+    unfinished runs (:func:`is_unfinished`) left out of them. Each row gets
+    ``unfinished`` (bool); with ``include_unfinished`` every run is used (the
+    unfinished ones still marked) and none is left out."""
+    used, left = [], []
+    for row in runs:
+        row["unfinished"] = is_unfinished(row)
+        (left if row["unfinished"] and not include_unfinished else used).append(row)
+    return used, left
