@@ -123,3 +123,23 @@ def test_report_leaves_unfinished_runs_out_and_lists_them(budget_db, tmp_path):
     assert "slow-walltime" in summary and "2 (2 unfinished)" in summary
     assert len(re.findall(r"unfinished \(\d+ of 120 jobs ended\)", body)) == 2
     assert text.count('<tr class="unfinished">') == 2
+
+
+def test_an_unfinished_run_keeps_its_warning(budget_db, tmp_path):
+    import json
+
+    runs = _runs(budget_db)
+    kept = {(r["dispatcher"], r["workload"]): json.loads(r["warnings"]) for r in runs}
+    for (dispatcher, workload), warnings in kept.items():
+        # a job every 10 s, 15 s each, on one core: offered load 1.5 for both; the
+        # unfinished run's is that of all its jobs, not only of those that ended
+        assert warnings[0].startswith("offered load on this platform is 1.5")
+        if dispatcher == "slow":
+            assert warnings[1:] == [w for w in warnings if w.startswith("NOT FINISHED")]
+            assert len(warnings) == 2 and warnings[0] == kept["fifo", workload][0]
+        else:
+            assert len(warnings) == 1
+    for r in runs:
+        assert json.loads(r["warnings"]) == json.loads(r["summary"])["warnings"]
+    text = write_report(budget_db, tmp_path / "rep", include_unfinished=True).read_text()
+    assert text.count("warning: NOT FINISHED") == 2

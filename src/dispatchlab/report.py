@@ -69,13 +69,14 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   measured jobs (``jobs.measured``: lead-ins and hot-start dummies left out);
   at most ``max_jobs_per_box`` jobs per method and cap, a uniform sample beyond).
   Campaigns without power get no such section.
-- **A table of every selected run** (done and failed): labels, workload, status,
-  error and the main metrics to 3 significant digits, with the dispatcher's per-pass
-  decision time (wall clock) as one cell "mean / p99 / max" in milliseconds (ours: one
-  cell keeps the table narrow; ``-`` for a run with no dispatcher call); every other
-  column (decision calls, p50 and total decision time, dispatcher facts such as
-  ``finished`` and ``cp_passes``) and the full configuration JSON (HTML-escaped) fold
-  out per row.
+- **A table of every selected run** (done and failed): labels, workload, status, error,
+  the run's warnings (the ``warnings`` column: every warning ``simulate`` prints for the
+  run, :func:`dispatchlab.advice.run_warnings`) and the main metrics to 3 significant
+  digits, with the dispatcher's per-pass decision time (wall clock) as one cell "mean /
+  p99 / max" in milliseconds (ours: one cell keeps the table narrow; ``-`` for a run
+  with no dispatcher call); every other column (decision calls, p50 and total decision
+  time, dispatcher facts such as ``finished`` and ``cp_passes``) and the full
+  configuration JSON (HTML-escaped) fold out per row.
 
 Runs without stored ``jobs`` / ``series`` rows contribute no figure; the page says so.
 Times are seconds in each trace's time origin after slicing.
@@ -111,7 +112,7 @@ DPI = 90
 #: Columns shown in the runs table (``runs`` columns), in order; the others fold out.
 TABLE_COLUMNS: tuple[str, ...] = (
     "run_key", "trace", "platform", "dispatcher", "predictor", "workload", "status",
-    "error", "jobs", "mean_wait", "max_wait", "mean_bsld", "utilization",
+    "error", "warnings", "jobs", "mean_wait", "max_wait", "mean_bsld", "utilization",
     "steady_utilization", "decision_time", "wall_seconds",
 )
 #: The ``runs`` columns shown together in the runs table's ``decision_time`` cell
@@ -227,6 +228,18 @@ def _fmt(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def _warnings_cell(value: Any) -> str:
+    """The runs table's warnings cell (HTML): the run's warnings (the ``warnings``
+    column, a JSON list of lines), one per line; empty when none."""
+    try:
+        items = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        items = [value]
+    if not items:
+        return ""
+    return "<br>".join(f"warning: {html.escape(str(w))}" for w in items)
 
 
 def _decision_cell(run: dict[str, Any]) -> str:
@@ -725,6 +738,9 @@ def _table(runs: list[dict[str, Any]]) -> str:
             v = r.get(c)
             if c == "status" and r.get("unfinished"):
                 v = f"unfinished ({store.describe_unfinished(r).rsplit(': ', 1)[-1]})"
+            if c == "warnings":
+                cells.append(f'<td class="error">{_warnings_cell(v)}</td>')
+                continue
             cls = "error" if c == "error" else "text" if isinstance(v, str) else "num"
             cells.append(f'<td class="{cls}">{html.escape(_fmt(v))}</td>')
         try:

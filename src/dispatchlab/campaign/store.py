@@ -47,7 +47,10 @@ the simulation used):
     statistics pair runs on: ``seed=S`` or ``seed=S/slice=K``) and ``inputs`` (JSON:
     input file path -> SHA-256); and, added like new metric columns, ``cap`` and
     ``power_predictor`` (the campaign's labels of the run's cap and power predictor;
-    null for runs of campaigns without ``[power]``).
+    null for runs of campaigns without ``[power]``) and ``warnings`` (JSON list of the
+    run's warnings, :func:`dispatchlab.advice.run_warnings`, as in its summary; null
+    for failed runs and for runs whose summary has none, stored before warnings were
+    kept).
 ``jobs``
     One row per job of a done run (when the campaign stores jobs): ``run_key``,
     ``job_id``, ``submit_time``, ``start_time``, ``end_time`` (-1 if rejected),
@@ -126,6 +129,8 @@ V2_COLUMNS: tuple[tuple[str, str], ...] = (
 POWER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cap", "VARCHAR"), ("power_predictor", "VARCHAR"),
 )
+#: ``runs`` columns after the power labels, added to older files the same way.
+LATER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (("warnings", "JSON"),)
 #: ``jobs`` columns after ``allocation``, added to older files like new metric columns
 #: (no schema version), with the SQL computing them for rows stored before.
 JOB_FLAG_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -160,9 +165,10 @@ _INPUTS_FN = "dispatchlab_legacy_inputs"
 def run_column_types() -> list[tuple[str, str]]:
     """Every ``runs`` column with its SQL type, in the order of a new file: the base
     columns, one per declared metric, the series horizon and summary, then the
-    schema-2 columns, then the power labels."""
+    schema-2 columns, then the power labels and the warnings."""
     metrics = [(m.key, m.sql) for m in METRICS]
-    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS, *POWER_RUN_COLUMNS]
+    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS, *POWER_RUN_COLUMNS,
+            *LATER_RUN_COLUMNS]
 
 
 def run_columns() -> tuple[str, ...]:
@@ -286,6 +292,7 @@ def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
         "workload": "'seed=' || CAST(seed AS VARCHAR)",
         "inputs": f"{_INPUTS_FN}(trace_path, trace_sha256, CAST(config AS VARCHAR))",
         "cap": "NULL", "power_predictor": "NULL",
+        "warnings": "json_extract(summary, '$.warnings')",
     }
     computed.update({m.key: _metric_sql(m) for m in METRICS})
     return [(name, sql, computed[name]) for name, sql in run_column_types()
@@ -444,6 +451,8 @@ def _run_row(outcome: dict[str, Any]) -> dict[str, Any]:
         "inputs": None if inputs is None else json.dumps(inputs, sort_keys=True),
         "cap": (spec.get("cap") or {}).get("label"),
         "power_predictor": (spec.get("power_predictor") or {}).get("label"),
+        "warnings": None if summary is None or "warnings" not in summary else
+        json.dumps(summary["warnings"]),
     }
     row.update(summary_values(summary))
     return row

@@ -87,6 +87,9 @@ class SimulationResult:
     #: the sampling period (whole s) of that platform power; None: 20 s
     #: (:data:`dispatchlab.power.data.DEFAULT_PERIOD`)
     power_period: int | None = None
+    #: the whole job table the run was given, when ``jobs`` holds fewer (an unfinished
+    #: run keeps only the jobs that ended); None: ``jobs``
+    input_jobs: JobTable | None = None
 
     @property
     def wait(self) -> np.ndarray:
@@ -224,7 +227,10 @@ class SimulationResult:
         Runs whose jobs carry power columns also get seed 004's BSLD (eq. 3:
         ``mean_power_bsld``, ``max_power_bsld``) with :meth:`unstretched_run` as the
         original duration; hot-start dummies (job column ``hot_start``) are left out of
-        the metrics (``hot_start_jobs``)."""
+        the metrics (``hot_start_jobs``). ``warnings``: every warning of the run
+        (:func:`dispatchlab.advice.run_warnings`: the ones ``simulate`` prints), one
+        line of text each, ``[]`` when none."""
+        from dispatchlab.advice import run_warnings
         from dispatchlab.power.model import has_power
 
         out = summarize_table(self.jobs, self.start, self.end, self.status,
@@ -253,6 +259,7 @@ class SimulationResult:
         })
         if not self.finished:
             out["unfinished"] = dict(self.extra)
+        out["warnings"] = run_warnings(self)
         return out
 
     def schedule_table(self) -> JobTable:
