@@ -143,3 +143,33 @@ def test_an_unfinished_run_keeps_its_warning(budget_db, tmp_path):
         assert json.loads(r["warnings"]) == json.loads(r["summary"])["warnings"]
     text = write_report(budget_db, tmp_path / "rep", include_unfinished=True).read_text()
     assert text.count("warning: NOT FINISHED") == 2
+
+
+def test_an_unfinished_slice_keeps_its_measurement_window():
+    """A slice's window is rows of the table the run was given: an unfinished run,
+    which keeps only the jobs that ended, measures the same jobs among those (before,
+    its summary failed: "the table has only N jobs")."""
+    import time
+
+    from dispatchlab.dispatch import FIFO
+    from dispatchlab.metrics import Measure
+    from dispatchlab.platform import Platform
+    from dispatchlab.sim import Simulation
+
+    class Slow(FIFO):
+        def dispatch(self, view):
+            time.sleep(0.02)
+            return super().dispatch(view)
+
+    n = 120
+    jobs = JobTable.from_arrays(submit=np.arange(n) * 10, run=np.full(n, 15),
+                                units=np.ones(n, dtype=np.int64),
+                                requested_time=np.full(n, 15))
+    result = Simulation(Platform.pooled(1), jobs, Slow(), max_wall=0.5).run()
+    ended = result.extra["jobs_done"]
+    assert not result.finished and 5 < ended < n
+    summary = result.summary(measure=Measure.by_index(5, 100))
+    # FIFO on one core: the jobs that ended are rows 0 .. ended-1; measured: 5 .. ended-1
+    assert summary["measured_jobs"] == summary["jobs"] == ended - 5
+    assert result.measured_rows(Measure.by_index(5, 100)).sum() == ended - 5
+    assert summary["warnings"][-1].startswith("NOT FINISHED")

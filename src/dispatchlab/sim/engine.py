@@ -465,6 +465,7 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall0,
             finished=False,
             input_jobs=self.jobs,
+            input_rows=done,
             dispatcher_facts=self.dispatcher.run_facts(),
             extra={"stopped_at": int(self.now), "jobs_total": len(self.jobs),
                    "jobs_done": len(done), "jobs_running": running,

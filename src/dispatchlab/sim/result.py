@@ -90,6 +90,25 @@ class SimulationResult:
     #: the whole job table the run was given, when ``jobs`` holds fewer (an unfinished
     #: run keeps only the jobs that ended); None: ``jobs``
     input_jobs: JobTable | None = None
+    #: the rows of ``input_jobs`` that ``jobs`` holds (ascending), with ``input_jobs``
+    input_rows: np.ndarray | None = None
+
+    def measure_of_rows(self, measure: Measure | None) -> Measure | None:
+        """``measure`` for the rows of ``jobs``: an index window (rows of the table the
+        run was given, e.g. a slice's measured block) becomes the same rows among
+        those an unfinished run kept (the summary's ``measure`` then names that window
+        of the kept rows); other windows apply as they are."""
+        if measure is None or measure.by != "index" or self.input_rows is None:
+            return measure
+        rows = self.input_rows
+        lo = None if measure.lo is None else int(np.searchsorted(rows, measure.lo))
+        hi = None if measure.hi is None else int(np.searchsorted(rows, measure.hi))
+        if lo is not None and hi is not None and lo >= hi:
+            from dispatchlab.errors import InputError
+
+            raise InputError(f"measurement window {measure}: none of its jobs ended "
+                             "before the run stopped at its wall-clock budget")
+        return Measure.by_index(lo, hi)
 
     @property
     def wait(self) -> np.ndarray:
@@ -110,7 +129,7 @@ class SimulationResult:
         not a hot-start dummy (job column ``hot_start``), as the summary's
         ``measured_jobs``. Rejected jobs in the window are measured (counted as
         rejected); they have no per-job metrics."""
-        rows = (measure or Measure()).mask(self.jobs["submit"])
+        rows = (self.measure_of_rows(measure) or Measure()).mask(self.jobs["submit"])
         hot = self.hot_start_rows()
         return rows if hot is None else rows & ~hot
 
@@ -234,7 +253,8 @@ class SimulationResult:
         from dispatchlab.power.model import has_power
 
         out = summarize_table(self.jobs, self.start, self.end, self.status,
-                              self.platform.total_capacity(), tau=tau, measure=measure,
+                              self.platform.total_capacity(), tau=tau,
+                              measure=self.measure_of_rows(measure),
                               decision_times=self.decision_times,
                               dispatcher_facts={"finished": int(self.finished),
                                                 **self.dispatcher_facts,
