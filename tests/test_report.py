@@ -247,8 +247,8 @@ def test_report_leaves_out_outdated_runs_and_never_pools_two_selections(tmp_path
     assert labels == ["easy-walltime [campaign=fixed-slice, trace.jobs=[0,250]]",
                       "easy-walltime [campaign=sampled, trace.sample_jobs=250]"]
     assert [r[1] for r in page.stats] == ["3", "3"]
-    # 3 runs: the mean wait has an interval "mean [low, high]"
-    assert all(re.search(r"\[[\d,.]+, [\d,.]+\]", r[2]) for r in page.stats)
+    # 3 runs: the mean wait has a Student's t interval "mean [low, high] t"
+    assert all(re.search(r"\[-?[\d,.]+, [\d,.]+\] t$", r[2]) for r in page.stats)
     # with the outdated run included, it is used (4 runs in the fixed-slice row)
     _text, page = _parse(write_report(path, tmp_path / "rep2", include_outdated=True))
     assert sorted(r[1] for r in page.stats) == ["3", "4"]

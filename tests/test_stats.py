@@ -1,5 +1,6 @@
-"""Statistics over runs (dispatchlab.stats): intervals are scipy's bootstrap, pairing is
-by workload, degenerate and missing data are handled."""
+"""Statistics over runs (dispatchlab.stats): intervals are Student's t below 10 runs
+and scipy's bootstrap from 10, pairing is by workload, degenerate and missing data are
+handled."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from scipy import stats as scipy_stats
 
 from dispatchlab.errors import InputError
 from dispatchlab.stats import (
+    BOOTSTRAP_MIN_RUNS,
     CONFIDENCE,
     DEFAULT_SEED,
     MIN_RUNS,
@@ -22,6 +24,7 @@ from dispatchlab.stats import (
     estimate,
     format_difference,
     format_estimate,
+    interval_method,
     pair_up,
     paired_difference,
 )
@@ -52,24 +55,56 @@ def _scipy_paired_ci(c: np.ndarray, b: np.ndarray, seed: int) -> tuple[np.ndarra
 
 def test_constants() -> None:
     assert (N_RESAMPLES, CONFIDENCE, MIN_RUNS, DEFAULT_SEED) == (10_000, 0.95, 3, 0)
+    assert BOOTSTRAP_MIN_RUNS == 10
+    assert [interval_method(n) for n in (2, 3, 9, 10, 40)] == [
+        None, "t", "t", "bootstrap", "bootstrap"]
+
+
+def test_few_runs_get_student_t_interval_by_hand() -> None:
+    # runs 1, 4, 10: mean 5; deviations -4, -1, 5 -> s^2 = (16 + 1 + 25) / 2 = 21,
+    # s = 4.582576, s / sqrt(3) = 2.645751; t(0.975, df=2) = 4.302653 (scipy.stats.t
+    # below); half width 4.302653 x 2.645751 = 11.383749 -> [-6.383749, 16.383749]
+    assert scipy_stats.t.ppf(0.975, 2) == pytest.approx(4.302653, abs=1e-6)
+    e = estimate([1.0, 4.0, 10.0])
+    assert e.method == "t"
+    assert (e.low, e.high) == pytest.approx((-6.383749, 16.383749), abs=1e-6)
+    assert format_estimate(e) == "5.0 [-6.4, 16.4] t"
+
+
+def test_few_pairs_get_student_t_on_the_paired_differences_by_hand() -> None:
+    # candidate 12, 15, 11, 20 vs baseline 10, 14, 12, 16: differences 2, 1, -1, 4,
+    # mean 1.5; deviations 0.5, -0.5, -2.5, 2.5 -> s^2 = (0.25 + 0.25 + 6.25 + 6.25) / 3
+    # = 13 / 3, s = 2.081666, s / sqrt(4) = 1.040833; t(0.975, df=3) = 3.182446;
+    # half width 3.312395 -> diff [-1.812395, 4.812395]. Baseline mean 13: ratio
+    # 14.5 / 13 = 1.115385, its interval 1 + [-1.812395, 4.812395] / 13 =
+    # [0.860585, 1.370184]. (A t interval on each side separately would be wider:
+    # the pairing removes the workloads' own variation.)
+    assert scipy_stats.t.ppf(0.975, 3) == pytest.approx(3.182446, abs=1e-6)
+    d = paired_difference([12.0, 15.0, 11.0, 20.0], [10.0, 14.0, 12.0, 16.0])
+    assert d.method == "t" and d.n_pairs == 4
+    assert d.diff == pytest.approx(1.5)
+    assert (d.diff_low, d.diff_high) == pytest.approx((-1.812395, 4.812395), abs=1e-6)
+    assert d.ratio == pytest.approx(14.5 / 13)
+    assert (d.ratio_low, d.ratio_high) == pytest.approx((0.860585, 1.370184), abs=1e-6)
+    assert format_difference(d) == "1.5 [-1.8, 4.8] t (x1.12 [0.86, 1.37])"
 
 
 # ------------------------------------------------------------------------- estimate
 
 
-@pytest.mark.parametrize("n", [3, 5, 12, 40])
+@pytest.mark.parametrize("n", [10, 12, 40])
 def test_estimate_interval_is_scipy_bootstrap(n: int) -> None:
     x = np.random.default_rng(n).lognormal(5.0, 1.0, n)
     e = estimate(x, seed=7)
     low, high = _scipy_mean_ci(x, 7)
-    assert e.n == n
+    assert e.n == n and e.method == "bootstrap"
     assert e.mean == pytest.approx(x.mean()) and e.median == pytest.approx(np.median(x))
     assert e.low == pytest.approx(low, rel=1e-12) and e.high == pytest.approx(high, rel=1e-12)
     assert e.low <= e.mean <= e.high
 
 
 def test_estimate_seed_determinism() -> None:
-    x = np.random.default_rng(1).normal(100.0, 15.0, 10)
+    x = np.random.default_rng(1).normal(100.0, 15.0, 10)  # 10 runs: bootstrap
     assert estimate(x, seed=3) == estimate(x, seed=3)
     assert estimate(x) == estimate(x, seed=DEFAULT_SEED)
     a, b = estimate(x, seed=3), estimate(x, seed=4)
@@ -90,7 +125,9 @@ def test_missing_values_dropped() -> None:
     # None, NaN and inf are dropped: the runs 2, 4, 9 remain -> mean 5, median 4
     e = estimate([2.0, None, 4.0, float("nan"), 9.0, float("inf")], seed=1)
     assert (e.n, e.mean, e.median) == (3, 5.0, 4.0)
-    assert (e.low, e.high) == pytest.approx(_scipy_mean_ci(np.array([2.0, 4.0, 9.0]), 1))
+    # t interval over 3 runs: s = sqrt((9 + 1 + 16) / 2) = 3.605551, sem 2.081666,
+    # t(0.975, 2) = 4.302653 -> half width 8.956686
+    assert (e.low, e.high) == pytest.approx((5.0 - 8.956686, 5.0 + 8.956686), abs=1e-6)
     # only two finite values left: no interval
     assert estimate([1.0, None, 3.0]).low is None
 
@@ -120,14 +157,14 @@ def test_estimate_bad_input() -> None:
 # ---------------------------------------------------------------- paired difference
 
 
-@pytest.mark.parametrize("n", [3, 8, 25])
+@pytest.mark.parametrize("n", [10, 25])
 def test_paired_intervals_are_scipy_bootstrap(n: int) -> None:
     rng = np.random.default_rng(100 + n)
     b = rng.lognormal(6.0, 0.5, n)
     c = b * rng.uniform(0.6, 1.1, n)
     d = paired_difference(c, b, seed=11)
     low, high = _scipy_paired_ci(c, b, 11)
-    assert d.n_pairs == n
+    assert d.n_pairs == n and d.method == "bootstrap"
     assert d.diff == pytest.approx((c - b).mean())
     assert d.ratio == pytest.approx(c.mean() / b.mean())
     assert (d.diff_low, d.diff_high) == pytest.approx((low[0], high[0]), rel=1e-12)
@@ -191,7 +228,7 @@ def _assert_close(a: Estimate | PairedDifference, b: Estimate | PairedDifference
     assert type(a) is type(b)
     for name, x in vars(a).items():
         y = vars(b)[name]
-        if x is None or y is None or isinstance(x, int):
+        if x is None or y is None or isinstance(x, (int, str)):
             assert x == y, name
         else:
             assert x == pytest.approx(y, rel=1e-12, nan_ok=True), name

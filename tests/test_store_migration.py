@@ -212,3 +212,32 @@ def test_a_newer_schema_is_refused_and_left_alone(v1_db):
         with pytest.raises(InputError, match="upgrade dispatchlab"):
             opener(v1_db)
     assert fingerprint(v1_db) == before
+
+
+def test_jobs_of_older_files_get_the_measured_and_hot_start_flags(v1_db):
+    """Jobs rows stored before the ``measured`` / ``hot_start`` columns: reading shows
+    them computed (measured = submitted from the run's first measured submission on,
+    hot_start unknown) without writing; opening for writing adds them with the same
+    values, and new rows insert after them."""
+    query = ("SELECT j.run_key, j.job_id, j.measured, j.hot_start, "
+             "j.submit_time >= r.series_start FROM jobs j JOIN runs r USING (run_key) "
+             "ORDER BY 1, 2")
+    before = fingerprint(v1_db)
+    con = store.open_read(v1_db)
+    try:
+        viewed = con.execute(query).fetchall()
+    finally:
+        con.close()
+    assert fingerprint(v1_db) == before
+    assert len(viewed) == 200
+    assert all(m == expected and h is None for _, _, m, h, expected in viewed)
+    store.open_write(v1_db).close()
+    con = connect(v1_db)
+    try:
+        migrated = con.execute(query).fetchall()
+        names = [r[0] for r in con.execute(
+            "SELECT name FROM pragma_table_info('jobs')").fetchall()]
+    finally:
+        con.close()
+    assert migrated == viewed
+    assert names[-2:] == ["measured", "hot_start"]

@@ -16,6 +16,12 @@ Before the run, :func:`platform_warnings`:
 
 After the run, :func:`result_warnings`: more than :data:`REJECTED_SHARE` of the jobs
 were rejected, with the most common rejection reason.
+
+:func:`run_warnings` is the one list of every warning of a run: the pre-run and the
+post-run ones, in that order. A run's summary stores it (``warnings`` in
+``summary.json`` and in a campaign's ``runs`` rows, shown beside the run in the
+report), so a warning any of these functions returns is kept with the run without
+further wiring.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ if TYPE_CHECKING:
     from dispatchlab.sim.result import SimulationResult
     from dispatchlab.workload.jobs import JobTable
 
-__all__ = ["MAX_LOAD", "REJECTED_SHARE", "platform_warnings", "result_warnings"]
+__all__ = ["MAX_LOAD", "REJECTED_SHARE", "platform_warnings", "result_warnings",
+           "run_warnings"]
 
 #: Offered load (work / capacity x submission span) above which the platform is overloaded.
 MAX_LOAD: float = 1.0
@@ -110,3 +117,11 @@ def _rejected_warning(result: SimulationResult) -> list[str]:
         reason, count = reasons.most_common(1)[0]
         text += f"; most common reason ({count:,} job{'' if count == 1 else 's'}): {reason}"
     return [text]
+
+
+def run_warnings(result: SimulationResult) -> list[str]:
+    """Every warning of a run, as printed: :func:`platform_warnings` of the jobs the run
+    was given (for an unfinished run, all of them, not only those that ended:
+    ``result.input_jobs``) on its platform, then :func:`result_warnings`."""
+    jobs = result.input_jobs if result.input_jobs is not None else result.jobs
+    return platform_warnings(jobs, result.platform) + result_warnings(result)

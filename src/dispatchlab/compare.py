@@ -7,7 +7,8 @@ cut into K disjoint, evenly spaced blocks of N measured jobs, each preceded by a
 simulated lead-in excluded from the metrics (:func:`dispatchlab.workload.slices.
 plan_slices`); every configuration runs on every slice, a slice is one workload, and
 :func:`dispatchlab.stats.compare_configurations` gives each configuration's mean over
-slices with a 95 % bootstrap interval and its paired difference to the baseline
+slices with a 95 % interval (Student's t below 10 slices, bootstrap from 10:
+:func:`dispatchlab.stats.interval_method`) and its paired difference to the baseline
 dispatcher with the same predictor on the same slices.
 
 Runs execute in worker processes (``workers``, default: the number of cores; a pool

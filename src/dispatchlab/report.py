@@ -10,9 +10,13 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
 - **Which runs.** The runs matching ``runs_filter`` whose code is the current one
   (:func:`dispatchlab.campaign.store.select_runs`): runs made by other code (dispatchlab,
   its result-affecting dependencies or the run's own classes changed since) are left out
-  and listed, unless ``include_outdated``.
+  and listed, unless ``include_outdated``; so are *unfinished* runs (stopped at their
+  wall-clock budget, ``finished = 0``: their metrics cover only the jobs that happened
+  to end), listed with how many of their jobs ended, unless ``include_unfinished``
+  (then they are used, and marked in the summary and the runs table).
 - **Statistics first.** At the top, per (trace, platform), one row per configuration:
-  the mean over runs of each run's metric with a 95 % bootstrap interval over runs
+  the mean over runs of each run's metric with a 95 % interval over runs (Student's t
+  below 10 runs, percentile bootstrap from 10: :func:`dispatchlab.stats.interval_method`)
   (:mod:`dispatchlab.campaign.statistics`), and the paired difference to the
   ``baseline`` dispatcher with the same predictor on the same workloads. The metrics
   are :data:`SUMMARY_METRICS`, the last one the mean wall time of one dispatcher call
@@ -26,13 +30,16 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   are **pooled**. Colours are one per predictor (the campaign label), the same in every
   figure, with a legend.
 - **Slowdown and bounded slowdown** box plots (log scale; min / max whiskers, quartile
-  box, median line, mean triangle), over all jobs that ran and per job class short /
-  medium / long (:func:`dispatchlab.plots.slowdown_boxes`). Rejected jobs are left out.
+  box, median line, mean triangle), over the measured jobs that ran (``jobs.measured``:
+  the jobs the runs' metrics count, so lead-in jobs of slices and hot-start dummies are
+  left out) and per job class short / medium / long
+  (:func:`dispatchlab.plots.slowdown_boxes`). Rejected jobs are left out.
   A label with more than ``max_jobs_per_box`` job rows is drawn from a uniform random
   sample of that many rows (DuckDB reservoir sample, fixed seed) so memory stays
   bounded; the page says where.
 - **Prediction errors** (:func:`dispatchlab.plots.prediction_errors`): estimate at
-  submission versus the trace's run time, when the jobs carry estimates.
+  submission versus the trace's run time of the measured jobs, when they carry
+  estimates.
 - **Waiting jobs, time-weighted** (:func:`dispatchlab.plots.queue_length_distribution`)
   and **utilization / queue length over time** (:func:`dispatchlab.plots.over_time`),
   per section: one box / one line per configuration, drawn from its first run with
@@ -59,16 +66,17 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   and max turnaround against the baseline (Figures 5, 7b, 7c; capped runs with a
   baseline), the share of jobs started in the window (Figure 7d) and, when jobs are
   stored, the mean and max wait per job size class (the starvation of large jobs; the
-  jobs submitted from each run's first measured submission on, lead-ins left out;
+  measured jobs (``jobs.measured``: lead-ins and hot-start dummies left out);
   at most ``max_jobs_per_box`` jobs per method and cap, a uniform sample beyond).
   Campaigns without power get no such section.
-- **A table of every selected run** (done and failed): labels, workload, status,
-  error and the main metrics to 3 significant digits, with the dispatcher's per-pass
-  decision time (wall clock) as one cell "mean / p99 / max" in milliseconds (ours: one
-  cell keeps the table narrow; ``-`` for a run with no dispatcher call); every other
-  column (decision calls, p50 and total decision time, dispatcher facts such as
-  ``finished`` and ``cp_passes``) and the full configuration JSON (HTML-escaped) fold
-  out per row.
+- **A table of every selected run** (done and failed): labels, workload, status, error,
+  the run's warnings (the ``warnings`` column: every warning ``simulate`` prints for the
+  run, :func:`dispatchlab.advice.run_warnings`) and the main metrics to 3 significant
+  digits, with the dispatcher's per-pass decision time (wall clock) as one cell "mean /
+  p99 / max" in milliseconds (ours: one cell keeps the table narrow; ``-`` for a run
+  with no dispatcher call); every other column (decision calls, p50 and total decision
+  time, dispatcher facts such as ``finished`` and ``cp_passes``) and the full
+  configuration JSON (HTML-escaped) fold out per row.
 
 Runs without stored ``jobs`` / ``series`` rows contribute no figure; the page says so.
 Times are seconds in each trace's time origin after slicing.
@@ -104,7 +112,7 @@ DPI = 90
 #: Columns shown in the runs table (``runs`` columns), in order; the others fold out.
 TABLE_COLUMNS: tuple[str, ...] = (
     "run_key", "trace", "platform", "dispatcher", "predictor", "workload", "status",
-    "error", "jobs", "mean_wait", "max_wait", "mean_bsld", "utilization",
+    "error", "warnings", "jobs", "mean_wait", "max_wait", "mean_bsld", "utilization",
     "steady_utilization", "decision_time", "wall_seconds",
 )
 #: The ``runs`` columns shown together in the runs table's ``decision_time`` cell
@@ -137,6 +145,7 @@ table.stats td { min-width: 7em; }
 th { background: #eee; position: sticky; top: 0; }
 td.text { text-align: left; }
 tr.failed td { background: #fde8e8; }
+tr.unfinished td { background: #fff4d6; }
 td.error { white-space: normal; max-width: 25em; text-align: left; }
 table#runs summary { white-space: nowrap; }
 details pre { text-align: left; white-space: pre-wrap; max-width: 40em; }
@@ -221,6 +230,18 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _warnings_cell(value: Any) -> str:
+    """The runs table's warnings cell (HTML): the run's warnings (the ``warnings``
+    column, a JSON list of lines), one per line; empty when none."""
+    try:
+        items = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        items = [value]
+    if not items:
+        return ""
+    return "<br>".join(f"warning: {html.escape(str(w))}" for w in items)
+
+
 def _decision_cell(run: dict[str, Any]) -> str:
     """The runs table's decision-time cell: mean / p99 / max of the per-pass wall time
     in milliseconds, each to 3 significant digits (``-`` when absent, e.g. no call);
@@ -234,10 +255,11 @@ def _decision_cell(run: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- sections
 def _job_arrays(con, keys: list[str], limit: int) -> tuple[dict[str, np.ndarray], int]:
-    """Job columns of the runs ``keys`` (jobs that ran), a uniform sample of ``limit``
+    """Job columns of the runs ``keys`` (measured jobs that ran: lead-in jobs and
+    hot-start dummies left out, as in the runs' metrics), a uniform sample of ``limit``
     rows when there are more; returns the arrays and the number of rows available."""
     base = ("SELECT slowdown, bsld, job_class, estimate, trace_run FROM jobs "
-            "WHERE list_contains(?, run_key) AND status <> 'rejected'")
+            "WHERE list_contains(?, run_key) AND status <> 'rejected' AND measured")
     total = con.execute(f"SELECT count(*) FROM ({base})", [keys]).fetchone()[0]
     sql = base if total <= limit else \
         f"SELECT * FROM ({base}) USING SAMPLE reservoir({int(limit)} ROWS) REPEATABLE (0)"
@@ -284,21 +306,23 @@ def _box_section(con, groups: list[Any], colours: dict[str, str], max_jobs: int)
         out += _figure(plots.slowdown_boxes(values, ylabel=name, title=f"Job {name}",
                                             **style),
                        f"{name} box plots",
-                       f"Job {name} per configuration ({scope}rejected jobs left out); "
-                       "colour: predictor. Whiskers: min / max; box: quartiles; line: "
-                       "median; triangle: mean; log scale.")
+                       f"Job {name} per configuration ({scope}measured jobs only: "
+                       "lead-in jobs of slices and hot-start dummies left out, as in the "
+                       "runs' metrics; rejected jobs left out); colour: predictor. "
+                       "Whiskers: min / max; box: quartiles; line: median; triangle: mean; "
+                       "log scale.")
         classes = {lab: a["job_class"] for lab, a in arrays.items()}
         out += _figure(plots.slowdown_boxes(values, classes=classes, ylabel=name,
                                             title=f"Job {name} by class", **style),
                        f"{name} by job class",
                        f"Job {name} per job class (short < 1 h <= medium <= 12 h < long, "
-                       "by simulated run time).")
+                       "by simulated run time); measured jobs only.")
     est = {lab: a["estimate"] for lab, a in arrays.items() if np.any(a["estimate"] >= 0)}
     if est:
         act = {lab: arrays[lab]["trace_run"] for lab in est}
         out += _figure(plots.prediction_errors(est, act, **style), "prediction errors",
                        "Run-time estimate given at submission versus the trace's run time "
-                       "(all jobs that ran): error ratio, signed error, and predicted "
+                       "(the measured jobs that ran): error ratio, signed error, and predicted "
                        "versus actual (a sample when large).")
     return out
 
@@ -532,10 +556,8 @@ def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
     keys: dict[str, dict[str, list[str]]] = {}
     for r in runs:
         keys.setdefault(r["cap"], {}).setdefault(method(r), []).append(r["run_key"])
-    base = ("SELECT j.procs, j.wait FROM jobs j JOIN runs r ON r.run_key = j.run_key "
-            "WHERE list_contains(?, j.run_key) AND j.status <> 'rejected' AND "
-            "j.start_time >= 0 AND (r.series_start IS NULL OR "
-            "j.submit_time >= r.series_start)")
+    base = ("SELECT j.procs, j.wait FROM jobs j WHERE list_contains(?, j.run_key) AND "
+            "j.status <> 'rejected' AND j.start_time >= 0 AND j.measured")
     procs: dict[str, dict[str, np.ndarray]] = {}
     wait: dict[str, dict[str, np.ndarray]] = {}
     sampled = []
@@ -565,8 +587,8 @@ def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
     return out + _figure(
         fig, "wait by job size class",
         "Mean (left) and maximum (right) wait per job size class in processors ("
-        + ", ".join(names) + "), per cap and method: the jobs of all the method's runs "
-        "pooled, from each run's first measured submission on (lead-in jobs left out); "
+        + ", ".join(names) + "), per cap and method: the measured jobs of all the "
+        "method's runs pooled (lead-in jobs and hot-start dummies left out); "
         "a large maximum for the largest classes is the starvation of large jobs (seed "
         "003, EASY SAF against the knapsacks). Tick: jobs in the class.")
 
@@ -714,6 +736,11 @@ def _table(runs: list[dict[str, Any]]) -> str:
                 cells.append(f'<td class="num">{html.escape(_decision_cell(r))}</td>')
                 continue
             v = r.get(c)
+            if c == "status" and r.get("unfinished"):
+                v = f"unfinished ({store.describe_unfinished(r).rsplit(': ', 1)[-1]})"
+            if c == "warnings":
+                cells.append(f'<td class="error">{_warnings_cell(v)}</td>')
+                continue
             cls = "error" if c == "error" else "text" if isinstance(v, str) else "num"
             cells.append(f'<td class="{cls}">{html.escape(_fmt(v))}</td>')
         try:
@@ -724,22 +751,27 @@ def _table(runs: list[dict[str, Any]]) -> str:
                        for k, v in r.items() if k not in shown)
         cells.append(f'<td class="text"><details><summary>more</summary>'
                      f"<dl>{rest}</dl><pre>{html.escape(config)}</pre></details></td>")
-        status = "failed" if r.get("status") != "done" else "done"
+        status = "failed" if r.get("status") != "done" else \
+            "unfinished" if r.get("unfinished") else "done"
         lines.append(f'<tr class="{status}">{"".join(cells)}</tr>')
     lines.append("</tbody></table></div>")
     return "\n".join(lines) + "\n"
 
 
-def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None) -> str:
+def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None,
+                        include_unfinished: bool = False) -> str:
     """The table at the top: per (trace, platform), one row per configuration."""
     from dispatchlab.campaign.statistics import run_statistics
     from dispatchlab.metrics.keys import BY_KEY
     from dispatchlab.stats import format_difference, format_estimate
 
-    sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline)
+    sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline,
+                              include_unfinished=include_unfinished)
     out = _note("Each configuration's value is the mean over its runs (one run = one "
-                "workload: a seed or a slice) of the run's metric, with a 95 % percentile "
-                "bootstrap interval over runs (10,000 resamples; none below 3 runs). "
+                "workload: a seed or a slice) of the run's metric, with a 95 % interval "
+                "over runs marked with its method: t, Student's t (below 10 runs; for the "
+                "differences, on the paired differences); boot, the percentile bootstrap "
+                "(10,000 resamples, from 10 runs); none below 3 runs. "
                 + (f"Differences: the paired difference to {baseline} with the same "
                    "predictor on the same workloads, [interval], (ratio of means); an "
                    "interval that excludes 0 is a difference larger than the variation "
@@ -755,7 +787,8 @@ def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None)
             head += [f"{BY_KEY[k].label} vs {baseline}" for k in DIFFERENCE_METRICS]
         rows = []
         for g, row in zip(sec.groups, sec.rows, strict=True):
-            cells = [g.label, str(row["runs"])]
+            cells = [g.label, str(row["runs"]) + (f" ({row['unfinished']} unfinished)"
+                                                  if row.get("unfinished") else "")]
             cells += [format_estimate(row[k], fmt(k)) for k in SUMMARY_METRICS]
             if baseline:
                 diffs = row.get("vs_baseline") or {}
@@ -779,14 +812,15 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
                  gantt_run: str | None = None, gantt_window: tuple[int, int] | None = None,
                  max_runs_per_figure: int = MAX_RUNS_PER_FIGURE,
                  max_jobs_per_box: int = MAX_JOBS_PER_BOX, baseline: str | None = None,
-                 include_outdated: bool = False) -> Path:
+                 include_outdated: bool = False, include_unfinished: bool = False) -> Path:
     """Write ``out_dir/index.html`` for the runs of results database ``db``; return its path.
 
     ``runs_filter`` is an SQL boolean expression over the ``runs`` columns (e.g.
     ``dispatcher = 'easy' AND seed < 3``); a filter DuckDB rejects raises
     :class:`InputError` naming it, and so does a filter (or database) with no current
     run. Outdated runs (made by other code) are left out and listed unless
-    ``include_outdated``. ``baseline`` is a dispatcher label: the statistics table gives
+    ``include_outdated``, unfinished runs (stopped at their wall-clock budget) unless
+    ``include_unfinished``. ``baseline`` is a dispatcher label: the statistics table gives
     every other configuration's paired difference to it (default: the first
     dispatcher label in the selection). ``gantt_run`` is a run key among the selected
     runs (done, with stored jobs); ``gantt_window = (t0, t1)`` trace seconds,
@@ -804,6 +838,12 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     con = store.open_read(db)
     try:
         runs, outdated = _select_runs(con, runs_filter, include_outdated)
+        runs, unfinished = store.split_unfinished(runs,
+                                                  include_unfinished=include_unfinished)
+        if not runs:
+            raise InputError(f"every selected run is unfinished ({len(unfinished)} runs "
+                             "stopped at their wall-clock budget): include them to report "
+                             "them (--include-unfinished)")
         if gantt_run is not None:  # checked before any figure is drawn
             _gantt_run(con, runs, gantt_run)
         done = [r for r in runs if r["status"] == "done"]
@@ -827,8 +867,11 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             f"{len(done)} done, {failed} failed.</p>")
         if outdated:
             parts.append(_outdated_note(outdated))
+        if unfinished:
+            parts.append(_unfinished_note(unfinished))
         parts.append("<h2>Summary</h2>")
-        parts.append(_statistics_section(done, baseline) if groups else
+        parts.append(_statistics_section(done, baseline, include_unfinished)
+                     if groups else
                      _note("No selected run is done: no statistics."))
         parts.append(_note(
             "Times are seconds from each trace's time origin after slicing. Runs are "
@@ -998,6 +1041,21 @@ def _power_baseline(runs: list[dict[str, Any]], asked: str | None) -> str:
         return asked
     capped = [r["dispatcher"] for r in runs if r.get("cap") is not None]
     return "easy" if "easy" in capped else sorted(capped)[0]
+
+
+def _unfinished_note(unfinished: list[dict[str, Any]], shown: int = 10) -> str:
+    """The unfinished runs left out, listed (the first ``shown``) with their job
+    counts."""
+    items = "".join(
+        f"<li><code>{html.escape(str(r['run_key']))}</code> "
+        f"{html.escape(str(r.get('campaign')))}/{html.escape(store.describe_unfinished(r))}"
+        "</li>" for r in unfinished[:shown])
+    more = f"<li>... and {len(unfinished) - shown} more</li>" if len(unfinished) > shown \
+        else ""
+    return (f'<p class="note">{len(unfinished)} unfinished runs left out (stopped at their '
+            "wall-clock budget: their metrics cover only the jobs that happened to end; "
+            "<code>dispatchlab report --include-unfinished</code> uses them, marked):</p>"
+            f"<ul>{items}{more}</ul>\n")
 
 
 def _outdated_note(outdated: list[dict[str, Any]], shown: int = 10) -> str:

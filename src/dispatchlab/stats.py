@@ -1,19 +1,32 @@
-"""Statistics over runs: bootstrap intervals of a configuration's mean and of paired
-differences between configurations.
+"""Statistics over runs: intervals of a configuration's mean and of paired differences
+between configurations (Student's t over few runs, percentile bootstrap over many).
 
 **The unit is a run.** A run is one workload (one seed of a generator, one slice of a
 trace) simulated under one configuration, and contributes one value per metric (its
 summary value: a mean wait, a utilization, ...). A configuration's figure is the mean
 over its runs of those values; jobs are never pooled across runs.
 
-**Intervals.** ``scipy.stats.bootstrap`` itself computes every interval: the
-*percentile* method, :data:`N_RESAMPLES` resamples, a two-sided :data:`CONFIDENCE`
-level, and a fresh ``np.random.default_rng(seed)`` per call, so a result depends only
-on its inputs and the seed, never on what was computed before. Runs are resampled with
-replacement; the statistic is the mean over runs.
+**Which interval** (:func:`interval_method`, the one rule every table uses: ``compare``,
+``results summary``, the report). Below :data:`BOOTSTRAP_MIN_RUNS` (10) runs (or pairs)
+a percentile bootstrap interval is about the min-max of a handful of values and means
+little, so the interval is **Student's t** 95 % interval of the mean,
+``mean +- t(0.975, n - 1) x s / sqrt(n)`` (``s`` the sample standard deviation, ``ddof
+= 1``); for paired differences it is the t interval of the mean of the per-pair
+differences ``candidate - baseline``, and the ratio's interval is that interval over
+the baseline mean, ``1 + [low, high] / mean(baseline)`` (the baseline mean taken as
+fixed; none when it is 0). From 10 runs on, the percentile bootstrap below. Every
+:class:`Estimate` and :class:`PairedDifference` says which in ``method`` (``"t"`` or
+``"bootstrap"``; None without an interval), and :func:`format_estimate` /
+:func:`format_difference` mark the interval with it.
+
+**Bootstrap intervals** (10 runs and more). ``scipy.stats.bootstrap`` itself computes
+every such interval: the *percentile* method, :data:`N_RESAMPLES` resamples, a
+two-sided :data:`CONFIDENCE` level, and a fresh ``np.random.default_rng(seed)`` per
+call, so a result depends only on its inputs and the seed, never on what was computed
+before. Runs are resampled with replacement; the statistic is the mean over runs.
 
 - No interval (``None``) below :data:`MIN_RUNS` runs (or pairs): with one or two runs
-  a bootstrap interval says nothing.
+  an interval says nothing.
 - All values equal (a *degenerate* sample): the interval is ``(v, v)``, returned
   directly (scipy would compute the same up to rounding, and may warn).
 - Missing values (``None``, NaN, and also +-inf) are dropped before anything else:
@@ -54,6 +67,8 @@ N_RESAMPLES: int = 10_000
 CONFIDENCE: float = 0.95
 #: Fewest runs (or pairs) with an interval; below it ``low``/``high`` are None.
 MIN_RUNS: int = 3
+#: Fewest runs (or pairs) with a bootstrap interval; below it, Student's t interval.
+BOOTSTRAP_MIN_RUNS: int = 10
 #: Seed of ``np.random.default_rng`` when none is given.
 DEFAULT_SEED: int = 0
 
@@ -66,8 +81,10 @@ class Estimate:
     """One configuration's metric over its runs.
 
     ``n``: runs with a finite value; ``mean``/``median``: over those runs (NaN when
-    ``n == 0``); ``low``/``high``: the percentile bootstrap interval of the mean (None
-    when ``n < MIN_RUNS``; ``(mean, mean)`` when all values are equal).
+    ``n == 0``); ``low``/``high``: the 95 % interval of the mean (None when ``n <
+    MIN_RUNS``; ``(mean, mean)`` when all values are equal); ``method``: how it was
+    computed, ``"t"`` (Student's t, ``n < BOOTSTRAP_MIN_RUNS``) or ``"bootstrap"``
+    (percentile bootstrap), None without an interval (:func:`interval_method`).
     """
 
     n: int
@@ -75,6 +92,7 @@ class Estimate:
     median: float
     low: float | None
     high: float | None
+    method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +104,9 @@ class PairedDifference:
     the pairs (NaN when there is no pair or the baseline mean is 0), with its interval
     ``ratio_low``/``ratio_high``. Intervals are None below ``MIN_RUNS`` pairs; the ratio
     interval is also None when the ratio is undefined or a bound is not finite (enough
-    resamples with a baseline mean of 0 to reach a tail of the interval).
+    resamples with a baseline mean of 0 to reach a tail of the interval). ``method``:
+    ``"t"`` below ``BOOTSTRAP_MIN_RUNS`` pairs, else ``"bootstrap"``; None without an
+    interval (see the module docstring).
     """
 
     n_pairs: int
@@ -96,6 +116,7 @@ class PairedDifference:
     ratio: float
     ratio_low: float | None
     ratio_high: float | None
+    method: str | None = None
 
 
 # --------------------------------------------------------------------------- checks
@@ -191,6 +212,29 @@ def _interval(low: float, high: float) -> tuple[float | None, float | None]:
     return None, None
 
 
+def interval_method(n: int) -> str | None:
+    """The interval over ``n`` runs (or pairs): None below :data:`MIN_RUNS`, ``"t"``
+    (Student's t) below :data:`BOOTSTRAP_MIN_RUNS`, else ``"bootstrap"`` (percentile).
+    The one rule of every table of intervals (``compare``, ``results summary``, the
+    report)."""
+    if n < MIN_RUNS:
+        return None
+    return "t" if n < BOOTSTRAP_MIN_RUNS else "bootstrap"
+
+
+def _t_interval(matrix: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Student's t interval of the mean of each row of ``matrix`` (rows x runs, all
+    finite, at least 2 runs): ``mean +- t((1 + confidence) / 2, n - 1) x s / sqrt(n)``
+    with ``s`` the sample standard deviation (``ddof = 1``)."""
+    from scipy.special import stdtrit  # the t quantile; lighter than scipy.stats
+
+    n = matrix.shape[1]
+    mean = matrix.mean(axis=1)
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * matrix.std(axis=1, ddof=1) \
+        / math.sqrt(n)
+    return mean - half, mean + half
+
+
 def _estimates(
     matrix: np.ndarray, *, seed: int, n_resamples: int, confidence: float
 ) -> list[Estimate]:
@@ -202,11 +246,14 @@ def _estimates(
     medians = np.median(matrix, axis=1)
     lows = np.full(k, np.nan)
     highs = np.full(k, np.nan)
-    if n >= MIN_RUNS:
+    method = interval_method(n)
+    if method is not None:
         constant = np.all(matrix == matrix[:, :1], axis=1)
         lows[constant] = highs[constant] = matrix[constant, 0]
         vary = ~constant
-        if vary.any():
+        if vary.any() and method == "t":
+            lows[vary], highs[vary] = _t_interval(matrix[vary], confidence)
+        elif vary.any():
             lows[vary], highs[vary] = _bootstrap(
                 (matrix[vary],), _mean_stat, paired=False, seed=seed,
                 n_resamples=n_resamples, confidence=confidence,
@@ -214,7 +261,8 @@ def _estimates(
     out = []
     for i in range(k):
         low, high = _interval(lows[i], highs[i])
-        out.append(Estimate(n, float(means[i]), float(medians[i]), low, high))
+        out.append(Estimate(n, float(means[i]), float(medians[i]), low, high,
+                            None if low is None else method))
     return out
 
 
@@ -230,12 +278,21 @@ def _differences(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(mb != 0, mc / np.where(mb != 0, mb, 1.0), np.nan)
     d_lo, d_hi, r_lo, r_hi = (np.full(k, np.nan) for _ in range(4))
-    if n >= MIN_RUNS:
+    method = interval_method(n)
+    if method is not None:
         both_constant = np.all(cand == cand[:, :1], axis=1) & np.all(base == base[:, :1], axis=1)
         d_lo[both_constant] = d_hi[both_constant] = diffs[both_constant]
         r_lo[both_constant] = r_hi[both_constant] = ratios[both_constant]
         vary = ~both_constant
-        if vary.any():
+        if vary.any() and method == "t":
+            # the t interval of the mean per-pair difference; the ratio's is that
+            # interval over the baseline mean (1 + diff / mean(b), mean(b) fixed)
+            low, high = _t_interval((cand - base)[vary], confidence)
+            d_lo[vary], d_hi[vary] = low, high
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a, b = 1.0 + low / mb[vary], 1.0 + high / mb[vary]
+            r_lo[vary], r_hi[vary] = np.minimum(a, b), np.maximum(a, b)
+        elif vary.any():
             low, high = _bootstrap(
                 (cand[vary], base[vary]), _paired_stat, paired=True, seed=seed,
                 n_resamples=n_resamples, confidence=confidence,
@@ -250,7 +307,8 @@ def _differences(
     for i in range(k):
         dl, dh = _interval(d_lo[i], d_hi[i])
         rl, rh = _interval(r_lo[i], r_hi[i]) if math.isfinite(ratios[i]) else (None, None)
-        out.append(PairedDifference(n, float(diffs[i]), dl, dh, float(ratios[i]), rl, rh))
+        out.append(PairedDifference(n, float(diffs[i]), dl, dh, float(ratios[i]), rl, rh,
+                                    None if dl is None and rl is None else method))
     return out
 
 
@@ -264,13 +322,14 @@ def estimate(
     n_resamples: int = N_RESAMPLES,
     confidence: float = CONFIDENCE,
 ) -> Estimate:
-    """Mean, median and bootstrap interval of the mean of one metric over runs.
+    """Mean, median and 95 % interval of the mean of one metric over runs.
 
-    ``values``: one value per run (``None``/NaN/inf = missing, dropped). The interval
-    is ``scipy.stats.bootstrap((x,), np.mean, method="percentile", n_resamples=...,
-    confidence_level=..., rng=np.random.default_rng(seed))`` on the finite values
-    ``x`` in the given order; None below :data:`MIN_RUNS` values, ``(v, v)`` when all
-    values equal ``v``.
+    ``values``: one value per run (``None``/NaN/inf = missing, dropped). Below
+    :data:`BOOTSTRAP_MIN_RUNS` finite values the interval is Student's t (see the module
+    docstring); from there on it is ``scipy.stats.bootstrap((x,), np.mean,
+    method="percentile", n_resamples=..., confidence_level=...,
+    rng=np.random.default_rng(seed))`` on the finite values ``x`` in the given order;
+    None below :data:`MIN_RUNS` values, ``(v, v)`` when all values equal ``v``.
     """
     _check_options(n_resamples, confidence)
     x = _as_values(values, "values")
@@ -291,8 +350,10 @@ def paired_difference(
 
     ``candidate[i]`` and ``baseline[i]`` are the two configurations' values on workload
     ``i`` (same length; :func:`pair_up` aligns two ``{workload: value}`` dicts). Pairs
-    with a missing value (None/NaN/inf) on either side are dropped. The intervals are
-    one ``scipy.stats.bootstrap((c, b), stat, paired=True, method="percentile", ...)``
+    with a missing value (None/NaN/inf) on either side are dropped. Below
+    :data:`BOOTSTRAP_MIN_RUNS` pairs the intervals are Student's t on the per-pair
+    differences (see the module docstring); from there on they are one
+    ``scipy.stats.bootstrap((c, b), stat, paired=True, method="percentile", ...)``
     where ``stat`` returns ``mean(c) - mean(b)`` and ``mean(c) / mean(b)``; see
     :class:`PairedDifference` for the None cases.
     """
@@ -475,24 +536,31 @@ def _fmt(fmt: str, value: float) -> str:
     return "n/a" if not math.isfinite(value) else fmt.format(value)
 
 
+#: The mark after an interval, by ``method`` (:func:`interval_method`).
+METHOD_MARKS: dict[str | None, str] = {"t": " t", "bootstrap": " boot", None: ""}
+
+
 def format_estimate(e: Estimate, fmt: str = "{:,.1f}") -> str:
-    """``"12.3 [10.1, 14.9]"`` (mean and interval), ``"12.3"`` without an interval,
-    ``"n/a"`` without runs; every number through ``fmt``."""
+    """``"12.3 [10.1, 14.9] t"`` (mean, interval and its method: ``t`` for Student's t,
+    ``boot`` for the percentile bootstrap, nothing when unknown), ``"12.3"`` without an
+    interval, ``"n/a"`` without runs; every number through ``fmt``."""
     text = _fmt(fmt, e.mean)
     if e.low is not None and e.high is not None:
-        text += f" [{fmt.format(e.low)}, {fmt.format(e.high)}]"
+        text += f" [{fmt.format(e.low)}, {fmt.format(e.high)}]{METHOD_MARKS[e.method]}"
     return text
 
 
 def format_difference(
     d: PairedDifference, fmt: str = "{:,.1f}", ratio_fmt: str = "{:.2f}"
 ) -> str:
-    """``"-3.2 [-5.0, -1.1] (x0.81 [0.70, 0.93])"``: the mean difference (``fmt``) and
-    the ratio of means (``ratio_fmt``), each with its interval when it has one; the
-    ratio part is left out when the ratio is undefined (a baseline mean of 0)."""
+    """``"-3.2 [-5.0, -1.1] t (x0.81 [0.70, 0.93])"``: the mean difference (``fmt``) and
+    the ratio of means (``ratio_fmt``), each with its interval when it has one, the
+    difference's marked with the method as in :func:`format_estimate`; the ratio part
+    is left out when the ratio is undefined (a baseline mean of 0)."""
     text = _fmt(fmt, d.diff)
     if d.diff_low is not None and d.diff_high is not None:
-        text += f" [{fmt.format(d.diff_low)}, {fmt.format(d.diff_high)}]"
+        text += (f" [{fmt.format(d.diff_low)}, {fmt.format(d.diff_high)}]"
+                 f"{METHOD_MARKS[d.method]}")
     if math.isfinite(d.ratio):
         ratio = "x" + ratio_fmt.format(d.ratio)
         if d.ratio_low is not None and d.ratio_high is not None:

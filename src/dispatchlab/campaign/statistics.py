@@ -6,7 +6,8 @@ group_runs`: by campaign, trace, platform and the full canonical configuration; 
 seeds, repetitions and slices are pooled). Within a section (one trace and platform),
 each group is one configuration; its runs are its workloads (the ``workload`` column:
 seed and slice). :func:`dispatchlab.stats.compare_configurations` gives each
-configuration's mean over runs with a 95 % bootstrap interval and, when a baseline
+configuration's mean over runs with a 95 % interval (Student's t below 10 runs,
+percentile bootstrap from 10) and, when a baseline
 dispatcher is named, the paired difference to the baseline dispatcher with the same
 predictor on the same workloads.
 """
@@ -24,7 +25,8 @@ from dispatchlab.errors import InputError
 class Section:
     """The statistics of one (trace, platform): ``rows`` as returned by
     :func:`dispatchlab.stats.compare_configurations` (one per configuration, in group
-    order), with ``predictor`` and ``dispatcher`` of each row in ``groups``."""
+    order) plus ``unfinished`` (how many of its runs are unfinished: 0 unless they were
+    included), with ``predictor`` and ``dispatcher`` of each row in ``groups``."""
 
     trace: str
     platform: str
@@ -50,16 +52,23 @@ def _first_repetitions(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run_statistics(runs: Sequence[dict[str, Any]], *, metrics: Sequence[str] | None = None,
-                   baseline: str | None = None, seed: int = 0) -> list[Section]:
+                   baseline: str | None = None, seed: int = 0,
+                   include_unfinished: bool = False) -> list[Section]:
     """Statistics of done ``runs`` (rows of the ``runs`` table as dicts), one
     :class:`Section` per (trace, platform). ``baseline`` is a dispatcher label (as in the
-    campaign file); it must exist in every section that has another dispatcher."""
+    campaign file); it must exist in every section that has another dispatcher.
+
+    Unfinished runs (stopped at their wall-clock budget:
+    :func:`dispatchlab.campaign.store.is_unfinished`) are left out unless
+    ``include_unfinished``; each row says in ``unfinished`` how many of its runs are."""
     from dispatchlab.campaign.groups import group_runs
+    from dispatchlab.campaign.store import is_unfinished
     from dispatchlab.metrics.keys import COMPARE_TABLE
     from dispatchlab.stats import compare_configurations
 
     keys = list(COMPARE_TABLE if metrics is None else metrics)
-    done = [r for r in runs if r.get("status") == "done"]
+    done = [r for r in runs if r.get("status") == "done"
+            and (include_unfinished or not is_unfinished(r))]
     groups = group_runs(done)
     sections: dict[tuple[str, str], Section] = {}
     for g in groups:
@@ -83,6 +92,9 @@ def run_statistics(runs: Sequence[dict[str, Any]], *, metrics: Sequence[str] | N
             base = next((g.label for g in members if g.dispatcher == baseline), None)
             stats = compare_configurations(rows, metrics=keys, baseline=base, seed=seed)
             by_label = {s["config"]: s for s in stats}
+            for g in members:
+                by_label[g.label]["unfinished"] = sum(
+                    is_unfinished(r) for r in _first_repetitions(g.runs))
             ordered += [(g, by_label[g.label]) for g in members]
         section.groups = [g for g, _ in ordered]
         section.rows = [s for _, s in ordered]

@@ -47,7 +47,10 @@ the simulation used):
     statistics pair runs on: ``seed=S`` or ``seed=S/slice=K``) and ``inputs`` (JSON:
     input file path -> SHA-256); and, added like new metric columns, ``cap`` and
     ``power_predictor`` (the campaign's labels of the run's cap and power predictor;
-    null for runs of campaigns without ``[power]``).
+    null for runs of campaigns without ``[power]``) and ``warnings`` (JSON list of the
+    run's warnings, :func:`dispatchlab.advice.run_warnings`, as in its summary; null
+    for failed runs and for runs whose summary has none, stored before warnings were
+    kept).
 ``jobs``
     One row per job of a done run (when the campaign stores jobs): ``run_key``,
     ``job_id``, ``submit_time``, ``start_time``, ``end_time`` (-1 if rejected),
@@ -55,8 +58,15 @@ the simulation used):
     trace), ``requested_time``, ``procs`` (units requested), ``user_id``, ``status``
     (completed / killed / rejected), ``estimate`` (the predictor's estimate at
     submission, s; -1 if rejected), ``slowdown``, ``bsld`` (null if rejected),
-    ``job_class`` (short / medium / long by simulated run; null if rejected) and
-    ``allocation`` (``"node:units,..."`` for node-level runs, else null).
+    ``job_class`` (short / medium / long by simulated run; null if rejected),
+    ``allocation`` (``"node:units,..."`` for node-level runs, else null), and, added to
+    older files like new metric columns (:data:`JOB_FLAG_COLUMNS`), ``measured`` (the
+    job counts in the run's metrics: inside the measurement window, so not a lead-in
+    job of a slice, and not a hot-start dummy) and ``hot_start`` (a hot-start dummy
+    job: one node kept busy from t = 0, not part of the workload). Rows stored before
+    these columns existed get ``measured`` = submitted at or after the run's
+    ``series_start`` (its first measured submission; true when unknown) and
+    ``hot_start`` null (unknown).
 ``series``
     Step functions of a done run (when the campaign stores series): ``run_key``,
     ``name`` (``queue_length``: waiting jobs; ``utilization``: fraction of the
@@ -119,6 +129,16 @@ V2_COLUMNS: tuple[tuple[str, str], ...] = (
 POWER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cap", "VARCHAR"), ("power_predictor", "VARCHAR"),
 )
+#: ``runs`` columns after the power labels, added to older files the same way.
+LATER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (("warnings", "JSON"),)
+#: ``jobs`` columns after ``allocation``, added to older files like new metric columns
+#: (no schema version), with the SQL computing them for rows stored before.
+JOB_FLAG_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("measured", "BOOLEAN",
+     "coalesce(submit_time >= (SELECT r.series_start FROM runs r WHERE r.run_key = "
+     "jobs.run_key), TRUE)"),
+    ("hot_start", "BOOLEAN", "NULL"),
+)
 
 _OTHER_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -127,7 +147,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     end_time BIGINT, wait BIGINT, run_time BIGINT, trace_run BIGINT,
     requested_time BIGINT, procs BIGINT, user_id BIGINT, status VARCHAR,
     estimate BIGINT, slowdown DOUBLE, bsld DOUBLE, job_class VARCHAR,
-    allocation VARCHAR
+    allocation VARCHAR, measured BOOLEAN, hot_start BOOLEAN
 );
 CREATE TABLE IF NOT EXISTS series (
     run_key VARCHAR, name VARCHAR, time BIGINT, value DOUBLE
@@ -145,9 +165,10 @@ _INPUTS_FN = "dispatchlab_legacy_inputs"
 def run_column_types() -> list[tuple[str, str]]:
     """Every ``runs`` column with its SQL type, in the order of a new file: the base
     columns, one per declared metric, the series horizon and summary, then the
-    schema-2 columns, then the power labels."""
+    schema-2 columns, then the power labels and the warnings."""
     metrics = [(m.key, m.sql) for m in METRICS]
-    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS, *POWER_RUN_COLUMNS]
+    return [*BASE_COLUMNS, *metrics, *TAIL_COLUMNS, *V2_COLUMNS, *POWER_RUN_COLUMNS,
+            *LATER_RUN_COLUMNS]
 
 
 def run_columns() -> tuple[str, ...]:
@@ -271,6 +292,7 @@ def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
         "workload": "'seed=' || CAST(seed AS VARCHAR)",
         "inputs": f"{_INPUTS_FN}(trace_path, trace_sha256, CAST(config AS VARCHAR))",
         "cap": "NULL", "power_predictor": "NULL",
+        "warnings": "json_extract(summary, '$.warnings')",
     }
     computed.update({m.key: _metric_sql(m) for m in METRICS})
     return [(name, sql, computed[name]) for name, sql in run_column_types()
@@ -280,6 +302,11 @@ def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
 def _migrate(con, found: int) -> None:
     """Bring the ``runs`` table of an open write transaction to today's columns (see
     the module docstring) and the schema version to :data:`SCHEMA_VERSION`."""
+    present_jobs = _present_columns(con, "jobs")
+    for name, sql, expr in JOB_FLAG_COLUMNS:
+        if name not in present_jobs:
+            con.execute(f"ALTER TABLE jobs ADD COLUMN {name} {sql}")
+            con.execute(f"UPDATE jobs SET {name} = {expr}")
     missing = _missing_column_sql(_present_columns(con))
     if missing:
         _register_functions(con)
@@ -297,13 +324,21 @@ def _migrate(con, found: int) -> None:
 
 
 def _reading_view(con) -> None:
-    """On a read-only connection to a file that lacks ``runs`` columns: a temporary
-    view ``runs`` with every column, the missing ones computed (nothing is written)."""
+    """On a read-only connection to a file that lacks ``runs`` or ``jobs`` columns:
+    temporary views ``runs`` / ``jobs`` with every column, the missing ones computed
+    (nothing is written)."""
+    (db,), = con.execute("SELECT current_database()").fetchall()
+    present_jobs = _present_columns(con, "jobs")
+    flags = [(n, sql, expr.replace("jobs.run_key", "j.run_key").replace(
+        "FROM runs r", f'FROM "{db}".main.runs r'))
+        for n, sql, expr in JOB_FLAG_COLUMNS if n not in present_jobs]
+    if flags:
+        extra = ", ".join(f"CAST({expr} AS {sql}) AS {name}" for name, sql, expr in flags)
+        con.execute(f'CREATE TEMP VIEW jobs AS SELECT j.*, {extra} FROM "{db}".main.jobs j')
     missing = _missing_column_sql(_present_columns(con))
     if not missing:
         return
     _register_functions(con)
-    (db,), = con.execute("SELECT current_database()").fetchall()
     extra = ", ".join(f"CAST({expr} AS {sql}) AS {name}" for name, sql, expr in missing)
     con.execute(f'CREATE TEMP VIEW runs AS SELECT *, {extra} FROM "{db}".main.runs')
 
@@ -416,6 +451,8 @@ def _run_row(outcome: dict[str, Any]) -> dict[str, Any]:
         "inputs": None if inputs is None else json.dumps(inputs, sort_keys=True),
         "cap": (spec.get("cap") or {}).get("label"),
         "power_predictor": (spec.get("power_predictor") or {}).get("label"),
+        "warnings": None if summary is None or "warnings" not in summary else
+        json.dumps(summary["warnings"]),
     }
     row.update(summary_values(summary))
     return row
@@ -644,3 +681,45 @@ def select_runs(con, where: str | None = None, *, include_outdated: bool = False
         row["outdated"] = outdated_reason(row, memo)
         (outdated if row["outdated"] and not include_outdated else current).append(row)
     return current, outdated
+
+
+def is_unfinished(row: dict[str, Any]) -> bool:
+    """Whether a stored run is done but *unfinished*: stopped at its wall-clock budget
+    (``max_wall``; column ``finished`` = 0), so its metrics cover only the jobs that
+    happened to end by then. A run without the column's value (stored before it
+    existed) counts as finished."""
+    return row.get("status") == "done" and row.get("finished") == 0
+
+
+def unfinished_jobs(row: dict[str, Any]) -> tuple[int | None, int | None]:
+    """``(jobs that ended, jobs of the run)`` of an unfinished run, from its stored
+    summary (``unfinished.jobs_done`` / ``jobs_total``); None where unknown."""
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        summary = row.get("summary")
+        summary = json.loads(summary) if isinstance(summary, str) else summary
+        info = summary.get("unfinished") or {}
+        return info.get("jobs_done"), info.get("jobs_total")
+    return None, None
+
+
+def describe_unfinished(row: dict[str, Any]) -> str:
+    """``trace/platform/dispatcher/predictor/workload: 124 of 200 jobs ended`` (one
+    line naming an unfinished run and how far it got)."""
+    done, total = unfinished_jobs(row)
+    fields = ("trace", "platform", "dispatcher", "predictor", "workload")
+    name = "/".join(str(row.get(k)) for k in fields)
+    count = "?" if done is None else f"{done:,}"
+    return f"{name}: {count} of {'?' if total is None else f'{total:,}'} jobs ended"
+
+
+def split_unfinished(runs: list[dict[str, Any]], *, include_unfinished: bool = False
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(used, left_out)``: the runs every summary, statistic and figure uses, and the
+    unfinished runs (:func:`is_unfinished`) left out of them. Each row gets
+    ``unfinished`` (bool); with ``include_unfinished`` every run is used (the
+    unfinished ones still marked) and none is left out."""
+    used, left = [], []
+    for row in runs:
+        row["unfinished"] = is_unfinished(row)
+        (left if row["unfinished"] and not include_unfinished else used).append(row)
+    return used, left

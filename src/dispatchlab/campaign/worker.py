@@ -202,21 +202,18 @@ def build_platform(spec: dict[str, Any], jobs):
                         advice="give the platform (cores, nodes or file) in the campaign")
 
 
-def jobs_table(result, tau: float):
+def jobs_table(result, tau: float, measure=None):
     """The ``jobs`` rows of a result (store column order, without ``run_key``): the
     per-job output table of :meth:`SimulationResult.to_arrow` (the one place that
-    builds it, allocation strings included) under the store's column names, plus the
-    per-job metrics."""
+    builds it, allocation strings, slowdowns and the ``measured`` / ``hot_start`` flags
+    of ``measure`` included) under the store's column names, plus the job class."""
     import pyarrow as pa
 
     from dispatchlab.metrics import job_class_labels, job_columns
 
     j = result.jobs
-    base = result.to_arrow()
+    base = result.to_arrow(tau=tau, measure=measure)
     cols = job_columns(j["submit"], result.start, result.end, result.status, tau=tau)
-
-    def nullable(x: np.ndarray) -> pa.Array:
-        return pa.array(x, mask=np.isnan(x))
 
     return pa.table({
         "job_id": base["job_id"],
@@ -231,10 +228,12 @@ def jobs_table(result, tau: float):
         "user_id": base["user"],
         "status": base["status"].cast(pa.string()),
         "estimate": base["estimate"],
-        "slowdown": nullable(cols["slowdown"]),
-        "bsld": nullable(cols["bounded_slowdown"]),
+        "slowdown": base["slowdown"],
+        "bsld": base["bounded_slowdown"],
         "job_class": pa.array(job_class_labels(cols["job_class"]), type=pa.string()),
         "allocation": base["allocation"],
+        "measured": base["measured"],
+        "hot_start": base["hot_start"],
     })
 
 
@@ -252,7 +251,8 @@ def series_table(result, measure) -> tuple[Any, int | None, int | None]:
     cap = result.platform.total_capacity()
     hot = (np.asarray(j["hot_start"]) == 1) if "hot_start" in j.columns else None
     s = measured_series(j["submit"], result.start, result.end, result.status, j["units"],
-                        j.resources, cap, measure=measure, exclude=hot)
+                        j.resources, cap, measure=result.measure_of_rows(measure),
+                        exclude=hot)
     util = s.utilization(primary_resource(cap))
     parts = [("queue_length", s.queue.times, s.queue.values),
              ("utilization", util.times, util.values)]
@@ -438,7 +438,7 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
                    node_level=node_level,
                    nodes=len(platform.capacity_matrix()) if node_level else None)
         key = spec["run_key"]
-        out["jobs"] = (with_run_key(jobs_table(result, spec["tau"]), key)
+        out["jobs"] = (with_run_key(jobs_table(result, spec["tau"], measure), key)
                        if spec["store_jobs"] else None)
         series, lo, hi = series_table(result, measure)
         out["series"] = with_run_key(series, key) if spec["store_series"] else None

@@ -66,7 +66,8 @@ def _interval_table(comp, title: str):
     from dispatchlab.stats import format_estimate
 
     table = Table(title=title, caption="mean over slices of each slice's value [95 % "
-                  "percentile bootstrap interval over slices, 10,000 resamples]")
+                  "interval over slices: t = Student's t below 10 slices, boot = "
+                  "percentile bootstrap (10,000 resamples) from 10]")
     table.add_column("metric", no_wrap=True)
     table.add_column("unit", no_wrap=True)
     for entry in comp.statistics:
@@ -89,10 +90,11 @@ def _difference_table(comp):
     entries = [e for e in comp.statistics if e.get("vs_baseline")]
     table = Table(title=f"paired differences to {comp.baseline} (same predictor, same "
                         "slices)",
-                  caption="mean over slices of (configuration - baseline) [95 % interval] "
-                          "and ratio of means (x [95 % interval]); an interval that excludes "
-                          "0 (ratio: 1) is a difference larger than the variation across "
-                          "these slices")
+                  caption="mean over slices of (configuration - baseline) [95 % interval: "
+                          "t = Student's t on the paired differences below 10 pairs, boot = "
+                          "paired bootstrap from 10] and ratio of means (x [95 % "
+                          "interval]); an interval that excludes 0 (ratio: 1) is a "
+                          "difference larger than the variation across these slices")
     table.add_column("metric", no_wrap=True)
     for e in entries:
         pairs = max(d.n_pairs for d in e["vs_baseline"].values())
@@ -148,7 +150,8 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     """Simulate TRACE under several dispatchers (x predictors) and print one table.
 
     With --slices K --slice-jobs N every configuration runs on K slices of the trace and
-    the table gives means with 95 % bootstrap intervals over slices, plus paired
+    the table gives means with 95 % intervals over slices (Student's t below 10 slices,
+    percentile bootstrap from 10), plus paired
     differences to --baseline."""
     from dispatchlab.advice import platform_warnings
     from dispatchlab.compare import run_comparison

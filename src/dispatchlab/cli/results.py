@@ -19,6 +19,12 @@ def results_app() -> None:
 
 DB_ARG = click.argument("db", type=click.Path(path_type=Path))
 
+#: ``--include-unfinished`` of the commands that read runs.
+INCLUDE_UNFINISHED = click.option(
+    "--include-unfinished", is_flag=True,
+    help="also use runs stopped at their wall-clock budget (max_wall), whose metrics "
+         "cover only the jobs that ended (left out by default, and listed)")
+
 
 @results_app.command("query")
 @DB_ARG
@@ -110,13 +116,16 @@ def _write_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
               show_default=True, help="metrics shown (repeatable; declared metric keys)")
 @click.option("--include-outdated", is_flag=True,
               help="also use runs made by other code than the current (left out by default)")
+@INCLUDE_UNFINISHED
 @click.option("--seed", type=int, default=0, show_default=True, help="bootstrap seed")
 def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
-                    metrics: tuple[str, ...], include_outdated: bool, seed: int) -> None:
-    """Per configuration: the mean over runs of each run's metric with a 95 % bootstrap
-    interval, and paired differences to --baseline."""
+                    metrics: tuple[str, ...], include_outdated: bool,
+                    include_unfinished: bool, seed: int) -> None:
+    """Per configuration: the mean over runs of each run's metric with a 95 % interval
+    (Student's t below 10 runs, percentile bootstrap from 10), and paired differences
+    to --baseline."""
     from dispatchlab.campaign.statistics import run_statistics
-    from dispatchlab.campaign.store import open_read, select_runs
+    from dispatchlab.campaign.store import open_read, select_runs, split_unfinished
     from dispatchlab.metrics.keys import BY_KEY
 
     for key in metrics:
@@ -130,12 +139,16 @@ def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
         runs, outdated = select_runs(con, runs_filter, include_outdated=include_outdated)
     finally:
         con.close()
+    runs, unfinished = split_unfinished(runs, include_unfinished=include_unfinished)
     if not runs:
         raise InputError("no current run matches" + ("" if runs_filter is None else
                          f" the filter {runs_filter!r}") +
                          (f" ({len(outdated)} outdated runs left out: --include-outdated)"
-                          if outdated else ""))
-    sections = run_statistics(runs, metrics=metrics, baseline=baseline, seed=seed)
+                          if outdated else "") +
+                         (f" ({len(unfinished)} unfinished runs left out: "
+                          "--include-unfinished)" if unfinished else ""))
+    sections = run_statistics(runs, metrics=metrics, baseline=baseline, seed=seed,
+                              include_unfinished=include_unfinished)
     out = console()
     for section in sections:
         out.print(_summary_section(section, metrics, baseline))
@@ -143,6 +156,23 @@ def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
         out.print(f"[yellow]{len(outdated):,} outdated runs left out (made by other code "
                   "than the current one; campaign run --rerun replaces them, "
                   "--include-outdated uses them)[/yellow]")
+    print_unfinished(unfinished)
+
+
+
+def print_unfinished(unfinished: list[dict]) -> None:
+    """List the unfinished runs left out, with how many of their jobs ended."""
+    from dispatchlab.campaign.store import describe_unfinished
+
+    if not unfinished:
+        return
+    out = console()
+    out.print(f"[yellow]{len(unfinished):,} unfinished runs left out (stopped at their "
+              "wall-clock budget: their metrics cover only the jobs that ended; "
+              "--include-unfinished uses them, marked):[/yellow]", soft_wrap=True)
+    for row in unfinished:
+        out.print(f"[yellow]  {describe_unfinished(row)}[/yellow]", soft_wrap=True,
+                  markup=True, highlight=False)
 
 
 def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
@@ -152,8 +182,9 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
     from dispatchlab.stats import format_difference, format_estimate
 
     table = Table(title=f"trace {section.trace}, platform {section.platform}",
-                  caption="mean over runs of each run's value [95 % bootstrap interval over "
-                          "runs; none below 3 runs]" + (
+                  caption="mean over runs of each run's value [95 % interval over runs: "
+                          "t = Student's t below 10 runs, boot = percentile bootstrap from "
+                          "10; none below 3 runs]" + (
                               f"; vs {baseline}: paired difference on the same workloads "
                               "with its interval, and the ratio of means" if baseline
                               else ""))
@@ -172,7 +203,9 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
             mark = "baseline" if group.dispatcher == baseline else "-"
             cells += [format_difference(diffs[k], f) if k in diffs else mark
                       for k, f in zip(metrics[:2], fmts[:2], strict=True)]
-        table.add_row(row["config"], str(row["runs"]), *cells)
+        runs = str(row["runs"]) + (f" ({row['unfinished']} unfinished)"
+                                   if row.get("unfinished") else "")
+        table.add_row(row["config"], runs, *cells)
     return table
 
 
@@ -188,19 +221,27 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
               default="table", show_default=True)
 @click.option("--include-outdated", is_flag=True,
               help="also use runs made by other code than the current (left out by default)")
+@INCLUDE_UNFINISHED
 def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap: str,
-                  fmt: str, include_outdated: bool) -> None:
+                  fmt: str, include_outdated: bool, include_unfinished: bool) -> None:
     """Power caps (seed 003): per dispatcher x power predictor x cap, the means over
     workloads of the cap-window metrics and the turnaround change against the baseline
     run on the same workload."""
     from dispatchlab.campaign.powerstats import power_rows
-    from dispatchlab.campaign.store import open_read, select_runs
+    from dispatchlab.campaign.store import open_read, select_runs, split_unfinished
 
     con = open_read(db)
     try:
         runs, outdated = select_runs(con, runs_filter, include_outdated=include_outdated)
     finally:
         con.close()
+    runs, unfinished = split_unfinished(runs, include_unfinished=include_unfinished)
+    if unfinished:
+        from dispatchlab.campaign.store import describe_unfinished
+
+        print(f"note: {len(unfinished):,} unfinished runs left out (stopped at their "
+              "wall-clock budget; --include-unfinished uses them): "
+              + "; ".join(describe_unfinished(r) for r in unfinished), file=sys.stderr)
     rows = power_rows(runs, baseline=baseline, baseline_cap=baseline_cap)
     if not rows:
         raise InputError("no current run with a power cap axis matches" + (
@@ -310,12 +351,15 @@ def _window(text: str | None) -> tuple[int, int] | None:
                    "the first dispatcher)")
 @click.option("--include-outdated", is_flag=True,
               help="also use runs made by other code than the current (left out by default)")
+@INCLUDE_UNFINISHED
 def report(db: Path, out: Path, runs_filter: str | None, gantt_run: str | None,
-           gantt_window: str | None, baseline: str | None, include_outdated: bool) -> None:
+           gantt_window: str | None, baseline: str | None, include_outdated: bool,
+           include_unfinished: bool) -> None:
     """Write a self-contained HTML report (figures and tables) of DB's runs."""
     from dispatchlab.report import write_report
 
     path = write_report(db, out, runs_filter=runs_filter, gantt_run=gantt_run,
                         gantt_window=_window(gantt_window), baseline=baseline,
-                        include_outdated=include_outdated)
+                        include_outdated=include_outdated,
+                        include_unfinished=include_unfinished)
     console().print(f"wrote {path}")

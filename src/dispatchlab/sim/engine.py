@@ -464,6 +464,8 @@ class Simulation:
             decision_times=np.frombuffer(self._decision_times, dtype=np.float64).copy(),
             wall_seconds=time.perf_counter() - wall0,
             finished=False,
+            input_jobs=self.jobs,
+            input_rows=done,
             dispatcher_facts=self.dispatcher.run_facts(),
             extra={"stopped_at": int(self.now), "jobs_total": len(self.jobs),
                    "jobs_done": len(done), "jobs_running": running,

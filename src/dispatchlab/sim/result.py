@@ -18,6 +18,7 @@ import numpy as np
 from dispatchlab._memory import release_free_memory
 from dispatchlab.errors import output_folder
 from dispatchlab.metrics import Measure, summarize_table
+from dispatchlab.metrics.jobs import DEFAULT_TAU
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -86,6 +87,28 @@ class SimulationResult:
     #: the sampling period (whole s) of that platform power; None: 20 s
     #: (:data:`dispatchlab.power.data.DEFAULT_PERIOD`)
     power_period: int | None = None
+    #: the whole job table the run was given, when ``jobs`` holds fewer (an unfinished
+    #: run keeps only the jobs that ended); None: ``jobs``
+    input_jobs: JobTable | None = None
+    #: the rows of ``input_jobs`` that ``jobs`` holds (ascending), with ``input_jobs``
+    input_rows: np.ndarray | None = None
+
+    def measure_of_rows(self, measure: Measure | None) -> Measure | None:
+        """``measure`` for the rows of ``jobs``: an index window (rows of the table the
+        run was given, e.g. a slice's measured block) becomes the same rows among
+        those an unfinished run kept (the summary's ``measure`` then names that window
+        of the kept rows); other windows apply as they are."""
+        if measure is None or measure.by != "index" or self.input_rows is None:
+            return measure
+        rows = self.input_rows
+        lo = None if measure.lo is None else int(np.searchsorted(rows, measure.lo))
+        hi = None if measure.hi is None else int(np.searchsorted(rows, measure.hi))
+        if lo is not None and hi is not None and lo >= hi:
+            from dispatchlab.errors import InputError
+
+            raise InputError(f"measurement window {measure}: none of its jobs ended "
+                             "before the run stopped at its wall-clock budget")
+        return Measure.by_index(lo, hi)
 
     @property
     def wait(self) -> np.ndarray:
@@ -100,13 +123,44 @@ class SimulationResult:
 
         return unstretched_run(self.jobs["run"], self.jobs["requested_time"], self.overrun)
 
-    def to_arrow(self, rows: slice | None = None) -> pa.Table:
+    def measured_rows(self, measure: Measure | None = None) -> np.ndarray:
+        """Which jobs the run's metrics count (bool per row): inside the measurement
+        window ``measure`` (default: all rows; lead-in jobs of a slice are outside) and
+        not a hot-start dummy (job column ``hot_start``), as the summary's
+        ``measured_jobs``. Rejected jobs in the window are measured (counted as
+        rejected); they have no per-job metrics."""
+        rows = (self.measure_of_rows(measure) or Measure()).mask(self.jobs["submit"])
+        hot = self.hot_start_rows()
+        return rows if hot is None else rows & ~hot
+
+    def hot_start_rows(self) -> np.ndarray | None:
+        """The hot-start dummy jobs (bool per row; :mod:`dispatchlab.workload.hotstart`),
+        None when the jobs have no ``hot_start`` column."""
+        from dispatchlab.metrics.summary import hot_start_mask
+
+        if "hot_start" not in self.jobs.columns:
+            return None
+        return hot_start_mask(self.jobs["hot_start"], len(self.jobs))
+
+    def to_arrow(self, rows: slice | None = None, *, tau: float = DEFAULT_TAU,
+                 measure: Measure | None = None,
+                 measured: np.ndarray | None = None) -> pa.Table:
         """One row per job (rejected included), in table order (submit, file order);
         ``rows`` selects a slice of them.
 
         ``status`` is dictionary-encoded (completed / killed / rejected); ``run`` is the
-        simulated run (end - start), ``trace_run`` the run time in the trace."""
+        simulated run (end - start), ``trace_run`` the run time in the trace;
+        ``slowdown`` and ``bounded_slowdown`` are the per-job metrics of
+        :func:`dispatchlab.metrics.jobs.job_columns` (``tau`` s, null for rejected
+        jobs); ``measured`` is :meth:`measured_rows` of ``measure`` (the jobs the
+        summary's metrics count: lead-in jobs and hot-start dummies are false) and
+        ``hot_start`` is true for the hot-start dummy jobs (one-node jobs keeping the
+        machine busy from t = 0, not part of the workload and not in ``total_jobs``).
+        ``measured``: :meth:`measured_rows` of the whole table when already computed
+        (writing in batches), else computed from ``measure``."""
         import pyarrow as pa  # imported here: it is heavy and only outputs need it
+
+        from dispatchlab.metrics.jobs import job_columns
 
         j = self.jobs
         sl = rows if rows is not None else slice(0, len(j))
@@ -114,6 +168,11 @@ class SimulationResult:
         n = hi - lo
         start, end, submit = self.start[sl], self.end[sl], j["submit"][sl]
         ran = start >= 0
+        per_job = job_columns(submit, start, end, self.status[sl], tau=tau)
+        hot = self.hot_start_rows()
+
+        def nullable(x: np.ndarray) -> pa.Array:
+            return pa.array(x, mask=np.isnan(x))
 
         def strings(values: dict[int, str]) -> pa.Array:
             picked = {r - lo: t for r, t in values.items() if lo <= r < hi}
@@ -144,6 +203,10 @@ class SimulationResult:
             "estimate": self.estimate[sl],
             "reject_reason": strings(self.reject_reason),
             "allocation": strings(allocations),
+            "slowdown": nullable(per_job["slowdown"]),
+            "bounded_slowdown": nullable(per_job["bounded_slowdown"]),
+            "measured": (self.measured_rows(measure) if measured is None else measured)[sl],
+            "hot_start": np.zeros(n, dtype=bool) if hot is None else hot[sl],
         }
         for name, values in j.resources.items():
             if name != "core" or np.any(values != 1):
@@ -183,11 +246,15 @@ class SimulationResult:
         Runs whose jobs carry power columns also get seed 004's BSLD (eq. 3:
         ``mean_power_bsld``, ``max_power_bsld``) with :meth:`unstretched_run` as the
         original duration; hot-start dummies (job column ``hot_start``) are left out of
-        the metrics (``hot_start_jobs``)."""
+        the metrics (``hot_start_jobs``). ``warnings``: every warning of the run
+        (:func:`dispatchlab.advice.run_warnings`: the ones ``simulate`` prints), one
+        line of text each, ``[]`` when none."""
+        from dispatchlab.advice import run_warnings
         from dispatchlab.power.model import has_power
 
         out = summarize_table(self.jobs, self.start, self.end, self.status,
-                              self.platform.total_capacity(), tau=tau, measure=measure,
+                              self.platform.total_capacity(), tau=tau,
+                              measure=self.measure_of_rows(measure),
                               decision_times=self.decision_times,
                               dispatcher_facts={"finished": int(self.finished),
                                                 **self.dispatcher_facts,
@@ -212,6 +279,7 @@ class SimulationResult:
         })
         if not self.finished:
             out["unfinished"] = dict(self.extra)
+        out["warnings"] = run_warnings(self)
         return out
 
     def schedule_table(self) -> JobTable:
@@ -298,7 +366,8 @@ class SimulationResult:
 
     def write(self, out_dir: str | Path, *, tau: float = 10.0, measure: Measure | None = None,
               started_at: float | None = None, csv: bool = False) -> dict[str, Any]:
-        """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``), ``segments.parquet``
+        """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``; the columns of
+        :meth:`to_arrow` with ``tau`` and ``measure``), ``segments.parquet``
         when jobs changed rate (:meth:`segments_table`), ``platform_power.parquet`` when
         the run has job power series (:meth:`platform_power_table`), and then
         ``summary.json`` into ``out_dir``; return the summary.
@@ -323,13 +392,15 @@ class SimulationResult:
         # small batches and the system allocator (which gives memory back) bound the
         # extra memory of writing to a few MB
         n, batch, pool = len(self.jobs), 1 << 14, pa.system_memory_pool()
-        first = self.to_arrow(slice(0, min(batch, n)))
+        measured = self.measured_rows(measure)  # once: each batch takes its rows
+        first = self.to_arrow(slice(0, min(batch, n)), tau=tau, measured=measured)
         with pq.ParquetWriter(out / "jobs.parquet", first.schema, compression="zstd",
                               memory_pool=pool) as pw:
             csv_writer = pacsv.CSVWriter(out / "jobs.csv", first.schema,
                                          memory_pool=pool) if csv else None
             for lo in range(0, max(n, 1), batch):
-                table = first if lo == 0 else self.to_arrow(slice(lo, min(lo + batch, n)))
+                table = first if lo == 0 else self.to_arrow(
+                    slice(lo, min(lo + batch, n)), tau=tau, measured=measured)
                 pw.write_table(table)
                 if csv_writer is not None:
                     csv_writer.write_table(table)
