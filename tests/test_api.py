@@ -4,8 +4,10 @@ pandas."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dispatchlab as dl
@@ -89,3 +91,90 @@ def test_every_kind_takes_the_grammar(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "own_api_mod.py").write_text(OWN)
     assert type(dl.make_ordering("own_api_mod:Shortest")).__name__ == "Shortest"
     assert dl.make_dispatcher("own_api_mod:Tagged:tag=z").tag == "z"
+
+
+# --------------------------------------------------------------------- JobTable
+
+
+def _jobs(n: int = 10) -> dl.JobTable:
+    rng = np.random.default_rng(1)
+    return dl.JobTable.from_arrays(submit=np.arange(n) * 100, run=rng.integers(10, 500, n),
+                                   units=rng.integers(1, 5, n), user=np.arange(n) % 3)
+
+
+def test_jobtable_slices_masks_and_rows_give_jobtables() -> None:
+    jobs = _jobs()
+    head = jobs[:4]
+    assert isinstance(head, dl.JobTable) and len(head) == 4
+    assert head["job_id"].tolist() == [1, 2, 3, 4]
+    assert jobs[::3]["job_id"].tolist() == [1, 4, 7, 10]
+    assert jobs[-2:]["submit"].tolist() == [800, 900]
+    # resources follow the rows; the selection is a copy
+    head["submit"][0] = 12345
+    assert jobs["submit"][0] == 0 and head.resources["core"].tolist() == [1] * 4
+    mask = jobs["user"] == 1
+    assert jobs[mask]["job_id"].tolist() == [2, 5, 8]
+    assert jobs[[0, 2, -1]]["job_id"].tolist() == [1, 3, 10]
+    assert jobs[np.array([], dtype=np.int64)].n == 0
+    assert len(jobs[np.zeros(10, dtype=bool)]) == 0
+    # a selection simulates like any table
+    result = dl.Simulation(dl.Platform.pooled(4), jobs[2:8], dl.make_dispatcher("fifo")).run()
+    assert len(result.jobs) == 6 and (result.start >= result.jobs["submit"]).all()
+
+
+def test_jobtable_selections_that_would_break_submit_order_are_refused() -> None:
+    jobs = _jobs()
+    with pytest.raises(ValueError, match="negative step"):
+        jobs[::-1]
+    with pytest.raises(ValueError, match="increasing"):
+        jobs[[3, 1]]
+    with pytest.raises(ValueError, match="increasing"):
+        jobs[[1, 1]]
+    with pytest.raises(ValueError, match="one value per job"):
+        jobs[np.ones(3, dtype=bool)]
+    with pytest.raises(TypeError, match=r"jobs\[3:4\]"):
+        jobs[3]
+    with pytest.raises(IndexError):
+        jobs[[0, 10]]
+    with pytest.raises(KeyError):
+        jobs["nope"]
+
+
+def test_jobtable_repr_is_short() -> None:
+    jobs = _jobs(5000)
+    text = repr(jobs)
+    assert text.startswith("JobTable: 5,000 jobs from <memory>, submitted over 5.8 days "
+                           "(t = 0 .. 499,900 s)")
+    assert "columns: job_id, submit, wait, run" in text and "resources (per unit): core" in text
+    assert "[" not in text and len(text.splitlines()) == 3 and len(text) < 400
+    assert repr(jobs[:0]).startswith("JobTable: 0 jobs from <memory>\n")
+
+
+def test_jobtable_to_arrow_and_to_pandas(tmp_path: Path) -> None:
+    jobs = _jobs()
+    table = jobs.to_arrow()
+    assert table.num_rows == 10 and table.column_names[:2] == ["job_id", "submit"]
+    assert table.column("res_core").to_pylist() == [1] * 10
+    frame = jobs[:3].to_pandas()
+    assert list(frame["job_id"]) == [1, 2, 3] and frame.shape == (3, table.num_columns)
+    assert frame["run"].tolist() == jobs["run"][:3].tolist()
+
+
+def test_result_to_pandas() -> None:
+    jobs = _jobs()
+    result = dl.Simulation(dl.Platform.pooled(4), jobs, dl.make_dispatcher("easy")).run()
+    frame = result.to_pandas()
+    assert frame.shape == (10, result.to_arrow().num_columns)
+    assert frame["wait"].tolist() == (result.start - jobs["submit"]).tolist()
+    assert str(frame["status"].dtype) == "category"
+    assert set(frame["status"]) == {"completed"}
+
+
+def test_to_pandas_without_pandas_says_so(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now fails
+    jobs = _jobs()
+    result = dl.Simulation(dl.Platform.pooled(4), jobs, dl.make_dispatcher("fifo")).run()
+    for obj in (jobs, result):
+        with pytest.raises(ImportError, match=r"to_pandas\(\) needs pandas.*pip install pandas"):
+            obj.to_pandas()
+    assert result.to_arrow().num_rows == 10  # arrow still works

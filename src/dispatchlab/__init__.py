@@ -27,6 +27,7 @@ from dispatchlab.predict import Predictor, make_predictor
 from dispatchlab.sim import Simulation, SimulationResult
 from dispatchlab.sim.duration import make_duration_model
 from dispatchlab.workload.jobs import JobTable
+from dispatchlab.workload.load import load_trace
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,7 @@ __all__ = [
     "Simulation",
     "SimulationResult",
     "__version__",
+    "load_trace",
     "make_allocator",
     "make_dispatcher",
     "make_duration_model",
