@@ -102,3 +102,49 @@ params = {{ priority = "l2r", priority__model = "b.json", scope = "queue" }}
     report = run_campaign(path, workers=1)
     assert (report.executed, report.superseded) == (1, 1)
     assert len(stored_runs(db)) == 3
+
+
+NESTED_OWN = '''
+from dispatchlab.dispatch.orderings import SjfOrder
+
+from order_helpers import TAG
+
+
+class Shortest(SjfOrder):
+    """SJF under another name (a class of one's own, given as EASY's priority)."""
+'''
+
+
+def test_an_own_class_given_as_a_parameter_keys_its_code(tmp_path, monkeypatch, trace):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "order_helpers.py").write_text("TAG = 1\n")
+    (tmp_path / "my_order.py").write_text(NESTED_OWN)
+    path = write_campaign(tmp_path, f"""
+[campaign]
+name = "nested-own"
+seeds = [1]
+[[traces]]
+label = "syn"
+path = "{trace}"
+[[platforms]]
+cores = 64
+[[dispatchers]]
+name = "easy"
+[[dispatchers]]
+name = "easy"
+label = "own-priority"
+params = {{ priority = "my_order.py:Shortest", scope = "queue" }}
+""")
+
+    def keys() -> dict[str, dict]:
+        return {s["dispatcher"]["label"]: s for s in load_campaign(path).runs}
+
+    before = keys()
+    assert set(before["own-priority"]["inputs"]) == {
+        str(trace.resolve()), str((tmp_path / "my_order.py").resolve()),
+        str((tmp_path / "order_helpers.py").resolve())}
+    # editing the module it imports changes its run key, and only its
+    (tmp_path / "order_helpers.py").write_text("TAG = 2\n")
+    after = keys()
+    assert after["own-priority"]["run_key"] != before["own-priority"]["run_key"]
+    assert after["easy"]["run_key"] == before["easy"]["run_key"]

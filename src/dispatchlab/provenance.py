@@ -37,9 +37,10 @@ or your own, lists the files it reads (a lookup table, a trained model) in an
 attribute ``input_files``: a tuple of paths, or a method taking no argument that
 returns one (so it may depend on the instance's parameters, as the ``l2r`` ordering's
 ``model``). Relative paths are relative to the folder of the class's own module. The
-files of its sub-components (a component given as a parameter of another) count too.
-Their SHA-256s join the run's ``inputs``, so editing such a file re-executes the runs
-that read it.
+files of its sub-components (a component given as a parameter of another) count too,
+and so do the source files of a sub-component that is a class of your own
+(:func:`nested_own_class_files`). Their SHA-256s join the run's ``inputs``, so editing
+such a file re-executes the runs that read it.
 
 :func:`run_code_hash` combines the project hash, the dependency versions and the two
 components' hashes; it is what the campaign store's ``runs.code_hash`` holds.
@@ -465,6 +466,21 @@ def _sub_components(component: Any) -> list[Any]:
     return out
 
 
+def _nested_components(component: Any) -> list[Any]:
+    """``component``'s sub-components at any depth, breadth first (see
+    :func:`_sub_components`), itself not included."""
+    out: list[Any] = []
+    todo = _sub_components(component)
+    while todo:
+        comp = todo.pop(0)
+        out.append(comp)
+        if len(out) > 1000:
+            raise InputError(f"{type(component).__name__}'s sub-components nest deeper "
+                             "than 1000 components", field="input_files")
+        todo.extend(_sub_components(comp))
+    return out
+
+
 def declared_input_files(component: Any) -> list[Path]:
     """Every file a component declares it reads, its sub-components' included.
 
@@ -480,15 +496,32 @@ def declared_input_files(component: Any) -> list[Path]:
     order. ``[]`` when none declares a file. A bad declaration or a missing file raises
     :class:`InputError`."""
     out: list[Path] = []
-    todo, seen = [component], 0
-    while todo:
-        comp = todo.pop(0)
-        seen += 1
-        if seen > 1000:
-            raise InputError(f"{type(component).__name__}'s sub-components nest deeper "
-                             "than 1000 components", field="input_files")
+    for comp in [component, *_nested_components(component)]:
         out.extend(p for p in _own_input_files(comp) if p not in out)
-        todo.extend(_sub_components(comp))
+    return out
+
+
+def nested_own_class_files(component: Any) -> list[Path]:
+    """The source files of the classes of your own (any class outside ``dispatchlab``)
+    among ``component``'s sub-components, at any depth (``priority =
+    "my_order.py:Shortest"``): each class's module and the own modules it imports
+    (:func:`own_module_files`), each path once. The component's own class is not
+    included: its code is in the run's code hash (:func:`component_code_hash`). A
+    campaign adds their SHA-256s to the run's inputs, so editing such a class
+    re-executes the runs that use it."""
+    out: list[Path] = []
+    for comp in _nested_components(component):
+        cls = type(comp)
+        if cls.__module__ == "dispatchlab" or cls.__module__.startswith("dispatchlab."):
+            continue
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if file is None:
+            continue  # defined interactively: no source file to follow
+        # a module imported from a path/file.py name is followed from its file, one
+        # imported by name by its name (so its package's relative imports resolve)
+        module = (str(Path(file).resolve()) if cls.__module__.startswith("_dispatchlab_user_")
+                  else cls.__module__)
+        out.extend(p for p in own_module_files(f"{module}:{cls.__name__}") if p not in out)
     return out
 
 
@@ -501,6 +534,7 @@ __all__ = [
     "declared_input_files",
     "dependency_versions",
     "file_sha256",
+    "nested_own_class_files",
     "own_module_files",
     "package_code_hash",
     "package_modules",

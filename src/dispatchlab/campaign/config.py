@@ -754,7 +754,9 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     try:
         name = canonical_name(registry, kind, _absolute_name(base, typed))
         component = make(name, **params)
-        inputs = {str(p): file_sha256(p) for p in provenance.declared_input_files(component)}
+        inputs = {str(p): file_sha256(p) for p in [
+            *provenance.declared_input_files(component),
+            *provenance.nested_own_class_files(component)]}
         code = provenance.component_code_hash(name)
     except InputError as exc:
         raise where.error(exc.message, entry) from None
