@@ -82,6 +82,9 @@ def test_every_kind_takes_the_grammar(tmp_path: Path, monkeypatch) -> None:
     order = dl.make_ordering("maui:wait=0:sld=1")
     assert isinstance(order, MauiOrder) and (order.wait, order.sld) == (0, 1)
     assert isinstance(dl.make_ordering("fcfs"), FifoOrder)
+    assert dl.make_ordering("maui", wait=0).wait == 0  # keyword arguments as for the others
+    with pytest.raises(InputError, match="bad parameters for ordering 'maui'"):
+        dl.make_ordering("maui", nope=1)
     assert isinstance(dl.make_allocator("best-fit"), BestFit)
     with pytest.raises(InputError, match="has no parameter 'x'"):
         dl.make_allocator("best-fit:x=1")

@@ -17,12 +17,13 @@ Every component is named as on the command line (``NAME``, ``NAME:KEY=VALUE...``
     make_dispatcher("easy:order=sjf:allocator=best-fit")
 """
 
+from typing import Any
+
 from dispatchlab.dispatch import Dispatcher, make_dispatcher
 from dispatchlab.dispatch.allocators import make_allocator
 from dispatchlab.dispatch.orderings import make_ordering
 from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
-from dispatchlab.power.predictors import make_power_predictor
 from dispatchlab.predict import Predictor, make_predictor
 from dispatchlab.sim import Simulation, SimulationResult
 from dispatchlab.sim.duration import make_duration_model
@@ -30,6 +31,17 @@ from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.load import load_trace
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``make_power_predictor``, imported on first use (the power predictors' module
+    costs start-up time every command would pay)."""
+    if name == "make_power_predictor":
+        from dispatchlab.power.predictors import make_power_predictor
+
+        return make_power_predictor
+    raise AttributeError(f"module 'dispatchlab' has no attribute {name!r}")
+
 
 __all__ = [
     "Dispatcher",

@@ -1,7 +1,9 @@
-"""One grammar for naming a component (dispatcher, predictor) with its parameters.
+"""One grammar for naming a component (dispatcher, predictor, power predictor, duration
+model, allocator, ordering) with its parameters.
 
-Used by every command (``simulate``, ``compare``, ``study``, ``predict``) and by
-campaigns::
+Used by every command (``simulate``, ``compare``, ``study``, ``predict``), by
+campaigns and by every ``make_*`` function of the Python API (``make_dispatcher(
+"easy:order=sjf")``; one parser, :func:`parse_spec`)::
 
     SPEC  = NAME (":" KEY "=" VALUE)*
     NAME  = a registered name          easy, sjf, history  (case-insensitive: EASY -> easy)

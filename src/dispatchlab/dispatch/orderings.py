@@ -359,20 +359,24 @@ ORDERINGS: dict[str, type[Ordering]] = {
 ALIASES: dict[str, str] = {"fcfs": "fifo"}
 
 
-def make_ordering(spec: str | Ordering, field: str = "order") -> Ordering:
+def make_ordering(spec: str | Ordering, field: str = "order", **params: object) -> Ordering:
     """The ordering named ``spec`` (case-insensitive; with parameters in the component
-    grammar, ``maui:wait=0:sld=1``), or a clone of ``spec`` when it is already an
-    :class:`Ordering`. An unknown name raises :class:`InputError` on
+    grammar, ``maui:wait=0:sld=1``; ``module:Class``, ``path/file.py:Class``), or a
+    clone of ``spec`` when it is already an :class:`Ordering`, with ``params`` set
+    (``make_ordering("maui", wait=0)``). An unknown name raises :class:`InputError` on
     ``field`` with a did-you-mean suggestion."""
-    if isinstance(spec, Ordering):
+    if isinstance(spec, Ordering) and not params:
         return spec.clone()
-    if isinstance(spec, str) and ":" in spec:  # NAME:KEY=VALUE..., module:Class, file
+    if isinstance(spec, Ordering) or (isinstance(spec, str) and (":" in spec or params)):
         from dispatchlab.params import make_component
 
         try:
-            return make_component("ordering", spec)
+            return make_component("ordering", spec, **params)
         except InputError as exc:
             raise InputError(exc.message, field=field) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"bad parameters for ordering {spec!r}: {exc}",
+                             field=field) from None
     if not isinstance(spec, str):
         raise InputError(f"an ordering is a name, got {spec!r} (choose from "
                          f"{', '.join(ORDERINGS)})", field=field)
