@@ -1,7 +1,9 @@
-"""One grammar for naming a component (dispatcher, predictor) with its parameters.
+"""One grammar for naming a component (dispatcher, predictor, power predictor, duration
+model, allocator, ordering) with its parameters.
 
-Used by every command (``simulate``, ``compare``, ``study``, ``predict``) and by
-campaigns::
+Used by every command (``simulate``, ``compare``, ``study``, ``predict``), by
+campaigns and by every ``make_*`` function of the Python API (``make_dispatcher(
+"easy:order=sjf")``; one parser, :func:`parse_spec`)::
 
     SPEC  = NAME (":" KEY "=" VALUE)*
     NAME  = a registered name          easy, sjf, history  (case-insensitive: EASY -> easy)
@@ -190,47 +192,67 @@ class ComponentSpec:
             from dispatchlab.sim.duration import make_duration_model
 
             return make_duration_model(self.name, **self.params)
-        from dispatchlab.predict import make_predictor
+        if self.kind == "predictor":
+            from dispatchlab.predict import make_predictor
 
-        return make_predictor(self.name, **self.params)
+            return make_predictor(self.name, **self.params)
+        from dispatchlab.params import make_component
+
+        return make_component(self.kind, self.name, **self.params)
 
 
-def parse_component(text: str, kind: str, *, option: str | None = None,
-                    extra: Mapping[str, str] | None = None,
-                    typed: Mapping[str, Any] | None = None) -> ComponentSpec:
-    """Parse ``text`` in the grammar into a :class:`ComponentSpec` and validate it by
-    building one instance. ``extra`` holds ``-D``/``-P`` assignments (text values,
-    typed like inline ones; an inline and an extra value for one key is an error);
-    ``typed`` holds values already typed (from the legacy options such as
-    ``--order``). ``option`` names the command-line option in errors."""
-    from dispatchlab.params import canonical_name, resolve
+def parse_spec(text: str, kind: str, *, option: str | None = None,
+               extra: Mapping[str, str] | None = None,
+               typed: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    """Parse ``text`` in the grammar into the canonical name and the typed parameters,
+    without building the component: the one parser behind :func:`parse_component`
+    (the command line, campaign files) and every ``make_*`` function of the Python API
+    (through :func:`dispatchlab.params.build`). ``extra`` holds ``-D``/``-P``
+    assignments (text values, typed like inline ones; an inline and an extra value for
+    one key is an error); ``typed`` holds values already typed (keyword arguments of a
+    ``make_*`` call, the legacy options such as ``--order``); a key given twice is an
+    error. ``option`` names the command-line option (or API field) in errors."""
+    from dispatchlab.params import canonical_name, component_aliases, resolve
 
     option = option or f"--{kind}"
     registry, base = _registry(kind)
     name, raw = split_spec(text, option)
     head, colon, rest = name.partition(":")
-    if colon and head.lower() in {k.lower() for k in registry}:
+    if colon and head.lower() in {k.lower() for k in registry} | set(
+            component_aliases(kind)):
         raise InputError(f"expected KEY=VALUE after {head!r}, got {rest!r} in {text!r}",
                          field=option)
     name = canonical_name(registry, kind, name)
     cls = resolve(registry, kind, name, base)
     params: dict[str, Any] = {}
+    given = dict(typed or {})
     # plain keys first: a sub-component's name types its ``name__param`` keys
     for key, value in sorted(raw.items(), key=lambda kv: "__" in kv[0]):
         params[key] = typed_value(cls, key, value, kind=kind, name=name, option=option,
-                                  given=params)
+                                  given={**given, **params})
     for key, value in sorted((extra or {}).items(), key=lambda kv: "__" in kv[0]):
         if key in params:
             raise InputError(f"parameter {key!r} of {kind} {name!r} given both inline and "
                              "with -D/-P", field=option)
         dash = {"dispatcher": "-D", "power-predictor": "-Q"}.get(kind, "-P")
         params[key] = typed_value(cls, key, value, kind=kind, name=name, option=dash,
-                                  given=params)
-    for key, value in (typed or {}).items():
+                                  given={**given, **params})
+    for key, value in given.items():
         if key in params:
             raise InputError(f"parameter {key!r} of {kind} {name!r} given twice",
                              field=option)
         params[key] = value
+    return name, params
+
+
+def parse_component(text: str, kind: str, *, option: str | None = None,
+                    extra: Mapping[str, str] | None = None,
+                    typed: Mapping[str, Any] | None = None) -> ComponentSpec:
+    """Parse ``text`` in the grammar into a :class:`ComponentSpec` (:func:`parse_spec`)
+    and validate it by building one instance. ``option`` names the command-line option
+    in errors."""
+    option = option or f"--{kind}"
+    name, params = parse_spec(text, kind, option=option, extra=extra, typed=typed)
     spec = ComponentSpec(kind, name, params)
     try:
         spec.build()

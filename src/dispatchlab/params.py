@@ -134,9 +134,20 @@ def component_registry(kind: str) -> tuple[dict[str, type], type]:
     raise ValueError(f"unknown component kind {kind!r}")
 
 
+def component_aliases(kind: str) -> dict[str, str]:
+    """Other names (lower case) accepted for registered names of ``kind``: ``fcfs`` for
+    the ``fifo`` ordering."""
+    if kind == "ordering":
+        from dispatchlab.dispatch.orderings import ALIASES
+
+        return ALIASES
+    return {}
+
+
 def make_component(kind: str, spec: str | Params, **params: Any) -> Any:
     """An instance of a ``kind`` component from a registered name, ``module:Class``,
-    ``path/file.py:Class`` or an instance (cloned), with ``params`` set on it."""
+    ``path/file.py:Class``, a spec in the component grammar (``"maui:wait=0:sld=1"``)
+    or an instance (cloned), with ``params`` set on it."""
     if isinstance(spec, Params):
         inst = spec.clone()
         return inst.set_params(**params) if params else inst
@@ -226,6 +237,9 @@ def canonical_name(registry: dict[str, type], kind: str, name: str) -> str:
         return name
     if name in registry:
         return name
+    alias = component_aliases(kind).get(name.lower())
+    if alias is not None:
+        return alias
     match = case_match(name, registry)
     if match is not None:
         return match
@@ -267,9 +281,20 @@ def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any
           base: type | None = None) -> Any:
     """Build ``cls(**params)`` for ``name`` (see :func:`resolve`); an unknown name or bad
     parameters raise :class:`~dispatchlab.errors.InputError` naming the choices
-    (``kind``: "dispatcher", "predictor", ...)."""
+    (``kind``: "dispatcher", "predictor", ...).
+
+    ``name`` may be a whole spec in the component grammar of
+    :mod:`dispatchlab.components` (``"easy:order=sjf"``, ``"easy:allocator=best-fit"``,
+    ``"mymod:Cls:alpha=0.5"``), parsed by :func:`dispatchlab.components.parse_spec`:
+    its values are typed from the class and merged with ``params`` (a key given in both
+    is an error). Every ``make_*`` function builds through here, so the Python API
+    accepts what the command line accepts."""
     from dispatchlab.errors import InputError
 
+    if isinstance(name, str) and ":" in name:  # NAME:KEY=VALUE..., module:Class[:K=V...]
+        from dispatchlab.components import parse_spec
+
+        name, params = parse_spec(name, kind, option=kind, typed=params)
     cls = resolve(registry, kind, name, base)
     plain = {k: v for k, v in params.items() if "__" not in k}
     deep = {k: v for k, v in params.items() if "__" in k}

@@ -12,8 +12,8 @@ does (a statement, a constant, a default, an error text) does. A module is exclu
 when a campaign run never executes it or when it only presents results: the command
 line (``dispatchlab.cli*``, ``__main__``), the report and figures (``report``,
 ``plots``), statistics over stored runs (``stats``, ``campaign.statistics``), other
-commands' drivers (``compare``, ``study``, ``l2r.pipeline``, ``advice``,
-``components``: the CLI's component grammar), error-message helpers (``suggest``),
+commands' drivers (``compare``, ``study``, ``l2r.pipeline``, ``advice``),
+error-message helpers (``suggest``),
 the conformance checks for user classes (``checks``), memory trimming (``_memory``),
 this module, and the campaign machinery around a run (``campaign`` itself;
 ``campaign.config``, whose output, the run's configuration, is in the key;
@@ -32,12 +32,15 @@ own modules. Imports are found with ``ast`` and resolved without importing anyth
 at most :data:`MAX_OWN_MODULES` files are followed. Registered built-ins have no
 component hash (``None``): the project hash covers them.
 
-**Declared input files** (:func:`declared_input_files`): a class may list files it
-reads (a lookup table, a trained model) in an attribute ``input_files``: a tuple of
-paths, or a method taking no argument that returns one (so it may depend on the
-instance's parameters). Relative paths are relative to the folder of the class's own
-module. Their SHA-256s join the run's ``inputs``, so editing such a file re-executes
-the runs that use the class.
+**Declared input files** (:func:`declared_input_files`): a component class, built-in
+or your own, lists the files it reads (a lookup table, a trained model) in an
+attribute ``input_files``: a tuple of paths, or a method taking no argument that
+returns one (so it may depend on the instance's parameters, as the ``l2r`` ordering's
+``model``). Relative paths are relative to the folder of the class's own module. The
+files of its sub-components (a component given as a parameter of another) count too,
+and so do the source files of a sub-component that is a class of your own
+(:func:`nested_own_class_files`). Their SHA-256s join the run's ``inputs``, so editing
+such a file re-executes the runs that read it.
 
 :func:`run_code_hash` combines the project hash, the dependency versions and the two
 components' hashes; it is what the campaign store's ``runs.code_hash`` holds.
@@ -64,7 +67,7 @@ EXCLUDED_MODULES: tuple[str, ...] = (
     "dispatchlab.cli", "dispatchlab.cli.*", "dispatchlab.cli_*", "dispatchlab.__main__",
     "dispatchlab.report", "dispatchlab.plots", "dispatchlab.stats",
     "dispatchlab.compare", "dispatchlab.study", "dispatchlab.advice",
-    "dispatchlab.components", "dispatchlab.suggest", "dispatchlab.checks",
+    "dispatchlab.suggest", "dispatchlab.checks",
     "dispatchlab._memory", "dispatchlab.provenance",
     "dispatchlab.campaign", "dispatchlab.campaign.config", "dispatchlab.campaign.groups",
     "dispatchlab.campaign.runner", "dispatchlab.campaign.serve",
@@ -412,11 +415,9 @@ def _class_folder(component: Any) -> Path:
     return Path(file).resolve().parent if file else Path.cwd()
 
 
-def declared_input_files(component: Any) -> list[Path]:
-    """The files a dispatcher or predictor declares it reads: its ``input_files``
-    attribute (a tuple of paths, or a method without arguments returning one),
-    resolved against the folder of the class's module; ``[]`` when it declares none.
-    A bad declaration or a missing file raises :class:`InputError`."""
+def _own_input_files(component: Any) -> list[Path]:
+    """The files ``component`` itself declares in ``input_files`` (see
+    :func:`declared_input_files`), resolved and checked to exist."""
     value = getattr(component, "input_files", ())
     cls_name = (component if isinstance(component, type) else type(component)).__name__
     if callable(value):
@@ -441,6 +442,89 @@ def declared_input_files(component: Any) -> list[Path]:
     return out
 
 
+def _sub_components(component: Any) -> list[Any]:
+    """The sub-components held by ``component``'s parameters: every parameter value
+    that is a component instance, and every text value of a parameter listed in its
+    ``nested`` map (built by :func:`dispatchlab.params.make_component` from the
+    component grammar, so ``priority="l2r:model=m.json"`` is an ``l2r`` ordering). A
+    text that names no component (EASY's ``order="priority"``) holds none."""
+    from dispatchlab.params import Params, make_component
+
+    get_params = getattr(component, "get_params", None)
+    if isinstance(component, type) or not callable(get_params):
+        return []
+    nested = getattr(component, "nested", {}) or {}
+    out = []
+    for key, value in get_params().items():
+        if isinstance(value, Params):
+            out.append(value)
+        elif isinstance(value, str) and key in nested:
+            try:
+                out.append(make_component(nested[key], value))
+            except (InputError, TypeError, ValueError):
+                continue  # not a component name: the component reads no file through it
+    return out
+
+
+def _nested_components(component: Any) -> list[Any]:
+    """``component``'s sub-components at any depth, breadth first (see
+    :func:`_sub_components`), itself not included."""
+    out: list[Any] = []
+    todo = _sub_components(component)
+    while todo:
+        comp = todo.pop(0)
+        out.append(comp)
+        if len(out) > 1000:
+            raise InputError(f"{type(component).__name__}'s sub-components nest deeper "
+                             "than 1000 components", field="input_files")
+        todo.extend(_sub_components(comp))
+    return out
+
+
+def declared_input_files(component: Any) -> list[Path]:
+    """Every file a component declares it reads, its sub-components' included.
+
+    A component (dispatcher, predictor, power predictor, duration model, ordering,
+    allocator, or a class of your own) declares the files it reads in an attribute
+    ``input_files``: a tuple of paths, or a method without arguments returning one (so
+    it may depend on the instance's parameters: the ``l2r`` ordering returns its
+    ``model`` file). Relative paths are resolved against the folder of the class's
+    module (a method that reads a path parameter relative to the current directory
+    returns it absolute). The files of its sub-components (see
+    :func:`_sub_components`: ``easy:priority=l2r:priority__model=m.json``, a dispatcher
+    of ``dec-rapl``, the base of ``inflated``) follow, at any depth; each path once, in
+    order. ``[]`` when none declares a file. A bad declaration or a missing file raises
+    :class:`InputError`."""
+    out: list[Path] = []
+    for comp in [component, *_nested_components(component)]:
+        out.extend(p for p in _own_input_files(comp) if p not in out)
+    return out
+
+
+def nested_own_class_files(component: Any) -> list[Path]:
+    """The source files of the classes of your own (any class outside ``dispatchlab``)
+    among ``component``'s sub-components, at any depth (``priority =
+    "my_order.py:Shortest"``): each class's module and the own modules it imports
+    (:func:`own_module_files`), each path once. The component's own class is not
+    included: its code is in the run's code hash (:func:`component_code_hash`). A
+    campaign adds their SHA-256s to the run's inputs, so editing such a class
+    re-executes the runs that use it."""
+    out: list[Path] = []
+    for comp in _nested_components(component):
+        cls = type(comp)
+        if cls.__module__ == "dispatchlab" or cls.__module__.startswith("dispatchlab."):
+            continue
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if file is None:
+            continue  # defined interactively: no source file to follow
+        # a module imported from a path/file.py name is followed from its file, one
+        # imported by name by its name (so its package's relative imports resolve)
+        module = (str(Path(file).resolve()) if cls.__module__.startswith("_dispatchlab_user_")
+                  else cls.__module__)
+        out.extend(p for p in own_module_files(f"{module}:{cls.__name__}") if p not in out)
+    return out
+
+
 __all__ = [
     "DEPENDENCIES",
     "EXCLUDED_MODULES",
@@ -450,6 +534,7 @@ __all__ = [
     "declared_input_files",
     "dependency_versions",
     "file_sha256",
+    "nested_own_class_files",
     "own_module_files",
     "package_code_hash",
     "package_modules",

@@ -19,8 +19,11 @@ overrun, measure, seed, repetition and slice.
 
 - The **run key** (:func:`run_key`) is the first 20 hex digits of the SHA-256 of the
   configuration, the SHA-256 of every input file the run reads (its contents, not its
-  path: the trace, a ``like`` trace, the platform file, the files a component declares
-  in ``input_files``; ``spec["inputs"]`` maps path -> SHA-256) and the run's code hash
+  path: the trace, a ``like`` trace, the platform file, the files a component or one
+  of its sub-components declares in ``input_files``, such as the model file of
+  ``priority = "l2r:model=m.json"``: see
+  :func:`dispatchlab.provenance.declared_input_files`; ``spec["inputs"]`` maps path
+  -> SHA-256) and the run's code hash
   (:func:`dispatchlab.provenance.run_code_hash`: dispatchlab's result-affecting code,
   the versions of numpy, ortools, lightgbm and scikit-learn, and the user's own
   classes with the modules they import). Labels, the campaign name and the storage
@@ -751,7 +754,9 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     try:
         name = canonical_name(registry, kind, _absolute_name(base, typed))
         component = make(name, **params)
-        inputs = {str(p): file_sha256(p) for p in provenance.declared_input_files(component)}
+        inputs = {str(p): file_sha256(p) for p in [
+            *provenance.declared_input_files(component),
+            *provenance.nested_own_class_files(component)]}
         code = provenance.component_code_hash(name)
     except InputError as exc:
         raise where.error(exc.message, entry) from None
@@ -1093,7 +1098,8 @@ def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: d
               cap: dict | None = None, pp: dict | None = None) -> dict[str, Any]:
     """A run spec (see :func:`load_campaign`) from its configuration."""
     seed, rep = config["seed"], config["repetition"]
-    inputs = {**tr["inputs"], **pl["inputs"], **di["inputs"], **pr["inputs"]}
+    inputs = {**tr["inputs"], **pl["inputs"], **di["inputs"], **pr["inputs"],
+              **(di.get("duration_model") or {}).get("inputs", {})}
     if power is not None and power.spec is not None:
         inputs.update(power.inputs)
         inputs.update({} if cap is None else cap["inputs"])

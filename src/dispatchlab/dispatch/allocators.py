@@ -229,16 +229,17 @@ ALLOCATORS: dict[str, type[Allocator]] = {
 }
 
 
-def make_allocator(name: str | Allocator) -> Allocator:
-    """A fresh allocator by registered name, ``module:Class``, or a copy of an instance
+def make_allocator(name: str | Allocator, **params: object) -> Allocator:
+    """A fresh allocator by registered name, ``module:Class``, a spec in the component
+    grammar (``module:Class:key=value``), or a copy of an instance, with ``params`` set
     (unknown name: :class:`InputError` on field ``allocator`` with a did-you-mean
     suggestion)."""
-    if isinstance(name, Allocator):
+    if isinstance(name, Allocator) and not params:
         return name.clone()
-    if isinstance(name, str) and ":" in name:
+    if isinstance(name, Allocator) or (isinstance(name, str) and (":" in name or params)):
         from dispatchlab.params import make_component
 
-        return make_component("allocator", name)
+        return make_component("allocator", name, **params)
     try:
         return ALLOCATORS[name]()
     except (KeyError, TypeError):

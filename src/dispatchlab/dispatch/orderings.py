@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from fractions import Fraction
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -325,6 +326,14 @@ class L2ROrder(Ordering):
     def __init__(self, model: str = "") -> None:
         self.model = model
 
+    def input_files(self) -> tuple[str, ...]:
+        """The model file, absolute (a relative ``model`` is read from the current
+        directory); none without a model. Its contents join a campaign run's key (see
+        :func:`dispatchlab.provenance.declared_input_files`)."""
+        if not isinstance(self.model, str) or not self.model:
+            return ()
+        return (str(Path(self.model).resolve()),)
+
     def start(self, view) -> None:
         from dispatchlab.l2r.features import job_features
         from dispatchlab.l2r.model import L2RModel
@@ -350,30 +359,24 @@ ORDERINGS: dict[str, type[Ordering]] = {
 ALIASES: dict[str, str] = {"fcfs": "fifo"}
 
 
-def make_ordering(spec: str | Ordering, field: str = "order") -> Ordering:
+def make_ordering(spec: str | Ordering, field: str = "order", **params: object) -> Ordering:
     """The ordering named ``spec`` (case-insensitive; with parameters in the component
-    grammar, ``maui:wait=0:sld=1``), or a clone of ``spec`` when it is already an
-    :class:`Ordering`. An unknown name raises :class:`InputError` on
+    grammar, ``maui:wait=0:sld=1``; ``module:Class``, ``path/file.py:Class``), or a
+    clone of ``spec`` when it is already an :class:`Ordering`, with ``params`` set
+    (``make_ordering("maui", wait=0)``). An unknown name raises :class:`InputError` on
     ``field`` with a did-you-mean suggestion."""
-    if isinstance(spec, Ordering):
+    if isinstance(spec, Ordering) and not params:
         return spec.clone()
-    if isinstance(spec, str) and "=" in spec:  # NAME:KEY=VALUE... (the component grammar)
-        from dispatchlab.components import split_spec, typed_value
-
-        name, raw = split_spec(spec, field)
-        inst = make_ordering(name, field)
-        cls = type(inst)
-        params = {k: typed_value(cls, k, v, kind="ordering", name=name, option=field)
-                  for k, v in raw.items()}
-        try:
-            return inst.set_params(**params)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"bad parameters for ordering {name!r}: {exc}",
-                             field=field) from None
-    if isinstance(spec, str) and ":" in spec:  # module:Class or path/file.py:Class
+    if isinstance(spec, Ordering) or (isinstance(spec, str) and (":" in spec or params)):
         from dispatchlab.params import make_component
 
-        return make_component("ordering", spec)
+        try:
+            return make_component("ordering", spec, **params)
+        except InputError as exc:
+            raise InputError(exc.message, field=field) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"bad parameters for ordering {spec!r}: {exc}",
+                             field=field) from None
     if not isinstance(spec, str):
         raise InputError(f"an ordering is a name, got {spec!r} (choose from "
                          f"{', '.join(ORDERINGS)})", field=field)

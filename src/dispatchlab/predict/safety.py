@@ -8,7 +8,7 @@ predictor's estimates by a factor >= 1, capped by the wall-time.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -32,6 +32,7 @@ class Inflated(Predictor):
     """
 
     name = "inflated"
+    nested: ClassVar[dict[str, str]] = {"base": "predictor"}
 
     def __init__(self, base: str | Predictor = "history", factor: float = 1.5) -> None:
         self.base = base

@@ -349,15 +349,6 @@ def make_duration_model(name: str, **params: Any) -> DurationModel:
     :class:`InputError` naming the choices."""
     from dispatchlab.params import build
 
-    if "=" in name:
-        from dispatchlab.components import parse_component
-
-        spec = parse_component(name, "duration-model", option="duration-model")
-        both = set(spec.params) & set(params)
-        if both:
-            raise InputError(f"parameter(s) {', '.join(sorted(both))} of duration-model "
-                             f"{spec.name!r} given twice", field="duration-model")
-        name, params = spec.name, {**spec.params, **params}
     model = build(DURATION_MODELS, "duration-model", name, params, base=DurationModel)
     model._check()
     return model

@@ -347,6 +347,14 @@ class SimulationResult:
 
         return _JobTable(columns=cols, resources=dict(jobs.resources), info=new_info)
 
+    def to_pandas(self) -> Any:
+        """:meth:`to_arrow` as a pandas DataFrame, one row per job (``status`` a
+        categorical). pandas is not a dependency of dispatchlab: without it this raises
+        :class:`ImportError` saying so."""
+        from dispatchlab.workload.tables import arrow_to_pandas
+
+        return arrow_to_pandas(self.to_arrow())
+
     def write_swf(self, path: str | Path) -> None:
         """Write :meth:`schedule_table` as an SWF file (gzip when ``path`` ends in .gz)."""
         from dispatchlab.workload.swf import write_swf

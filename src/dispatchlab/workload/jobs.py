@@ -68,10 +68,16 @@ Integer columns that stand for names (``user``, ``group``, ``queue``, ``app``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 #: SWF field names, in file order (fields 1..18).
 SWF_FIELDS: tuple[str, ...] = (
@@ -104,6 +110,17 @@ OPTIONAL_FIELDS: dict[str, str] = {
     "job_ref": "str", "account": "str", "qos": "str", "eligible": "int",
     "req_gpus": "int", "nodes_used": "int", "alloc_nodes": "str", "hot_start": "int",
 }
+
+
+def _span_text(seconds: int) -> str:
+    """A duration for people: ``45 s``, ``12.5 min``, ``7.3 h`` or ``334.2 days``."""
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:,.1f} days"
 
 
 @dataclass
@@ -177,8 +194,85 @@ class JobTable:
     def __len__(self) -> int:
         return len(self.columns["submit"])
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.columns[name]
+    @overload
+    def __getitem__(self, key: str) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, key: slice | np.ndarray | Sequence[int] | Sequence[bool]
+                    ) -> JobTable: ...
+
+    def __getitem__(self, key: str | slice | np.ndarray | Sequence[int] | Sequence[bool]
+                    ) -> np.ndarray | JobTable:
+        """``jobs["submit"]``: a column. ``jobs[:3000]``, ``jobs[mask]`` (a boolean array
+        of one value per job), ``jobs[rows]`` (increasing row positions, negative ones
+        counted from the end): a new :class:`JobTable` with those jobs, in table order,
+        with copies of their rows (resources included) and a copy of ``info``.
+
+        A table keeps its jobs in submit order, so a slice with a negative step and row
+        positions that are not increasing (which would reorder or repeat jobs) raise
+        :class:`ValueError`; a single integer raises :class:`TypeError` (``jobs[k:k+1]``
+        is the table of job row ``k``)."""
+        if isinstance(key, str):
+            return self.columns[key]
+        return self.take(self._rows(key))
+
+    def _rows(self, key: object) -> np.ndarray:
+        """The increasing int64 row positions ``key`` selects (see :meth:`__getitem__`)."""
+        n = len(self)
+        if isinstance(key, slice):
+            if key.step is not None and key.step < 0:
+                raise ValueError("a JobTable keeps its jobs in submit order: a slice with a "
+                                 f"negative step ({key}) would reverse them")
+            return np.arange(n, dtype=np.int64)[key]
+        if isinstance(key, int | np.integer):
+            raise TypeError(f"jobs[{key}]: a JobTable is indexed by column name or by a "
+                            f"selection of rows; jobs[{key}:{key + 1}] is the table of that "
+                            f"job, jobs[\"submit\"][{key}] one of its values")
+        index = np.asarray(key)
+        if index.dtype == bool:
+            if index.shape != (n,):
+                raise ValueError(f"a boolean mask over a JobTable needs one value per job "
+                                 f"({n}), got shape {index.shape}")
+            return np.flatnonzero(index)
+        if index.ndim != 1 or not (np.issubdtype(index.dtype, np.integer) or len(index) == 0):
+            raise TypeError(f"cannot select jobs with {type(key).__name__} {key!r:.60}: give a "
+                            "column name, a slice, a boolean mask or row positions")
+        rows = np.arange(n, dtype=np.int64)[index.astype(np.int64)]
+        if len(rows) > 1 and not bool((np.diff(rows) > 0).all()):
+            raise ValueError("row positions must be increasing: a JobTable keeps its jobs "
+                             "in submit order, each once (sort them first: np.unique(rows))")
+        return rows
+
+    def __repr__(self) -> str:
+        """Class, number of jobs, source, submit span and column names (no values)."""
+        n = len(self)
+        source = self.info.source
+        if not source.startswith("<"):
+            source = Path(source).name
+        span = ""
+        if n:
+            submit = np.asarray(self.columns["submit"])
+            lo, hi = int(submit.min()), int(submit.max())
+            span = f", submitted over {_span_text(hi - lo)} (t = {lo:,} .. {hi:,} s)"
+        return (f"JobTable: {n:,} jobs from {source}{span}\n"
+                f"  columns: {', '.join(self.columns)}\n"
+                f"  resources (per unit): {', '.join(self.resources) or 'none'}")
+
+    def to_arrow(self) -> pa.Table:
+        """The table as a pyarrow Table: one column per entry of ``columns``, one
+        ``res_<name>`` column per resource, the :class:`TraceInfo` as JSON in the schema
+        metadata (the layout of :func:`dispatchlab.workload.tables.write_parquet`)."""
+        from dispatchlab.workload.tables import table_to_arrow
+
+        return table_to_arrow(self)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The table as a pandas DataFrame (the columns of :meth:`to_arrow`; needs
+        pandas, which dispatchlab does not require: :class:`ImportError` saying so
+        when it is absent)."""
+        from dispatchlab.workload.tables import arrow_to_pandas
+
+        return arrow_to_pandas(self.to_arrow())
 
     @property
     def n(self) -> int:

@@ -44,6 +44,7 @@ from dispatchlab.workload.swf import SIM_FIELDS, finish_table
 __all__ = [
     "INFO_KEY",
     "RES_PREFIX",
+    "arrow_to_pandas",
     "info_from_dict",
     "info_to_dict",
     "read_csv",
@@ -89,6 +90,18 @@ def table_to_arrow(table: JobTable, *, with_info: bool = True) -> pa.Table:
         arrays.append(pa.array(np.asarray(col, dtype=np.int64)))
     metadata = {INFO_KEY: json.dumps(info_to_dict(table.info)).encode()} if with_info else None
     return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
+
+
+def arrow_to_pandas(table: pa.Table) -> Any:
+    """``table.to_pandas()`` (a pandas DataFrame; dictionary columns become
+    categoricals). pandas is not a dependency of dispatchlab: without it this raises
+    :class:`ImportError` naming the package to install."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        raise ImportError("to_pandas() needs pandas, which is not installed (pip install "
+                          "pandas); to_arrow() gives the same table without it") from None
+    return table.to_pandas()
 
 
 def write_parquet(table: JobTable, path: str | Path) -> None:
