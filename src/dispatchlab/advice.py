@@ -13,8 +13,10 @@ Before the run, :func:`platform_warnings`:
    above 1: the platform cannot keep up with the jobs, the queue grows while they
    arrive, and waits measure the backlog rather than the dispatcher.
 
-After the run, :func:`result_warnings`: more than :data:`REJECTED_SHARE` of the jobs
-were rejected, with the most common rejection reason.
+After the run, :func:`result_warnings`: throttling without slowdown (a dispatcher that
+slows running jobs, run with the duration model ``none``), a run stopped by its
+wall-clock budget, and more than :data:`REJECTED_SHARE` of the jobs rejected, with the
+most common rejection reason.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ if TYPE_CHECKING:
     from dispatchlab.sim.result import SimulationResult
     from dispatchlab.workload.jobs import JobTable
 
-__all__ = ["MAX_LOAD", "REJECTED_SHARE", "load_estimate", "platform_warnings",
-           "result_warnings"]
+__all__ = ["MAX_LOAD", "REJECTED_SHARE", "THROTTLING_WITHOUT_SLOWDOWN", "load_estimate",
+           "platform_warnings", "result_warnings"]
 
 #: Estimated offered load (:func:`load_estimate`) above which the platform is overloaded.
 MAX_LOAD: float = 1.0
+#: How the warning about a throttling run with the duration model ``none`` begins.
+THROTTLING_WITHOUT_SLOWDOWN: str = "throttling without slowdown"
 #: Share of rejected jobs (0..1) above which :func:`result_warnings` warns (1 %).
 REJECTED_SHARE: float = 0.01
 
@@ -112,7 +116,10 @@ def platform_warnings(jobs: JobTable, platform: Platform) -> list[str]:
 
 
 def result_warnings(result: SimulationResult) -> list[str]:
-    """Post-run warnings about ``result``: a run stopped by its wall-clock budget (its
+    """Post-run warnings about ``result``, in this order: throttling without slowdown
+    (``result.throttling_without_slowdown``: the dispatcher slows running jobs and the
+    duration model is ``none``; the line starts with
+    :data:`THROTTLING_WITHOUT_SLOWDOWN`), a run stopped by its wall-clock budget (its
     metrics cover only the jobs that ended), and more than 1 % of the jobs rejected.
 
     The share is rejected jobs / all jobs of the table (no measurement window); the
@@ -120,6 +127,10 @@ def result_warnings(result: SimulationResult) -> list[str]:
     met first in job order) and how many jobs got it.
     """
     out = []
+    if getattr(result, "throttling_without_slowdown", False):
+        out.append(f"{THROTTLING_WITHOUT_SLOWDOWN}: dispatcher {result.dispatcher} lowers "
+                   "running jobs' power levels, and the duration model is 'none', so a "
+                   "throttled job ran as long as at full power")
     if not getattr(result, "finished", True):
         e = result.extra
         out.append(f"NOT FINISHED: the run stopped at its wall-clock budget ({e['max_wall']} "

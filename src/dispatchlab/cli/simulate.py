@@ -134,6 +134,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     from dispatchlab.advice import platform_warnings, result_warnings
     from dispatchlab.metrics import check_tau
     from dispatchlab.sim import Simulation
+    from dispatchlab.sim.engine import check_combination, is_node_level
 
     check_tau(tau)
     measure_spec = parse_measure(measure)
@@ -161,6 +162,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     dispatcher_obj = dspec.build()
     check_power_inputs(dispatcher_obj, cap_spec, jobs, ppspec)
     jobs, pinned = apply_hot_start(jobs, plat, hot_start)
+    check_combination(dispatcher_obj, duration_model=dmodel,
+                      node_level=is_node_level(plat, jobs), model_field="--duration-model",
+                      platform_field="--platform")
     for text in platform_warnings(jobs, plat):
         warn(text)
     progress, update = progress_bar(len(jobs) > 20_000)

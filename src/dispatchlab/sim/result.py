@@ -86,6 +86,10 @@ class SimulationResult:
     #: the sampling period (whole s) of that platform power; None: 20 s
     #: (:data:`dispatchlab.power.data.DEFAULT_PERIOD`)
     power_period: int | None = None
+    #: True when the dispatcher slows running jobs (``slows_running_jobs``) and the
+    #: run's duration model, given explicitly, is ``none``: throttled jobs kept their
+    #: run times (:func:`dispatchlab.advice.result_warnings` warns)
+    throttling_without_slowdown: bool = False
 
     @property
     def wait(self) -> np.ndarray:
