@@ -123,6 +123,9 @@ def test_simulate_with_none_says_throttling_without_slowdown(instance):
     assert_ok(proc)
     warnings = [x for x in proc.stderr.splitlines() if x.startswith("warning: ")]
     assert any(x.startswith(f"warning: {THROTTLING_WITHOUT_SLOWDOWN}: ") for x in warnings)
+    # the table's header says it too (rich may wrap it: compare without line breaks)
+    head = " ".join(proc.stdout.split("┏")[0].split())
+    assert "duration model none; throttling without slowdown" in head
 
 
 def test_compare_refuses_a_throttling_method(instance):
