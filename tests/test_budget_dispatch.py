@@ -25,6 +25,7 @@ from dispatchlab.errors import InputError
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.power import PowerCap, PowerPrediction, PowerPredictor
 from dispatchlab.power.predictors import make_power_predictor
+from dispatchlab.sim.duration import NoSlowdown
 from dispatchlab.sim.result import STATUS_REJECTED
 from strategies import workloads
 
@@ -299,11 +300,11 @@ def test_parameters_are_checked():
     for bad in (BF(margin=0), BF(margin=1.5), BF(cap_scale=0), BF(power_check="yes"),
                 DVFS(bsld_theta=-1), BF(allocator="nope")):
         with pytest.raises(InputError):
-            run([0], [10], [1], bad, [10], PowerCap.window(100.0))
+            run([0], [10], [1], bad, [10], PowerCap.window(100.0), model=NoSlowdown())
     with pytest.raises(InputError, match="power predictor"):
         run([0], [10], [1], BF(), None, PowerCap.window(100.0))
     # no cap at all: no predictor needed
-    assert run([0], [10], [1], DVFS()).start.tolist() == [0]
+    assert run([0], [10], [1], DVFS(), model=NoSlowdown()).start.tolist() == [0]
 
 
 # ------------------------------------------------------------------------ contract

@@ -199,10 +199,17 @@ class _PerUnitPower(PowerPredictor):
 def _power_inputs(inst: Dispatcher) -> dict:
     """For a dispatcher that declares ``needs_power = True``: a power predictor and a
     cap of 1,000 W on [0, 20000) for the check runs (the workloads have 8-32 cores, so
-    the cap binds), so that its power path runs; nothing for the others."""
-    if not getattr(inst, "needs_power", False):
-        return {}
-    return {"power_predictor": _PerUnitPower(), "cap": PowerCap.window(1000.0, 0, 20_000)}
+    the cap binds), so that its power path runs; for one that declares
+    ``slows_running_jobs``, the duration model ``factor:f=1`` (a throttled job's
+    remaining run stretches in proportion to its power cut); nothing for the others."""
+    out: dict = {}
+    if getattr(inst, "needs_power", False):
+        out.update(power_predictor=_PerUnitPower(), cap=PowerCap.window(1000.0, 0, 20_000))
+    if getattr(inst, "slows_running_jobs", False):
+        from dispatchlab.sim.duration import Factor
+
+        out["duration_model"] = Factor(f=1.0)
+    return out
 
 
 def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: int = 6,

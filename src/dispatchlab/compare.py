@@ -90,7 +90,10 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     ``baseline``: a dispatcher spec text among ``dispatchers`` (default: the first).
     ``slices = (count, jobs_per_slice)`` with ``lead_in`` lead-in jobs per slice
     (default :func:`~dispatchlab.workload.slices.default_lead_in`); ``measure``
-    applies only without slices. ``seed`` seeds the bootstrap."""
+    applies only without slices. ``seed`` seeds the bootstrap. Runs are simulated
+    without a cap or duration model: a dispatcher that slows running jobs, or one that
+    cannot place jobs on nodes on a node-level run, is refused before any run
+    (:func:`~dispatchlab.sim.engine.check_combination`)."""
     from dispatchlab.metrics import check_tau
     from dispatchlab.metrics.keys import COMPARE_TABLE
     from dispatchlab.stats import compare_configurations
@@ -112,6 +115,12 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     n = (os.cpu_count() or 1) if workers is None else workers
     if n < 1:
         raise InputError(f"must be >= 1, got {n}", field="--workers")
+    from dispatchlab.sim.engine import check_combination, is_node_level
+
+    node_level = is_node_level(platform, jobs)
+    for d in dispatchers:  # refused before any run: a comparison takes no duration model
+        check_combination(d.build(), duration_model=None, node_level=node_level,
+                          model_field=None, platform_field="--platform")
 
     plan = []
     if slices is None:

@@ -186,15 +186,20 @@ class StudyResult:
 
 def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
                          predictors: Sequence[str], tau: float = 10.0, *, cap=None,
-                         power_predictor=None) -> StudyResult:
+                         power_predictor=None, duration_model=None,
+                         model_field: str = "duration_model") -> StudyResult:
     """Simulate ``jobs`` on ``platform`` for every dispatcher x predictor, each named in
     the component grammar of :mod:`dispatchlab.components` (``easy``,
     ``easy:order=sjf``, ``module:Class``, ...), each under the power ``cap`` (a
     :class:`~dispatchlab.power.cap.PowerCap`, None: none) with the ``power_predictor``
-    (None: none; the power-capped dispatchers need one).
+    (None: none; the power-capped dispatchers need one) and the ``duration_model`` (a
+    :class:`~dispatchlab.sim.duration.DurationModel`; None: none given, which the
+    dispatchers that slow running jobs refuse).
 
     All names are checked (built) before the first simulation, so an unknown name
-    fails fast with :class:`~dispatchlab.errors.InputError`."""
+    fails fast with :class:`~dispatchlab.errors.InputError`, and so is every
+    combination (:func:`~dispatchlab.sim.engine.check_combination`; a missing duration
+    model names ``model_field``)."""
     from dispatchlab.components import parse_component
     from dispatchlab.metrics import check_tau
     from dispatchlab.sim import Simulation
@@ -206,12 +211,19 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
                for d in dispatchers}
     built_p = {p: parse_component(p, "predictor", option="predictors").build()
                for p in predictors}
+    from dispatchlab.sim.engine import check_combination, is_node_level
+
+    node_level = is_node_level(platform, jobs)
+    for d in dispatchers:
+        check_combination(built_d[d], duration_model=duration_model, node_level=node_level,
+                          model_field=model_field)
     submit = np.asarray(jobs["submit"], dtype=np.int64)
     runs = []
     for d in dispatchers:
         for p in predictors:
             res = Simulation(platform, jobs, built_d[d], built_p[p], cap=cap,
-                             power_predictor=power_predictor).run()
+                             power_predictor=power_predictor,
+                             duration_model=duration_model).run()
             summary = res.summary(tau=t)
             cols = job_columns(submit, res.start, res.end, res.status, tau=t)
             runs.append(Combination(d, p, res.start, res.end, res.status, summary, cols))

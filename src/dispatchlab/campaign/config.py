@@ -662,8 +662,28 @@ def _slice_plan(where: _Where, trace: dict[str, Any], measure: str) -> list[Any]
 # ------------------------------------------------------------------- platforms
 
 
+def _platform_node_level(spec: dict[str, Any]) -> bool | None:
+    """True when every run on the platform of ``spec`` is node-level (a preset or a
+    platform file with more resources than cores); None when its runs' jobs decide
+    (pooled cores, homogeneous nodes of cores, the trace's machine)."""
+    if "builtin" in spec:
+        from dispatchlab.platform.choose import PRESETS
+
+        platform = PRESETS[spec["builtin"]]()
+    elif "file" in spec:
+        from dispatchlab.platform.platform import load_platform_file
+
+        platform, _ = load_platform_file(spec["file"])
+    else:
+        return None
+    if "core" not in platform.resource_names or not platform.is_core_only():
+        return True
+    return None
+
+
 def _platform(where: _Where, base: Path, table: Any, i: int) -> dict[str, Any]:
-    """One ``[[platforms]]`` entry: ``{"label", "spec", "inputs"}``."""
+    """One ``[[platforms]]`` entry: ``{"label", "spec", "inputs", "node_level"}``
+    (:func:`_platform_node_level`)."""
     entry = f"platforms[{i}]"
     t = _check_keys(where, table, _PLATFORM_KEYS, entry)
     kinds = [k for k in ("cores", "nodes", "file", "builtin") if k in t]
@@ -679,7 +699,8 @@ def _platform(where: _Where, base: Path, table: Any, i: int) -> dict[str, Any]:
     spec, label, inputs = _platform_kind(where, base, t, kinds[0] if kinds else None, entry)
     if allocator != "first-fit":
         spec["allocator"] = allocator
-    return {"label": _label(where, t, entry, label), "spec": spec, "inputs": inputs}
+    return {"label": _label(where, t, entry, label), "spec": spec, "inputs": inputs,
+            "node_level": _platform_node_level(spec)}
 
 
 def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
@@ -775,6 +796,17 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     if "duration_model" in t:
         out["duration_model"] = _duration_model(where, base, t["duration_model"],
                                                 f"{entry}.duration_model")
+    if kind == "dispatcher":
+        from dispatchlab.sim.engine import check_combination
+
+        # refused here, before any run: a dispatcher that slows running jobs without a
+        # duration model (node-level platforms: checked in _expand)
+        out["built"] = component
+        try:
+            check_combination(component, duration_model=out.get("duration_model"),
+                              model_field=f"{entry}.duration_model")
+        except InputError as exc:
+            raise where.error(exc.message, exc.field or entry) from None
     return out
 
 
@@ -1166,6 +1198,16 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
             used[i] += 1
         if hit:
             continue
+        if pl.get("node_level") and "built" in di:  # refused before any run
+            from dispatchlab.sim.engine import check_combination
+
+            try:
+                check_combination(di["built"], duration_model=di.get("duration_model"),
+                                  node_level=True)
+            except InputError as exc:
+                raise where.error(f"{exc.message} (platform {pl['label']!r} x dispatcher "
+                                  f"{di['label']!r}; exclude the pair or change the "
+                                  "platform)", "platforms") from None
         code = _code_hash(di, pr, memo, pp)
         for sl, rep in itertools.product(plans[tr["label"]], range(head.repetitions)):
             config = _run_config(head, tr, pl, di, pr, seed, rep, sl, power, cap, pp)

@@ -248,21 +248,28 @@ def progress_bar(enabled: bool):
 
 
 def summary_table(rows: list[tuple[str, dict]], title: str):
-    """The metrics of :data:`dispatchlab.metrics.keys.SUMMARY_TABLE` and the simulation
-    time: one row per metric, one column per run (so it stays narrow)."""
+    """The metrics of :data:`dispatchlab.metrics.keys.SUMMARY_TABLE`, the power metrics
+    of :data:`~dispatchlab.metrics.keys.POWER_TABLE` that some run reports (runs with
+    job power or a cap) and the simulation time: one row per metric, one column per
+    run (so it stays narrow)."""
     from rich.table import Table
 
-    from dispatchlab.metrics.keys import BY_KEY, SUMMARY_TABLE
+    from dispatchlab.metrics.keys import BY_KEY, POWER_TABLE, SUMMARY_TABLE
 
-    table = Table(title=title, caption="slowdown and bounded slowdown (bsld, tau = {:g} s) "
-                  "are means over jobs; util: core utilization over the whole run; steady "
-                  "util: from the first time half the cores are busy to the last "
-                  "submission".format(rows[0][1]["tau"]))
+    power = [k for k in POWER_TABLE if any(BY_KEY[k].value(s) is not None for _, s in rows)]
+    caption = ("slowdown and bounded slowdown (bsld, tau = {:g} s) are means over jobs; "
+               "util: core utilization over the whole run; steady util: from the first "
+               "time half the cores are busy to the last submission").format(rows[0][1]["tau"])
+    if any(k.startswith("cap_") for k in power):
+        caption += ("; power / cap: mean power in the cap window as a share of the cap; "
+                    "time above cap: share of the window's time above it; max excess: "
+                    "largest excess as a share of the cap; under-use: mean unused share")
+    table = Table(title=title, caption=caption)
     table.add_column("metric", no_wrap=True)
     table.add_column("unit", no_wrap=True)
     for name, _ in rows:
         table.add_column(name, justify="right")
-    for key in SUMMARY_TABLE:
+    for key in (*SUMMARY_TABLE, *power):
         m = BY_KEY[key]
         table.add_row(m.label, "" if m.unit in ("1", "count") else m.unit,
                       *(m.format(m.value(s)) for _, s in rows))

@@ -134,6 +134,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     from dispatchlab.advice import platform_warnings, result_warnings
     from dispatchlab.metrics import check_tau
     from dispatchlab.sim import Simulation
+    from dispatchlab.sim.engine import check_combination, is_node_level
 
     check_tau(tau)
     measure_spec = parse_measure(measure)
@@ -161,6 +162,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     dispatcher_obj = dspec.build()
     check_power_inputs(dispatcher_obj, cap_spec, jobs, ppspec)
     jobs, pinned = apply_hot_start(jobs, plat, hot_start)
+    check_combination(dispatcher_obj, duration_model=dmodel,
+                      node_level=is_node_level(plat, jobs), model_field="--duration-model",
+                      platform_field="--platform")
     for text in platform_warnings(jobs, plat):
         warn(text)
     progress, update = progress_bar(len(jobs) > 20_000)
@@ -187,8 +191,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         summary = result.summary(tau=tau, measure=measure_spec)
         summary["wall_seconds"] = time.perf_counter() - t0
     con = console()
-    con.print(summary_table([(f"{dspec.text} / {pspec.text}", summary)],
-                            title=f"{Path(trace).name} on {plat.describe()}"))
+    title = run_header(f"{Path(trace).name} on {plat.describe()}", cap_spec, plat,
+                       ppspec, dmodel, result.throttling_without_slowdown)
+    con.print(summary_table([(f"{dspec.text} / {pspec.text}", summary)], title=title))
     for note in _load_notes(jobs, summary):
         con.print(f"[dim]{note}[/dim]")
     if out is not None:
@@ -197,6 +202,40 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     if swf_out is not None:
         result.write_swf(swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+def run_header(head: str, cap, platform, power_predictor, duration_model,
+               no_slowdown: bool) -> str:
+    """The title of a run's table: ``head`` (trace and platform), then, for a run with a
+    power cap, a power predictor or a duration model, one line naming each (the cap in
+    watts with its window, and its share of the platform's maximum dynamic power when
+    it has one), and "throttling without slowdown" when ``no_slowdown``."""
+    parts = []
+    if cap is not None:
+        parts.append(describe_cap(cap, platform.dynamic_power_base))
+    if power_predictor is not None:
+        parts.append(f"power predictor {power_predictor.text}")
+    if duration_model is not None:
+        parts.append(f"duration model {duration_model.text}")
+    if no_slowdown:
+        parts.append("throttling without slowdown")
+    return head if not parts else head + "\n" + "; ".join(parts)
+
+
+def describe_cap(cap, base: float | None) -> str:
+    """``cap 1,280 W (5.0 % of 25,600 W) on [0, end)`` for a cap window (``base``: the
+    platform's maximum dynamic power, None: no share shown), or the steps of a cap
+    schedule (``cap schedule 0 s: 1,280 W, 3,600 s: none``)."""
+    steps = list(cap.steps)
+    window = (len(steps) == 1 and steps[0][1] is not None) or (
+        len(steps) == 2 and steps[0][1] is not None and steps[1][1] is None)
+    if not window:
+        return "cap schedule " + ", ".join(
+            f"{t:,} s: {'none' if w is None else f'{w:,.0f} W'}" for t, w in steps)
+    t0, watts = steps[0]
+    share = f" ({100 * watts / base:.1f} % of {base:,.0f} W)" if base else ""
+    end = f"{steps[1][0]:,}" if len(steps) == 2 else "end"
+    return f"cap {watts:,.0f} W{share} on [{t0:,}, {end})"
 
 
 def read_job_series(path: Path | None, jobs, power_file: str | None):

@@ -16,6 +16,7 @@ from dispatchlab.cli.common import (
     attach_job_power,
     choose_platform,
     console,
+    duration_model_spec,
     fit_jobs,
     load,
     names_help,
@@ -44,6 +45,10 @@ def study_app() -> None:
 @READ_OPTIONS
 @SELECT_OPTIONS
 @CAP_OPTIONS
+@click.option("--duration-model", default=None, metavar="SPEC",
+              help="how a job's power level stretches its remaining run time, for "
+                   "dispatchers that slow running jobs (required for them): none | "
+                   "factor:f=F | mixed:profile=dynshare|dvfs | cpi")
 def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       predictors: tuple[str, ...], out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
@@ -52,7 +57,8 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       fraction: str | None, cap: str | None, cap_window: str | None,
                       cap_file: Path | None, power_file: str | None,
                       power_predictor: str | None,
-                      power_predictor_params: tuple[str, ...]) -> None:
+                      power_predictor_params: tuple[str, ...],
+                      duration_model: str | None) -> None:
     """Simulate TRACE under every dispatcher x predictor (seed 000, section 5.2)."""
     from rich.table import Table
 
@@ -66,6 +72,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                                                     option="--dispatchers")]
     p_names = [s.text for s in parse_component_list(predictors, "predictor",
                                                     option="--predictors")]
+    dmodel = duration_model_spec(duration_model)
     jobs = load(trace, lenient=lenient, window=window, jobs=jobs_range, fraction=fraction,
                  extra_fields=extra_fields, reader=reader)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
@@ -74,7 +81,9 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     jobs = attach_job_power(jobs, power_file, plat)
     ppspec = power_predictor_spec(power_predictor, power_predictor_params)
     study = run_prediction_study(jobs, plat, d_names, p_names, tau=tau, cap=cap_spec,
-                                 power_predictor=None if ppspec is None else ppspec.build())
+                                 power_predictor=None if ppspec is None else ppspec.build(),
+                                 duration_model=None if dmodel is None else dmodel.build(),
+                                 model_field="--duration-model")
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",
                   caption=f"times in seconds; slowdown and bsld (tau = {tau:g} s) are means "
                           "unless noted; W wall-time, D history (data-driven), R real")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -335,9 +335,20 @@ class Dispatcher(Params, ABC):
     """
 
     name: str = "dispatcher"
-    #: False for a dispatcher that only handles counting (pooled cores) platforms:
-    #: :func:`dispatchlab.checks.check_dispatcher` then skips its node-level checks
+    #: False for a dispatcher that only handles counting (pooled cores) platforms: a
+    #: node-level run of it is refused before it starts (an InputError from
+    #: :func:`dispatchlab.sim.engine.check_combination`, which every way of building a
+    #: run calls), and :func:`dispatchlab.checks.check_dispatcher` skips its node-level
+    #: checks
     supports_node_level: bool = True
+    #: True for a dispatcher that slows running jobs: it lowers their power levels
+    #: (:class:`SetPower`), which the run's duration model turns into speeds. Such a
+    #: run needs an explicit duration model (``none``, kept run times, only when given
+    #: on purpose; it is then reported as "throttling without slowdown"); without one
+    #: it is refused before it starts (:func:`dispatchlab.sim.engine.
+    #: check_combination`). A dispatcher that only gives speeds itself
+    #: (:class:`SetSpeed`) uses no duration model and need not declare it.
+    slows_running_jobs: ClassVar[bool] = False
 
     def start(self, view: View) -> None:
         """Called once before the first pass."""

@@ -578,6 +578,9 @@ class DVFS(_BudgetEasy):
 
     name = "dvfs"
     reduces: ClassVar[bool] = True
+    #: starts jobs at reduced power levels (SetPower): a run needs an explicit
+    #: duration model
+    slows_running_jobs: ClassVar[bool] = True
 
     def __init__(self, margin: float = 1.0, bsld_theta: float = 300,
                  allocator: str = "first-fit") -> None:

@@ -256,6 +256,8 @@ class _Admitting(Dispatcher):
     needs_cap = True
     #: reads the jobs' measured power (view.job_power): job power data needed
     needs_job_power = True
+    #: throttles running jobs (SetPower): a run needs an explicit duration model
+    slows_running_jobs: ClassVar[bool] = True
 
     def _check(self) -> None:
         a = self.admission
@@ -610,6 +612,9 @@ class DecRapl(Dispatcher):
     needs_cap = True
     #: reads the jobs' measured power (view.job_power): job power data needed
     needs_job_power = True
+    #: throttles running jobs through its DynShare part (SetPower): a run needs an
+    #: explicit duration model
+    slows_running_jobs: ClassVar[bool] = True
     nested: ClassVar[dict[str, str]] = {"high": "dispatcher", "low": "dispatcher"}
 
     @property

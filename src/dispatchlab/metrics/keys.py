@@ -217,6 +217,14 @@ SUMMARY_TABLE: tuple[str, ...] = (
     "mean_slowdown", "mean_bsld", "utilization", "steady_utilization", "makespan",
 )
 
+#: Power metrics shown in the CLI summary table below :data:`SUMMARY_TABLE` when a run
+#: reports them (jobs with power; the cap_* ones with a cap, the power BSLD with job power).
+POWER_TABLE: tuple[str, ...] = (
+    "energy_j", "mean_power_w", "power_unknown_jobs", "cap_mean_share",
+    "cap_time_above_share", "cap_max_excess", "cap_time_above_own_share",
+    "cap_max_excess_own", "cap_mean_underuse", "mean_power_bsld", "max_power_bsld",
+)
+
 #: Metrics shown with intervals in comparison tables (``compare``, ``results``, report).
 COMPARE_TABLE: tuple[str, ...] = (
     "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_slowdown", "mean_bsld",

@@ -94,6 +94,59 @@ def check_overrun(overrun: object, field: str = "overrun") -> str:
     return str(overrun)
 
 
+def is_node_level(platform: Platform, jobs: JobTable) -> bool:
+    """Whether a run of ``jobs`` on ``platform`` places jobs on nodes: False exactly when
+    fit reduces to counting free cores (the platform has only cores and every job unit
+    is one core, nothing else), as :attr:`Simulation.counting` decides it."""
+    names = platform.resource_names
+    if "core" not in names or not platform.is_core_only():
+        return True
+    res = jobs.resources
+    if len(jobs) and ("core" not in res or not bool(np.all(res["core"] == 1))):
+        return True
+    return any(not bool(np.all(res[r] == 0)) for r in names if r != "core" and r in res)
+
+
+def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
+                      node_level: bool | None = None,
+                      model_field: str | None = "duration_model",
+                      platform_field: str = "platform") -> None:
+    """Refuse, before a run starts, a combination that cannot give a meaningful run: the
+    one check that every way of building a run calls (:class:`Simulation`, the
+    ``simulate``, ``compare`` and ``study`` commands, campaign files at load time).
+
+    1. ``dispatcher`` slows running jobs (:attr:`~dispatchlab.dispatch.base.Dispatcher.
+       slows_running_jobs`) and ``duration_model`` is None (not given): without a model
+       a throttled job would run as long as at full power. ``none`` given explicitly is
+       accepted (the run then warns "throttling without slowdown",
+       :func:`dispatchlab.advice.result_warnings`). ``model_field``: where the caller
+       takes a model (the error names it), None when it takes none.
+    2. ``dispatcher`` cannot place jobs on nodes (``supports_node_level`` False) and the
+       run is node-level (``node_level`` True, :func:`is_node_level`; None: not known
+       yet, not checked); the error names ``platform_field``.
+
+    Each refusal is one :class:`InputError` line."""
+    name = getattr(dispatcher, "name", None) or type(dispatcher).__name__
+    if getattr(dispatcher, "slows_running_jobs", False) and duration_model is None:
+        from dispatchlab.sim.duration import DURATION_MODELS
+
+        models = ", ".join(DURATION_MODELS)
+        what = (f"dispatcher {name!r} slows running jobs (it lowers their power levels), "
+                f"so the run needs a duration model ({models}; e.g. mixed:profile="
+                "dynshare; 'none' keeps their run times: throttling without slowdown)")
+        if model_field is None:
+            raise InputError(what + ", and this command takes none: run it with "
+                             "'dispatchlab simulate --duration-model', 'dispatchlab study "
+                             "predictions --duration-model' or in a campaign",
+                             field="dispatcher")
+        raise InputError(what, field=model_field)
+    if node_level and not getattr(dispatcher, "supports_node_level", True):
+        raise InputError(f"dispatcher {name!r} cannot place jobs on nodes (it declares "
+                         "supports_node_level = False) and this run is node-level (the "
+                         "platform has more than cores, or jobs ask for more than one core "
+                         "per unit): run it on pooled cores", field=platform_field)
+
+
 def _ratio(x: float | Fraction) -> tuple[int, int]:
     """``x`` (> 0) as an exact reduced integer fraction ``(numerator, denominator)``."""
     if isinstance(x, Fraction):
@@ -197,6 +250,8 @@ class Simulation:
             and bool(np.all(self.requests[:, core_k] == 1))
             and bool(np.all(np.delete(self.requests, core_k, axis=1) == 0))
         )
+        check_combination(dispatcher, duration_model=duration_model,
+                          node_level=not self.counting)
         self._capacity = platform.capacity_matrix()
         self.capacity = self._capacity.view()
         self.capacity.flags.writeable = False
@@ -423,7 +478,13 @@ class Simulation:
             power_prediction=None if self.power_predictor is None else {
                 "mean": self.power_mean, "max": self.power_max, "std": self.power_std},
             cap=self.cap,
+            throttling_without_slowdown=self._throttling_without_slowdown(),
         )
+
+    def _throttling_without_slowdown(self) -> bool:
+        """The dispatcher slows running jobs and the duration model is ``none``."""
+        return bool(getattr(self.dispatcher, "slows_running_jobs", False)
+                    and type(self.duration_model) is NoSlowdown)
 
     def _segment_columns(self) -> dict[str, np.ndarray] | None:
         """The rate changes as columns (job row, time, speed, power level), in the
@@ -467,6 +528,7 @@ class Simulation:
             input_jobs=self.jobs,
             input_rows=done,
             dispatcher_facts=self.dispatcher.run_facts(),
+            throttling_without_slowdown=self._throttling_without_slowdown(),
             extra={"stopped_at": int(self.now), "jobs_total": len(self.jobs),
                    "jobs_done": len(done), "jobs_running": running,
                    "jobs_waiting": waiting,

@@ -92,6 +92,10 @@ class SimulationResult:
     input_jobs: JobTable | None = None
     #: the rows of ``input_jobs`` that ``jobs`` holds (ascending), with ``input_jobs``
     input_rows: np.ndarray | None = None
+    #: True when the dispatcher slows running jobs (``slows_running_jobs``) and the
+    #: run's duration model, given explicitly, is ``none``: throttled jobs kept their
+    #: run times (:func:`dispatchlab.advice.result_warnings` warns)
+    throttling_without_slowdown: bool = False
 
     def measure_of_rows(self, measure: Measure | None) -> Measure | None:
         """``measure`` for the rows of ``jobs``: an index window (rows of the table the
