@@ -131,9 +131,11 @@ def test_an_unfinished_run_keeps_its_warning(budget_db, tmp_path):
     runs = _runs(budget_db)
     kept = {(r["dispatcher"], r["workload"]): json.loads(r["warnings"]) for r in runs}
     for (dispatcher, workload), warnings in kept.items():
-        # a job every 10 s, 15 s each, on one core: offered load 1.5 for both; the
-        # unfinished run's is that of all its jobs, not only of those that ended
-        assert warnings[0].startswith("offered load on this platform is 1.5")
+        # a job every 10 s, 15 s each, on one core: 120 x 15 s of work over the 1,205 s
+        # from the first submission (0) to the last end without waiting (1,190 + 15):
+        # an estimated load of 1.49 for both; the unfinished run's is that of all its
+        # jobs, not only of those that ended
+        assert warnings[0].startswith("offered load on this platform is about 1.49")
         if dispatcher == "slow":
             assert warnings[1:] == [w for w in warnings if w.startswith("NOT FINISHED")]
             assert len(warnings) == 2 and warnings[0] == kept["fifo", workload][0]
