@@ -217,12 +217,70 @@ def predictor_spec(name: str, params: Sequence[str]):
 
 
 # ------------------------------------------------------------------- output
+#: Off a terminal (logs, pipes) without ``COLUMNS``: the console's width, so that no
+#: line is wrapped and every table keeps its natural width...
+UNWRAPPED_WIDTH = 100_000
+#: ...and the width a table must fit there to be printed as a table by the commands
+#: that otherwise print one record per row (:func:`fits`).
+LOG_WIDTH = 140
+
+
+def _columns_env() -> int | None:
+    """``COLUMNS`` when it is set to a positive whole number (None otherwise)."""
+    import os
+
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
 def console(stderr: bool = False):
-    """A rich console; 140 columns wide when not writing to a terminal (logs, pipes)."""
+    """A rich console on stdout (or stderr). Its width: ``COLUMNS`` when set; the
+    terminal's on a terminal; otherwise (logs, pipes, ``| tee``) unlimited, so that
+    nothing is wrapped or squeezed: a table is as wide as its content."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 140)
+    width = _columns_env()
+    if width is None and not stream.isatty():
+        width = UNWRAPPED_WIDTH
+    return Console(stderr=stderr, width=width)
+
+
+def fits(con, renderable) -> bool:
+    """Whether ``renderable`` (a table) at its natural width, nothing wrapped or
+    truncated, fits the output's width: ``COLUMNS``, the terminal's, or
+    :data:`LOG_WIDTH` off a terminal."""
+    from rich.measure import Measurement
+
+    width = LOG_WIDTH if con.width >= UNWRAPPED_WIDTH else con.width
+    natural = Measurement.get(con, con.options.update_width(UNWRAPPED_WIDTH), renderable)
+    return natural.maximum <= width
+
+
+def print_wide(con, table) -> None:
+    """``table`` at its natural width even when it is wider than ``con`` (the lines
+    then run past the terminal's edge; nothing is truncated)."""
+    from rich.measure import Measurement
+
+    natural = Measurement.get(con, con.options.update_width(UNWRAPPED_WIDTH), table).maximum
+    width = con.width
+    con.width = max(width, natural)
+    try:
+        con.print(table)
+    finally:
+        con.width = width
+
+
+def print_records(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Rows too wide for a table, on stdout: one block per row, a ``row N`` line then
+    one ``column: value`` line per column (names padded to one width, values never
+    cut), a blank line after each block. Plain text: no markup, no colour."""
+    width = max((len(c) for c in columns), default=0) + 1
+    for i, row in enumerate(rows, start=1):
+        print(f"row {i:,}")
+        for name, value in zip(columns, row, strict=True):
+            print(f"  {name + ':':<{width}} {value}")
+        print()
 
 
 def warn(text: str) -> None:
@@ -249,15 +307,20 @@ def progress_bar(enabled: bool):
 
 def summary_table(rows: list[tuple[str, dict]], title: str):
     """The metrics of :data:`dispatchlab.metrics.keys.SUMMARY_TABLE` and the simulation
-    time: one row per metric, one column per run (so it stays narrow)."""
+    time: one row per metric, one column per run (so it stays narrow). The title and
+    the caption are lines of their own, wrapped at the output's width, not at the
+    narrow table's."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     from dispatchlab.metrics.keys import BY_KEY, SUMMARY_TABLE
 
-    table = Table(title=title, caption="slowdown and bounded slowdown (bsld, tau = {:g} s) "
-                  "are means over jobs; util: core utilization over the whole run; steady "
-                  "util: from the first time half the cores are busy to the last "
-                  "submission".format(rows[0][1]["tau"]))
+    caption = ("slowdown and bounded slowdown (bsld, tau = {:g} s) "
+               "are means over jobs; util: core utilization over the whole run; steady "
+               "util: from the first time half the cores are busy to the last "
+               "submission".format(rows[0][1]["tau"]))
+    table = Table()
     table.add_column("metric", no_wrap=True)
     table.add_column("unit", no_wrap=True)
     for name, _ in rows:
@@ -268,7 +331,8 @@ def summary_table(rows: list[tuple[str, dict]], title: str):
                       *(m.format(m.value(s)) for _, s in rows))
     sim = [s.get("simulate_seconds") for _, s in rows]
     table.add_row("sim time", "s", *("-" if v is None else f"{v:.2f}" for v in sim))
-    return table
+    return Group(Text(title, style="table.title"), table,
+                 Text(caption, style="table.caption"))
 
 
 # ------------------------------------------------------------------- options
