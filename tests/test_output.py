@@ -1,11 +1,18 @@
 """Output outside a terminal (logs, pipes, ``| tee``): ``simulate``'s title and caption
-at full width, ``COLUMNS`` respected."""
+at full width, ``COLUMNS`` respected, wide ``results query`` / ``results power`` rows as
+``column: value`` records (headers never cut)."""
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
-from campaign_helpers import synthetic_trace
+import pytest
+
+from campaign_helpers import connect, synthetic_trace, write_campaign
+from dispatchlab.campaign import run_campaign
+from test_campaign_power import HEAD, POWER
 from test_cli import assert_ok, run_cli
 
 
@@ -14,6 +21,15 @@ def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env.update(extra)
     return env
+
+
+@pytest.fixture(scope="module")
+def power_db(tmp_path_factory) -> Path:
+    """The 7 runs of test_campaign_power's campaign (runs table: ~80 columns)."""
+    folder = tmp_path_factory.mktemp("power")
+    report = run_campaign(write_campaign(folder, HEAD + POWER), workers=1)
+    assert (report.executed, report.failed) == (7, 0)
+    return folder / "results.duckdb"
 
 
 # ---------------------------------------------------------------------- simulate
@@ -38,3 +54,82 @@ def test_simulate_off_a_terminal_is_not_squeezed_to_the_table(tmp_path):
     assert_ok(narrow)
     assert CAPTION not in narrow.stdout.splitlines()
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+
+
+# ---------------------------------------------------------------- results query
+def _records(text: str) -> list[dict[str, str]]:
+    """The ``row N`` blocks of records output as dicts."""
+    blocks: list[dict[str, str]] = []
+    for line in text.splitlines():
+        if re.fullmatch(r"row [\d,]+", line):
+            blocks.append({})
+        elif line.startswith("  ") and blocks:
+            name, _, value = line[2:].partition(":")
+            blocks[-1][name] = value.strip()
+    return blocks
+
+
+def test_wide_query_rows_are_records_and_narrow_ones_a_table(power_db):
+    con = connect(power_db)
+    try:
+        columns = [d[0] for d in con.execute("SELECT * FROM runs LIMIT 0").description]
+        keys = [r[0] for r in con.execute("SELECT run_key FROM runs ORDER BY 1").fetchall()]
+    finally:
+        con.close()
+    assert len(columns) > 40
+    sql = "SELECT * FROM runs ORDER BY run_key"
+    proc = run_cli("results", "query", power_db, sql, env=_env())
+    assert_ok(proc)
+    assert "┏" not in proc.stdout and "…" not in proc.stdout
+    records = _records(proc.stdout)
+    assert [list(r) for r in records] == [columns] * 7
+    assert [r["run_key"] for r in records] == keys
+    assert proc.stdout.rstrip().endswith("7 rows")
+
+    narrow = "SELECT dispatcher, cap FROM runs ORDER BY 1, 2"
+    proc = run_cli("results", "query", power_db, narrow, env=_env())
+    assert_ok(proc)
+    assert "┃ dispatcher ┃ cap " in proc.stdout and not _records(proc.stdout)
+    proc = run_cli("results", "query", power_db, narrow, "--format", "records", env=_env())
+    assert_ok(proc)
+    assert [r["dispatcher"] for r in _records(proc.stdout)] == ["easy"] * 3 + ["pc"] * 4
+
+    # --format table: the whole table, headers whole, even past a narrow width
+    proc = run_cli("results", "query", power_db, sql, "--format", "table",
+                   env=_env(COLUMNS="100"))
+    assert_ok(proc)
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("┃"))
+    assert [c.strip() for c in header.strip("┃").split("┃")] == columns
+    assert "…" not in proc.stdout
+
+
+# ---------------------------------------------------------------- results power
+POWER_HEADERS = ["cap", "dispatcher", "power predictor", "runs", "power / cap",
+                 "time above", "own", "runs above", "own", "max excess", "own",
+                 "under-use", "started in window", "turnaround", "max turnaround"]
+
+
+def test_results_power_headers_are_never_cut(power_db):
+    proc = run_cli("results", "power", power_db, env=_env(COLUMNS="220"))
+    assert_ok(proc)
+    header = [line for line in proc.stdout.splitlines() if line.startswith("┃")]
+    assert len(header) == 1  # one header line: nothing wrapped
+    assert [c.strip() for c in header[0].strip("┃").split("┃")] == POWER_HEADERS
+    assert "…" not in proc.stdout
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 220
+
+    # off a terminal without COLUMNS the table (188 columns) is wider than 140: records
+    proc = run_cli("results", "power", power_db, env=_env())
+    assert_ok(proc)
+    assert "┏" not in proc.stdout and "…" not in proc.stdout
+    assert proc.stdout.startswith("trace lub, platform marconi100-nodes\nmeans over runs")
+    records = _records(proc.stdout)
+    assert len(records) == 7
+    assert list(records[0]) == [
+        "cap", "dispatcher", "power predictor", "runs", "power / cap", "time above",
+        "time above, own", "runs above", "runs above, own", "max excess",
+        "max excess, own", "under-use", "started in window", "turnaround",
+        "max turnaround"]
+    pc = next(r for r in records if (r["dispatcher"], r["power predictor"], r["cap"])
+              == ("pc", "history", "2%"))
+    assert pc["runs"] == "1" and pc["turnaround"].endswith(" %")
