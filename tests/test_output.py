@@ -1,17 +1,22 @@
 """Output outside a terminal (logs, pipes, ``| tee``): ``simulate``'s title and caption
 at full width, ``COLUMNS`` respected, wide ``results query`` / ``results power`` rows as
-``column: value`` records (headers never cut)."""
+``column: value`` records (headers never cut), plain progress lines of a campaign, and
+Ctrl-C during a campaign (how many runs are stored, how to resume, status 130)."""
 
 from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from campaign_helpers import connect, synthetic_trace, write_campaign
+from campaign_helpers import connect, stored_runs, synthetic_trace, write_campaign
 from dispatchlab.campaign import run_campaign
+from dispatchlab.cli.campaign import ProgressLines
 from test_campaign_power import HEAD, POWER
 from test_cli import assert_ok, run_cli
 
@@ -133,3 +138,127 @@ def test_results_power_headers_are_never_cut(power_db):
     pc = next(r for r in records if (r["dispatcher"], r["power predictor"], r["cap"])
               == ("pc", "history", "2%"))
     assert pc["runs"] == "1" and pc["turnaround"].endswith(" %")
+
+
+# ------------------------------------------------------------ campaign progress
+def test_progress_lines_at_each_tenth_and_after_a_silence(capsys):
+    now = [100.0]
+    lines = ProgressLines(every=60, clock=lambda: now[0])
+    lines.update(0, 0, 20)
+    for done in range(1, 21):
+        now[0] += 1
+        lines.update(done, done // 7, 20)
+    out = capsys.readouterr().err.splitlines()
+    assert [re.sub(r", \d+:\d\d:\d\d elapsed$", "", line) for line in out] == [
+        f"progress: {d}/20 runs done ({d // 7} failed)" for d in range(0, 21, 2)]
+    assert out[-1].endswith(", 0:00:20 elapsed")
+    lines.heartbeat()  # 0 s since the last line: nothing
+    now[0] += 59.5
+    lines.heartbeat()
+    assert capsys.readouterr().err == ""
+    now[0] += 3725 - 59.5  # a silent hour: one line saying where the campaign is
+    lines.heartbeat()
+    assert capsys.readouterr().err == "progress: 20/20 runs done (2 failed), 1:02:25 elapsed\n"
+
+
+SMALL = """
+[campaign]
+name = "out"
+seeds = [1, 2, 3]
+
+[[traces]]
+label = "lub"
+generate = "lublin"
+jobs = {jobs}
+machine_size = 64
+
+[[platforms]]
+cores = 64
+
+[[dispatchers]]
+name = "fifo"
+[[dispatchers]]
+name = "easy"
+
+[[predictors]]
+name = "walltime"
+"""
+
+
+def test_campaign_off_a_terminal_prints_progress_lines(tmp_path):
+    path = write_campaign(tmp_path, SMALL.format(jobs=100))
+    proc = run_cli("campaign", "run", path, "--workers", "1", env=_env())
+    assert_ok(proc)
+    progress = [re.sub(r", \d+:\d\d:\d\d elapsed$", "", line)
+                for line in proc.stderr.splitlines() if line.startswith("progress: ")]
+    assert progress == [f"progress: {d}/6 runs done (0 failed)" for d in range(7)]
+    assert "executed 6" in proc.stdout
+    quiet = run_cli("campaign", "run", path, "--rerun", "--no-progress", "--workers", "1",
+                    env=_env())
+    assert_ok(quiet)
+    assert "progress:" not in quiet.stderr
+
+
+# ------------------------------------------------------------------- Ctrl-C
+def test_ctrl_c_says_what_is_stored_and_the_same_command_resumes(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from dispatchlab.campaign import runner
+    from dispatchlab.campaign.worker import execute_run
+    from dispatchlab.cli import app
+
+    closed = []
+
+    def two_then_ctrl_c(self, specs):
+        try:
+            for spec in specs[:2]:
+                yield execute_run(spec)
+            raise KeyboardInterrupt
+        finally:
+            closed.append(True)
+
+    path = write_campaign(tmp_path, SMALL.format(jobs=100))
+    monkeypatch.setattr(runner.LocalPool, "execute", two_then_ctrl_c)
+    result = CliRunner().invoke(app, ["campaign", "run", str(path), "--workers", "1"])
+    assert result.exit_code == 130, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"interrupted: 2 of the campaign's 6 runs are stored in {tmp_path / 'results.duckdb'}"
+        " (2 stored by this command); the same command resumes with the other 4")
+    assert "Traceback" not in result.output and closed == [True]
+    assert sorted(r["status"] for r in stored_runs(tmp_path / "results.duckdb").values()) \
+        == ["done", "done"]
+    monkeypatch.undo()
+    again = run_cli("campaign", "run", path, "--workers", "1", env=_env())
+    assert_ok(again)
+    assert "executed 4 (0 failed" in again.stdout and "skipped 2 done before" in again.stdout
+
+
+def test_sigint_to_a_running_campaign_stores_the_finished_runs(tmp_path):
+    """A terminal's Ctrl-C: SIGINT to the whole process group (coordinator and workers)
+    once the progress lines say runs finished."""
+    path = write_campaign(tmp_path, SMALL.format(jobs=2000).replace(
+        "seeds = [1, 2, 3]", "seeds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"))
+    proc = subprocess.Popen([sys.executable, "-m", "dispatchlab.cli", "campaign", "run",
+                             str(path), "--workers", "1"], env=_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("progress: 2/20"):
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and out == ""
+    m = re.fullmatch(r"interrupted: (\d+) of the campaign's 20 runs are stored in (.+) "
+                     r"\((\d+) stored by this command\); the same command resumes with "
+                     r"the other (\d+)", err.strip())
+    assert m is not None, err
+    stored = stored_runs(tmp_path / "results.duckdb")
+    assert int(m[1]) == int(m[3]) == len(stored) == 20 - int(m[4])
+    assert 2 <= len(stored) < 20 and {r["status"] for r in stored.values()} == {"done"}
