@@ -59,6 +59,14 @@ def test_simulate_off_a_terminal_is_not_squeezed_to_the_table(tmp_path):
     assert_ok(narrow)
     assert CAPTION not in narrow.stdout.splitlines()
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+    # ...but off a terminal a table wider than COLUMNS is never squeezed
+    demo = run_cli("demo", "--jobs", "100", env=_env(COLUMNS="60"))
+    assert_ok(demo)
+    header = next(line for line in demo.stdout.splitlines() if line.startswith("┃"))
+    assert [c.strip() for c in header.strip("┃").split("┃")] == [
+        "metric", "unit", "fifo", "sjf", "easy", "easy-sjbf", "conservative",
+        "easy (real run times)"]
+    assert len(header) > 60 and "…" not in demo.stdout
 
 
 # ---------------------------------------------------------------- results query

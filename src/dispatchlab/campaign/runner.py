@@ -236,23 +236,33 @@ class DaskBackend:
                 future.release()
                 yield outcome
         except BaseException:  # Ctrl-C, or the caller stopping: cancel, shut down quietly
-            _quiet_dask()
-            with contextlib.suppress(Exception):
-                client.cancel(list(futures))
+            with _quiet_dask():
+                with contextlib.suppress(Exception):
+                    client.cancel(list(futures))
+                client.close()
+                if cluster is not None:
+                    cluster.close()
             raise
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
-def _quiet_dask() -> None:
-    """Silence this process's Dask and Tornado loggers: an interrupted shutdown logs
-    cancelled tasks and closed connections, which are expected then."""
+@contextlib.contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """This process's Dask and Tornado loggers silent for a while: an interrupted
+    shutdown logs cancelled tasks and closed connections, which are expected then."""
     import logging
 
-    for name in ("distributed", "tornado"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    loggers = [logging.getLogger(name) for name in ("distributed", "tornado")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 @dataclass

@@ -7,6 +7,7 @@ cli.main` prints it as one ``error: ...`` line and exits with status 2.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -234,37 +235,76 @@ def _columns_env() -> int | None:
 
 
 def console(stderr: bool = False):
-    """A rich console on stdout (or stderr). Its width: ``COLUMNS`` when set; the
-    terminal's on a terminal; otherwise (logs, pipes, ``| tee``) unlimited, so that
-    nothing is wrapped or squeezed: a table is as wide as its content."""
+    """A rich console on stdout (or stderr). On a terminal: the terminal's width, or
+    ``COLUMNS`` when set. Off a terminal (logs, pipes, ``| tee``): text wraps at
+    ``COLUMNS`` when set and never otherwise, and a table is never squeezed: it is
+    printed at its natural width (:func:`print_wide`)."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    width = _columns_env()
-    if width is None and not stream.isatty():
-        width = UNWRAPPED_WIDTH
-    return Console(stderr=stderr, width=width)
+    if stream.isatty():
+        return Console(stderr=stderr)
+    return _log_console_class()(stderr=stderr, width=_columns_env() or UNWRAPPED_WIDTH)
+
+
+def _natural_width(con, renderable) -> int:
+    """The width ``renderable`` takes when nothing in it is wrapped or truncated."""
+    from rich.measure import Measurement
+
+    return Measurement.get(con, con.options.update_width(UNWRAPPED_WIDTH),
+                           renderable).maximum
+
+
+def _tables(renderable) -> list:
+    """The tables among ``renderable`` and a group's parts."""
+    from rich.console import Group
+    from rich.table import Table
+
+    if isinstance(renderable, Table):
+        return [renderable]
+    if isinstance(renderable, Group):
+        return [t for part in renderable.renderables for t in _tables(part)]
+    return []
+
+
+@functools.cache
+def _log_console_class():
+    """The console class off a terminal (made on first use: rich is imported late)."""
+    from rich.console import Console
+
+    class LogConsole(Console):
+        """A console off a terminal: a print holding a table wider than the console
+        widens it to the table's natural width for that print."""
+
+        def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+            widest = max((_natural_width(self, t) for o in objects for t in _tables(o)),
+                         default=0)
+            if widest <= self.width:
+                super().print(*objects, **kwargs)
+                return
+            width = self.width
+            self.width = widest
+            try:
+                super().print(*objects, **kwargs)
+            finally:
+                self.width = width
+
+    return LogConsole
 
 
 def fits(con, renderable) -> bool:
     """Whether ``renderable`` (a table) at its natural width, nothing wrapped or
     truncated, fits the output's width: ``COLUMNS``, the terminal's, or
-    :data:`LOG_WIDTH` off a terminal."""
-    from rich.measure import Measurement
-
+    :data:`LOG_WIDTH` off a terminal without ``COLUMNS``."""
     width = LOG_WIDTH if con.width >= UNWRAPPED_WIDTH else con.width
-    natural = Measurement.get(con, con.options.update_width(UNWRAPPED_WIDTH), renderable)
-    return natural.maximum <= width
+    return _natural_width(con, renderable) <= width
 
 
 def print_wide(con, table) -> None:
-    """``table`` at its natural width even when it is wider than ``con`` (the lines
-    then run past the terminal's edge; nothing is truncated)."""
-    from rich.measure import Measurement
-
-    natural = Measurement.get(con, con.options.update_width(UNWRAPPED_WIDTH), table).maximum
+    """``table`` at its natural width even when it is wider than ``con`` (on a
+    terminal the lines then run past its edge; nothing is truncated)."""
     width = con.width
-    con.width = max(width, natural)
+    con.width = max(width, _natural_width(con, table))
     try:
         con.print(table)
     finally:
