@@ -152,21 +152,26 @@ def test_results_power_headers_are_never_cut(power_db):
 def test_progress_lines_at_each_tenth_and_after_a_silence(capsys):
     now = [100.0]
     lines = ProgressLines(every=60, clock=lambda: now[0])
-    lines.update(0, 0, 20)
+    lines.update(0, 0, 20)  # the start: no line (a failing start shows its error alone)
+    lines.heartbeat()
+    assert capsys.readouterr().err == ""
+    now[0] += 61  # the first run is slow: a line after a minute
+    lines.heartbeat()
+    assert capsys.readouterr().err == "progress: 0/20 runs done (0 failed), 0:01:01 elapsed\n"
     for done in range(1, 21):
         now[0] += 1
         lines.update(done, done // 7, 20)
     out = capsys.readouterr().err.splitlines()
     assert [re.sub(r", \d+:\d\d:\d\d elapsed$", "", line) for line in out] == [
-        f"progress: {d}/20 runs done ({d // 7} failed)" for d in range(0, 21, 2)]
-    assert out[-1].endswith(", 0:00:20 elapsed")
+        f"progress: {d}/20 runs done ({d // 7} failed)" for d in range(2, 21, 2)]
+    assert out[-1].endswith(", 0:01:21 elapsed")
     lines.heartbeat()  # 0 s since the last line: nothing
     now[0] += 59.5
     lines.heartbeat()
     assert capsys.readouterr().err == ""
     now[0] += 3725 - 59.5  # a silent hour: one line saying where the campaign is
     lines.heartbeat()
-    assert capsys.readouterr().err == "progress: 20/20 runs done (2 failed), 1:02:25 elapsed\n"
+    assert capsys.readouterr().err == "progress: 20/20 runs done (2 failed), 1:03:26 elapsed\n"
 
 
 SMALL = """
@@ -199,7 +204,7 @@ def test_campaign_off_a_terminal_prints_progress_lines(tmp_path):
     assert_ok(proc)
     progress = [re.sub(r", \d+:\d\d:\d\d elapsed$", "", line)
                 for line in proc.stderr.splitlines() if line.startswith("progress: ")]
-    assert progress == [f"progress: {d}/6 runs done (0 failed)" for d in range(7)]
+    assert progress == [f"progress: {d}/6 runs done (0 failed)" for d in range(1, 7)]
     assert "executed 6" in proc.stdout
     quiet = run_cli("campaign", "run", path, "--rerun", "--no-progress", "--workers", "1",
                     env=_env())

@@ -33,11 +33,13 @@ PROGRESS_STEP = 0.1
 
 class ProgressLines:
     """Progress off a terminal (logs, pipes): plain lines on stderr,
-    ``progress: D/T runs done (F failed), H:MM:SS elapsed``, one when the runs start,
-    one each time another :data:`PROGRESS_STEP` of them has finished (the last at
-    T/T), and one every ``every`` seconds without another line (from a timer thread,
-    so a slow run does not leave the log silent). The lines differ between executions
-    only in their times and in the number of timed lines."""
+    ``progress: D/T runs done (F failed), H:MM:SS elapsed``, one each time another
+    :data:`PROGRESS_STEP` of the runs to execute has finished (the last at T/T), and
+    one every ``every`` seconds without another line (from a timer thread, so a slow
+    run does not leave the log silent). None before the first run ends or that
+    heartbeat: a campaign that fails to start prints its one error line alone. The
+    lines differ between executions only in their times and in the number of timed
+    lines."""
 
     def __init__(self, every: float = PROGRESS_SECONDS, clock=time.monotonic) -> None:
         self.every = every
@@ -62,11 +64,10 @@ class ProgressLines:
         if total <= 0:
             return
         with self.lock:
-            before = self.state
+            before = self.state or (0, 0, total)
             self.state = (done, failed, total)
             steps = round(1 / PROGRESS_STEP)
-            if before is None or before[2] != total or \
-                    done * steps // total > before[0] * steps // total:
+            if before[2] != total or done * steps // total > before[0] * steps // total:
                 self._line()
 
     def heartbeat(self) -> None:
