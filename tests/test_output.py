@@ -53,13 +53,12 @@ def test_simulate_off_a_terminal_is_not_squeezed_to_the_table(tmp_path):
     assert CAPTION in lines
     table = [line for line in lines if line[:1] in "┏┃┡│└"]
     assert len(table) > 10 and len({len(line) for line in table}) == 1
-    # an explicit COLUMNS is the width: the caption wraps there
+    # off a terminal nothing is wrapped or squeezed, whatever COLUMNS says (it only
+    # decides between a table and records in results query / power)
     narrow = run_cli("simulate", trace, "--nodes", "4", "--cores-per-node", "16",
                      env=_env(COLUMNS="60"))
     assert_ok(narrow)
-    assert CAPTION not in narrow.stdout.splitlines()
-    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
-    # ...but off a terminal a table wider than COLUMNS is never squeezed
+    assert CAPTION in narrow.stdout.splitlines()
     demo = run_cli("demo", "--jobs", "100", env=_env(COLUMNS="60"))
     assert_ok(demo)
     header = next(line for line in demo.stdout.splitlines() if line.startswith("┃"))

@@ -7,7 +7,6 @@ cli.main` prints it as one ``error: ...`` line and exits with status 2.
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -218,11 +217,11 @@ def predictor_spec(name: str, params: Sequence[str]):
 
 
 # ------------------------------------------------------------------- output
-#: Off a terminal (logs, pipes) without ``COLUMNS``: the console's width, so that no
-#: line is wrapped and every table keeps its natural width...
+#: Off a terminal (logs, pipes): the console's width, so that no line is wrapped and
+#: every table keeps its natural width...
 UNWRAPPED_WIDTH = 100_000
-#: ...and the width a table must fit there to be printed as a table by the commands
-#: that otherwise print one record per row (:func:`fits`).
+#: ...and, without ``COLUMNS``, the width a table must fit there to be printed as a
+#: table by the commands that otherwise print one record per row (:func:`fits`).
 LOG_WIDTH = 140
 
 
@@ -235,16 +234,14 @@ def _columns_env() -> int | None:
 
 
 def console(stderr: bool = False):
-    """A rich console on stdout (or stderr). On a terminal: the terminal's width, or
-    ``COLUMNS`` when set. Off a terminal (logs, pipes, ``| tee``): text wraps at
-    ``COLUMNS`` when set and never otherwise, and a table is never squeezed: it is
-    printed at its natural width (:func:`print_wide`)."""
+    """A rich console on stdout (or stderr): on a terminal, the terminal's width or
+    ``COLUMNS`` when set; off a terminal (logs, pipes, ``| tee``) nothing is wrapped or
+    squeezed: text lines stay whole and a table is as wide as its content (``COLUMNS``
+    then only sets the width of :func:`fits`)."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    if stream.isatty():
-        return Console(stderr=stderr)
-    return _log_console_class()(stderr=stderr, width=_columns_env() or UNWRAPPED_WIDTH)
+    return Console(stderr=stderr, width=None if stream.isatty() else UNWRAPPED_WIDTH)
 
 
 def _natural_width(con, renderable) -> int:
@@ -255,48 +252,11 @@ def _natural_width(con, renderable) -> int:
                            renderable).maximum
 
 
-def _tables(renderable) -> list:
-    """The tables among ``renderable`` and a group's parts."""
-    from rich.console import Group
-    from rich.table import Table
-
-    if isinstance(renderable, Table):
-        return [renderable]
-    if isinstance(renderable, Group):
-        return [t for part in renderable.renderables for t in _tables(part)]
-    return []
-
-
-@functools.cache
-def _log_console_class():
-    """The console class off a terminal (made on first use: rich is imported late)."""
-    from rich.console import Console
-
-    class LogConsole(Console):
-        """A console off a terminal: a print holding a table wider than the console
-        widens it to the table's natural width for that print."""
-
-        def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
-            widest = max((_natural_width(self, t) for o in objects for t in _tables(o)),
-                         default=0)
-            if widest <= self.width:
-                super().print(*objects, **kwargs)
-                return
-            width = self.width
-            self.width = widest
-            try:
-                super().print(*objects, **kwargs)
-            finally:
-                self.width = width
-
-    return LogConsole
-
-
 def fits(con, renderable) -> bool:
     """Whether ``renderable`` (a table) at its natural width, nothing wrapped or
-    truncated, fits the output's width: ``COLUMNS``, the terminal's, or
-    :data:`LOG_WIDTH` off a terminal without ``COLUMNS``."""
-    width = LOG_WIDTH if con.width >= UNWRAPPED_WIDTH else con.width
+    truncated, fits the output's width: the terminal's (or ``COLUMNS``) on a terminal;
+    off a terminal ``COLUMNS``, or :data:`LOG_WIDTH` without it."""
+    width = con.width if con.width < UNWRAPPED_WIDTH else (_columns_env() or LOG_WIDTH)
     return _natural_width(con, renderable) <= width
 
 

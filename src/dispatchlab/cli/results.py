@@ -29,9 +29,10 @@ DB_ARG = click.argument("db", type=click.Path(path_type=Path))
                                                   "json"]),
               default="auto", show_default=True,
               help="auto: a table of the first --limit rows when it fits the width "
-                   "(COLUMNS, the terminal's, or 140 columns off a terminal), else records; "
-                   "table: a table at its full width; records: one block of 'column: "
-                   "value' lines per row; csv / json: every row on standard output")
+                   "(the terminal's or COLUMNS; off a terminal COLUMNS, else 140), else "
+                   "records; table: a table at its full width; records: one block of "
+                   "'column: value' lines per row; csv / json: every row on standard "
+                   "output")
 def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
     """Run SQL on DB (read-only) and print the result."""
     import duckdb
@@ -206,9 +207,9 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
 @click.option("--format", "fmt", type=click.Choice(["auto", "table", "records", "csv",
                                                   "json"]),
               default="auto", show_default=True,
-              help="auto: a table when it fits the width (COLUMNS, the terminal's, or 140 "
-                   "columns off a terminal), else records; table | records (one block of "
-                   "'column: value' lines per row) | csv | json")
+              help="auto: a table when it fits the width (the terminal's or COLUMNS; off "
+                   "a terminal COLUMNS, else 140), else records; table | records (one "
+                   "block of 'column: value' lines per row) | csv | json")
 @click.option("--include-outdated", is_flag=True,
               help="also use runs made by other code than the current (left out by default)")
 def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap: str,
