@@ -14,6 +14,7 @@ or a Dask cluster, stored in an embedded DuckDB database (see the README's
 from dispatchlab.campaign.config import Campaign, config_key, load_campaign, run_key
 from dispatchlab.campaign.groups import Group, group_runs
 from dispatchlab.campaign.runner import (
+    CampaignInterrupted,
     CampaignReport,
     CampaignStatus,
     DaskBackend,
@@ -25,6 +26,7 @@ from dispatchlab.campaign.store import select_runs
 
 __all__ = [
     "Campaign",
+    "CampaignInterrupted",
     "CampaignReport",
     "CampaignStatus",
     "DaskBackend",

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -186,8 +187,17 @@ class DaskBackend:
             raise InputError("Dask distributed is not installed (pip install "
                              "'dask[distributed]')", field="--dask") from None
         if self.address == "local":
-            cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                   processes=True, dashboard_address=":0")
+            # the worker processes started now inherit "ignore Ctrl-C" (as the local
+            # pool's do): interrupting is the coordinator's job, and a terminal's Ctrl-C
+            # reaches the whole process group (their tracebacks otherwise)
+            main = threading.current_thread() is threading.main_thread()
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+            try:
+                cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=":0")
+            finally:
+                if previous is not None:
+                    signal.signal(signal.SIGINT, previous)
             return Client(cluster), cluster
         try:
             return Client(self.address, timeout=f"{self.timeout}s"), None
@@ -206,6 +216,7 @@ class DaskBackend:
 
         client, cluster = self._client()
         token = uuid.uuid4().hex[:8]
+        futures: dict = {}
         try:
             futures = {client.submit(execute_run, spec, pure=False,
                                      key=f"dispatchlab-{spec['run_key']}-{token}"): spec
@@ -224,10 +235,34 @@ class DaskBackend:
                 outcome["attempts"] = executions
                 future.release()
                 yield outcome
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        except BaseException:  # Ctrl-C, or the caller stopping: cancel, shut down quietly
+            with _quiet_dask():
+                with contextlib.suppress(Exception):
+                    client.cancel(list(futures))
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+            raise
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+@contextlib.contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """This process's Dask and Tornado loggers silent for a while: an interrupted
+    shutdown logs cancelled tasks and closed connections, which are expected then."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("distributed", "tornado")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 @dataclass
@@ -248,6 +283,17 @@ class CampaignReport:
     superseded: int = 0  # stored runs of older code or inputs replaced by new results
     wall_seconds: float = 0.0
     executed_keys: list[str] = field(default_factory=list)
+
+
+class CampaignInterrupted(KeyboardInterrupt):
+    """Ctrl-C (``KeyboardInterrupt``) during :func:`run_campaign`, raised once the
+    runs finished before it are stored and the workers are stopped; ``report`` counts
+    what this call executed and stored (the runs still executing are lost and run
+    again by the next call)."""
+
+    def __init__(self, report: CampaignReport) -> None:
+        super().__init__(f"interrupted after storing {report.stored:,} runs")
+        self.report = report
 
 
 def _open_for_flush(path: Path):
@@ -394,6 +440,9 @@ def run_campaign(
     ``on_progress(done, failed, total)`` is called after each finished run.
     ``backend`` overrides ``workers``/``dask``: any object with a ``describe`` string
     and an ``execute(specs)`` method yielding one outcome per spec.
+    Ctrl-C (``KeyboardInterrupt``) while runs execute stops the workers, stores the
+    runs finished so far and raises :class:`CampaignInterrupted`; calling again
+    resumes (stored runs are skipped).
     Everything is validated before the database is touched; a bad campaign, a bad
     ``rerun_where`` condition or a database of a newer version raises
     :class:`InputError` and writes nothing but an older file's migration.
@@ -415,20 +464,31 @@ def run_campaign(
         on_progress(0, 0, len(todo))
     writer = _Writer(db, replace)
     writer.start()
+    outcomes = backend.execute(todo) if todo else iter(())
+    interrupted = False
     try:
-        for outcome in (backend.execute(todo) if todo else iter(())):
-            writer.put(outcome)
-            report.executed += 1
-            report.executed_keys.append(outcome["spec"]["run_key"])
-            report.failed += outcome["status"] == "failed"
-            report.reexecuted += outcome.get("attempts", 1) > 1
-            if on_progress is not None:
-                on_progress(report.executed, report.failed, len(todo))
+        try:
+            for outcome in outcomes:
+                writer.put(outcome)
+                report.executed += 1
+                report.executed_keys.append(outcome["spec"]["run_key"])
+                report.failed += outcome["status"] == "failed"
+                report.reexecuted += outcome.get("attempts", 1) > 1
+                if on_progress is not None:
+                    on_progress(report.executed, report.failed, len(todo))
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:  # stop the workers now (a generator backend's own finally)
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()
     finally:
-        writer.close()
+        writer.close()  # stores every finished run, interrupted or not
     report.stored = writer.stored
     report.superseded = writer.superseded
     report.wall_seconds = time.perf_counter() - t0
+    if interrupted:
+        raise CampaignInterrupted(report)
     return report
 
 
@@ -492,5 +552,5 @@ def campaign_status(campaign: str | Path | Campaign, *,
                        for r in stale[:STATUS_EXAMPLES]])
 
 
-__all__ = ["CampaignReport", "CampaignStatus", "DaskBackend", "LocalPool",
+__all__ = ["CampaignInterrupted", "CampaignReport", "CampaignStatus", "DaskBackend", "LocalPool",
            "campaign_status", "run_campaign"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,82 @@ DATABASE_OPTION = click.option(
     help="results database (default: the campaign's, results.duckdb next to the file)")
 
 
+#: Off a terminal, a progress line at least this often (s) while runs execute...
+PROGRESS_SECONDS = 60.0
+#: ...and each time this share of the runs to execute has finished.
+PROGRESS_STEP = 0.1
+
+
+class ProgressLines:
+    """Progress off a terminal (logs, pipes): plain lines on stderr,
+    ``progress: D/T runs done (F failed), H:MM:SS elapsed``, one each time another
+    :data:`PROGRESS_STEP` of the runs to execute has finished (the last at T/T), and
+    one every ``every`` seconds without another line (from a timer thread, so a slow
+    run does not leave the log silent). None before the first run ends or that
+    heartbeat: a campaign that fails to start prints its one error line alone. The
+    lines differ between executions only in their times and in the number of timed
+    lines."""
+
+    def __init__(self, every: float = PROGRESS_SECONDS, clock=time.monotonic) -> None:
+        self.every = every
+        self.clock = clock
+        self.t0 = self.last = clock()
+        self.state: tuple[int, int, int] | None = None  # (done, failed, total)
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.timer: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.timer = threading.Thread(target=self._tick, name="dispatchlab-progress",
+                                      daemon=True)
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.timer is not None:
+            self.timer.join()
+
+    def update(self, done: int, failed: int, total: int) -> None:
+        if total <= 0:
+            return
+        with self.lock:
+            before = self.state or (0, 0, total)
+            self.state = (done, failed, total)
+            steps = round(1 / PROGRESS_STEP)
+            if before[2] != total or done * steps // total > before[0] * steps // total:
+                self._line()
+
+    def heartbeat(self) -> None:
+        """A line when the last one is ``every`` seconds old (called by the timer)."""
+        with self.lock:
+            if self.state is not None and self.clock() - self.last >= self.every:
+                self._line()
+
+    def _tick(self) -> None:
+        while not self.stopped.wait(min(self.every, 1.0)):
+            self.heartbeat()
+
+    def _line(self) -> None:
+        assert self.state is not None
+        done, failed, total = self.state
+        now = self.clock()
+        self.last = now
+        seconds = int(now - self.t0)
+        print(f"progress: {done:,}/{total:,} runs done ({failed:,} failed), "
+              f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d} elapsed",
+              file=sys.stderr, flush=True)
+
+
 class _Bar:
-    """A rich progress bar on stderr: runs done / failed / remaining and the ETA."""
+    """Progress on stderr: a rich bar (runs done / failed / remaining and the ETA) on a
+    terminal, else :class:`ProgressLines`."""
 
     def __init__(self, enabled: bool) -> None:
         self.progress = None
-        if enabled and sys.stderr.isatty():
+        self.lines: ProgressLines | None = None
+        if enabled and not sys.stderr.isatty():
+            self.lines = ProgressLines()
+        elif enabled:
             from rich.progress import (
                 BarColumn,
                 Progress,
@@ -48,13 +120,19 @@ class _Bar:
     def __enter__(self) -> _Bar:
         if self.progress is not None:
             self.progress.start()
+        if self.lines is not None:
+            self.lines.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self.progress is not None:
             self.progress.stop()
+        if self.lines is not None:
+            self.lines.stop()
 
     def update(self, done: int, failed: int, total: int) -> None:
+        if self.lines is not None:
+            self.lines.update(done, failed, total)
         if self.progress is not None:
             self.progress.update(self.task, completed=done, total=max(total, 1),
                                  done=done - failed, failed=failed, left=total - done)
@@ -77,7 +155,8 @@ class _Bar:
                    "condition on the runs table (e.g. \"dispatcher_name = 'easy'\")")
 @DATABASE_OPTION
 @click.option("--progress/--no-progress", default=True, show_default=True,
-              help="progress bar on stderr (only when it is a terminal)")
+              help="progress on stderr: a bar on a terminal, else a line each 10 % of "
+                   "the runs and at least every minute")
 def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
                  dask_timeout: float, retry_failed: bool, rerun: bool,
                  rerun_where: str | None, database: Path | None,
@@ -92,11 +171,15 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
     camp = load_campaign(campaign_file, database=database)
     if rerun and rerun_where is not None:
         raise InputError("give --rerun or --rerun-where, not both", field="--rerun")
-    with _Bar(progress) as bar:
-        report = run_campaign(camp, workers=workers, dask=dask, retry_failed=retry_failed,
-                              database=database, on_progress=bar.update,
-                              dask_timeout=dask_timeout, rerun=rerun,
-                              rerun_where=rerun_where)
+    try:
+        with _Bar(progress) as bar:
+            report = run_campaign(camp, workers=workers, dask=dask,
+                                  retry_failed=retry_failed, database=database,
+                                  on_progress=bar.update, dask_timeout=dask_timeout,
+                                  rerun=rerun, rerun_where=rerun_where)
+    except KeyboardInterrupt as exc:
+        _interrupted(camp, database, exc, rerun or rerun_where is not None)
+        raise click.exceptions.Exit(130) from None
     con = console()
     con.print(
         f"campaign {report.campaign}: {report.total:,} runs; executed {report.executed:,} "
@@ -113,6 +196,27 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
                       "stored by another process running this campaign; kept those.")
     con.print(f"[dim]{report.backend}, {report.wall_seconds:.1f} s; results in "
                   f"{report.database}[/dim]")
+
+
+def _interrupted(camp, database: Path | None, exc: KeyboardInterrupt, rerun: bool) -> None:
+    """Ctrl-C during ``campaign run``: one line on stderr saying how many runs are
+    stored and how to resume (the caller exits with status 130)."""
+    from dispatchlab.campaign import CampaignInterrupted, campaign_status
+
+    now = ""
+    if isinstance(exc, CampaignInterrupted):
+        now = f" ({exc.report.stored:,} stored by this command)"
+    # --rerun would execute the stored runs again: resuming is a run without it
+    how = ("the command without --rerun/--rerun-where executes" if rerun
+           else "the same command resumes with")
+    try:
+        st = campaign_status(camp, database=database)
+    except InputError:  # the database is held by another process
+        print(f"interrupted{now}; {how} the runs not stored", file=sys.stderr)
+        return
+    stored = st.done + st.failed
+    print(f"interrupted: {stored:,} of the campaign's {st.total:,} runs are stored in "
+          f"{st.database}{now}; {how} the other {st.total - stored:,}", file=sys.stderr)
 
 
 @campaign_app.command("status")

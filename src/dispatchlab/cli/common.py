@@ -217,12 +217,70 @@ def predictor_spec(name: str, params: Sequence[str]):
 
 
 # ------------------------------------------------------------------- output
+#: Off a terminal (logs, pipes): the console's width, so that no line is wrapped and
+#: every table keeps its natural width...
+UNWRAPPED_WIDTH = 100_000
+#: ...and, without ``COLUMNS``, the width a table must fit there to be printed as a
+#: table by the commands that otherwise print one record per row (:func:`fits`).
+LOG_WIDTH = 140
+
+
+def _columns_env() -> int | None:
+    """``COLUMNS`` when it is set to a positive whole number (None otherwise)."""
+    import os
+
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
 def console(stderr: bool = False):
-    """A rich console; 140 columns wide when not writing to a terminal (logs, pipes)."""
+    """A rich console on stdout (or stderr): on a terminal, the terminal's width or
+    ``COLUMNS`` when set; off a terminal (logs, pipes, ``| tee``) nothing is wrapped or
+    squeezed: text lines stay whole and a table is as wide as its content (``COLUMNS``
+    then only sets the width of :func:`fits`)."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 140)
+    return Console(stderr=stderr, width=None if stream.isatty() else UNWRAPPED_WIDTH)
+
+
+def _natural_width(con, renderable) -> int:
+    """The width ``renderable`` takes when nothing in it is wrapped or truncated."""
+    from rich.measure import Measurement
+
+    return Measurement.get(con, con.options.update_width(UNWRAPPED_WIDTH),
+                           renderable).maximum
+
+
+def fits(con, renderable) -> bool:
+    """Whether ``renderable`` (a table) at its natural width, nothing wrapped or
+    truncated, fits the output's width: the terminal's (or ``COLUMNS``) on a terminal;
+    off a terminal ``COLUMNS``, or :data:`LOG_WIDTH` without it."""
+    width = con.width if con.width < UNWRAPPED_WIDTH else (_columns_env() or LOG_WIDTH)
+    return _natural_width(con, renderable) <= width
+
+
+def print_wide(con, table) -> None:
+    """``table`` at its natural width even when it is wider than ``con`` (on a
+    terminal the lines then run past its edge; nothing is truncated)."""
+    width = con.width
+    con.width = max(width, _natural_width(con, table))
+    try:
+        con.print(table)
+    finally:
+        con.width = width
+
+
+def print_records(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Rows too wide for a table, on stdout: one block per row, a ``row N`` line then
+    one ``column: value`` line per column (names padded to one width, values never
+    cut), a blank line after each block. Plain text: no markup, no colour."""
+    width = max((len(c) for c in columns), default=0) + 1
+    for i, row in enumerate(rows, start=1):
+        print(f"row {i:,}")
+        for name, value in zip(columns, row, strict=True):
+            print(f"  {name + ':':<{width}} {value}")
+        print()
 
 
 def warn(text: str) -> None:
@@ -251,8 +309,11 @@ def summary_table(rows: list[tuple[str, dict]], title: str):
     """The metrics of :data:`dispatchlab.metrics.keys.SUMMARY_TABLE`, the power metrics
     of :data:`~dispatchlab.metrics.keys.POWER_TABLE` that some run reports (runs with
     job power or a cap) and the simulation time: one row per metric, one column per
-    run (so it stays narrow)."""
+    run (so it stays narrow). The title and the caption are lines of their own, wrapped
+    at the output's width, not at the narrow table's."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     from dispatchlab.metrics.keys import BY_KEY, POWER_TABLE, SUMMARY_TABLE
 
@@ -264,7 +325,7 @@ def summary_table(rows: list[tuple[str, dict]], title: str):
         caption += ("; power / cap: mean power in the cap window as a share of the cap; "
                     "time above cap: share of the window's time above it; max excess: "
                     "largest excess as a share of the cap; under-use: mean unused share")
-    table = Table(title=title, caption=caption)
+    table = Table()
     table.add_column("metric", no_wrap=True)
     table.add_column("unit", no_wrap=True)
     for name, _ in rows:
@@ -275,7 +336,8 @@ def summary_table(rows: list[tuple[str, dict]], title: str):
                       *(m.format(m.value(s)) for _, s in rows))
     sim = [s.get("simulate_seconds") for _, s in rows]
     table.add_row("sim time", "s", *("-" if v is None else f"{v:.2f}" for v in sim))
-    return table
+    return Group(Text(title, style="table.title"), table,
+                 Text(caption, style="table.caption"))
 
 
 # ------------------------------------------------------------------- options

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from dispatchlab.cli.common import console, parse_range
+from dispatchlab.cli.common import console, fits, parse_range, print_records, print_wide
 from dispatchlab.errors import InputError
 
 
@@ -31,10 +31,14 @@ INCLUDE_UNFINISHED = click.option(
 @click.argument("sql")
 @click.option("--limit", type=int, default=100, show_default=True,
               help="rows shown in table format (the count of all rows is printed)")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
-              default="table", show_default=True,
-              help="table: a rich table of the first --limit rows; csv / json: every row "
-                   "on standard output")
+@click.option("--format", "fmt", type=click.Choice(["auto", "table", "records", "csv",
+                                                  "json"]),
+              default="auto", show_default=True,
+              help="auto: a table of the first --limit rows when it fits the width "
+                   "(the terminal's or COLUMNS; off a terminal COLUMNS, else 140), else "
+                   "records; table: a table at its full width; records: one block of "
+                   "'column: value' lines per row; csv / json: every row on standard "
+                   "output")
 def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
     """Run SQL on DB (read-only) and print the result."""
     import duckdb
@@ -54,7 +58,7 @@ def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
                              field="SQL")
         try:
             columns = rel.columns
-            if fmt == "table":
+            if fmt in SHOWN:
                 total = rel.count("*").fetchall()[0][0]
                 rows = rel.limit(limit).fetchall()
             else:
@@ -64,21 +68,37 @@ def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
             raise InputError(f"SQL error: {str(exc).splitlines()[0]}", field="SQL") from None
     finally:
         con.close()
-    if fmt != "table":
+    if fmt not in SHOWN:
         _write_rows(columns, rows, fmt)
         return
     from rich.table import Table
 
+    cells = [["NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+              for v in row] for row in rows]
     table = Table()
     for col in columns:
         table.add_column(col, overflow="fold")
-    for row in rows:
-        table.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float)
-                        else str(v) for v in row))
+    for row in cells:
+        table.add_row(*row)
     out = console()
-    out.print(table)
+    show(out, table, fmt, list(columns), cells)
     shown = f"; showing the first {limit:,} (--limit)" if total > limit else ""
     out.print(f"[dim]{total:,} row{'s' * (total != 1)}{shown}[/dim]")
+
+
+#: The --format values shown on the console (the others write every row as data).
+SHOWN = ("auto", "table", "records")
+
+
+def show(out, table, fmt: str, columns: list[str], cells: list[list[str]]) -> None:
+    """``table`` as ``--format`` says: ``table`` at its full width; ``records`` (one
+    ``column: value`` block per row, :func:`~dispatchlab.cli.common.print_records`);
+    ``auto``: the table when it fits the output's width, else the records. Headers and
+    values are never cut."""
+    if fmt == "records" or (fmt == "auto" and not fits(out, table)):
+        print_records(columns, cells)
+    else:
+        print_wide(out, table)
 
 
 def _write_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
@@ -217,8 +237,12 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
               help="dispatcher label of the baseline run on each workload")
 @click.option("--baseline-cap", default="none", show_default=True,
               help="cap label of the baseline run (none: the uncapped run)")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
-              default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["auto", "table", "records", "csv",
+                                                  "json"]),
+              default="auto", show_default=True,
+              help="auto: a table when it fits the width (the terminal's or COLUMNS; off "
+                   "a terminal COLUMNS, else 140), else records; table | records (one "
+                   "block of 'column: value' lines per row) | csv | json")
 @click.option("--include-outdated", is_flag=True,
               help="also use runs made by other code than the current (left out by default)")
 @INCLUDE_UNFINISHED
@@ -251,7 +275,7 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
     if not any(r["baselined"] for r in rows):
         print(f"note: no run has a baseline ({baseline!r} at cap {baseline_cap!r} on the "
               "same workload): the change columns are empty", file=sys.stderr)
-    if fmt != "table":
+    if fmt not in SHOWN:
         columns = list(rows[0])
         _write_rows(columns, [tuple(r[c] for c in columns) for r in rows], fmt)
         return
@@ -260,22 +284,30 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
     def pct(v, signed=False):
         return "-" if v is None else f"{v * 100:+.1f} %" if signed else f"{v * 100:.1f} %"
 
+    # (table header, record label): a record names the column the table's "own" follows
+    names = [("cap", "cap"), ("dispatcher", "dispatcher"),
+             ("power predictor", "power predictor"), ("runs", "runs"),
+             ("power / cap", "power / cap"), ("time above", "time above"),
+             ("own", "time above, own"), ("runs above", "runs above"),
+             ("own", "runs above, own"), ("max excess", "max excess"),
+             ("own", "max excess, own"), ("under-use", "under-use"),
+             ("started in window", "started in window"), ("turnaround", "turnaround"),
+             ("max turnaround", "max turnaround")]
     out = console()
     for (trace, platform) in dict.fromkeys((r["trace"], r["platform"]) for r in rows):
-        table = Table(title=f"trace {trace}, platform {platform}",
-                      caption=f"means over runs (workloads); 'own': leaving out the times "
-                              "when the jobs running at the window's opening were above "
-                              f"the cap on their own; changes vs {baseline} at cap "
-                              f"{baseline_cap} on the same workload")
-        for col in ("cap", "dispatcher", "power predictor", "runs", "power / cap",
-                    "time above", "own", "runs above", "own", "max excess", "own",
-                    "under-use", "started in window", "turnaround", "max turnaround"):
+        title = f"trace {trace}, platform {platform}"
+        caption = (f"means over runs (workloads); 'own': leaving out the times when the "
+                   "jobs running at the window's opening were above the cap on their own; "
+                   f"changes vs {baseline} at cap {baseline_cap} on the same workload")
+        table = Table(title=title, caption=caption)
+        for col, _ in names:
             table.add_column(col, justify="left" if col in ("cap", "dispatcher",
                                                             "power predictor") else "right")
+        cells = []
         for r in rows:
             if (r["trace"], r["platform"]) != (trace, platform):
                 continue
-            table.add_row(r["cap"], r["dispatcher"], r["power_predictor"] or "-",
+            cells.append([r["cap"], r["dispatcher"], r["power_predictor"] or "-",
                           str(r["runs"]), pct(r["cap_mean_share"]),
                           pct(r["cap_time_above_share"]),
                           pct(r["cap_time_above_own_share"]), pct(r["above_share"]),
@@ -283,8 +315,13 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
                           pct(r["cap_max_excess_own"]), pct(r["cap_mean_underuse"]),
                           pct(r["window_start_share"]),
                           pct(r["mean_turnaround_change"], True),
-                          pct(r["max_turnaround_change"], True))
-        out.print(table)
+                          pct(r["max_turnaround_change"], True)])
+            table.add_row(*cells[-1])
+        if fmt == "records" or (fmt == "auto" and not fits(out, table)):
+            print(f"{title}\n{caption}\n")
+            print_records([label for _, label in names], cells)
+        else:
+            print_wide(out, table)
 
 
 @results_app.command("export")
