@@ -56,13 +56,12 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from dataclasses import dataclass
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, parse_toml
 from dispatchlab.provenance import file_sha256
 
 KEY_LENGTH = 20
@@ -838,11 +837,12 @@ def _read_toml(p: Path) -> dict[str, Any]:
     if p.is_dir():
         raise InputError("is a directory, expected a campaign TOML file", file=str(p))
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", file=str(p)) from None
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError("not a UTF-8 text file", file=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=str(p)) from None
+    doc = parse_toml(text, str(p))
     unknown = sorted(set(doc) - set(SECTIONS))
     if unknown:
         names = ", ".join(_unknown(k, SECTIONS) for k in unknown)
