@@ -1136,12 +1136,14 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
     """Every run of the product minus the exclusions; two runs with one key (entries
     that differ only by label) and an exclusion that matches nothing are errors."""
     from dispatchlab.campaign.store import package_version
+    from dispatchlab.campaign.validate import validate_run
 
     version = package_version()
     runs: list[dict[str, Any]] = []
     used = [0] * len(excludes)
     keys: dict[str, str] = {}
     memo: dict[tuple, str] = {}
+    checked: dict[str, Any] = {}
     power = power or _Power(None, {}, [None], [None])
     for tr, pl, di, pr, cap, pp, seed in itertools.product(
             traces, platforms, dispatchers, predictors, power.caps, power.predictors,
@@ -1171,6 +1173,11 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
                                   "configuration (two entries differ only by label?)",
                                   "campaign")
             keys[spec["run_key"]] = desc
+            try:
+                validate_run(spec, checked)  # exactly what the run checks first
+            except InputError as exc:
+                raise where.error(f"run {desc} cannot run: {exc.message}",
+                                  exc.field or "campaign") from None
             runs.append(spec)
     for i, n in enumerate(used):
         if n == 0:
