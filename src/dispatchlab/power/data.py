@@ -779,7 +779,10 @@ def _write_arrow(at: pa.Table, path: Path) -> None:
             else:
                 pacsv.write_csv(at, str(path))
         else:
-            pq.write_table(at, str(path))
+            from dispatchlab.workload.tables import local_sink
+
+            with local_sink(path) as sink:
+                pq.write_table(at, sink)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"cannot write: {one_line(exc)}", file=str(path)) from None
 
