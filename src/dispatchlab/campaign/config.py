@@ -113,6 +113,10 @@ class Campaign:
         return [r["run_key"] for r in self.runs]
 
 
+#: the most repetitions of one configuration (each is a run to expand and store)
+MAX_REPETITIONS = 10_000
+
+
 class _Where:
     """Error context: campaign file and entry name."""
 
@@ -880,11 +884,15 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
     if len(set(seeds)) != len(seeds):
         raise where.error(f"seeds has a repeated value: {seeds!r}", "campaign")
     repetitions = _typed(where, head, "repetitions", int, "campaign", 1)
-    if repetitions < 1:
-        raise where.error("repetitions must be >= 1", "campaign")
+    if not 1 <= repetitions <= MAX_REPETITIONS:
+        raise where.error(f"repetitions must be from 1 to {MAX_REPETITIONS:,}", "campaign")
     tau = _typed(where, head, "tau", (int, float), "campaign", 10.0)
-    if not tau > 0:
-        raise where.error("tau must be > 0", "campaign")
+    from dispatchlab.metrics.jobs import check_tau
+
+    try:
+        tau = check_tau(tau)
+    except InputError as exc:
+        raise where.error(exc.message, "tau") from None
     overrun = _typed(where, head, "overrun", str, "campaign", "run")
     from dispatchlab.sim.engine import check_overrun
 

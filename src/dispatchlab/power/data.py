@@ -322,7 +322,7 @@ def _read_columns(path: Path, wanted: tuple[str, ...],
             schema = pq.read_schema(str(path))
             _missing_columns(list(schema.names), wanted, where)
             at = pq.read_table(str(path), columns=list(wanted))
-        except (pa.ArrowException, OSError) as exc:
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # (damaged metadata)
             raise InputError(f"cannot read Parquet: {one_line(exc)}",
                              file=str(path)) from None
         kind = "parquet"
