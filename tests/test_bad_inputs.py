@@ -313,3 +313,13 @@ def test_power_file_values_beyond_a_job_are_refused(tmp_path: Path) -> None:
         read_power_table(path)
     path.write_text(POWER_CSV.replace("101.0,121.0", f"101.0,{MAX_JOB_WATTS:g}"))
     assert np.isclose(read_power_table(path)[1]["power_max"][0], MAX_JOB_WATTS)
+
+
+def test_alea_machine_file_beyond_the_platform_bounds_names_the_file(tmp_path: Path) -> None:
+    from dispatchlab.platform.alea import read_alea_machines
+
+    path = tmp_path / "m.machines"
+    path.write_text("0\tzewura\t4000000000\t80\t1\t529426432\n")  # 4e9 nodes: 32 GB
+    with pytest.raises(InputError, match=r"m\.machines: field node_type\[0\]\.count: .*"
+                                         r"count must be an integer from 1 to 1,048,576"):
+        read_alea_machines(path)
