@@ -93,9 +93,9 @@ def test_eurora() -> None:
 def test_constructor_validates_node_types() -> None:
     with pytest.raises(InputError, match="at least one node type"):
         Platform(())
-    with pytest.raises(InputError, match="count must be > 0"):
+    with pytest.raises(InputError, match="count must be an integer from 1 to"):
         Platform((NodeType("a", 0, {"core": 4}),))
-    with pytest.raises(InputError, match="capacity of 'core' must be >= 0"):
+    with pytest.raises(InputError, match="must be an integer from 0 to"):
         Platform((NodeType("a", 1, {"core": -1}),))
 
 

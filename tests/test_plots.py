@@ -281,7 +281,11 @@ def test_predicted_vs_actual_samples_large_inputs():
     fig = plots.predicted_vs_actual({"a": act * 2, "b": act}, act, max_points=500)
     assert len(fig.axes) == 2
     assert len(fig.axes[0].collections[0].get_offsets()) == 500
-    assert "a sample of 500 jobs" in fig.get_suptitle()
+    assert "a uniform sample of 500" in fig.get_suptitle()
+    # each panel says what it draws: 500 of the 2,000 jobs (not "a sample of 500" over
+    # a panel titled with 2,000)
+    assert [ax.get_title() for ax in fig.axes] == ["a: 500 of 2,000 jobs drawn",
+                                                   "b: 500 of 2,000 jobs drawn"]
     assert "exact" in fig.get_suptitle()  # b equals the actual run times
     x, y = fig.axes[0].collections[0].get_offsets().T
     assert np.allclose(y, 2 * x)  # minutes, estimate twice the actual

@@ -64,7 +64,10 @@ class Params:
                 nested.setdefault(head, {})[rest] = value
                 continue
             if key not in valid:
-                raise ValueError(f"{type(self).__name__} has no parameter {key!r}")
+                from dispatchlab.suggest import did_you_mean
+
+                raise ValueError(f"{type(self).__name__} has no parameter {key!r}"
+                                 + did_you_mean(key, sorted(valid)))
             setattr(self, key, value)
         for head, sub in nested.items():
             if head not in valid:
@@ -277,6 +280,28 @@ def resolve(registry: dict[str, type], kind: str, name: str,
     return cls
 
 
+def _check_names(cls: type, kind: str, name: str, keys: list[str]) -> None:
+    """An :class:`~dispatchlab.errors.InputError` with the nearest parameter name
+    ("did you mean") for a key ``cls.__init__`` does not take (a class taking
+    ``**kwargs`` accepts any)."""
+    from dispatchlab.errors import InputError
+    from dispatchlab.suggest import did_you_mean
+
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return
+    names = [k for k, p in sig.parameters.items()
+             if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    for key in keys:
+        if key not in names:
+            raise InputError(f"{kind} {name!r} has no parameter {key!r}"
+                             f"{did_you_mean(key, names)} (parameters: "
+                             f"{', '.join(names) or 'none'})", field=kind)
+
+
 def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any],
           base: type | None = None) -> Any:
     """Build ``cls(**params)`` for ``name`` (see :func:`resolve`); an unknown name or bad
@@ -298,6 +323,7 @@ def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any
     cls = resolve(registry, kind, name, base)
     plain = {k: v for k, v in params.items() if "__" not in k}
     deep = {k: v for k, v in params.items() if "__" in k}
+    _check_names(cls, kind, name, [*plain, *(k.partition("__")[0] for k in deep)])
     try:
         inst = cls(**plain)
         return inst.set_params(**deep) if deep else inst

@@ -619,7 +619,8 @@ def predicted_vs_actual(estimate: Mapping[str, np.ndarray],
     """Estimate against actual run time, one panel per label (up to 4 per row), in
     minutes on shared log-log axes with the diagonal (above it: too long; 0 drawn at
     1 s); inputs as :func:`prediction_errors`. At most ``max_points`` jobs per label
-    (uniform sample, fixed seed; the title says so). Points take their group's colour
+    (uniform sample, fixed seed; the panel's title says how many of how many, the
+    figure's title that panels are sampled). Points take their group's colour
     (``groups`` / ``colours``); the legend maps groups to colours. The limits come from
     the non-exact labels (module docstring)."""
     pairs = _prediction_pairs(estimate, actual, "predicted_vs_actual")
@@ -639,12 +640,16 @@ def predicted_vs_actual(estimate: Mapping[str, np.ndarray],
             ax.remove()
             continue
         lab = labels[k]
-        sampled |= _scatter_panel(ax, {lab: pairs[lab]}, {lab: col.of(lab)}, limits,
-                                  div=60.0, unit="minutes", max_points=max_points)
-        ax.set_title(f"{lab}: {pairs[lab][0].size:,} jobs", fontsize="medium")
+        drawn = _scatter_panel(ax, {lab: pairs[lab]}, {lab: col.of(lab)}, limits,
+                               div=60.0, unit="minutes", max_points=max_points)
+        sampled |= drawn
+        size = pairs[lab][0].size
+        ax.set_title(f"{lab}: {max_points:,} of {size:,} jobs drawn" if drawn
+                     else f"{lab}: {size:,} jobs", fontsize="medium")
     _group_legend(axes[0, -1], col)  # the first row is always full
     fig.suptitle((title or "Estimate vs actual run time")
-                 + (f" (a sample of {max_points:,} jobs per panel)" if sampled else "")
+                 + (f" (a panel of more than {max_points:,} jobs draws a uniform sample "
+                    f"of {max_points:,})" if sampled else "")
                  + _exact_note(exact, labels))
     return fig
 

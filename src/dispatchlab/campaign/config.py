@@ -59,13 +59,12 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from dataclasses import dataclass
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, parse_toml
 from dispatchlab.provenance import file_sha256
 
 KEY_LENGTH = 20
@@ -115,6 +114,10 @@ class Campaign:
     def keys(self) -> list[str]:
         """The run keys, in expansion order."""
         return [r["run_key"] for r in self.runs]
+
+
+#: the most repetitions of one configuration (each is a run to expand and store)
+MAX_REPETITIONS = 10_000
 
 
 class _Where:
@@ -875,11 +878,12 @@ def _read_toml(p: Path) -> dict[str, Any]:
     if p.is_dir():
         raise InputError("is a directory, expected a campaign TOML file", file=str(p))
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", file=str(p)) from None
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError("not a UTF-8 text file", file=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=str(p)) from None
+    doc = parse_toml(text, str(p))
     unknown = sorted(set(doc) - set(SECTIONS))
     if unknown:
         names = ", ".join(_unknown(k, SECTIONS) for k in unknown)
@@ -917,11 +921,15 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
     if len(set(seeds)) != len(seeds):
         raise where.error(f"seeds has a repeated value: {seeds!r}", "campaign")
     repetitions = _typed(where, head, "repetitions", int, "campaign", 1)
-    if repetitions < 1:
-        raise where.error("repetitions must be >= 1", "campaign")
+    if not 1 <= repetitions <= MAX_REPETITIONS:
+        raise where.error(f"repetitions must be from 1 to {MAX_REPETITIONS:,}", "campaign")
     tau = _typed(where, head, "tau", (int, float), "campaign", 10.0)
-    if not tau > 0:
-        raise where.error("tau must be > 0", "campaign")
+    from dispatchlab.metrics.jobs import check_tau
+
+    try:
+        tau = check_tau(tau)
+    except InputError as exc:
+        raise where.error(exc.message, "tau") from None
     overrun = _typed(where, head, "overrun", str, "campaign", "run")
     from dispatchlab.sim.engine import check_overrun
 
@@ -1174,12 +1182,14 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
     """Every run of the product minus the exclusions; two runs with one key (entries
     that differ only by label) and an exclusion that matches nothing are errors."""
     from dispatchlab.campaign.store import package_version
+    from dispatchlab.campaign.validate import validate_run
 
     version = package_version()
     runs: list[dict[str, Any]] = []
     used = [0] * len(excludes)
     keys: dict[str, str] = {}
     memo: dict[tuple, str] = {}
+    checked: dict[str, Any] = {}
     power = power or _Power(None, {}, [None], [None])
     for tr, pl, di, pr, cap, pp, seed in itertools.product(
             traces, platforms, dispatchers, predictors, power.caps, power.predictors,
@@ -1219,6 +1229,11 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
                                   "configuration (two entries differ only by label?)",
                                   "campaign")
             keys[spec["run_key"]] = desc
+            try:
+                validate_run(spec, checked)  # exactly what the run checks first
+            except InputError as exc:
+                raise where.error(f"run {desc} cannot run: {exc.message}",
+                                  exc.field or "campaign") from None
             runs.append(spec)
     for i, n in enumerate(used):
         if n == 0:

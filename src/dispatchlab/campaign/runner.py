@@ -399,6 +399,7 @@ def _plan(camp: Campaign, states: dict[str, str], retry_failed: bool,
 def _stored_states(db: Path, camp: Campaign, rerun: bool,
                    rerun_where: str | None) -> tuple[dict[str, str], set[str] | None]:
     """The stored status of the campaign's runs and the keys to execute again."""
+    store.verify(db)  # a damaged file is told before any run executes
     con = _open_for_flush(db)  # checks the version first; waits while another process writes
     try:
         states = store.run_states(con, camp.keys)

@@ -97,7 +97,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, one_line
 from dispatchlab.metrics.keys import METRICS, summary_values
 
 #: Raised when the file layout changes; a file with a larger number is refused.
@@ -199,6 +199,41 @@ def package_version() -> str:
     return version("dispatchlab")
 
 
+def damage_errors() -> tuple[type[Exception], ...]:
+    """The DuckDB exceptions that mean the file itself is damaged (a read past its
+    end, a block that does not deserialize), not a mistake in a query."""
+    duckdb = _duckdb()
+    return (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException,
+            duckdb.FatalException)
+
+
+def damaged(path: str | Path, exc: BaseException) -> InputError:
+    """The one-line error for a damaged results database (``exc``: DuckDB's error)."""
+    return InputError(f"the results database is damaged (truncated or corrupt: "
+                      f"{one_line(str(exc).splitlines()[0] if str(exc) else exc, 160)}); "
+                      "it was left untouched: restore it from a copy, or move it away to "
+                      "start afresh", file=str(path))
+
+
+def _verify(con, path: Path, tables: tuple[str, ...] | None = ("meta", "runs")) -> None:
+    """Read every value of ``tables`` once (None: every table of the file): a damaged
+    file (truncated, overwritten) fails here with :func:`damaged` before anything is
+    done with it. Opening reads ``meta`` and ``runs``; the larger per-job tables are
+    read whole by :func:`verify` (before a campaign writes) and else by the queries
+    that use them."""
+    try:
+        if tables is None:
+            tables = tuple(r[0] for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = "
+                "current_database()").fetchall())
+        for table in tables:
+            con.execute(f'SELECT count(hash("{table}")) FROM "{table}"').fetchall()
+    except damage_errors() as exc:
+        raise damaged(path, exc) from None
+    except _duckdb().CatalogException:
+        pass  # a missing table is told by _check_meta / created by open_write
+
+
 def _check_meta(con, path: Path) -> int:
     """The file's schema version; :class:`InputError` when it is not a dispatchlab
     database or was written by a newer schema."""
@@ -234,8 +269,9 @@ def _connect(path: Path, read_only: bool):
             raise InputError("the database is in use by another process (a campaign "
                              "writing it?); try again when it is done",
                              file=str(path)) from None
-        raise InputError(f"cannot open as a DuckDB database: {text}",
-                         file=str(path)) from None
+        raise damaged(path, exc) from None
+    except damage_errors() as exc:
+        raise damaged(path, exc) from None
     except duckdb.Error as exc:
         raise InputError(f"cannot open as a DuckDB database: {str(exc).splitlines()[0]}",
                          file=str(path)) from None
@@ -367,12 +403,31 @@ def open_read(path: str | Path, *, wait: float = 10.0):
                 raise
             time.sleep(0.05)
     try:
+        _verify(con, p)
         _check_meta(con, p)
         _reading_view(con)
+    except damage_errors() as exc:
+        con.close()
+        raise damaged(p, exc) from None
     except BaseException:
         con.close()
         raise
     return con
+
+
+def verify(path: str | Path) -> None:
+    """Read every table of an existing results database once: :func:`damaged` (one
+    ``error:`` line naming the file, which is left untouched) if any part of it cannot
+    be read. Called before a campaign executes runs, so a damaged file is told before
+    any work and not after it."""
+    p = Path(path)
+    if not p.exists():
+        return
+    con = open_read(p)
+    try:
+        _verify(con, p, None)
+    finally:
+        con.close()
 
 
 def check_writable(path: str | Path) -> None:
@@ -415,6 +470,16 @@ def open_write(path: str | Path):
 
 
 # ------------------------------------------------------------------- storing runs
+
+
+def _database_name(con) -> str:
+    """The file of an open connection (for messages)."""
+    try:
+        rows = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = "
+                           "current_database()").fetchall()
+        return str(rows[0][0]) if rows and rows[0][0] else "results database"
+    except _duckdb().Error:
+        return "results database"
 
 
 def run_states(con, keys: Iterable[str] | None = None) -> dict[str, str]:
@@ -574,6 +639,10 @@ def store_outcomes(con, outcomes: list[dict[str, Any]], *,
         _delete_runs(con, replaced + superseded)
         _insert_rows(con, kept)
         con.execute("COMMIT")
+    except damage_errors() as exc:
+        with contextlib.suppress(Exception):
+            con.execute("ROLLBACK")
+        raise damaged(_database_name(con), exc) from None
     except BaseException:
         con.execute("ROLLBACK")
         raise
@@ -601,6 +670,8 @@ def _fetch_runs(con, where: str | None, field: str) -> list[dict[str, Any]]:
         cur = con.execute(f"SELECT * FROM runs WHERE {_condition(where)} ORDER BY {_ORDER}")
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    except damage_errors() as exc:
+        raise damaged(_database_name(con), exc) from None
     except duckdb.Error as exc:
         raise InputError(f"bad run condition {where!r}: {str(exc).splitlines()[0]}",
                          field=field) from None
@@ -618,6 +689,8 @@ def matching_keys(con, where: str, *, campaign: str | None = None,
         params.append(campaign)
     try:
         return {r[0] for r in con.execute(sql, params).fetchall()}
+    except damage_errors() as exc:
+        raise damaged(_database_name(con), exc) from None
     except duckdb.Error as exc:
         raise InputError(f"bad run condition {where!r}: {str(exc).splitlines()[0]}",
                          field=field) from None

@@ -387,12 +387,14 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     out: dict[str, Any] = {"spec": spec, "worker": f"{socket.gethostname()}:{os.getpid()}"}
     try:
+        from dispatchlab.campaign.validate import validate_run
         from dispatchlab.dispatch import make_dispatcher
         from dispatchlab.metrics import Measure
         from dispatchlab.predict import make_predictor
         from dispatchlab.sim import Simulation
 
         _check_code(spec)
+        validate_run(spec)  # the up-front check ran the same (load_campaign)
         past = int((spec.get("power") or {}).get("history_jobs", 0))
         jobs, history, prior = load_run_jobs(spec["trace"], spec["seed"], past)
         platform = build_platform(spec["platform"], jobs)

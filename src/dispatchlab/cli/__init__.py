@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc = app.main(args=argv, prog_name="dispatchlab", standalone_mode=False)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # one line whatever the message quotes (a parser's multi-line text)
+        print("error: " + " ".join(str(exc).splitlines()), file=sys.stderr)
         return 2
     except DispatchError as exc:
         # a dispatcher's decision the engine cannot apply: a bug in the dispatcher's

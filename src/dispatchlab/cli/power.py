@@ -139,7 +139,10 @@ def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
         import pyarrow.parquet as pq
 
         try:
-            pq.write_table(report.to_arrow(), out)
+            from dispatchlab.workload.tables import local_sink
+
+            with local_sink(out) as sink:
+                pq.write_table(report.to_arrow(), sink)
         except OSError as exc:
             raise InputError(f"cannot write: {exc}", file=str(out)) from None
         console().print(f"written: {out}")

@@ -281,7 +281,10 @@ def write_decision_trace(path: Path, dispatcher, result) -> None:
                           "decision_time": times})
     folder = output_folder(Path(path).parent)
     try:
-        pq.write_table(table, folder / Path(path).name)
+        from dispatchlab.workload.tables import local_sink
+
+        with local_sink(folder / Path(path).name) as sink:
+            pq.write_table(table, sink)
     except OSError as exc:
         raise InputError(f"cannot write the decision trace: {exc}", file=str(path)) from None
     console().print(f"[dim]wrote {len(table):,} pass records to {path}[/dim]")

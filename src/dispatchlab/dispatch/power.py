@@ -344,7 +344,7 @@ class _PowerCapped(Dispatcher):
         for j, u, e in zip(rows, units, ests, strict=True):
             m, s = float(pm[j]), float(ps[j])
             x = float(pp[j]) if peak else m
-            s2 = s * s
+            s2 = s * s if z else 0.0  # the deviation only counts in gaussian checks
             alone = x + z * s if z else x
             if top is not None and alone > top:
                 rejects.append(j)

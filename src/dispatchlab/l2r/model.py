@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, digit_limit_message, one_line
 from dispatchlab.l2r.features import FEATURE_SETS, apply_minmax
 from dispatchlab.l2r.learn import LEARNERS, LambdaMART, RankSVM
 
@@ -151,9 +151,14 @@ def _floats(data: dict[str, Any], key: str, n: int, file: str) -> np.ndarray:
     if len(values) != n:
         raise InputError(f"{key!r} has {len(values)} values but the model has {n} features",
                          file=file, field=key)
-    if not all(math.isfinite(v) for v in values):
+    try:
+        floats = [float(v) for v in values]
+    except OverflowError:  # an integer beyond a float (a 400-digit number)
+        raise InputError(f"{key!r} holds a number beyond a float's range", file=file,
+                         field=key) from None
+    if not all(math.isfinite(v) for v in floats):
         raise InputError(f"{key!r} holds a non-finite value", file=file, field=key)
-    return np.asarray(values, dtype=np.float64)
+    return np.asarray(floats, dtype=np.float64)
 
 
 def load_model(path: str | Path) -> L2RModel:
@@ -180,6 +185,11 @@ def load_model(path: str | Path) -> L2RModel:
     except json.JSONDecodeError as exc:
         raise InputError(f"not a dispatchlab L2R model file (invalid JSON: {exc.msg} at "
                          f"line {exc.lineno} column {exc.colno})", file=file) from None
+    except ValueError as exc:  # an integer too long for Python's int parsing
+        raise InputError(digit_limit_message(exc) or f"invalid JSON: {one_line(exc)}",
+                         file=file) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", file=file) from None
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise InputError(f"not a dispatchlab L2R model file (no \"format\": "
                          f"\"{MODEL_FORMAT}\" marker)", file=file, field="format")

@@ -89,7 +89,10 @@ def check_tau(tau: float) -> float:
     """Return ``tau`` (s) as a float, or raise :class:`InputError` unless it is finite and > 0."""
     if isinstance(tau, bool) or not isinstance(tau, Real):
         raise InputError(f"tau must be a number of seconds, got {tau!r}", field="tau")
-    value = float(tau)
+    try:
+        value = float(tau)
+    except OverflowError:  # an integer beyond a float
+        value = math.inf
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"tau must be > 0 seconds, got {tau!r}", field="tau")
     return value

@@ -172,4 +172,7 @@ def read_alea_machines(path: str | Path) -> Platform:
         capacity[cluster_resource(name)] = cores
         types.append(NodeType(name, nodes, capacity))
     label = p.name[:-3] if p.name.endswith(".gz") else p.name
-    return Platform(tuple(types), name=label)
+    try:
+        return Platform(tuple(types), name=label)
+    except InputError as exc:  # beyond the platform bounds: name the file
+        raise InputError(exc.message, file=source, field=exc.field) from None

@@ -28,7 +28,41 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, parse_toml
+
+#: The most nodes a platform may have (all types together): 2**20, some 6 times the
+#: largest machine today (Fugaku's 158,976 nodes); the capacity matrix holds a row per
+#: node, so a larger count would only allocate memory for nothing.
+MAX_NODES = 1 << 20
+#: The largest amount of one resource on one node: 2**40. With :data:`MAX_NODES`, no
+#: sum of capacities (2**60 at most) can overflow int64.
+MAX_CAPACITY = 1 << 40
+
+
+def check_node_type(name: str, count: object, capacity: object, *, source: str | None,
+                    where: str) -> None:
+    """An :class:`InputError` (``file=source``, field ``where.count`` or
+    ``where.capacity[.RESOURCE]``) unless ``count`` is an integer in ``1..MAX_NODES``
+    and ``capacity`` a non-empty mapping of integers in ``0..MAX_CAPACITY``, not all 0
+    (a node offering nothing would reject every job)."""
+    if (isinstance(count, bool) or not isinstance(count, int | np.integer)
+            or not 0 < count <= MAX_NODES):
+        shown = count if not isinstance(count, int) or abs(count) < 10**30 else "huge"
+        raise InputError(f"node type {name!r}: count must be an integer from 1 to "
+                         f"{MAX_NODES:,}, got {shown!r}", file=source, field=f"{where}.count")
+    if not isinstance(capacity, Mapping) or not capacity:
+        raise InputError(f"node type {name!r}: capacity must be a non-empty table",
+                         file=source, field=f"{where}.capacity")
+    for r, v in capacity.items():
+        if (isinstance(v, bool) or not isinstance(v, int | np.integer)
+                or not 0 <= v <= MAX_CAPACITY):
+            shown = v if not isinstance(v, int) or abs(v) < 10**30 else "huge"
+            raise InputError(f"node type {name!r}: must be an integer from 0 to "
+                             f"{MAX_CAPACITY:,}, got {shown!r}", file=source,
+                             field=f"{where}.capacity.{r}")
+    if not any(capacity.values()):
+        raise InputError(f"node type {name!r}: every capacity is 0 (its nodes could run no "
+                         "job)", file=source, field=f"{where}.capacity")
 
 
 @dataclass(frozen=True)
@@ -74,14 +108,15 @@ class Platform:
         if not self.node_types:
             raise InputError("a platform needs at least one node type")
         names: list[str] = list(self.resource_names)
-        for nt in self.node_types:
-            if nt.count <= 0:
-                raise InputError(f"node type {nt.name!r}: count must be > 0, got {nt.count}")
-            for r, amount in nt.capacity.items():
-                if int(amount) < 0:
-                    raise InputError(f"node type {nt.name!r}: capacity of {r!r} must be >= 0")
+        for k, nt in enumerate(self.node_types):
+            check_node_type(nt.name, nt.count, nt.capacity, source=None,
+                            where=f"node_type[{k}]")
+            for r in nt.capacity:
                 if r not in names:
                     names.append(r)
+        if sum(int(nt.count) for nt in self.node_types) > MAX_NODES:
+            raise InputError(f"the platform has more than {MAX_NODES:,} nodes",
+                             field="node_type")
             rank = nt.efficiency_rank
             if isinstance(rank, bool) or not isinstance(rank, int | np.integer) or rank < 0:
                 raise InputError(f"node type {nt.name!r}: efficiency_rank must be an integer "
@@ -212,10 +247,7 @@ class Platform:
 
     @classmethod
     def _from_toml_text(cls, text: str, source: str, base: Path) -> Platform:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"invalid TOML: {exc}", file=source) from None
+        data = parse_toml(text, source)
         return cls.from_dict(data, source=source, base=base)
 
     @classmethod
@@ -234,6 +266,7 @@ class Platform:
             raise InputError("needs at least one [[node_type]] table", file=source,
                              field="node_type")
         out = []
+        total_nodes = 0
         for k, t in enumerate(types):
             where = f"node_type[{k}]"
             if not isinstance(t, dict):
@@ -243,17 +276,13 @@ class Platform:
             if unknown:
                 raise InputError(f"unknown keys {sorted(unknown)}", file=source, field=where)
             count = t.get("count")
-            if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-                raise InputError(f"count must be a positive integer, got {count!r}", file=source,
-                                 field=f"{where}.count")
             cap = t.get("capacity")
-            if not isinstance(cap, dict) or not cap:
-                raise InputError("capacity must be a non-empty table", file=source,
-                                 field=f"{where}.capacity")
-            for r, v in cap.items():
-                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                    raise InputError(f"must be a non-negative integer, got {v!r}", file=source,
-                                     field=f"{where}.capacity.{r}")
+            check_node_type(str(t.get("name", f"type{k}")), count, cap, source=source,
+                            where=where)
+            total_nodes += count
+            if total_nodes > MAX_NODES:
+                raise InputError(f"the platform has more than {MAX_NODES:,} nodes",
+                                 file=source, field=f"{where}.count")
             for key in ("idle_power", "max_power"):
                 watts = t.get(key)
                 if watts is not None and (isinstance(watts, bool)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dispatchlab.errors import InputError
+from dispatchlab.sim.limits import check_time
 
 _UNITS = {"w": 1.0, "kw": 1e3, "mw": 1e6}
 
@@ -68,10 +69,16 @@ class PowerCap:
         """A ``time;watts`` step file (PA-HPC-SIM ``variable_power_caps``)."""
         path = Path(path)
         try:
-            text = path.read_text()
+            data = path.read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read the cap schedule: {exc.strerror or exc}",
                              file=str(path)) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                             file=str(path), line=line) from None
         steps: list[tuple[int, float | None]] = []
         for no, raw in enumerate(text.splitlines(), 1):
             line = raw.split("#", 1)[0].strip()
@@ -81,11 +88,13 @@ class PowerCap:
             if len(parts) != 2:
                 raise InputError(f"expected 'time;watts', got {raw.strip()!r}",
                                  file=str(path), line=no)
-            try:
-                t = int(parts[0])
-            except ValueError:
-                raise InputError(f"time must be an integer of seconds, got {parts[0]!r}",
-                                 file=str(path), line=no, field="time") from None
+            if not re.fullmatch(r"[-+]?[0-9]+", parts[0]) or len(parts[0]) > 30:
+                shown = parts[0] if len(parts[0]) <= 30 else parts[0][:27] + "..."
+                raise InputError(f"time must be an integer of seconds below the engine's "
+                                 f"limit, got {shown!r}", file=str(path), line=no,
+                                 field="time")
+            t = check_time(int(parts[0]), what="a step at time", file=str(path), line=no,
+                           field="time")
             try:
                 w = float(parts[1])
             except ValueError:

@@ -95,9 +95,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from dispatchlab.errors import InputError
+from dispatchlab.errors import InputError, one_line
 from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER
 from dispatchlab.power.model import POWER_COLUMNS, job_nodes
+from dispatchlab.sim.limits import TIME_LIMIT
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
     _archive_text,
@@ -148,6 +149,12 @@ EURORA_FALLBACK_GPU = 62
 EURORA_FALLBACK_MIC = 115
 
 _KIND_EURORA = "eurora"
+#: The largest power (W) a job may have in a power file (1 GW, some 30 times today's
+#: largest machines whole): a larger value (``power_std = 1e160``) is an error where
+#: the file is read, so no sum or square of job powers can overflow later.
+MAX_JOB_WATTS = 1e9
+#: The largest offset (s) of a power series sample: the engine's time limit.
+_MAX_OFFSET = float(TIME_LIMIT)
 #: relative tolerance of the ``power_max >= power_mean`` check (rounding in the source)
 _MAX_MEAN_RTOL = 1e-9
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -228,7 +235,7 @@ def _csv_records(path: Path) -> Iterator[tuple[int, list[str]]]:
                 if record:
                     yield reader.line_num, record
         except csv.Error as exc:
-            raise InputError(f"malformed CSV: {exc}", file=str(path),
+            raise InputError(f"malformed CSV: {one_line(exc)}", file=str(path),
                              line=reader.line_num) from None
 
 
@@ -273,7 +280,7 @@ def _missing_columns(present: list[str], wanted: tuple[str, ...], where: _Where)
     if missing:
         raise where.error(f"missing column{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(missing)} (a power file needs {', '.join(wanted)}; "
-                          f"found {', '.join(present) or 'none'})",
+                          f"found {one_line(', '.join(present), 200) or 'none'})",
                           ", ".join(missing))
 
 
@@ -301,7 +308,7 @@ def _scan_csv_error(path: Path, wanted: tuple[str, ...], ints: tuple[str, ...],
             if name not in ints and not math.isfinite(value):
                 return InputError(f"not a finite number: {cell!r}", file=str(path),
                                   line=line, field=name)
-    return InputError(f"cannot read CSV: {exc}", file=str(path))
+    return InputError(f"cannot read CSV: {one_line(exc)}", file=str(path))
 
 
 def _read_columns(path: Path, wanted: tuple[str, ...],
@@ -315,8 +322,9 @@ def _read_columns(path: Path, wanted: tuple[str, ...],
             schema = pq.read_schema(str(path))
             _missing_columns(list(schema.names), wanted, where)
             at = pq.read_table(str(path), columns=list(wanted))
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"cannot read Parquet: {exc}", file=str(path)) from None
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # (damaged metadata)
+            raise InputError(f"cannot read Parquet: {one_line(exc)}",
+                             file=str(path)) from None
         kind = "parquet"
     else:
         where = _Where(path, csv_file=True)
@@ -324,6 +332,9 @@ def _read_columns(path: Path, wanted: tuple[str, ...],
         if header is None:
             raise InputError("empty file: a power file needs a header row naming "
                              + ", ".join(wanted), file=str(path))
+        if any("\ufffd" in cell or "\x00" in cell for cell in header):
+            raise InputError("not a power file: binary data, neither Parquet nor UTF-8 CSV "
+                             "text", file=str(path))
         _missing_columns(header, wanted, where)
         types = {name: pa.int64() if name in ints else pa.float64() for name in wanted}
         try:
@@ -332,7 +343,7 @@ def _read_columns(path: Path, wanted: tuple[str, ...],
         except pa.ArrowInvalid as exc:
             raise _scan_csv_error(path, wanted, ints, exc) from None
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"cannot read CSV: {exc}", file=str(path)) from None
+            raise InputError(f"cannot read CSV: {one_line(exc)}", file=str(path)) from None
         kind = "csv"
     cols: dict[str, np.ndarray] = {}
     for name in wanted:
@@ -358,14 +369,16 @@ def _read_columns(path: Path, wanted: tuple[str, ...],
 
 
 def _check_watts(cols: Mapping[str, np.ndarray], names: tuple[str, ...],
-                 where: _Where, unit: str = "W") -> None:
-    """Every value of ``names`` finite and >= 0 (first offending row named)."""
+                 where: _Where, unit: str = "W", top: float = MAX_JOB_WATTS) -> None:
+    """Every value of ``names`` finite, >= 0 and at most ``top`` (first offending row
+    named)."""
     for name in names:
         values = cols[name]
-        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0)))
+        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0) & (values <= top)))
         if bad.size:
             v = float(values[bad[0]])
-            what = "not a finite number" if not math.isfinite(v) else "negative"
+            what = ("not a finite number" if not math.isfinite(v) else "negative" if v < 0
+                    else f"absurdly large (above {top:g} {unit})")
             raise where.error(f"{what}: {v!r} {unit}".rstrip(), name, int(bad[0]))
 
 
@@ -450,8 +463,10 @@ def _parse_eurora(source: str, text: str) -> tuple[np.ndarray, np.ndarray]:
             value = float(parts[1])
         except ValueError:
             value = math.nan
-        if not math.isfinite(value):
-            raise InputError(f"not a finite number: {parts[1].strip()!r}", file=source,
+        if not math.isfinite(value) or abs(value) > MAX_JOB_WATTS:
+            what = "not a finite number" if not math.isfinite(value) else \
+                f"absurdly large (above {MAX_JOB_WATTS:g} W)"
+            raise InputError(f"{what}: {one_line(parts[1].strip(), 40)!r}", file=source,
                              line=number, field="power")
         jid = int(m.group(1))
         if jid in first_line:
@@ -537,7 +552,8 @@ def _first_text(path: Path, size: int = 4096) -> str:
         with _open_text(path) as fh:
             return fh.read(size)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"corrupt or unreadable file: {exc}", file=str(path)) from None
+        raise InputError(f"corrupt or unreadable file: {one_line(exc)}",
+                         file=str(path)) from None
 
 
 def with_power(jobs: JobTable, cols: Mapping[str, np.ndarray]) -> JobTable:
@@ -620,7 +636,7 @@ def read_power_series(path: str | Path) -> dict[str, np.ndarray]:
     path = Path(path)
     _, cols, where = _read_columns(path, SERIES_COLUMNS, ints=("job_id",))
     _check_watts(cols, ("watts",), where)
-    _check_watts(cols, ("offset",), where, unit="s")
+    _check_watts(cols, ("offset",), where, unit="s", top=_MAX_OFFSET)
     dup = _first_duplicate([cols["job_id"], cols["offset"]])
     if dup is not None:
         later, first = dup
@@ -682,11 +698,13 @@ def match_power_series(jobs: JobTable, series: Mapping[str, np.ndarray],
     if not (len(ids) == len(offsets) == len(watts)):
         raise InputError(f"columns of different lengths ({len(ids)}, {len(offsets)}, "
                          f"{len(watts)} values)", file=source)
-    for name, values, unit in (("watts", watts, "W"), ("offset", offsets, "s")):
-        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0)))
+    for name, values, unit, top in (("watts", watts, "W", MAX_JOB_WATTS),
+                                    ("offset", offsets, "s", _MAX_OFFSET)):
+        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0) & (values <= top)))
         if bad.size:
             v = float(values[bad[0]])
-            what = "not a finite number" if not math.isfinite(v) else "negative"
+            what = ("not a finite number" if not math.isfinite(v) else "negative" if v < 0
+                    else f"absurdly large (above {top:g} {unit})")
             raise InputError(f"{what}: {v!r} {unit} (job {int(ids[bad[0]])})", file=source,
                              field=name)
     if ids.size == 0:
@@ -761,9 +779,12 @@ def _write_arrow(at: pa.Table, path: Path) -> None:
             else:
                 pacsv.write_csv(at, str(path))
         else:
-            pq.write_table(at, str(path))
+            from dispatchlab.workload.tables import local_sink
+
+            with local_sink(path) as sink:
+                pq.write_table(at, sink)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"cannot write: {exc}", file=str(path)) from None
+        raise InputError(f"cannot write: {one_line(exc)}", file=str(path)) from None
 
 
 def write_power(path: str | Path, jobs: JobTable,

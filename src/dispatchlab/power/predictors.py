@@ -86,7 +86,10 @@ def _node_power(platform: Platform, who: str) -> float:
     value = platform.max_node_power
     if value is None:
         raise InputError(f"the {who} power predictor needs the platform's maximum node "
-                         "power (max_power of its node types), which is not set",
+                         f"power (max_power of its node types), which the platform "
+                         f"({platform.name}) does not set: give a platform with it, such "
+                         "as --platform "
+                         "marconi100 (2,100 W a node) or a platform TOML with max_power",
                          field=FIELD)
     return float(value)
 

@@ -197,7 +197,10 @@ class PredictionReport:
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        pq.write_table(self.to_arrow(), out / "predictions.parquet")
+        from dispatchlab.workload.tables import local_sink
+
+        with local_sink(out / "predictions.parquet") as sink:
+            pq.write_table(self.to_arrow(), sink)
         for name, fig in self.figures().items():
             fig.savefig(out / name, dpi=120)
         summary = self.summary()

@@ -67,6 +67,7 @@ from dispatchlab.power.predict import PowerPredictor
 from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
 from dispatchlab.sim.duration import DurationModel, NoSlowdown
 from dispatchlab.sim.events import CAP, KINDS, WAKE, KeyCodec
+from dispatchlab.sim.limits import time_limit
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
     STATUS_FUTURE,
@@ -986,12 +987,13 @@ class Simulation:
         """Validate the fields the engine uses; return the time limit (seconds).
 
         Times are packed with a job row into one int64 key (``state.RunningSet``), which
-        bounds them: no simulated time can pass the last submission plus every run (all
+        bounds them (:func:`~dispatchlab.sim.limits.time_limit`): no simulated time can
+        pass the last submission (or the last cap step, if later) plus every run (all
         jobs one after another) plus the longest requested time.
         """
         jobs = self.jobs
         n = len(jobs)
-        limit = 1 << (62 - max(20, int(n).bit_length()))
+        limit = time_limit(n)
         if n == 0:
             return limit
         where = {"file": jobs.info.source}
@@ -1013,8 +1015,13 @@ class Simulation:
                        "has no requested time")
         if submit.min() < 0:
             raise fail(int(np.argmin(submit)), "submit", "has a negative submit time")
-        horizon = int(submit.max()) + int(self.sim_run.sum(dtype=np.float64)) \
+        last_cap = self.cap.steps[-1][0] if self.cap is not None else 0
+        horizon = max(int(submit.max()), last_cap) + int(self.sim_run.sum(dtype=np.float64)) \
             + int(max(requested.max(), run.max())) + 1
+        if last_cap > int(submit.max()) and horizon >= limit:
+            raise InputError(f"a cap step at time {last_cap:,} s leaves no room for the "
+                             f"trace's runs below the engine's time limit of {limit:,} s "
+                             f"for {n:,} jobs", field="cap")
         if horizon >= limit:
             col = max(("submit", "requested_time", "run"), key=lambda c: int(jobs[c].max()))
             row = int(np.argmax(jobs[col]))

@@ -406,8 +406,10 @@ class SimulationResult:
         n, batch, pool = len(self.jobs), 1 << 14, pa.system_memory_pool()
         measured = self.measured_rows(measure)  # once: each batch takes its rows
         first = self.to_arrow(slice(0, min(batch, n)), tau=tau, measured=measured)
-        with pq.ParquetWriter(out / "jobs.parquet", first.schema, compression="zstd",
-                              memory_pool=pool) as pw:
+        from dispatchlab.workload.tables import local_sink
+
+        with local_sink(out / "jobs.parquet") as sink, pq.ParquetWriter(
+                sink, first.schema, compression="zstd", memory_pool=pool) as pw:
             csv_writer = pacsv.CSVWriter(out / "jobs.csv", first.schema,
                                          memory_pool=pool) if csv else None
             for lo in range(0, max(n, 1), batch):
@@ -420,13 +422,13 @@ class SimulationResult:
                 csv_writer.close()
         del first, table
         if self.segments is not None:
-            pq.write_table(self.segments_table(), out / "segments.parquet",
-                           compression="zstd")
+            with local_sink(out / "segments.parquet") as sink:
+                pq.write_table(self.segments_table(), sink, compression="zstd")
         from dispatchlab.power.model import has_power
 
         if self.power_series is not None and has_power(self.jobs):
-            pq.write_table(self.platform_power_table(), out / "platform_power.parquet",
-                           compression="zstd")
+            with local_sink(out / "platform_power.parquet") as sink:
+                pq.write_table(self.platform_power_table(), sink, compression="zstd")
         summary["wall_seconds"] = (time.perf_counter() - started_at
                                    if started_at is not None else None)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

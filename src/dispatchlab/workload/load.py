@@ -554,6 +554,10 @@ def trace_info(table: JobTable, platform: Platform | None = None) -> dict[str, A
     }
 
 
+#: header facts shown as written (epoch times), not as quantities with separators
+_PLAIN_HEADER_KEYS = frozenset({"UnixStartTime"})
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return "-"
@@ -576,7 +580,8 @@ def render_trace_info(info: dict[str, Any]) -> RenderableType:
     facts.add_column("value")
     for key, value in info["header"].items():
         if value is not None:
-            facts.add_row(key, _fmt(value))
+            # an epoch time is an identifier of an instant: no thousands separators
+            facts.add_row(key, str(value) if key in _PLAIN_HEADER_KEYS else _fmt(value))
     jobs = info["jobs"]
     loading = info["loading"]
     facts.add_row("format", str(loading.get("format", "swf")))

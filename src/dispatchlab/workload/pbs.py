@@ -299,8 +299,9 @@ def _numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _digits(text: str) -> bool:
-    """Only ASCII digits (``str.isdigit`` alone accepts ``²``)."""
-    return text.isascii() and text.isdigit()
+    """Only ASCII digits (``str.isdigit`` alone accepts ``²``), at most 18 of them
+    (no valid field is longer; Python refuses to read more than 4,300)."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
 
 
 def parse_message(message: str) -> dict[str, str]:

@@ -107,9 +107,18 @@ def arrow_to_pandas(table: pa.Table) -> Any:
 def write_parquet(table: JobTable, path: str | Path) -> None:
     """Write ``table`` (columns, resources and info) as a Parquet file."""
     try:
-        pq.write_table(table_to_arrow(table), str(path), compression="zstd")
+        with local_sink(path) as sink:
+            pq.write_table(table_to_arrow(table), sink, compression="zstd")
     except OSError as exc:
         raise InputError(f"cannot write: {exc}", file=str(path)) from exc
+
+
+def local_sink(path: str | Path):
+    """A pyarrow output stream writing the local file ``path`` (a context manager),
+    for Parquet writes: given a path string, pyarrow reads ``out-easy:order=sjf/
+    jobs.parquet`` as a URI of scheme ``out-easy``. Every output path of dispatchlab
+    is a local path."""
+    return pa.OSFile(str(path), "wb")
 
 
 def write_csv(table: JobTable, path: str | Path) -> None:
