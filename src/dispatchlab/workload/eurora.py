@@ -119,6 +119,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from dispatchlab.errors import InputError
+from dispatchlab.sim.limits import time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
@@ -346,8 +347,9 @@ def _check_zone(name: str) -> ZoneInfo:
 
 def _count(value: str, name: str) -> int:
     """A non-negative integer (ASCII digits only)."""
-    if not (value.isascii() and value.isdigit()):
-        raise _LineError(f"not a non-negative integer: '{value}'", name)
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise _LineError(f"not a non-negative integer of at most 18 digits: '{shown}'", name)
     return int(value)
 
 
@@ -393,7 +395,14 @@ def wall_seconds(value: str) -> int:
     m = _WALL_RE.fullmatch(value.strip())
     if m is None:
         raise _LineError(f"not a wall-time HH:MM: '{value}'", "wall-time")
-    return int(m[1]) * 3600 + int(m[2]) * 60
+    if len(m[1].lstrip("0")) > 18 or len(m[2].lstrip("0")) > 18:
+        raise _LineError(f"the wall-time {value[:37]} is beyond the engine's time limit",
+                         "wall-time")
+    seconds = int(m[1]) * 3600 + int(m[2]) * 60
+    problem = time_problem(seconds, "the wall-time")
+    if problem is not None:
+        raise _LineError(problem, "wall-time")
+    return seconds
 
 
 @dataclass
@@ -432,9 +441,12 @@ class _Reader:
             if m is None:
                 raise ValueError
             when = datetime(*(int(g) for g in m.groups()), tzinfo=self.zone)
-        except ValueError:
+            seconds = int(when.timestamp())
+        except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted
             raise _LineError(f"not a date YYYY-MM-DD HH:MM:SS: '{value}'", name) from None
-        seconds = int(when.timestamp())
+        problem = time_problem(seconds, name)
+        if problem is not None:
+            raise _LineError(problem, name)
         self.dates[value] = seconds
         return seconds
 
