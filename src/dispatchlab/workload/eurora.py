@@ -97,8 +97,10 @@ date, node entry, wall-time, application type, or ``start < arrival`` / ``end < 
 is an :class:`~dispatchlab.errors.InputError` ``FILE:LINE: field NAME: message`` (NAME as
 the README names the field: ``job_id``, ``arrival``, ``used nodes``, ``start``, ``end``,
 ``wall-time``, ``status``, ``application type``...). With ``lenient=True`` the line is
-skipped and counted in ``info.malformed_skipped``. ``info.lines_read`` counts the non-blank
-lines read.
+skipped and counted in ``info.malformed_skipped``. A date or wall-time at or beyond the
+engine's time limit (:data:`dispatchlab.sim.limits.TIME_LIMIT`; a date before 1970) and
+an integer of more than 18 digits are such errors too. ``info.lines_read`` counts the
+non-blank lines read (jobs + duplicates skipped + malformed lines skipped).
 """
 
 from __future__ import annotations

@@ -161,9 +161,13 @@ an ``E`` record without ``ctime``/``start``/``end`` (or ``etime`` with
 (``walltime=1h``, ``mem=4 GB``, ``select=two:ncpus=4``, ``exec_host=n01``), ``end <
 start`` or ``start < submit``: :class:`~dispatchlab.errors.InputError` naming the file,
 the line and the field (the key); a bad value in the ``Q`` record of a kept unstarted
-job names that ``Q`` record. With ``lenient=True`` the record is skipped and counted in
+job names that ``Q`` record. So is a value no table can hold: a time or duration at or
+beyond the engine's limit (:data:`dispatchlab.sim.limits.TIME_LIMIT`), a time stamp
+before 1970, more than :data:`MAX_COUNT` processors or GPUs, a size above
+:data:`MAX_BYTES`. With ``lenient=True`` the record is skipped and counted in
 ``info.malformed_skipped``. ``info.lines_read`` counts the non-blank lines (records)
-read.
+read, so that it is the jobs plus the records skipped by rule or as malformed (see
+:class:`~dispatchlab.workload.jobs.TraceInfo`).
 
 The reader is one linear pass in Python over the records; ``select``/``nodes`` specs,
 durations and sizes are parsed once per distinct value. 100,000 synthetic jobs (a

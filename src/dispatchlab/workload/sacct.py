@@ -193,13 +193,19 @@ negative wait, refused as the PBS reader refuses it) is an
 :class:`~dispatchlab.errors.InputError`
 ``FILE:LINE: field NAME: message`` (``NAME`` as the file spells the column); with
 ``lenient=True`` such records are skipped and counted in ``info.malformed_skipped``.
+A time (or time limit) at or beyond the engine's limit
+(:data:`dispatchlab.sim.limits.TIME_LIMIT`) is such a value. Bytes that are not UTF-8
+never end a read: in names they become U+FFFD, elsewhere the value is unreadable, and
+a line of a wrong field count holding such bytes (which pyarrow cannot hand over as
+text) is found by reading the file again with those bytes replaced.
 A bad option value is an error naming the option (``--submit-from``,
 ``--timezone``, ``--unstarted``, ``--running``, ``--columns``).
 
 Info
 ----
 ``info.format`` is ``"sacct"``; ``info.lines_read`` counts the records read (job, step
-and placeholder lines, malformed ones included; not the header, not blank lines);
+and placeholder lines, malformed ones included; not the header, not blank lines: as
+every reader, see :class:`~dispatchlab.workload.jobs.TraceInfo`);
 ``info.skipped`` the records left out by the rules above, by reason;
 ``info.malformed_skipped`` the records skipped in lenient mode. Kept jobs that never
 started or had not ended have run -1, which the default cleaning of
