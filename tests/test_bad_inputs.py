@@ -105,6 +105,23 @@ def _damaged_database(path: Path) -> None:
     path.write_bytes(data[: int(len(data) * 0.3)])
 
 
+def _sacct(line: int, change: Callable[[str], str]) -> bytes:
+    """The sacct export of test_sacct with its record ``line`` (1: the first after the
+    header) changed, as Latin-1 bytes (a stray byte is then not UTF-8)."""
+    from test_sacct import EXPORT_2302
+
+    lines = list(EXPORT_2302)
+    lines[line] = change(lines[line])
+    return ("\n".join(lines) + "\n").encode("latin-1")
+
+
+def _pbs(old: str, new: str) -> str:
+    """The Torque log of test_pbs with ``old`` replaced by ``new`` in its E record."""
+    from test_pbs import TORQUE_LOG
+
+    return "\n".join([*TORQUE_LOG[:2], TORQUE_LOG[2].replace(old, new)]) + "\n"
+
+
 Files = dict[str, str | bytes | Callable[[Path], None]]
 
 #: (case id, files written in the folder, command, expected error line)
@@ -178,6 +195,35 @@ CASES: list[tuple[str, Files, list[str], str]] = [
     ("campaign-tau-inf", {"c.toml": CAMPAIGN.replace("tau = 10.0", "tau = inf")},
      ["campaign", "run", "c.toml"],
      r"c\.toml: field tau: tau must be > 0 seconds, got inf"),
+    # --- readers: what the fuzzer found at 2,000 mutations per reader
+    ("swf-lenient-every-line-bad", {"bad.swf": TRACE.replace(" 100 -1 1 ", " 100 " + "9" * 20
+                                                            + " 1 ")},
+     ["trace", "info", "bad.swf", "--lenient"],
+     r"bad\.swf: no jobs: the file has no job lines \(6 malformed lines skipped\)"),
+    ("swf-time-beyond-limit", {"bad.swf": TRACE.replace("3 30 0 53", f"3 {2**42} 0 53")},
+     ["trace", "info", "bad.swf"],
+     r"bad\.swf:5: field 2 \(submit\): submit time 4,398,046,511,104 s is beyond the "
+     r"engine's time limit"),
+    ("sacct-bad-row-not-utf8", {"j.sacct": _sacct(2, lambda ln: ln + "|x\xe9")},
+     ["trace", "info", "j.sacct"],
+     r"j\.sacct:3: malformed record: 22 fields separated by '\|', the header names 21"),
+    ("sacct-state-not-utf8", {"j.sacct": _sacct(1, lambda ln: ln.replace("COMPLETED",
+                                                                         "COMPLETED\xe9"))},
+     ["trace", "info", "j.sacct"], r"j\.sacct:2: field State: unknown job state: "
+                                    r"'COMPLETED\ufffd'"),
+    ("pbs-ctime-1e20", {"20240115": _pbs("ctime=1705312780", "ctime=" + "9" * 20)},
+     ["trace", "info", "20240115"],
+     r"20240115:3: field ctime: ctime 99,999,999,999,999,999,999 s is beyond the engine's "
+     r"time limit"),
+    ("pbs-walltime-5000-digits", {"20240115": _pbs("walltime=02:00:00", "walltime=" + HUGE)},
+     ["trace", "info", "20240115"],
+     r"20240115:3: field Resource_List\.walltime: Resource_List\.walltime 9{37}\.\.\. is "
+     r"beyond the engine's time limit"),
+    ("pbs-cput-days-beyond-limit",
+     {"20240115": _pbs("resources_used.cput=03:30:00",
+                       "resources_used.cput=99999999999999999:00:00:00")},
+     ["trace", "info", "20240115"],
+     r"20240115:3: field resources_used\.cput: .* is beyond the engine's time limit"),
     # --- small ones (item 6)
     ("own-class-typo", {"mydisp.py": OWN_CLASS, "c.toml": CAMPAIGN.replace(
         'name = "fifo"', 'name = "mydisp.py:Patient"\nparams = { max_wiat = 4 }')},

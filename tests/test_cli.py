@@ -311,10 +311,13 @@ def test_exponent_at_or_above_2_pow_53_is_an_error(tmp_path: Path) -> None:
     assert re.search(r"field 4\b", msg), msg
 
 
-@pytest.mark.parametrize(("index", "name"), [(1, "submit"), (8, "requested_time")])
+@pytest.mark.parametrize(("index", "name"), [(1, "field 2 (submit)"),
+                                           (8, "field 9 (req_time)")])
 def test_times_too_large_for_the_engine(tmp_path: Path, index: int, name: str) -> None:
+    # refused where the reader reads it (sim.limits), naming the line and the field
     trace = one_job_file(tmp_path, index, "9000000000000")
-    assert_user_error(run_cli("simulate", trace), str(trace), name)
+    assert_user_error(run_cli("simulate", trace), f"{trace}:2:", name,
+                      "beyond the engine's time limit")
 
 
 def test_unknown_trace_format(tmp_path: Path) -> None:

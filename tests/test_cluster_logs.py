@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from test_cli import assert_ok, assert_user_error, run_cli
 from test_pbs import PRO_LOG, TORQUE_LOG, torque_end, write
@@ -65,10 +66,14 @@ def test_sacct_export_through_every_command(tmp_path) -> None:
     proc = run_cli("trace", "info", export)
     assert_ok(proc)
     assert "│ sacct" in proc.stdout and "job steps folded" in proc.stdout
+    assert re.search(r"lines read\s*│ 21\s", proc.stdout)  # the records: jobs + skips
     sched = tmp_path / "easy.swf"
     out = tmp_path / "o"
-    assert_ok(run_cli("simulate", export, "--nodes", "8", "--cores-per-node", "16",
-                      "--swf-out", sched, "--out", out))
+    sim = run_cli("simulate", export, "--nodes", "8", "--cores-per-node", "16",
+                  "--swf-out", sched, "--out", out)
+    assert_ok(sim)
+    # the records skipped by rule are told as trace info and trace convert tell them
+    assert "skipped by rule: 10 (job steps folded), 1 (array placeholders" in sim.stdout
     assert json.loads((out / "summary.json").read_text())["jobs"] > 0
     assert_ok(run_cli("trace", "info", sched))
     assert_ok(run_cli("compare", export, "--nodes", "8", "--cores-per-node", "16",

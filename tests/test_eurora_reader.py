@@ -286,6 +286,11 @@ BAD_LINES = [
     (job(1, wall="1h"), "wall-time", "HH:MM"),
     (job(1, wall="01:00:00"), "wall-time", "HH:MM"),
     (job(1, app="cpu"), "application type", "non-negative integer"),
+    # huge or far values: one error each (the engine's time limit from sim.limits)
+    (job(1, wall="99999999999999:00"), "wall-time", "beyond the engine's time limit"),
+    (job(1, wall="9" * 5000 + ":00"), "wall-time", "beyond the engine's time limit"),
+    (job(1, nodes="14;" + "9" * 30 + ";0;0;1#"), "used nodes", "at most 18 digits"),
+    (GOOD.replace(f"debug;{DAY}", "debug;0001-01-01"), "arrival", "must be >= 0 s"),
 ]
 
 

@@ -6,8 +6,10 @@ bytes, deleted / duplicated spans, truncation, numbers replaced by huge integers
 limit. The reader must either succeed or raise :class:`~dispatchlab.errors.InputError`
 (the one ``error:`` line of the command line): any other exception is a traceback
 for the user, and running past the limit is a hang. Trace readers with a lenient mode
-also read every mutant leniently, and then no record may vanish silently:
-``lines_read == jobs + malformed_skipped + sum(skipped)``.
+also read every mutant leniently, and then no record may vanish silently: every
+reader's ``lines_read`` (the data records seen, see
+:class:`~dispatchlab.workload.jobs.TraceInfo`) is ``jobs + malformed_skipped +
+sum(skipped)``, and for the SWF-like files it is also their job lines counted here.
 
 ``DISPATCHLAB_FUZZ=5000`` runs 5,000 mutations per reader (default
 :data:`DEFAULT_MUTATIONS`); a failure names the reader and the mutation's index, which
@@ -104,22 +106,20 @@ def _data_lines(path: Path) -> int:
     return sum(1 for ln in lines if ln and not ln.startswith(b";"))
 
 
-def _trace_check(table, records: int | None) -> None:
-    """No silent loss: every record read (``records`` counted from the file, else the
-    reader's ``lines_read``) is a job or a counted skip."""
+def _trace_check(table) -> None:
+    """No silent loss, the same identity for every reader: each record read
+    (``lines_read``) is a job or a counted skip."""
     info = table.info
-    read = info.lines_read if records is None else records
     counted = len(table) + info.malformed_skipped + sum(info.skipped.values())
-    assert read == counted, (
-        f"{read} records read != jobs {len(table)} + malformed {info.malformed_skipped} "
-        f"+ skipped {dict(info.skipped)} (lines_read {info.lines_read})")
+    assert info.lines_read == counted, (
+        f"{info.lines_read} records read != jobs {len(table)} + malformed "
+        f"{info.malformed_skipped} + skipped {dict(info.skipped)}")
 
 
 def _trace_reader(read: Callable[..., object], swf_like: bool = False
                   ) -> Callable[[Path], None]:
-    """Read strictly, then leniently with the loss check (``swf_like``: records
-    counted from the file, since such readers' ``lines_read`` leaves malformed lines
-    out; else the reader's ``lines_read``)."""
+    """Read strictly, then leniently with the loss check (``swf_like``: the reader's
+    ``lines_read`` must also be the file's job lines, counted here)."""
     def run(path: Path) -> None:
         with contextlib.suppress(InputError):
             read(path, lenient=False)
@@ -127,7 +127,10 @@ def _trace_reader(read: Callable[..., object], swf_like: bool = False
             table = read(path, lenient=True)
         except InputError:
             return
-        _trace_check(table, _data_lines(path) if swf_like else None)
+        _trace_check(table)
+        if swf_like:
+            assert table.info.lines_read == _data_lines(path), (
+                f"lines_read {table.info.lines_read} != {_data_lines(path)} job lines")
     return run
 
 

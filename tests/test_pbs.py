@@ -728,3 +728,50 @@ def test_table_simulates_with_easy(tmp_path):
     result = Simulation(Platform.pooled(8), t, EASY(), WalltimePredictor()).run()
     np.testing.assert_array_equal(result.start, [0, 100, 100])
     np.testing.assert_array_equal(result.end, [100, 150, 150])
+
+
+@pytest.mark.parametrize(("old", "new", "field", "message"), [
+    ("ctime=1705312800", "ctime=" + "9" * 20, "ctime",
+     "ctime 99,999,999,999,999,999,999 s is beyond the engine's time limit"),
+    ("end=1705320300", "end=" + "9" * 5000, "end", "end 9999999999999999999999999999999999999... s "
+     "is beyond the engine's time limit"),
+    ("walltime=04:00:00", "walltime=" + "9" * 5000, "Resource_List.walltime",
+     "Resource_List.walltime 9999999999999999999999999999999999999... is beyond"),
+    ("walltime=04:00:00", "walltime=99999999999:00:00:00", "Resource_List.walltime",
+     "Resource_List.walltime 99999999999:00:00:00 is beyond the engine's time limit"),
+    ("select=1:ncpus=8", "select=999999999999999999:ncpus=999999999999999999",
+     "Resource_List.select", "memory beyond 4,611,686,018,427,387,904 bytes"),
+    ("select=1:ncpus=8:ngpus=2", "select=1:ncpus=8:ngpus=999999999999999999",
+     "Resource_List.select", "GPUs beyond 9,007,199,254,740,992"),
+    ("exec_host=", "exec_host=a/999999999999999999*999999999999999999+", "exec_host",
+     "processors beyond"),
+    ("resources_used.mem=50331648kb", "resources_used.mem=999999999999999999pb",
+     "resources_used.mem", "a size beyond 4,611,686,018,427,387,904 bytes"),
+])
+def test_huge_values_are_one_error_or_a_counted_skip(tmp_path, old, new, field, message):
+    # fuzzer findings: OverflowError (int64 columns, far dates), ValueError (5,000-digit
+    # durations); the engine's time limit comes from sim.limits
+    end = next(k for k, ln in enumerate(PRO_LOG) if ";E;" in ln)
+    assert old in PRO_LOG[end]
+    lines = [*TORQUE_LOG, *PRO_LOG[:end], PRO_LOG[end].replace(old, new)]
+    path = write(tmp_path, lines)
+    with pytest.raises(InputError) as err:
+        read_pbs(path)
+    assert (err.value.line, err.value.field) == (len(lines), field)
+    assert message in err.value.message
+    t = read_pbs(path, lenient=True)
+    assert t["job_ref"].tolist() == ["1001.torque01"] and t.info.malformed_skipped == 1
+    assert t.info.lines_read == len(t) + 1 + sum(t.info.skipped.values())
+
+
+def test_queue_stamp_before_1970_is_refused(tmp_path):
+    # the Q time stamp of a kept unstarted job without ctime gives its submit time: a
+    # year-1 stamp is no time the engine represents (an OverflowError in some zones)
+    queued = re.sub(r" ctime=\d+", "", QUEUED_THEN_DELETED[0]).replace(
+        "01/15/2024 10:10:00", "01/01/0001 00:00:00")
+    path = write(tmp_path, [*PRO_LOG, queued, *QUEUED_THEN_DELETED[1:]])
+    with pytest.raises(InputError, match="the time stamp must be >= 0 s") as err:
+        read_pbs(path, unstarted="keep", timezone="America/New_York")
+    assert (err.value.line, err.value.field) == (4, "timestamp")
+    t = read_pbs(path, unstarted="keep", lenient=True)
+    assert len(t) == 1 and t.info.malformed_skipped == 1

@@ -291,6 +291,28 @@ def test_match_power_series_skips_unknown_ids_and_sorts():
         match_power_series(r.jobs, _series({}))
 
 
+def test_sample_offsets_beyond_the_engine_limit(tmp_path):
+    # the engine's limit is exclusive (sim.limits): an offset of exactly 2**42 s is out,
+    # in a series given as arrays and in a file
+    from dispatchlab.power.data import read_power_series
+    from dispatchlab.sim.limits import TIME_LIMIT
+
+    r, _ = hand_run()
+    far = {"job_id": np.array([1, 1]), "offset": np.array([0.0, float(TIME_LIMIT)]),
+           "watts": np.array([1.0, 2.0])}
+    with pytest.raises(InputError, match=r"offset 4,398,046,511,104 s is beyond the engine's "
+                                         r"time limit .*\(job 1\)") as err:
+        match_power_series(r.jobs, far, source="s.csv")
+    assert err.value.field == "offset"
+    path = tmp_path / "s.csv"
+    path.write_text(f"job_id,offset,watts\n1,0,1.0\n1,{TIME_LIMIT},2.0\n")
+    with pytest.raises(InputError, match=r"s\.csv:3: field offset: offset 4,398,046,511,104 s "
+                                         r"is beyond the engine's time limit"):
+        read_power_series(path)
+    path.write_text(f"job_id,offset,watts\n1,0,1.0\n1,{TIME_LIMIT - 1},2.0\n")
+    assert read_power_series(path)["offset"].tolist() == [0.0, float(TIME_LIMIT - 1)]
+
+
 # --------------------------------------------------------------------------------------
 # the CLI
 # --------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab.errors import InputError
+from dispatchlab.sim.limits import TIME_LIMIT
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace
@@ -113,9 +114,30 @@ def test_basic_columns_dtypes_and_order(tmp_path: Path) -> None:
 
 
 def test_large_values_stay_exact(tmp_path: Path) -> None:
-    path = write(tmp_path, [row(1, 0, 5, 1, 2147483647), row(2, 1, 5, 1, 10**15 + 1)])
+    # job numbers up to 2**53 stay exact; times up to the engine's limit
+    path = write(tmp_path, [row(1, 0, 5, 1, 2147483647),
+                            row(10**15 + 1, 1, 5, 1, TIME_LIMIT - 1)])
     t = read_swf(path)
-    assert t["req_time"].tolist() == [2147483647, 10**15 + 1]
+    assert t["job_id"].tolist() == [1, 10**15 + 1]
+    assert t["req_time"].tolist() == [2147483647, TIME_LIMIT - 1]
+
+
+@pytest.mark.parametrize(("submit", "run", "req", "field"), [
+    (TIME_LIMIT, 5, 100, r"field 2 \(submit\): submit time 4,398,046,511,104 s"),
+    (0, 10**15, 100, r"field 4 \(run\): run time 1,000,000,000,000,000 s"),
+    (0, 5, TIME_LIMIT, r"field 9 \(req_time\): requested time 4,398,046,511,104 s"),
+])
+def test_times_beyond_the_engine_limit(tmp_path: Path, submit: int, run: int, req: int,
+                                       field: str) -> None:
+    # the one bound of sim.limits: an error naming file, line and field; under lenient
+    # a counted skip, and lines_read counts the skipped line
+    path = write(tmp_path, [row(1, 0, 5), row(2, submit, run, 1, req), row(3, 2, 5)])
+    with pytest.raises(InputError, match=rf"t\.swf:2: {field} is beyond the engine's "
+                                         r"time limit \(4,398,046,511,103 s"):
+        read_swf(path)
+    t = read_swf(path, lenient=True)
+    assert t["job_id"].tolist() == [1, 3]
+    assert t.info.malformed_skipped == 1 and t.info.lines_read == 3
 
 
 def test_header_parsing(tmp_path: Path) -> None:

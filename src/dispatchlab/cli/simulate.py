@@ -43,6 +43,9 @@ from dispatchlab.cli.common import (
 def _load_notes(jobs, summary: dict) -> list[str]:
     info = jobs.info
     notes = []
+    if info.skipped:  # as trace convert and trace info name them
+        notes.append("skipped by rule: " + ", ".join(f"{v:,} ({k})"
+                                                     for k, v in info.skipped.items()))
     if info.dropped:
         notes.append("dropped at load: " + ", ".join(f"{v:,} ({k})"
                                                     for k, v in info.dropped.items()))

@@ -98,7 +98,7 @@ import pyarrow.parquet as pq
 from dispatchlab.errors import InputError, one_line
 from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER
 from dispatchlab.power.model import POWER_COLUMNS, job_nodes
-from dispatchlab.sim.limits import TIME_LIMIT
+from dispatchlab.sim.limits import beyond_limit, time_problem
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
     _archive_text,
@@ -153,8 +153,6 @@ _KIND_EURORA = "eurora"
 #: largest machines whole): a larger value (``power_std = 1e160``) is an error where
 #: the file is read, so no sum or square of job powers can overflow later.
 MAX_JOB_WATTS = 1e9
-#: The largest offset (s) of a power series sample: the engine's time limit.
-_MAX_OFFSET = float(TIME_LIMIT)
 #: relative tolerance of the ``power_max >= power_mean`` check (rounding in the source)
 _MAX_MEAN_RTOL = 1e-9
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -636,7 +634,11 @@ def read_power_series(path: str | Path) -> dict[str, np.ndarray]:
     path = Path(path)
     _, cols, where = _read_columns(path, SERIES_COLUMNS, ints=("job_id",))
     _check_watts(cols, ("watts",), where)
-    _check_watts(cols, ("offset",), where, unit="s", top=_MAX_OFFSET)
+    _check_watts(cols, ("offset",), where, unit="s", top=math.inf)
+    far = np.flatnonzero(beyond_limit(cols["offset"]))
+    if far.size:  # the engine's time limit (sim.limits)
+        raise where.error(str(time_problem(int(cols["offset"][far[0]]), "offset")), "offset",
+                          int(far[0]))
     dup = _first_duplicate([cols["job_id"], cols["offset"]])
     if dup is not None:
         later, first = dup
@@ -699,7 +701,7 @@ def match_power_series(jobs: JobTable, series: Mapping[str, np.ndarray],
         raise InputError(f"columns of different lengths ({len(ids)}, {len(offsets)}, "
                          f"{len(watts)} values)", file=source)
     for name, values, unit, top in (("watts", watts, "W", MAX_JOB_WATTS),
-                                    ("offset", offsets, "s", _MAX_OFFSET)):
+                                    ("offset", offsets, "s", math.inf)):
         bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0) & (values <= top)))
         if bad.size:
             v = float(values[bad[0]])
@@ -707,6 +709,10 @@ def match_power_series(jobs: JobTable, series: Mapping[str, np.ndarray],
                     else f"absurdly large (above {top:g} {unit})")
             raise InputError(f"{what}: {v!r} {unit} (job {int(ids[bad[0]])})", file=source,
                              field=name)
+    far = np.flatnonzero(beyond_limit(offsets))
+    if far.size:  # the engine's time limit (sim.limits)
+        raise InputError(f"{time_problem(int(offsets[far[0]]), 'offset')} "
+                         f"(job {int(ids[far[0]])})", file=source, field="offset")
     if ids.size == 0:
         raise InputError("no samples: a power series needs rows of job_id, offset, "
                          "watts", file=source)

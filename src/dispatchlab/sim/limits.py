@@ -5,11 +5,16 @@ bounds the times it can represent: for a trace of ``n`` jobs, every simulated ti
 stay below :func:`time_limit` ``(n)`` = ``2**(62 - max(20, bits(n)))`` seconds, at most
 :data:`TIME_LIMIT` = ``2**42`` s (about 139,000 years) for any trace of fewer than 2**20
 jobs. A reader refuses a time at or beyond :data:`TIME_LIMIT` where it reads it
-(:func:`check_time`), naming the file, line and field; the engine then checks the
-trace's own, possibly lower, limit (:meth:`Simulation._check_jobs`).
+(:func:`check_time`, :func:`time_problem` for readers that collect problems per
+record, :func:`beyond_limit` for whole columns), naming the file, line and field; the
+engine then checks the trace's own, possibly lower, limit (:meth:`Simulation._check_jobs`).
+Every reader of times (SWF, Alea, sacct, PBS, Eurora, power files, cap schedules) uses
+these, not a copy of the bound.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from dispatchlab.errors import InputError
 
@@ -22,18 +27,36 @@ def time_limit(n_jobs: int) -> int:
     return 1 << (62 - max(20, int(n_jobs).bit_length()))
 
 
+def time_problem(value: int, what: str = "time") -> str | None:
+    """``None`` if ``0 <= value < TIME_LIMIT``, else the message that refuses ``value``
+    (for readers that collect problems per record before they raise or skip)."""
+    if value < 0:
+        return f"{what} must be >= 0 s, got {_shown(value)}"
+    if value >= TIME_LIMIT:
+        return (f"{what} {_shown(value)} s is beyond the engine's time limit "
+                f"({TIME_LIMIT - 1:,} s, about {TIME_LIMIT / 3.156e7:,.0f} years)")
+    return None
+
+
 def check_time(value: int, *, what: str = "time", file: str | None = None,
                line: int | None = None, field: str | None = None) -> int:
     """``value`` if ``0 <= value < TIME_LIMIT`` (Python int of seconds); else an
     :class:`InputError` located by ``file``, ``line`` and ``field``."""
-    if value < 0:
-        raise InputError(f"{what} must be >= 0 s, got {_shown(value)}", file=file,
-                         line=line, field=field)
-    if value >= TIME_LIMIT:
-        raise InputError(f"{what} {_shown(value)} s is beyond the engine's time limit "
-                         f"({TIME_LIMIT - 1:,} s, about {TIME_LIMIT / 3.156e7:,.0f} years)",
-                         file=file, line=line, field=field)
+    problem = time_problem(value, what)
+    if problem is not None:
+        raise InputError(problem, file=file, line=line, field=field)
     return value
+
+
+def beyond_limit(values: np.ndarray) -> np.ndarray:
+    """The vectorized sibling of :func:`check_time` for readers of whole columns: a
+    boolean mask of the times at or beyond :data:`TIME_LIMIT` (integers or floats; NaN
+    is not beyond). Negative values (often "missing", -1) are the reader's business;
+    :func:`time_problem` gives the message for a flagged value."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        return values >= float(TIME_LIMIT)
+    return values >= TIME_LIMIT
 
 
 def _shown(value: int) -> str:

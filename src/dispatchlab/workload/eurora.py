@@ -97,8 +97,10 @@ date, node entry, wall-time, application type, or ``start < arrival`` / ``end < 
 is an :class:`~dispatchlab.errors.InputError` ``FILE:LINE: field NAME: message`` (NAME as
 the README names the field: ``job_id``, ``arrival``, ``used nodes``, ``start``, ``end``,
 ``wall-time``, ``status``, ``application type``...). With ``lenient=True`` the line is
-skipped and counted in ``info.malformed_skipped``. ``info.lines_read`` counts the non-blank
-lines read.
+skipped and counted in ``info.malformed_skipped``. A date or wall-time at or beyond the
+engine's time limit (:data:`dispatchlab.sim.limits.TIME_LIMIT`; a date before 1970) and
+an integer of more than 18 digits are such errors too. ``info.lines_read`` counts the
+non-blank lines read (jobs + duplicates skipped + malformed lines skipped).
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from dispatchlab.errors import InputError
+from dispatchlab.sim.limits import time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
@@ -346,8 +349,9 @@ def _check_zone(name: str) -> ZoneInfo:
 
 def _count(value: str, name: str) -> int:
     """A non-negative integer (ASCII digits only)."""
-    if not (value.isascii() and value.isdigit()):
-        raise _LineError(f"not a non-negative integer: '{value}'", name)
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise _LineError(f"not a non-negative integer of at most 18 digits: '{shown}'", name)
     return int(value)
 
 
@@ -393,7 +397,14 @@ def wall_seconds(value: str) -> int:
     m = _WALL_RE.fullmatch(value.strip())
     if m is None:
         raise _LineError(f"not a wall-time HH:MM: '{value}'", "wall-time")
-    return int(m[1]) * 3600 + int(m[2]) * 60
+    if len(m[1].lstrip("0")) > 18 or len(m[2].lstrip("0")) > 18:
+        raise _LineError(f"the wall-time {value[:37]} is beyond the engine's time limit",
+                         "wall-time")
+    seconds = int(m[1]) * 3600 + int(m[2]) * 60
+    problem = time_problem(seconds, "the wall-time")
+    if problem is not None:
+        raise _LineError(problem, "wall-time")
+    return seconds
 
 
 @dataclass
@@ -432,9 +443,12 @@ class _Reader:
             if m is None:
                 raise ValueError
             when = datetime(*(int(g) for g in m.groups()), tzinfo=self.zone)
-        except ValueError:
+            seconds = int(when.timestamp())
+        except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted
             raise _LineError(f"not a date YYYY-MM-DD HH:MM:SS: '{value}'", name) from None
-        seconds = int(when.timestamp())
+        problem = time_problem(seconds, name)
+        if problem is not None:
+            raise _LineError(problem, name)
         self.dates[value] = seconds
         return seconds
 

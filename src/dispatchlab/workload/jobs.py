@@ -132,8 +132,16 @@ class TraceInfo:
     ``max_records`` are the leading integers of those header values (``None`` when
     absent or without a leading integer, e.g. ``N/A``).
 
+    ``lines_read`` counts the data records a reader saw: every line that holds a
+    record (a job line of SWF or Alea, a sacct record, a PBS accounting record, a
+    Eurora job line), malformed ones included; not blank lines, comments or a header.
+    Every record is accounted for, in every reader: right after reading,
+    ``lines_read == len(table) + malformed_skipped + sum(skipped.values())``, and after
+    cleaning and filters ``+ sum(dropped.values())`` (nothing is lost silently, also
+    under ``lenient``). A CSV job table counts its rows; a Parquet one keeps the info
+    it was written with.
     ``dropped`` counts removed jobs per reason (cleaning and filters);
-    ``malformed_skipped`` counts lines skipped in lenient mode;
+    ``malformed_skipped`` counts records (lines) skipped in lenient mode;
     ``estimate_fallbacks`` counts jobs whose requested time was -1 and got
     ``estimate_fallback_value`` from ``estimate_fallback_source``
     (``"MaxRuntime"``, ``"max requested time"``, or ``"max run time"`` when no line

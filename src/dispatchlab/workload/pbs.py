@@ -161,9 +161,13 @@ an ``E`` record without ``ctime``/``start``/``end`` (or ``etime`` with
 (``walltime=1h``, ``mem=4 GB``, ``select=two:ncpus=4``, ``exec_host=n01``), ``end <
 start`` or ``start < submit``: :class:`~dispatchlab.errors.InputError` naming the file,
 the line and the field (the key); a bad value in the ``Q`` record of a kept unstarted
-job names that ``Q`` record. With ``lenient=True`` the record is skipped and counted in
+job names that ``Q`` record. So is a value no table can hold: a time or duration at or
+beyond the engine's limit (:data:`dispatchlab.sim.limits.TIME_LIMIT`), a time stamp
+before 1970, more than :data:`MAX_COUNT` processors or GPUs, a size above
+:data:`MAX_BYTES`. With ``lenient=True`` the record is skipped and counted in
 ``info.malformed_skipped``. ``info.lines_read`` counts the non-blank lines (records)
-read.
+read, so that it is the jobs plus the records skipped by rule or as malformed (see
+:class:`~dispatchlab.workload.jobs.TraceInfo`).
 
 The reader is one linear pass in Python over the records; ``select``/``nodes`` specs,
 durations and sizes are parsed once per distinct value. 100,000 synthetic jobs (a
@@ -186,6 +190,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from dispatchlab.errors import InputError
+from dispatchlab.sim.limits import TIME_LIMIT, time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import CANCELLED, pbs_exit_status
 from dispatchlab.workload.swf import finish_table
@@ -199,6 +204,11 @@ UNSTARTED_MODES: tuple[str, ...] = ("drop", "keep")
 WALLTIME_TOLERANCE = 60
 #: Bytes per word (``w`` units): 64-bit execution hosts.
 WORD_BYTES = 8
+#: the most processors or GPUs a record may give a job (SWF's exact-integer bound)
+MAX_COUNT = 1 << 53
+#: the largest memory size (bytes) a record may give: 4 EiB, so that no KB per
+#: processor or sum of them leaves int64
+MAX_BYTES = 1 << 62
 
 SKIP_OTHER = "records of other types"
 SKIP_PARENT = "array parent records"
@@ -347,17 +357,26 @@ def _count(value: str, key: str) -> int:
     return int(value)
 
 
+def _shown(value: str) -> str:
+    """A value for a message: at most 40 characters (a fuzzed one may have thousands)."""
+    return value if len(value) <= 40 else value[:37] + "..."
+
+
 def _time(attrs: dict[str, str], key: str) -> int:
-    """Unix seconds of ``key``; -1 when absent, empty or 0 (PBS writes 0 for "never")."""
+    """Unix seconds of ``key``; -1 when absent, empty or 0 (PBS writes 0 for "never").
+    A time at or beyond the engine's limit is refused (:mod:`dispatchlab.sim.limits`)."""
     value = attrs.get(key, "")
     if value in ("", "0"):
         return -1
-    try:
-        seconds = int(value)
-    except ValueError:
-        seconds = -1
-    if seconds < 0:
-        raise _RecordError(f"not a time in Unix seconds: '{value}'", key)
+    if not (value.isascii() and value.isdigit()):
+        raise _RecordError(f"not a time in Unix seconds: '{_shown(value)}'", key)
+    if len(value.lstrip("0")) > 40:  # no int() of thousands of digits
+        raise _RecordError(f"{key} {_shown(value)} s is beyond the engine's time limit "
+                           f"({TIME_LIMIT - 1:,} s)", key)
+    seconds = int(value)
+    problem = time_problem(seconds, key)
+    if problem is not None:
+        raise _RecordError(problem, key)
     return seconds
 
 
@@ -370,19 +389,27 @@ def _required_time(attrs: dict[str, str], key: str, rtype: str) -> int:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _seconds(value: str) -> int:
-    """Seconds of a duration, -1 when ``value`` is not one (cached: values repeat)."""
+    """Seconds of a duration, -1 when ``value`` is not one, :data:`TIME_LIMIT` when a
+    part has more than 18 digits (cached: values repeat)."""
     m = _DURATION_RE.fullmatch(value)
     if m is None:
         return -1
+    if any(g and len(g.lstrip("0")) > 18 for g in m.groups()):
+        return TIME_LIMIT  # beyond the limit, without int() of thousands of digits
     days, hours, minutes, seconds = (int(g) if g else 0 for g in m.groups())
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
 def duration(value: str, key: str = "walltime") -> int:
-    """Seconds of ``[[[DD:]HH:]MM:]SS[.fff]`` (a fraction of a second is dropped)."""
+    """Seconds of ``[[[DD:]HH:]MM:]SS[.fff]`` (a fraction of a second is dropped); a
+    duration at or beyond the engine's time limit is refused."""
     seconds = _seconds(value)
     if seconds < 0:
-        raise _RecordError(f"not a duration ([[[DD:]HH:]MM:]SS or seconds): '{value}'", key)
+        raise _RecordError(f"not a duration ([[[DD:]HH:]MM:]SS or seconds): "
+                           f"'{_shown(value)}'", key)
+    if seconds >= TIME_LIMIT:
+        raise _RecordError(f"{key} {_shown(value)} is beyond the engine's time limit "
+                           f"({TIME_LIMIT - 1:,} s)", key)
     return seconds
 
 
@@ -393,6 +420,8 @@ def _bytes(value: str) -> int:
     if m is None:
         return -1
     unit = WORD_BYTES if m[3].lower() == "w" else 1
+    if len(m[1].lstrip("0")) > 18:
+        return MAX_BYTES + 1  # too large, without int() of thousands of digits
     return int(m[1]) * _PREFIX[m[2].lower()] * unit
 
 
@@ -400,9 +429,19 @@ def size_bytes(value: str, key: str = "mem") -> int:
     """Bytes of a PBS size: integer + optional ``k/m/g/t/p`` prefix + ``b`` or ``w``."""
     size = _bytes(value)
     if size < 0:
-        raise _RecordError(f"not a size (integer with b, kb, mb, gb, tb, w, kw...): '{value}'",
-                           key)
+        raise _RecordError(f"not a size (integer with b, kb, mb, gb, tb, w, kw...): "
+                           f"'{_shown(value)}'", key)
+    if size > MAX_BYTES:
+        raise _RecordError(f"a size beyond {MAX_BYTES:,} bytes: '{_shown(value)}'", key)
     return size
+
+
+def _bounded(value: int, key: str, what: str) -> int:
+    """``value`` (a job's processors or GPUs) if at most :data:`MAX_COUNT`."""
+    if value > MAX_COUNT:
+        raise _RecordError(f"{what} beyond {MAX_COUNT:,}: {value:,}"
+                           if value < 10**30 else f"{what} beyond {MAX_COUNT:,}", key)
+    return value
 
 
 # --------------------------------------------------------------------------------------
@@ -535,7 +574,12 @@ def _request(attrs: dict[str, str]) -> tuple[int, int, int, int, bool]:
     walltime = attrs.get("Resource_List.walltime")
     req_time = duration(walltime, "Resource_List.walltime") if walltime else -1
     memory, per_proc = _memory(attrs, spec if select else None)
-    return procs, _gpus(attrs, spec), memory, req_time, per_proc
+    where = "Resource_List.select" if select else "Resource_List.nodes" if nodes else \
+        "Resource_List.ncpus"
+    if memory > MAX_BYTES:  # the select chunks' memory summed
+        raise _RecordError(f"memory beyond {MAX_BYTES:,} bytes", where)
+    return (_bounded(procs, where, "processors"), _bounded(_gpus(attrs, spec), where, "GPUs"),
+            memory, req_time, per_proc)
 
 
 def _gpus(attrs: dict[str, str], spec: _Spec | None) -> int:
@@ -577,7 +621,8 @@ def _placement(attrs: dict[str, str]) -> tuple[int, int, str]:
     else:
         return -1, -1, ""
     text = ",".join(f"{host}:{cores}" for host, cores in hosts.items())
-    return sum(hosts.values()), len(hosts), text
+    key = "exec_host" if attrs.get("exec_host") else "exec_vnode"
+    return _bounded(sum(hosts.values()), key, "processors"), len(hosts), text
 
 
 def _usage(attrs: dict[str, str], procs: int) -> tuple[float, float, int]:
@@ -743,8 +788,16 @@ class _Reader:
         m = _STAMP_RE.fullmatch(stamp)
         assert m is not None
         month, day, year, hour, minute, second = (int(g) for g in m.groups())
-        when = datetime(year, month, day, hour, minute, second, tzinfo=self.zone)
-        return int(when.timestamp())
+        try:
+            seconds = int(datetime(year, month, day, hour, minute, second,
+                                   tzinfo=self.zone).timestamp())
+        except (OverflowError, ValueError):  # a year 1 or 9999 shifted out of range
+            raise _RecordError(f"not a time the engine can represent: '{stamp}'",
+                               "timestamp") from None
+        problem = time_problem(seconds, "the time stamp")
+        if problem is not None:
+            raise _RecordError(problem, "timestamp")
+        return seconds
 
     def end_record(self, jid: str, attrs: dict[str, str], number: int) -> None:
         """A job from an E record: ran (maybe deleted while running) or never started."""

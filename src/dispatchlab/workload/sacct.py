@@ -193,13 +193,19 @@ negative wait, refused as the PBS reader refuses it) is an
 :class:`~dispatchlab.errors.InputError`
 ``FILE:LINE: field NAME: message`` (``NAME`` as the file spells the column); with
 ``lenient=True`` such records are skipped and counted in ``info.malformed_skipped``.
+A time (or time limit) at or beyond the engine's limit
+(:data:`dispatchlab.sim.limits.TIME_LIMIT`) is such a value. Bytes that are not UTF-8
+never end a read: in names they become U+FFFD, elsewhere the value is unreadable, and
+a line of a wrong field count holding such bytes (which pyarrow cannot hand over as
+text) is found by reading the file again with those bytes replaced.
 A bad option value is an error naming the option (``--submit-from``,
 ``--timezone``, ``--unstarted``, ``--running``, ``--columns``).
 
 Info
 ----
 ``info.format`` is ``"sacct"``; ``info.lines_read`` counts the records read (job, step
-and placeholder lines, malformed ones included; not the header, not blank lines);
+and placeholder lines, malformed ones included; not the header, not blank lines: as
+every reader, see :class:`~dispatchlab.workload.jobs.TraceInfo`);
 ``info.skipped`` the records left out by the rules above, by reason;
 ``info.malformed_skipped`` the records skipped in lenient mode. Kept jobs that never
 started or had not ended have run -1, which the default cleaning of
@@ -225,11 +231,13 @@ lines, 595 MiB) read in about 2.4 s, 2.5-2.8 times
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
@@ -238,6 +246,7 @@ import pyarrow.csv as pacsv
 
 from dispatchlab.errors import InputError
 from dispatchlab.platform.hostlist import hosts
+from dispatchlab.sim.limits import beyond_limit, time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
@@ -387,6 +396,10 @@ class _Layout:
     spelled: dict[str, str]  # canonical name -> as the file (or --columns) spells it
     header_line: int | None  # 1 when the first line is a header
     first_line: int  # 1-based line of the first record
+    #: the file's text with every byte that is not UTF-8 replaced by U+FFFD, once a
+    #: malformed row turned out to hold such bytes (pyarrow cannot hand such a row to
+    #: the invalid-row handler); the records are then read from it
+    repaired: bytes | None = None
 
     def has(self, name: str) -> bool:
         return name in self.spelled
@@ -399,6 +412,43 @@ class _Layout:
 
     def field(self, name: str) -> str:
         return self.spelled.get(name, name)
+
+    def source(self) -> pa.NativeFile:
+        """A stream of the file's (decompressed) bytes, or of its repaired text."""
+        if self.repaired is not None:
+            return pa.BufferReader(self.repaired)
+        return pa.input_stream(self.path, compression="gzip" if self.gz else None)
+
+    def repair(self) -> None:
+        """Read the whole file and keep it with its bytes that are not UTF-8 replaced
+        (only for a file whose malformed rows hold such bytes)."""
+        try:
+            with _open(Path(self.path), self.gz) as fh:
+                raw = fh.read()
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot read: {exc}", file=self.path) from exc
+        self.repaired = raw.decode("utf-8", "replace").encode("utf-8")
+
+
+@contextmanager
+def _not_utf8_rows() -> Iterator[list[BaseException]]:
+    """Collect (instead of printing) the errors pyarrow meets when it decodes a malformed
+    row that is not UTF-8 for the invalid-row handler: it reports them through
+    ``sys.unraisablehook`` ("Exception ignored in on_bad") and then fails the read."""
+    seen: list[BaseException] = []
+    old = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, UnicodeDecodeError):
+            seen.append(unraisable.exc_value)
+        else:
+            old(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield seen
+    finally:
+        sys.unraisablehook = old
 
 
 def _first_line(path: Path) -> tuple[str, bool]:
@@ -533,23 +583,32 @@ def _read_table(layout: _Layout) -> _Records:
 
     used = layout.read()
     ident = "JobID" if layout.has("JobID") else "JobIDRaw"
-    source = pa.input_stream(layout.path, compression="gzip" if layout.gz else None)
-    batches, positions = [], []
-    total = steps = 0
-    try:
-        reader = _reader(layout, source, used, on_bad, threads=True)
-        for batch in reader:
-            step = _np(pc.match_substring(batch.column(ident), "."))
-            keep = np.flatnonzero(~step)
-            batches.append(batch.take(pa.array(keep)) if keep.size < len(step) else batch)
-            positions.append(keep + total)
-            total += len(step)
-            steps += len(step) - keep.size
-        schema = reader.schema
-    except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        raise InputError(f"cannot read as a sacct export: {exc}", file=layout.path) from exc
-    finally:
-        source.close()
+    while True:
+        source = layout.source()
+        batches, positions = [], []
+        total = steps = 0
+        try:
+            with _not_utf8_rows() as not_utf8:
+                reader = _reader(layout, source, used, on_bad, threads=True)
+                for batch in reader:
+                    step = _np(pc.match_substring(batch.column(ident), "."))
+                    keep = np.flatnonzero(~step)
+                    batches.append(batch.take(pa.array(keep)) if keep.size < len(step)
+                                   else batch)
+                    positions.append(keep + total)
+                    total += len(step)
+                    steps += len(step) - keep.size
+            schema = reader.schema
+            break
+        except (pa.ArrowInvalid, OSError, EOFError) as exc:
+            if not_utf8 and layout.repaired is None:  # read again from the repaired text
+                bad.clear()
+                layout.repair()
+                continue
+            raise InputError(f"cannot read as a sacct export: {exc}",
+                             file=layout.path) from exc
+        finally:
+            source.close()
     table = pa.Table.from_batches(batches, schema=schema)
     del batches
     position = np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64)
@@ -596,7 +655,7 @@ def _locate(layout: _Layout, bad: list[_BadRow]) -> list[tuple[int, _BadRow]]:
             return "skip"
 
         ident = "JobID" if layout.has("JobID") else "JobIDRaw"
-        with pa.input_stream(layout.path, compression="gzip" if layout.gz else None) as src:
+        with layout.source() as src:
             for _ in _reader(layout, src, [ident], on_bad, threads=False):
                 pass
     return sorted(((int(b.number or 0), b) for b in bad), key=lambda x: x[0])
@@ -924,12 +983,18 @@ def _gpus(tres: pa.Array) -> np.ndarray:
 def _states(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """SWF status of each ``State`` and the rows whose state is unknown."""
     enc = pc.dictionary_encode(text)
-    names = enc.dictionary.to_pylist()
+    names = _decoded(enc.dictionary)
     codes = _np(enc.indices)
     table = np.array([STATE_STATUS.get(_base_state(s), -2) for s in names] or [-2],
                      dtype=np.int64)
     status = table[codes]
     return status, status == -2
+
+
+def _decoded(values: pa.Array) -> list[str]:
+    """The strings of a column read without a UTF-8 check, bytes that are not UTF-8
+    replaced by U+FFFD (such a value is then simply not a known one)."""
+    return [v.decode("utf-8", "replace") for v in values.cast(pa.binary()).to_pylist()]
 
 
 def _base_state(state: str) -> str:
@@ -1072,6 +1137,7 @@ def _parse_times(col: _Col, layout: _Layout, timezone: str, submit_from: str,
             values, bad = _times(text, timezone)
         parsed[name] = (text, values, bad)
         problems.add(bad, layout.field(name), text, what)
+        _beyond_limit(values, layout.field(name), name, problems)
         num[name.lower()] = values
     n = len(num["start"])
     num.setdefault("eligible", np.full(n, -1, dtype=np.int64))
@@ -1097,6 +1163,13 @@ def _parse_times(col: _Col, layout: _Layout, timezone: str, submit_from: str,
                 f"'{_text_at(text, row)}' (a wait of {wait} s)")
 
     problems.add_message(early, layout.field("Start"), before)
+
+
+def _beyond_limit(values: np.ndarray, field: str, what: str, problems: _Problems) -> None:
+    """Flag the times at or beyond the engine's limit (:mod:`dispatchlab.sim.limits`)."""
+    far = beyond_limit(values)
+    if far.any():
+        problems.add_message(far, field, lambda row: str(time_problem(int(values[row]), what)))
 
 
 def _text_at(values: pa.Array, row: int) -> str:
@@ -1184,6 +1257,9 @@ def _parse_limit(col: _Col, layout: _Layout, num: dict[str, np.ndarray],
                      "not a time limit ([D-]HH:MM:SS, MM, MM:SS, D-HH, D-HH:MM, UNLIMITED)")
     else:
         values = np.full(len(num["start"]), -1, dtype=np.int64)
+    if raw is not None or text is not None:
+        _beyond_limit(values, layout.field("TimelimitRaw" if raw is not None else "Timelimit"),
+                      "the time limit", problems)
     num["req_time"] = values
 
 

@@ -23,13 +23,18 @@ Reading (:func:`read_swf`)
   - a non-integral value in another integer field (job number, wait time,
     requested memory, status, user, ...) is rounded to the nearest integer (ties
     to even) and counted per column in ``TraceInfo.rounded``;
-  - magnitudes of 2**53 or more in an integer field are an error.
+  - magnitudes of 2**53 or more in an integer field are an error;
+  - a submit, run or requested time at or beyond the engine's time limit
+    (:data:`dispatchlab.sim.limits.TIME_LIMIT`, 2**42 s) is an error (a malformed
+    line).
 
 * A line with a wrong number of fields, or a token that is not a number, is
   *structurally malformed*: :class:`~dispatchlab.errors.InputError` naming the
   file, the 1-based line and the field (``field 4 (run)``), unless
   ``lenient=True``, which skips the line and counts it in
-  ``TraceInfo.malformed_skipped``. Files with more than 18 fields per line
+  ``TraceInfo.malformed_skipped``. ``TraceInfo.lines_read`` counts every job line
+  (neither blank nor a comment), malformed ones included: the jobs read plus
+  ``malformed_skipped``. Files with more than 18 fields per line
   (the Alea ``wagap-2013`` file has 21, with non-numeric extras) are read with
   ``extra_fields="ignore"``, which drops every field after the 18th unparsed.
 * Only the fields the simulation uses are validated further: a job that has
@@ -91,6 +96,7 @@ from typing import IO, Literal
 import numpy as np
 
 from dispatchlab.errors import InputError
+from dispatchlab.sim.limits import beyond_limit, time_problem
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 
 __all__ = [
@@ -132,6 +138,9 @@ _EXACT = float(2**53)
 _EXACT_INT = 2**53
 _IDX = {name: i for i, name in enumerate(SWF_FIELDS)}
 _SIM_IDX = frozenset(_IDX[name] for name in SIM_FIELDS)
+#: the time fields the engine reads (field, what a message calls it): refused at or
+#: beyond :data:`dispatchlab.sim.limits.TIME_LIMIT`
+_TIME_FIELDS = (("submit", "submit time"), ("run", "run time"), ("req_time", "requested time"))
 
 # Byte classes. Whitespace is what numpy.fromstring(sep=" ") skips (C isspace).
 _WS = np.zeros(256, dtype=bool)
@@ -271,6 +280,7 @@ class _Parser:
         self.skipped = 0
         self.rounded: dict[str, int] = {}
         self.lines_seen = 0
+        self.records = 0  # job lines (not blank, not comments), malformed ones included
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -328,6 +338,7 @@ class _Parser:
         first[has] = buf[tok_s[ftok[has]]]
         comment = first == _SEMI
         job = has & ~comment
+        self.records += int(np.count_nonzero(job))
         for i in np.flatnonzero(comment).tolist():
             text = data[int(starts[i]) : int(nl[i])].decode("utf-8", "replace")
             self.comments.append(text.rstrip("\r"))
@@ -553,6 +564,13 @@ class _Parser:
                 )
             )
             bad_rows[negreq] = True
+        for name, what in _TIME_FIELDS:  # the engine's time limit (sim.limits)
+            col = cols[_IDX[name]]
+            far = np.flatnonzero(beyond_limit(col) & ~bad_rows)
+            if far.size:
+                problems.append((int(kl[far[0]]), _IDX[name],
+                                 str(time_problem(int(col[far[0]]), what))))
+                bad_rows[far] = True
 
         if problems and not self.lenient:
             self._fail(base, problems)
@@ -560,6 +578,8 @@ class _Parser:
         ok = ~bad_rows if bad_rows.any() else slice(None)
         cols.append(kl + (base + 1))
         k = nk - int(bad_rows.sum())
+        if k == 0:  # every job line of the chunk skipped (lenient): nothing to store
+            return
         self._reserve(self.n + k)
         for j, col in enumerate(cols):
             self.out[j][self.n : self.n + k] = col[ok]
@@ -702,7 +722,7 @@ def read_swf(
     info = TraceInfo(
         source=name,
         header=header,
-        lines_read=int(cols["submit"].size),
+        lines_read=parser.records,
         malformed_skipped=parser.skipped,
         header_lines=tuple(parser.comments),
         rounded=dict(parser.rounded),
