@@ -1,4 +1,5 @@
-"""The seed 003 campaign (``examples/campaigns/seed003.toml``, 1,560 runs) from scratch.
+"""The Carastan-Santos et al. 2024 campaign (``examples/campaigns/seed003.toml``, 1,560 runs) from
+scratch.
 
 Runs ``dispatchlab campaign run`` as a separate process into a fresh database in a
 temporary folder with ``--workers N`` (default 2) and reports runs, failed runs, wall

@@ -1,4 +1,4 @@
-"""Reproduce seed 001's Table 3 (and Figures 3-4, and the cross-trace remark) with
+"""Reproduce Darrous's Table 3 (and Figures 3-4, and the cross-trace remark) with
 ``dispatchlab.l2r``: train on each trace's first 70 % in both set-ups, evaluate on the
 rest, and write ``results.json``, ``table.md`` and ``lists.png`` into ``--out``.
 

@@ -1,5 +1,5 @@
 """``dispatchlab l2r train`` / ``l2r evaluate``: learning-to-rank queue order for EASY
-(seed 001; the pipeline is :mod:`dispatchlab.l2r.pipeline`)."""
+(Darrous, learning-to-rank report; the pipeline is :mod:`dispatchlab.l2r.pipeline`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def _default_work(path: Path) -> Path:
 
 @click.group("l2r")
 def l2r_app() -> None:
-    """Learning to rank the EASY queue (seed 001): train a ranker, evaluate it."""
+    """Learning to rank the EASY queue (Darrous, learning-to-rank report): train a ranker, evaluate
+    it."""
 
 
 @l2r_app.command("train")

@@ -1,4 +1,5 @@
-"""Power-capped dispatchers of seed 003: EASY+PC (its Algorithm 1) and the greedy knapsack
+"""Power-capped dispatchers of Carastan-Santos et al. 2024: EASY+PC (its Algorithm 1) and the
+greedy knapsack
 (its Algorithm 2), with five ways to check a job set against the cap.
 
 Both read the cap now (``view.cap``, W; None = no cap) and the cap schedule, and the
@@ -7,7 +8,8 @@ power; a running job counts with its prediction at start times its current power
 level). The simulation needs a power predictor (``power_predictor=``, CLI
 ``--power-predictor``).
 
-**Checks** (``check``; seed 003 section 5.2): a set of jobs fits the cap ``C`` when
+**Checks** (``check``; Carastan-Santos et al. 2024 section 5.2): a set of jobs fits the cap ``C``
+when
 
 * ``mean``: the sum of predicted means <= C;
 * ``max``: the sum of predicted maxima <= C;
@@ -730,7 +732,7 @@ class _PowerCapped(Dispatcher):
 
 
 class EasyPC(_PowerCapped):
-    """EASY+PC (seed 003 Algorithm 1): ``order = fcfs | saf``, ``check`` (see the
+    """EASY+PC (Carastan-Santos et al. 2024 Algorithm 1): ``order = fcfs | saf``, ``check`` (see the
     module docstring)."""
 
     name = "easy-pc"
@@ -979,7 +981,8 @@ class EasyPC(_PowerCapped):
 
 
 class Knapsack(_PowerCapped):
-    """Greedy knapsack (seed 003 Algorithm 2): ``value = wait | stretch``, ``check``."""
+    """Greedy knapsack (Carastan-Santos et al. 2024 Algorithm 2): ``value = wait | stretch``,
+    ``check``."""
 
     name = "knapsack"
 

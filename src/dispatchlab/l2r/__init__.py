@@ -1,4 +1,4 @@
-"""Learning to rank for backfilling (seed 001, Darrous): the learning core.
+"""Learning to rank for backfilling (Darrous, learning-to-rank report): the learning core.
 
 Pieces, in pipeline order:
 

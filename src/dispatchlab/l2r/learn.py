@@ -205,8 +205,8 @@ class RankSVM:
     number of queries, where SVM-light's ``-z p`` objective sums one slack per pair. So
     ``C_eff = C / n_lists`` (``n_lists`` = distinct ``qid`` values in the training data)
     is passed to scikit-learn's ``LinearSVC(loss="hinge", fit_intercept=False,
-    dual=True)`` with the pair weights as ``sample_weight``. (ALGORITHMS.md lists this
-    scaling as not confirmed in SVMrank's code; SVMrank itself solves the equivalent
+    dual=True)`` with the pair weights as ``sample_weight``. (This scaling is
+    our reading, not confirmed in SVMrank's code; SVMrank itself solves the equivalent
     one-slack problem with a cutting-plane method, so coefficients agree only up to the
     solvers' tolerances.)
 

@@ -1,7 +1,9 @@
-"""The seed-001 pipeline end to end: label training lists by simulation, train a ranker,
+"""The learning-to-rank pipeline of Darrous, learning-to-rank report, end to end: label training
+lists by simulation, train a ranker,
 evaluate it on the test part (``dispatchlab l2r train`` / ``l2r evaluate``).
 
-**Training** (:func:`train`), as the seed's code (ALGORITHMS 4.1) unless marked *ours*:
+**Training** (:func:`train`), as the report's code (predictsim's ``pyss/src/jad``) unless
+marked *ours*:
 
 1. the trace (cleaned as the set-up says, see below) is split in file order into
    ``lists`` contiguous training lists and a test part (:func:`~dispatchlab.l2r.split.
@@ -111,7 +113,7 @@ def avg_bsld(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 # ----------------------------------------------------------------------------- inputs
 def seed_clean(jobs, machine: int):
-    """The seed's input cleaning, on a table read without cleaning (ALGORITHMS 4.3):
+    """The report code's input cleaning, on a table read without cleaning:
 
     1. the author's pre-filter (predictsim's ``strong_filter_all_swf``): jobs asking for
        more than ``machine`` processors, or with run <= 0, requested time <= 0 or
