@@ -20,8 +20,8 @@ Registered orderings (``make_ordering(name)``):
 * ``walltime`` (PA-HPC-SIM's list scheduler): ascending estimate; ties by submit time,
   then job row.
 * ``slowdown`` (the priority of HCP'/PCP', as ``hcp3_scheduler.py`` computes it):
-  descending current slowdown ``(wait + est) / est`` (``est = 0``: ``max(1, wait)``); ties ascending job demand,
-  then submit time, then job row.
+  descending current slowdown ``(wait + est) / est`` (``est = 0``: ``max(1, wait)``);
+  ties ascending job demand, then submit time, then job row.
 
 * ``maui`` (the MAUI-like priority of Darrous's pyss code, ``maui_scheduler.py``): descending
   ``wait_w * wait + sld_w * sld + size_w * units`` with ``sld = (wait + est) // est``
