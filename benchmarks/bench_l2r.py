@@ -12,7 +12,7 @@ plain EASY, each as a whole ``dispatchlab`` command in a fresh process.
 
 Usage::
 
-    python benchmarks/bench_l2r.py ../shared/traces/CEA-Curie-2011-2.1-cln.swf.gz \\
+    python benchmarks/bench_l2r.py $DISPATCHLAB_TRACES/CEA-Curie-2011-2.1-cln.swf.gz \\
         --lists 1024 --workers 2 [--repeat 2]
 """
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from conftest import TRACES_DIR
 from test_cli import assert_ok, assert_user_error, run_cli
 from test_pbs import PRO_LOG, TORQUE_LOG, torque_end, write
 
@@ -81,7 +82,7 @@ def test_sacct_export_through_every_command(tmp_path) -> None:
                               "--running", "sometimes"), "--running")
 
 
-ALEA = "../shared/traces/alea-wagap-2013.swf.gz"
+ALEA = str(TRACES_DIR / "alea-wagap-2013.swf.gz")
 
 
 def _alea():

@@ -286,7 +286,7 @@ def test_registry_and_unknown_names():
     with pytest.raises(InputError, match="did you mean 'history'") as err:
         make_power_predictor("histroy")
     assert err.value.field == "power-predictor"
-    with pytest.raises(InputError, match="has no parameter .alpha."):
+    with pytest.raises(InputError, match=r"has no parameter .alpha."):
         make_power_predictor("naive", alpha=2)
     with pytest.raises(InputError, match="did you mean 'forest'"):
         make_power_predictor("per-user", model="forrest").start(crafted(), M100)

@@ -10,13 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import TRACES_DIR
 from dispatchlab.errors import InputError
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.swf import leading_int, parse_header, read_swf, write_swf
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+TRACES = TRACES_DIR
 
 
 def row(

@@ -2,7 +2,7 @@
 ``dispatchlab.l2r``: train on each trace's first 70 % in both set-ups, evaluate on the
 rest, and write ``results.json``, ``table.md`` and ``lists.png`` into ``--out``.
 
-    python examples/l2r/reproduce.py --traces ../shared/traces --out l2r-results
+    python examples/l2r/reproduce.py [--traces FOLDER] --out l2r-results
 
 Every number comes from this run; nothing is copied except the seed's own column
 (``SEED``, its Table 3). Label simulations are stored in ``OUT/work/<trace>/<setup>``
@@ -134,8 +134,11 @@ def table(results: list[dict]) -> str:
 
 
 def main() -> None:
+    from dispatchlab.references import traces_dir
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--traces", type=Path, default=Path("../shared/traces"))
+    parser.add_argument("--traces", type=Path,
+                        default=traces_dir(Path(__file__).resolve().parents[2]))
     parser.add_argument("--out", type=Path, default=Path("l2r-results"))
     parser.add_argument("--only", nargs="*", default=list(TRACES), choices=list(TRACES))
     parser.add_argument("--workers", type=int, default=2)

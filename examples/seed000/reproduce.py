@@ -34,6 +34,7 @@ import numpy as np
 
 from dispatchlab.metrics import summarize
 from dispatchlab.platform import Platform
+from dispatchlab.references import traces_dir
 from dispatchlab.study import (
     STUDY_METRICS,
     TABLE_COLUMNS,
@@ -45,7 +46,7 @@ from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import load_trace
 
 HERE = Path(__file__).resolve().parent
-ARCHIVE = HERE.parents[2] / "shared" / "traces" / "Eurora-PA-HPC-SIM-testdata.tar.gz"
+ARCHIVE = traces_dir(HERE.parents[1]) / "Eurora-PA-HPC-SIM-testdata.tar.gz"
 DISPATCHERS = ("fifo", "sjf", "ljf", "easy", "prb", "hcp")
 PREDICTORS = ("walltime", "history", "real")
 

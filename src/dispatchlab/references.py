@@ -142,6 +142,15 @@ def traces_dir(repository: Path | None = None) -> Path:
     return Path(value) if value else default_traces_dir(repository)
 
 
+def expand_traces(text: str, repository: Path | None = None) -> str:
+    """``text`` with a leading ``$DISPATCHLAB_TRACES`` or ``${DISPATCHLAB_TRACES}`` replaced
+    by :func:`traces_dir` (campaign files name traces this way); other text unchanged."""
+    for head in ("${" + TRACES_ENV + "}", "$" + TRACES_ENV):
+        if text.startswith(head) and (len(text) == len(head) or text[len(head)] in "/\\"):
+            return str(traces_dir(repository)) + text[len(head):]
+    return text
+
+
 def paper(key: str) -> Paper:
     """The paper with key ``key``; ``KeyError`` naming the known keys otherwise."""
     for p in PAPERS:

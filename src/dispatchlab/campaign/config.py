@@ -307,8 +307,12 @@ def _label(where: _Where, table: dict, entry: str, default: str) -> str:
 
 
 def _resolve(base: Path, text: str) -> Path:
-    """A path from the campaign file: ``~`` expanded, relative to ``base``."""
-    p = Path(text).expanduser()
+    """A path from the campaign file: a leading ``$DISPATCHLAB_TRACES`` replaced by the
+    traces folder (:func:`dispatchlab.references.traces_dir`), ``~`` expanded, relative
+    to ``base``."""
+    from dispatchlab.references import expand_traces
+
+    p = Path(expand_traces(text)).expanduser()
     return p if p.is_absolute() else (base / p)
 
 

@@ -35,7 +35,7 @@ file), recognised by its content: lines ``<jobid>.node129;<watts>`` (``jobid;wat
 without the server suffix is accepted too). **These are machine-learning predictions of
 the job's power (Borghesi et al., ISC 2016), not measurements.** A line's job id is the
 number before the first ``.`` (the trace ids are bare numbers; ``.node129`` is the PBS
-server, ``shared/traces/SOURCES.md`` item 21). The job's power follows PA-HPC-SIM's
+server, as the archive's README says). The job's power follows PA-HPC-SIM's
 ``OnlineDispatcher::addJob`` [PA]:
 
 1. ``p = ceil(prediction)``, and ``p = 1`` W when ``p < 1``;
