@@ -1091,7 +1091,7 @@ def turnaround_change(mean_change: Mapping[str, Mapping[str, np.ndarray]],
 
     ``mean_change`` (and ``max_change``) as :func:`cap_power_boxes`: cap -> method ->
     one value per workload, ``value / baseline - 1`` of the run's mean (maximum)
-    turnaround (+0.1: 10 % longer than the baseline; lower is better, unlike the seed's
+    turnaround (+0.1: 10 % longer than the baseline; lower is better, unlike the paper's
     7b which plots the improvement). One row of panels per cap, a column per metric
     (mean, then max; each column shares its y axis), boxes with the workloads as dots
     and a dashed line at 0. ``baseline`` names the baseline in the axis labels."""
@@ -1255,7 +1255,7 @@ def budget_bsld_bars(bsld: Mapping[str, Mapping[str, np.ndarray]], *,
     instance): the run's mean BSLD (Borghesi et al. 2018 eq. 3, ``mean_power_bsld``). One group of
     bars per budget, one bar per method (the mean over runs; NaN runs, e.g. failed
     ones, left out), the runs as dots over their bar. ``log``: a log y axis (the
-    seed's values span orders of magnitude at tight budgets)."""
+    paper's values span orders of magnitude at tight budgets)."""
     data, methods = _nested(bsld, "budget_bsld_bars")
     col = _colouring(methods, groups, colours)
     budgets = list(data)

@@ -886,11 +886,11 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             "grouped by campaign, trace, platform and full configuration; only the seeds, "
             "slices and repetitions of one configuration are pooled (in the job box "
             "plots). Colours: one per predictor, the same in every figure."))
-        if any(r.get("dispatcher_name") in SEED004_METHODS and r.get("cap") is not None
+        if any(r.get("dispatcher_name") in POWER_CAPPING_METHODS and r.get("cap") is not None
                for r in done):
             parts.append("<h2>Power capping by scheduling and by throttling "
                          "(Borghesi et al. 2018)</h2>")
-            parts.append(_seed004_section(con, done))
+            parts.append(_power_capping_section(con, done))
         if any(r.get("cap") is not None for r in done):
             parts.append("<h2>Power caps (Carastan-Santos et al. 2024)</h2>")
             parts.append(_power_section(con, done, _power_baseline(done, asked),
@@ -926,7 +926,7 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
 
 #: the dispatchers of Borghesi et al. 2018 (registered names): their runs get the Borghesi et al.
 #: 2018 section
-SEED004_METHODS = ("ls", "dec", "bf", "dvfs", "rapl-simple", "rapl-dynshare", "dec-rapl")
+POWER_CAPPING_METHODS = ("ls", "dec", "bf", "dvfs", "rapl-simple", "rapl-dynshare", "dec-rapl")
 
 
 def _family(trace: str) -> str:
@@ -935,14 +935,14 @@ def _family(trace: str) -> str:
     return str(trace).split("/", 1)[0]
 
 
-def _seed004_section(con, runs: list[dict[str, Any]]) -> str:
+def _power_capping_section(con, runs: list[dict[str, Any]]) -> str:
     """Borghesi et al. 2018's figures from the runs of its methods: per instance family and platform
     (the instances of one family, seeds or archive members, pooled), the mean BSLD per
     budget and method, the time above the budget per method, and the platform power
     against the budget of one workload (when series are stored)."""
     from dispatchlab import plots
 
-    mine = [r for r in runs if r.get("dispatcher_name") in SEED004_METHODS]
+    mine = [r for r in runs if r.get("dispatcher_name") in POWER_CAPPING_METHODS]
     out = _note(
         "Runs of Borghesi et al. 2018's methods (ls, dec, bf, dvfs, rapl-simple, rapl-dynshare, "
         "dec-rapl), one method per dispatcher label (the label carries the duration "
@@ -996,11 +996,11 @@ def _seed004_section(con, runs: list[dict[str, Any]]) -> str:
                            "methods with exact predictions stay at 0; the throttling "
                            "methods' excess is measured (Borghesi et al. 2018: without admission "
                            "control they fail at budgets <= 30 %).")
-        out += _seed004_power_figure(con, members, caps, colours)
+        out += _power_capping_figure(con, members, caps, colours)
     return out
 
 
-def _seed004_power_figure(con, members: list[dict[str, Any]], caps: list[str],
+def _power_capping_figure(con, members: list[dict[str, Any]], caps: list[str],
                           colours: dict[str, str]) -> str:
     """Platform power against the budget for one workload at the tightest budget with
     stored power series: one line per method."""

@@ -243,7 +243,7 @@ class MauiOrder(Ordering):
     descending ``wait * (now - submit) + sld * ((now - submit + est) // est) + size *
     units`` (``est <= 0`` counts as 1), ties by queue order. ``user``, ``bypass`` and
     ``admin`` are the other three MAUI weights; no trace carries QoS or bypass counts,
-    so they must be 0 (the seed's policies leave them at 0)."""
+    so they must be 0 (the paper's policies leave them at 0)."""
 
     name = "maui"
 
@@ -317,7 +317,7 @@ class L2ROrder(Ordering):
     path of a model
     file written by ``dispatchlab l2r train``. Each job's features are computed once,
     from the job table, with the model's feature set (``causal``: what is known at
-    submission; ``seed``: the seed's five fields, including the trace's *recorded*
+    submission; ``seed``: the paper's five fields, including the trace's *recorded*
     wait and actual run time, which no real scheduler knows); descending score, ties by
     submit time, then job row."""
 

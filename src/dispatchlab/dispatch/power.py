@@ -15,7 +15,7 @@ when
 * ``max``: the sum of predicted maxima <= C;
 * ``gaussian68`` / ``gaussian95`` / ``gaussian99``: ``mu + z sigma <= C`` with ``mu``
   the sum of means, ``sigma`` the root of the summed variances (jobs independent) and
-  ``z`` = 1, 2, 3 (the seed's 68 / 95 / 99 % rule).
+  ``z`` = 1, 2, 3 (the paper's 68 / 95 / 99 % rule).
 
 The set is the running jobs plus those started in this pass plus the candidate.
 
@@ -513,7 +513,7 @@ class _PowerCapped(Dispatcher):
     def _never_fit(self, view: View) -> np.ndarray:
         """Queue positions of jobs whose predicted power alone fails the check at the
         largest cap of the rest of the run (no uncapped time ahead): they can never
-        start, and are rejected with that reason (ours: the seed's caps never made it
+        start, and are rejected with that reason (ours: the paper's caps never made it
         happen; without this a permanent cap would leave them waiting forever)."""
         sched = view.cap_schedule
         caps = [view.cap] + ([w for t, w in sched.steps if t > view.now] if sched else [])

@@ -20,9 +20,9 @@ allocation (counting platforms: its units) and ``power_j`` its real power.
 
 **Admission** (``admission``, both RAPL methods; Borghesi et al. 2018 section 5.2.2): the jobs are
 started by :class:`~dispatchlab.dispatch.budget.BF` (PA's power-aware EASY) checking
-the *predicted* power against ``admission x`` the cap (default 3, the seed's
+the *predicted* power against ``admission x`` the cap (default 3, the paper's
 "empirical" factor); ``admission = None`` or ``"none"`` is BF without a power check
-(everything that fits the resources starts: the seed's plain EASY-BF, which fails at
+(everything that fits the resources starts: the paper's plain EASY-BF, which fails at
 budgets <= 30 %). BF sees a throttled running job as its prediction times its level.
 
 DynShare (``rapl-dynshare``)
@@ -101,7 +101,7 @@ DEC+RAPL (``dec-rapl``)
 -----------------------
 A switch between two dispatchers (``high``, default ``dec``, and ``low``, default
 ``rapl-dynshare``) on the arrival rate (Borghesi et al. 2018 section 5.2.3; its threshold: one job
-every two minutes). **Ours** (the seed does not say how the rate is measured): at every
+every two minutes). **Ours** (the paper does not say how the rate is measured): at every
 pass the rate is the number of jobs queued in ``(now - window, now]`` divided by
 ``window`` (default 1800 s; jobs rejected at submission and a hot start's jobs do not
 count); ``high`` decides the pass when the rate is ``>= threshold`` (default 1/120 jobs

@@ -17,7 +17,7 @@ rejected. Over them, with ``T0 = min(submit)`` and ``T1 = max(end)`` (seconds):
 
 Rejected jobs are counted (``rejected``) and excluded from everything else.
 
-**Hot start** (Borghesi et al. 2018, ours where the seed is silent). A job table may carry an int
+**Hot start** (Borghesi et al. 2018, ours where the paper is silent). A job table may carry an int
 column ``hot_start`` (1 = a dummy job that keeps a node busy from the start of a hot-start
 run, :mod:`dispatchlab.workload.hotstart`; 0 = a job of the workload). The dummies are
 not part of the workload: :func:`summarize` drops them from every count (``total_jobs``

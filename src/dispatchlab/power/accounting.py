@@ -29,7 +29,7 @@ all of them together): ``cap_mean_share`` (mean power in the window / cap),
 ``cap_mean_underuse`` (time-mean of (cap - power) / cap over the window, counting 0
 when above) and ``window_start_share`` (share of the started jobs that started inside
 the window). Power above the cap caused by jobs already running when the window
-opened is included (they keep running, as the seed's); ours: two more metrics leave
+opened is included (they keep running, as the paper's); ours: two more metrics leave
 out the times when those *inherited* jobs alone are above the cap (no dispatcher can
 help it then): ``cap_time_above_own_share`` (share of window time with the power above
 the cap while the inherited jobs' own power is within it) and ``cap_max_excess_own``

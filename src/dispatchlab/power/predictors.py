@@ -192,7 +192,7 @@ class RealPowerPredictor(PowerPredictor):
     baseline).
 
     A job whose three power values are not all finite gets the ``naive`` prediction
-    (*Ours*: the seed's data has no such job); then the platform must have a maximum node
+    (*Ours*: the paper's data has no such job); then the platform must have a maximum node
     power. :class:`InputError` in ``start`` when the table has no power columns, or has
     unknown values and the platform no maximum node power. Values are clipped like every
     prediction (``max >= mean`` and so on).
@@ -282,11 +282,11 @@ class HistoryPowerPredictor(PowerPredictor):
     those jobs (eq. 1), with weights ``theta = (1 - (r_j - C_j') / s) ** alpha`` (eq. 3).
     The std is predicted, as the seed writes it (section 4.1, last paragraph), as the
     weighted mean of the window jobs' stds (not the std of their powers). The values are
-    the whole-job powers as stored in the table, not normalised per node (the seed's).
+    the whole-job powers as stored in the table, not normalised per node (the paper's).
 
-    * ``alpha`` (default 2, the seed's value, section 6.2): a number >= 0 (``0 ** 0``
+    * ``alpha`` (default 2, the paper's value, section 6.2): a number >= 0 (``0 ** 0``
       counts as 1, so alpha = 0 is the plain mean).
-    * ``s`` (seconds): ``None`` (default) is the seed's choice, the whole user history:
+    * ``s`` (seconds): ``None`` (default) is the paper's choice, the whole user history:
       ``s = r_j - C_first``, ``C_first`` the completion of the user's first finished job
       (so that job has weight 0). An explicit ``s`` is a whole number of seconds >= 1.
 
@@ -588,7 +588,7 @@ class _Retrained(PowerPredictor):
     """Shared machinery: the history fallback, the retraining schedule, the training set.
 
     Retraining times are ``t(w) = t0 + w x retrain`` (w = 1, 2, ...), ``t0`` the
-    table's first submission (*Ours*: the seed's weeks have no stated origin). At the first
+    table's first submission (*Ours*: the paper's weeks have no stated origin). At the first
     ``predict`` with ``now >= t(w)`` for a w not yet trained (the latest such w when
     several passed without a submission), the models are refitted on the finished jobs
     of known power (all three values finite) with ``C < t(w)`` (Carastan-Santos et al. 2024 eq. 4).
@@ -801,7 +801,7 @@ class MLPowerPredictor(_Retrained):
     :class:`_Retrained` for the schedule) that were predicted by this instance (their
     features were computed at their submission); until the first training (at least
     ``min_jobs`` rows) the prediction is :class:`HistoryPowerPredictor`'s (``alpha``,
-    ``s``), as the seed's week 0.
+    ``s``), as the paper's week 0.
 
     Features for target m (Carastan-Santos et al. 2024 Table 2; all of them exist for a job table
     with power

@@ -1,7 +1,7 @@
 """Borghesi et al. 2018's synthetic instances on the Eurora platform: Eurora-like jobs, three
 arrival
 modes (uniform, left-skewed, burst), Eurora-like power. *Ours* throughout, from the
-seed's description (section 5: "the features of each job ... are drawn from random
+paper's description (section 5: "the features of each job ... are drawn from random
 distributions defined by parameters learned from past workloads"; "in the synthetic
 benchmarks there are no such short jobs", i.e. none under one minute).
 
@@ -39,7 +39,7 @@ log-normal noise ``exp(N(0, power_noise))`` (default ``power_noise`` =
 (:func:`dispatchlab.power.data.eurora_job_power`: at least 1 W, per node rounded up and
 capped at 400 W). For reference, the archive's ML power predictions are lower than the
 dummy model (median ratio 0.475, log-sd 1.0 over its 4,795 jobs with a prediction):
-the seed's "Eurora-like" power is the dummy model's scale (ours, labelled).
+the paper's "Eurora-like" power is the dummy model's scale (ours, labelled).
 
 Arrivals within ``[0, window_s)`` (integer seconds; rows sorted by submit, job ids
 1..n in that order):

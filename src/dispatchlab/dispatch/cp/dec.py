@@ -35,9 +35,9 @@ EWT-weighted waiting time, allocation of the start-now jobs, feedback re-solves)
 
 *Time limits* (Borghesi et al. 2018: "1 s, doubled while no solution is found, at most one minute";
 as the authors' code). ``time_limit`` first, doubled while a round finds no solution, up to
-``max_time_limit``. Defaults (ours): 0.1 -> 6.0 **deterministic** seconds (the seed's
+``max_time_limit``. Defaults (ours): 0.1 -> 6.0 **deterministic** seconds (the paper's
 ratio of 1 : 60, scaled like HCP's: single worker, seeded, reproducible);
-``time_mode="wall"`` makes them wall-clock seconds (the seed's values are
+``time_mode="wall"`` makes them wall-clock seconds (the paper's values are
 ``time_limit=1, max_time_limit=60``; not reproducible). As the search is hinted with
 LS's plan, the first round nearly always has a solution, so ``time_limit`` is the
 effective limit per solve. ``conflicts`` and ``presolve``: HCP's solver budget (ours;
