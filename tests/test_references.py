@@ -22,12 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: every text a reader sees: the README, the package (docstrings, help texts, messages),
 #: the examples and the benchmarks
-SCANNED = (
-    [ROOT / "README.md", ROOT / "Makefile"]
-    + sorted((ROOT / "src").rglob("*.py"))
-    + sorted((ROOT / "benchmarks").glob("*.py"))
-    + sorted(p for p in (ROOT / "examples").rglob("*")
-             if p.suffix in (".py", ".toml", ".sh", ".md")))
+SCANNED = [
+    ROOT / "README.md", ROOT / "Makefile",
+    *sorted((ROOT / "src").rglob("*.py")),
+    *sorted((ROOT / "benchmarks").glob("*.py")),
+    *sorted(p for p in (ROOT / "examples").rglob("*")
+            if p.suffix in (".py", ".toml", ".sh", ".md"))]
 
 #: file and folder names kept for compatibility (users type them); a ``seedNNN`` that is
 #: not part of one of these is an error

@@ -4,7 +4,7 @@ rest, and write ``results.json``, ``table.md`` and ``lists.png`` into ``--out``.
 
     python examples/l2r/reproduce.py [--traces FOLDER] --out l2r-results
 
-Every number comes from this run; nothing is copied except the seed's own column
+Every number comes from this run; nothing is copied except the paper's own column
 (``SEED``, its Table 3). Label simulations are stored in ``OUT/work/<trace>/<setup>``
 (campaign databases), so a second run with another learner only re-fits.
 """
@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-#: trace file, the seed's list count K (its Table 2)
+#: trace file, the paper's list count K (its Table 2)
 TRACES: dict[str, tuple[str, int]] = {
     "KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", 256),
     "CTC-SP2": ("CTC-SP2-1996-3.1-cln.swf.gz", 256),
@@ -24,7 +24,7 @@ TRACES: dict[str, tuple[str, int]] = {
     "SDSC-BLUE": ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1024),
     "CEA-Curie": ("CEA-Curie-2011-2.1-cln.swf.gz", 1024),
 }
-#: the seed's Table 3: AVGbsld of EASY+BF (best of FCFS and SLD) and of L2R on the test set
+#: the paper's Table 3: AVGbsld of EASY+BF (best of FCFS and SLD) and of L2R on the test set
 SEED: dict[str, tuple[float, float]] = {
     "KTH-SP2": (34.74, 21.45), "CTC-SP2": (35.48, 21.13), "SDSC-SP2": (82.24, 60.82),
     "SDSC-BLUE": (29.60, 17.53), "CEA-Curie": (24.08, 2.65),

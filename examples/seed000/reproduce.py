@@ -14,7 +14,7 @@ Writes into OUT (default ``seed000-eurora``):
   slowdown metrics are over the jobs of all instances together; ``utilization`` and
   ``steady_utilization`` are the mean over instances (ours: pooling times of overlapping
   instances would not mean anything);
-- ``slowdown.png``, ``slowdown_by_class.png``, ``queue_length.png``: the seed's
+- ``slowdown.png``, ``slowdown_by_class.png``, ``queue_length.png``: the paper's
   Figures 3-5 over the pooled jobs (each instance's times are shifted so that the
   instances follow one another; the queue figure leaves out the time when every
   combination's queue is empty, so the gaps between instances do not count).
