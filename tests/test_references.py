@@ -43,6 +43,8 @@ ALLOWED_NAMES = re.compile(
 SEED = re.compile(r"seed[ _-]?(paper[ _-]?)?00[0-4]|\b00[0-4] paper", re.IGNORECASE)
 OUTSIDE = re.compile(r"\.\./shared|(?<![\w.])/work/|DESIGN\.md|ALGORITHMS\.md|ALGORITHMS \d")
 ISSUE = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+#: the same names broken over two lines (docstrings, comments, concatenated strings)
+SEED_BROKEN = re.compile(r"\bseed( paper)?[\s\"'#:]*\n[\s\"'#:+]*00[0-4]\b", re.IGNORECASE)
 
 #: where the default traces folder may be spelled out: its definition, and the places
 #: that document it
@@ -66,6 +68,9 @@ def offences(text: str, path: Path) -> list[str]:
         bad += [m.group(0) for m in ISSUE.finditer(line)]
         if bad:
             out.append(f"{path.relative_to(ROOT)}:{no}: {bad}: {line.strip()[:100]}")
+    for m in SEED_BROKEN.finditer(text):
+        no = text.count("\n", 0, m.start()) + 1
+        out.append(f"{path.relative_to(ROOT)}:{no}: {[m.group(0)]}: {m.group(0)!r}")
     return out
 
 
@@ -81,6 +86,8 @@ def test_texts_name_papers_by_author_and_point_inside_the_repository():
     ("python benchmarks/bench_seed004.py", 0), ("examples/campaigns/seed004-sweep.toml", 0),
     ("examples/seed000/reproduce.py", 0), ("seed004-historical.duckdb", 0),
     ("a seed004_helper()", 1), ("seed 0, seeds 5-9", 0), ("Borghesi et al. 2018", 0),
+    ("as in seed\n    004 section 4", 1), ('jobs (seed "\n        "003, EASY', 1),
+    ("seeds 0-9\n004 runs", 0),
 ])
 def test_the_rules_catch_what_they_should(text, expected):
     offending = offences(text, ROOT / "src" / "x.py")

@@ -875,7 +875,7 @@ def gantt(job_id: np.ndarray, start: np.ndarray, end: np.ndarray, procs: np.ndar
     return fig
 
 
-# -------------------------------------------------------------- power caps (003)
+# ---------------------------------------------- power caps (Carastan-Santos et al. 2024)
 #: Upper bounds (inclusive, processors) of the job size classes of
 #: :func:`wait_by_size_class`; the last class holds every larger job: 1, 2-4, 5-16,
 #: 17-64, 65-256, >256 (powers of 4: each class is 4x the previous one; on platforms of
@@ -1086,8 +1086,8 @@ def turnaround_change(mean_change: Mapping[str, Mapping[str, np.ndarray]],
                       baseline: str | None = None, title: str | None = None,
                       groups: Mapping[str, str] | None = None,
                       colours: Mapping[str, str] | None = None) -> Figure:
-    """Change of the turnaround against a baseline run on the same workload (seed paper
-    003, Figures 5 and 7b / 7c).
+    """Change of the turnaround against a baseline run on the same workload (Carastan-Santos
+    et al. 2024, Figures 5 and 7b / 7c).
 
     ``mean_change`` (and ``max_change``) as :func:`cap_power_boxes`: cap -> method ->
     one value per workload, ``value / baseline - 1`` of the run's mean (maximum)
@@ -1169,8 +1169,8 @@ def wait_by_size_class(procs: Mapping[str, Mapping[str, np.ndarray]],
                        stats: Sequence[str] = ("mean",), title: str | None = None,
                        groups: Mapping[str, str] | None = None,
                        colours: Mapping[str, str] | None = None) -> Figure:
-    """Wait per job size class and method (the starvation of large jobs, seed paper
-    003 section 6.6: EASY SAF against the knapsacks).
+    """Wait per job size class and method (the starvation of large jobs, Carastan-Santos
+    et al. 2024 section 6.6: EASY SAF against the knapsacks).
 
     ``procs`` and ``wait`` (s) are cap -> method -> one value per job, aligned (e.g. the
     jobs of all the method's runs pooled; NaN waits ignored). Jobs are put in size

@@ -591,8 +591,9 @@ def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
         "Mean (left) and maximum (right) wait per job size class in processors ("
         + ", ".join(names) + "), per cap and method: the measured jobs of all the "
         "method's runs pooled (lead-in jobs and hot-start dummies left out); "
-        "a large maximum for the largest classes is the starvation of large jobs (seed "
-        "003, EASY SAF against the knapsacks). Tick: jobs in the class.")
+        "a large maximum for the largest classes is the starvation of large jobs "
+        "(Carastan-Santos et al. 2024 section 6.6, EASY SAF against the "
+        "knapsacks). Tick: jobs in the class.")
 
 
 def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap: str,

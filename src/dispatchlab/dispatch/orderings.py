@@ -294,8 +294,8 @@ class MauiOrder(Ordering):
 
 
 class RandomOrder(Ordering):
-    """A uniform random score per job, drawn once from ``seed`` (the control of seed
-    001); descending, ties by submit time, then job row."""
+    """A uniform random score per job, drawn once from ``seed`` (the control of Darrous,
+    learning-to-rank report); descending, ties by submit time, then job row."""
 
     name = "random"
     static = True

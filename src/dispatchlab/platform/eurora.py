@@ -19,8 +19,8 @@ whitespace-separated text files:
   PA-HPC-SIM's rule (``_max_freqs = {2100, 3400}``, ``_nodeType_threshold = nodes/2``):
   the first half of the ids runs at ``2.1GHz``, the rest at ``3.4GHz``. The frequency
   is a label only: every core runs at speed 1, but it sets the node type's
-  ``efficiency_rank``: 0 for the 2.1 GHz half (the more energy-efficient nodes, seed
-  004 section 4.2: "cores that operate at higher frequencies also consume more
+  ``efficiency_rank``: 0 for the 2.1 GHz half (the more energy-efficient nodes, Borghesi
+  et al. 2018 section 4.2: "cores that operate at higher frequencies also consume more
   power"), 1 for the 3.4 GHz half (a one-node file, all 3.4 GHz: 0; ranks are
   relative). A repeated name gets ``-2``, ``-3``... (ours). **Reserved nodes** (flag 1,
   "dedicated to reservation jobs") are refused with an :class:`InputError`: dispatchlab
