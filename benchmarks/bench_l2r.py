@@ -1,6 +1,5 @@
 """Learning-to-rank benchmark (Darrous, learning-to-rank report): training time, and the scored
-EASY run against
-plain EASY, each as a whole ``dispatchlab`` command in a fresh process.
+EASY run against plain EASY, each as a whole ``dispatchlab`` command in a fresh process.
 
 1. ``dispatchlab l2r train TRACE -K LISTS --workers W`` (the label campaign, features
    and the fit), timed; the model's own summary splits the time (labels / fit). With

@@ -1,6 +1,5 @@
 """Galleguillos et al. 2017 (section 5.2) on the Eurora data: every 1,000-job historical instance
-of the
-PA-HPC-SIM test archive, simulated separately on the 64-node Eurora machine under every
+of the PA-HPC-SIM test archive, simulated separately on the 64-node Eurora machine under every
 dispatcher x predictor of the seed (plus FIFO as a baseline), then pooled.
 
     python examples/seed000/reproduce.py [--archive ARCHIVE] [--out OUT]

@@ -54,15 +54,13 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   Node-level runs (jobs with an ``allocation``) show nodes; other runs show core lanes
   assigned after the run.
 - **Power caps (Carastan-Santos et al. 2024)**, only when some selected run has a cap (``runs.cap``
-  set:
-  a campaign with a ``[power]`` table): per (trace, platform) the table of
+  set: a campaign with a ``[power]`` table): per (trace, platform) the table of
   :func:`dispatchlab.campaign.powerstats.power_rows` (per dispatcher x power predictor x
   cap, the means over runs of the cap-window metrics and the turnaround change against
   the baseline run on the same workload: the ``baseline`` dispatcher when given, else
   ``easy`` when the selection has it, else the first dispatcher label; at cap ``none``),
   and the figures of Carastan-Santos et al. 2024's section 6 drawn from the runs' metrics, one
-  panel per
-  cap, one box / column of dots per *method* (dispatcher / power predictor, coloured by
+  panel per cap, one box / column of dots per *method* (dispatcher / power predictor, coloured by
   dispatcher): mean power in the window over the cap (Figure 4, per-run means), time
   above the cap (Figure 6, with the "own" variant), under-use, the change of the mean
   and max turnaround against the baseline (Figures 5, 7b, 7c; capped runs with a

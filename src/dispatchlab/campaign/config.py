@@ -473,8 +473,7 @@ def _slices(where: _Where, t: dict, entry: str) -> dict[str, int] | None:
     ``queued = true``: each run's lead-in jobs are all submitted at the submission time
     of its first measured job, so the run starts with them queued on an empty machine
     (a replay that resubmits the jobs running and waiting at its start, as Carastan-Santos et al.
-    2024's
-    power-cap windows open; ours)."""
+    2024's power-cap windows open; ours)."""
     if "slices" not in t:
         return None
     s = _check_keys(where, t["slices"], _SLICE_KEYS, f"{entry}.slices")

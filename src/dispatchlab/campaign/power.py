@@ -19,8 +19,7 @@ builds from them (job power columns, the cap, the power predictor).
   ``"max-dynamic-power"``: the platform's ``max_dynamic_power``.
 * ``series = true`` (with ``synth_seed``): also draw the per-job power series at
   ``period`` seconds (default 20, Carastan-Santos et al. 2024's) and compute the cap-window metrics
-  from
-  the sampled platform power (see :mod:`dispatchlab.power.accounting`).
+  from the sampled platform power (see :mod:`dispatchlab.power.accounting`).
 * ``caps = [...]``: the cap axis. Each item is a cap value (``0.5``: a fraction of the
   platform's ``max_dynamic_power``; ``"400kW"``: watts; ``"none"``: no cap) or an
   inline table ``{label = "...", value = ..., window = [T0, T1], file = "steps.txt"}``
@@ -35,8 +34,7 @@ builds from them (job power columns, the cap, the power predictor).
   seen up to N jobs of the trace before the run's slice (those that ended, by their
   recorded end, before the run's first submission; their power drawn with the run's:
   :class:`~dispatchlab.power.predictors.WithPriorHistory`), as Carastan-Santos et al. 2024's
-  predictors
-  knew each user's past; without it ``history`` starts cold (``naive``) in a run that
+  predictors knew each user's past; without it ``history`` starts cold (``naive``) in a run that
   begins with a queued lead-in.
 * ``procs_per_node`` is a *trace* key (see :func:`dispatchlab.workload.clean.
   units_as_nodes`), not a power one.

@@ -98,8 +98,7 @@ def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
                 jobs_range: str | None, fraction: str | None) -> None:
     """Score power predictors on TRACE's recorded schedule (predicted at submission,
     learning from jobs at their recorded end), as Carastan-Santos et al. 2024 Figure 3: the mean
-    absolute
-    error overall and the median over users of each user's MAE, in W."""
+    absolute error overall and the median over users of each user's MAE, in W."""
     from rich.table import Table
 
     from dispatchlab.cli.common import attach_job_power

@@ -22,8 +22,7 @@ PRB's with the same order and allocator (the same code decides).
 *Ours*: a waiting job whose predicted power alone exceeds ``margin x`` the largest cap of
 the rest of the run (no uncapped time ahead) can never start; it is rejected with that
 reason rather than left waiting forever (as the Carastan-Santos et al. 2024 power dispatchers do).
-Sums of
-running power are correctly rounded (:func:`~dispatchlab.dispatch.prb.power_sum`).
+Sums of running power are correctly rounded (:func:`~dispatchlab.dispatch.prb.power_sum`).
 
 **Proactive form** (:meth:`LS.plan`): PRB's proactive list schedule with the power
 dimension (:class:`~dispatchlab.dispatch.prb.PowerBudget`; future cap steps ignored,
@@ -95,8 +94,7 @@ def reject_never_fitting(name: str, view: View, rows: np.ndarray, pred: np.ndarr
 
 class LS(PRB):
     """Borghesi et al. 2018's list scheduler: PRB with ``ewt`` order, ``energy-consolidate`` nodes
-    and
-    the predicted power of running and started jobs checked against ``margin x cap``.
+    and the predicted power of running and started jobs checked against ``margin x cap``.
     See the module docstring."""
 
     name = "ls"

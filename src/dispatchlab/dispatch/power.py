@@ -1,6 +1,5 @@
 """Power-capped dispatchers of Carastan-Santos et al. 2024: EASY+PC (its Algorithm 1) and the
-greedy knapsack
-(its Algorithm 2), with five ways to check a job set against the cap.
+greedy knapsack (its Algorithm 2), with five ways to check a job set against the cap.
 
 Both read the cap now (``view.cap``, W; None = no cap) and the cap schedule, and the
 power predictor's predictions (``view.power_prediction``: mean, max, std in W at full

@@ -14,8 +14,7 @@ keep starting (as in the authors' codes).
   ``ewt`` = Borghesi et al. 2018 LS, ``walltime`` = PA-HPC-SIM LS, ``fifo``, ``sjf``, ``slowdown``).
 * ``allocator``: node-level platforms only (``consolidate`` = fewer free resources first,
   Galleguillos et al. 2017; ``first-fit``; ``best-fit``). On counting platforms a job fits iff its
-  units
-  are at most the free cores left.
+  units are at most the free cores left.
 * ``default_ewt``: the EWT in seconds of a job whose queue is not in the platform's
   queue table (``Platform.queues``; see :func:`dispatchlab.platform.queues.job_ewt`).
 

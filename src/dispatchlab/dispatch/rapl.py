@@ -603,8 +603,7 @@ class _ComponentView(View):
 
 class DecRapl(Dispatcher):
     """DEC while jobs arrive fast, DynShare (with admission) otherwise (Borghesi et al. 2018
-    DEC+RAPL;
-    the rate measure is ours, see the module docstring). ``high`` / ``low``: the two
+    DEC+RAPL; the rate measure is ours, see the module docstring). ``high`` / ``low``: the two
     dispatchers (names or instances); ``window`` (s) and ``threshold`` (jobs per s)."""
 
     name = "dec-rapl"

@@ -29,8 +29,7 @@ budget such as ``--max-wall`` stopped it) and the constraint-programming dispatc
 ``-`` in tables (:meth:`Metric.format`).
 
 **Borghesi et al. 2018's BSLD** (``mean_power_bsld``, ``max_power_bsld``; eq. 3 of Borghesi et al.
-2018,
-:func:`dispatchlab.metrics.jobs.power_bounded_slowdown`): computed by
+2018, :func:`dispatchlab.metrics.jobs.power_bounded_slowdown`): computed by
 :func:`~dispatchlab.metrics.summarize` when it is given the jobs' unstretched runs, which
 :meth:`~dispatchlab.sim.result.SimulationResult.summary` does for runs whose jobs carry
 power columns (the power runs; ours: other runs have None, as their runs are never

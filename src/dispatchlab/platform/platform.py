@@ -331,8 +331,7 @@ class Platform:
     @classmethod
     def marconi100(cls) -> Platform:
         """CINECA Marconi100 as Carastan-Santos et al. 2024 describe it: 980 nodes of 32 cores and
-        4 GPUs,
-        2,100 W maximum node power (the largest node power in its 2022 dataset), and
+        4 GPUs, 2,100 W maximum node power (the largest node power in its 2022 dataset), and
         ``max_dynamic_power`` 955,080 W (the highest dynamic power of that dataset: the
         base of its caps). The idle node power is not given by the seed: not set."""
         return cls((NodeType("m100", 980, {"core": 32, "gpu": 4}, None, 2100.0),),
@@ -343,8 +342,7 @@ class Platform:
         """Marconi100 with **whole nodes as the unit** (``marconi100-nodes``): 980 nodes
         of one ``core`` each, a job's units being the nodes it holds exclusively, as in
         Carastan-Santos et al. 2024's filtered data (jobs sharing a node were removed) and its
-        Batsim
-        platform. Same power facts as :meth:`marconi100` (2,100 W per node,
+        Batsim platform. Same power facts as :meth:`marconi100` (2,100 W per node,
         ``max_dynamic_power`` 955,080 W). Being core-only with one-core units, it is
         simulated by counting, so the power-capped dispatchers run on it (ours)."""
         return cls((NodeType("m100-node", 980, {"core": 1}, None, 2100.0),),

@@ -7,8 +7,7 @@ the power columns of :mod:`dispatchlab.power.model` (``power_mean``, ``power_max
 :class:`PowerDataReport` counting what was joined. Two kinds of source:
 
 **(a) A power table** (measured power, e.g. Carastan-Santos et al. 2024's Marconi100 IPMI data): a
-Parquet
-file (recognised by its ``PAR1`` magic bytes) or a CSV file (header row, comma-separated,
+Parquet file (recognised by its ``PAR1`` magic bytes) or a CSV file (header row, comma-separated,
 plain or ``.gz``) with the columns ``job_id`` (an integer, the trace's SWF field 1) and
 ``power_mean``, ``power_max``, ``power_std`` (W, the job's power over its whole run); other
 columns are ignored. Rows are joined on ``job_id``; a job id that appears on several
@@ -72,8 +71,7 @@ non-finite watts or offsets, a ``(job_id, offset)`` pair on two rows). Samples a
 expected every :data:`DEFAULT_PERIOD` = 20 s (Carastan-Santos et al. 2024's IPMI period, and the
 synthetic generator's default); :func:`series_power` summarises a series into the three
 columns with every sample weighted equally (Carastan-Santos et al. 2024's formulas: mean, max, and
-the
-population standard deviation), which assumes a constant period.
+the population standard deviation), which assumes a constant period.
 :func:`match_power_series` keeps the samples of a trace's jobs (unknown job ids
 skipped and counted, an error when none is in the trace) for
 :func:`dispatchlab.power.accounting.sampled_platform_power`.

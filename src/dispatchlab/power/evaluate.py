@@ -19,8 +19,7 @@ Metrics, per predictor and per power metric m in ``mean``, ``max``, ``std`` (W):
 the jobs whose actual value (``power_m`` column) is finite, ``mae`` and ``median_ae``
 (mean and median absolute error), ``jobs`` (their number; ``None`` errors when 0), and
 the per-user MAE (:attr:`PowerReport.user_mae`, Carastan-Santos et al. 2024 Figure 3's box plots:
-one
-value per user) with its median ``user_mae_median`` (the paper's "median prediction
+one value per user) with its median ``user_mae_median`` (the paper's "median prediction
 MAE").
 """
 

@@ -1,8 +1,7 @@
 """Job power predictors: naive, real, the user-history window of Carastan-Santos et al. 2024
 (section 4.1),
 per-user regressors (Borghesi et al. 2018 section 4.1) and Carastan-Santos et al. 2024's online
-retrained regression
-(section 4.2).
+retrained regression (section 4.2).
 
 Every predictor follows :class:`~dispatchlab.power.predict.PowerPredictor`: parameters
 in ``__init__`` (stored unchanged), state built in ``start(jobs, platform)``, one
@@ -531,8 +530,7 @@ class HistoryPowerPredictor(PowerPredictor):
                ) -> tuple[PowerPrediction, tuple[float, float, float],
                           tuple[float, float, float]]:
         """Carastan-Santos et al. 2024 Table 2's lagged features of ``job`` at ``now`` (not counted
-        in
-        ``counts_``): (the prediction of eq. 1, feature 5; the population std (ddof 0) of
+        in ``counts_``): (the prediction of eq. 1, feature 5; the population std (ddof 0) of
         each metric over the window W, feature 6; the powers of the user's last finished
         job, feature 7; ties on completion: the last observed). Without a window the std is
         0 (*Ours*), and without a finished job of the user the last powers are the
@@ -592,8 +590,7 @@ class _Retrained(PowerPredictor):
     ``predict`` with ``now >= t(w)`` for a w not yet trained (the latest such w when
     several passed without a submission), the models are refitted on the finished jobs
     of known power (all three values finite) with ``C < t(w)`` (Carastan-Santos et al. 2024 eq. 4).
-    A model
-    needs at least ``min_jobs`` training rows; until the first model exists, predictions
+    A model needs at least ``min_jobs`` training rows; until the first model exists, predictions
     are the :class:`HistoryPowerPredictor`'s (``alpha``, ``s``; ``fallbacks_`` counts
     them). ``trainings_`` counts the trainings.
     """
@@ -804,8 +801,7 @@ class MLPowerPredictor(_Retrained):
     ``s``), as the paper's week 0.
 
     Features for target m (Carastan-Santos et al. 2024 Table 2; all of them exist for a job table
-    with power
-    columns): 1 hour of day of the submission (:func:`submit_hours`), 2 processors
+    with power columns): 1 hour of day of the submission (:func:`submit_hours`), 2 processors
     (:func:`job_processors`), 3 nodes (:func:`~dispatchlab.power.model.job_nodes`), 4
     requested time (s), and the lagged features of metric m from
     :meth:`HistoryPowerPredictor.lagged` at the submission: 5 the history prediction
@@ -965,8 +961,7 @@ class WithPriorHistory(PowerPredictor):
     """A power predictor that has already seen jobs finished before the run (ours: a
     campaign slice's past, so that ``history`` and the learned predictors do not start
     cold at the run's first submission, as Carastan-Santos et al. 2024's predictors, which had each
-    user's
-    whole history, did not).
+    user's whole history, did not).
 
     ``predictor``: the wrapped predictor; ``history``: a job table whose first ``prior``
     rows are the past jobs and whose other rows are *exactly* the run's jobs (same
