@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the traces folder (see the README, "Traces"): $DISPATCHLAB_TRACES, else ../shared/traces
+TRACES ?= $(or $(DISPATCHLAB_TRACES),../shared/traces)
 
 .PHONY: demo test lint bench clean
 
@@ -25,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_sim.py ../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
+	$(BIN)/python benchmarks/bench_sim.py $(TRACES)/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

@@ -7,8 +7,8 @@ reports runs, wall time, runs/s, the speed-up over one worker and the peak RSS o
 coordinator and of its largest worker. It then checks that every worker count stored
 identical per-run results (wall-clock fields excepted).
 
-    python benchmarks/bench_campaign.py ../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz \\
-        ../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz --seeds 6 --workers 1 2
+    python benchmarks/bench_campaign.py $DISPATCHLAB_TRACES/KTH-SP2-1996-2.1-cln.swf.gz \\
+        $DISPATCHLAB_TRACES/SDSC-SP2-1998-4.2-cln.swf.gz --seeds 6 --workers 1 2
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ under 45 s (median of 5) on 2 cores.
 
 Usage::
 
-    python benchmarks/bench_compare.py ../shared/traces/CTC-SP2-1996-3.1-cln.swf.gz
+    python benchmarks/bench_compare.py $DISPATCHLAB_TRACES/CTC-SP2-1996-3.1-cln.swf.gz
 """
 
 from __future__ import annotations

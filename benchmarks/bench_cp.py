@@ -1,5 +1,6 @@
 """CP dispatcher benchmark: ``dispatchlab simulate`` with a CP-SAT dispatcher on the heavy
-Eurora workload of the seed 002 Table 1 analogue, as a fresh process.
+Eurora workload of the Galleguillos et al., CP-based dispatching Table 1 analogue, as a fresh
+process.
 
 The workload is generated first (``dispatchlab generate --model lublin --machine-size
 1024 --load 0.95``: Lublin & Feitelson 2003 jobs, arrivals scaled to an offered load of

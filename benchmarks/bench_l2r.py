@@ -1,5 +1,5 @@
-"""Learning-to-rank benchmark (seed 001): training time, and the scored EASY run against
-plain EASY, each as a whole ``dispatchlab`` command in a fresh process.
+"""Learning-to-rank benchmark (Darrous, learning-to-rank report): training time, and the scored
+EASY run against plain EASY, each as a whole ``dispatchlab`` command in a fresh process.
 
 1. ``dispatchlab l2r train TRACE -K LISTS --workers W`` (the label campaign, features
    and the fit), timed; the model's own summary splits the time (labels / fit). With
@@ -11,7 +11,7 @@ plain EASY, each as a whole ``dispatchlab`` command in a fresh process.
 
 Usage::
 
-    python benchmarks/bench_l2r.py ../shared/traces/CEA-Curie-2011-2.1-cln.swf.gz \\
+    python benchmarks/bench_l2r.py $DISPATCHLAB_TRACES/CEA-Curie-2011-2.1-cln.swf.gz \\
         --lists 1024 --workers 2 [--repeat 2]
 """
 

@@ -27,7 +27,7 @@ byte-identical (determinism check) and the fastest wall time is kept.
 
 Usage::
 
-    python benchmarks/bench_power.py [../shared/traces] [--repeat 2] [--jobs 50000]
+    python benchmarks/bench_power.py [TRACES_FOLDER] [--repeat 2] [--jobs 50000]
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from dispatchlab.references import traces_dir
+
+ROOT_DIR = Path(__file__).resolve().parents[1]
 HPC2N = "HPC2N-2002-2.2-cln.swf.gz"
 CURIE = "CEA-Curie-2011-2.1-cln.swf.gz"
 #: targets: easy-pc within 1.5x of easy; the history replay on Curie within 15 s
@@ -100,8 +103,9 @@ def max_procs(trace: Path) -> int | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("traces", nargs="?", default="../shared/traces",
-                        help="the folder holding the traces (default ../shared/traces)")
+    parser.add_argument("traces", nargs="?", default=str(traces_dir(ROOT_DIR)),
+                        help="the folder holding the traces (default $DISPATCHLAB_TRACES, "
+                        "else ../shared/traces beside the repository)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per case (>= 2: check "
                         "that the simulations' outputs are byte-identical)")
     parser.add_argument("--jobs", type=int, default=50_000,

@@ -10,7 +10,8 @@ For each trace, as fresh processes (start-up and loading included):
 
 Usage::
 
-    python benchmarks/bench_predict.py ../shared/traces/CEA-Curie-2011-2.1-cln.swf.gz [--repeat 3]
+    python benchmarks/bench_predict.py $DISPATCHLAB_TRACES/CEA-Curie-2011-2.1-cln.swf.gz \\
+        [--repeat 3]
 """
 
 from __future__ import annotations

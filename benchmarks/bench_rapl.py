@@ -1,5 +1,5 @@
 """RAPL DynShare benchmark: ``rapl-dynshare`` with 5-s periods on the 64-node Eurora
-preset over one simulated day, against the 30 s target (issue 10).
+preset over one simulated day, against a 30 s target.
 
 The day: a synthetic Eurora instance (:func:`dispatchlab.workload.eurora_synth.
 eurora_instance`: Eurora-like sizes, wall-times, run times and dummy-model power)

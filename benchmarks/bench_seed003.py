@@ -1,4 +1,5 @@
-"""The seed 003 campaign (``examples/campaigns/seed003.toml``, 1,560 runs) from scratch.
+"""The Carastan-Santos et al. 2024 campaign (``examples/campaigns/seed003.toml``, 1,560 runs) from
+scratch.
 
 Runs ``dispatchlab campaign run`` as a separate process into a fresh database in a
 temporary folder with ``--workers N`` (default 2) and reports runs, failed runs, wall
@@ -9,8 +10,9 @@ excepted): the campaign's results do not depend on the run order or the worker.
 
     python benchmarks/bench_seed003.py [--workers 2] [--check]
 
-The campaign reads ``../shared/traces/LLNL-Thunder-2007-1.1-cln.swf.gz`` (relative to
-the repository); the script exits with a message when it is absent.
+The campaign reads ``LLNL-Thunder-2007-1.1-cln.swf.gz`` from the traces folder
+(``$DISPATCHLAB_TRACES``, see :mod:`dispatchlab.references`); the script exits with a
+message when it is absent.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from pathlib import Path
 import duckdb
 
 from dispatchlab.metrics.keys import WALL_CLOCK
+from dispatchlab.references import traces_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CAMPAIGN = ROOT / "examples" / "campaigns" / "seed003.toml"
-TRACE = ROOT.parent / "shared" / "traces" / "LLNL-Thunder-2007-1.1-cln.swf.gz"
+TRACE = traces_dir(ROOT) / "LLNL-Thunder-2007-1.1-cln.swf.gz"
 TARGET_S = 20 * 60
 WALL = {"simulate_seconds", "wall_seconds", *WALL_CLOCK}
 
@@ -71,7 +74,8 @@ def main() -> None:
                     help="run twice and compare the stored metrics")
     args = ap.parse_args()
     if not TRACE.exists():
-        raise SystemExit(f"{TRACE} not found: the campaign needs the shared traces")
+        raise SystemExit(f"{TRACE} not found: the campaign needs the traces folder "
+                         "(set DISPATCHLAB_TRACES)")
     with tempfile.TemporaryDirectory() as tmp:
         first = execute(Path(tmp), args.workers)
         print(f"seed003 campaign, {args.workers} workers: {first['runs']:,} runs "

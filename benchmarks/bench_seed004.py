@@ -1,6 +1,6 @@
-"""Seed 004 power-capping benchmark: the per-run cost of the campaign's methods.
+"""Borghesi et al. 2018 power-capping benchmark: the per-run cost of the campaign's methods.
 
-The seed 004 campaigns (``examples/campaigns/seed004-*.toml``, ~8,450 runs) must run
+The Borghesi et al. 2018 campaigns (``examples/campaigns/seed004-*.toml``, ~8,450 runs) must run
 in under an hour on 2 workers, i.e. < 0.85 s per run on average. This benchmark runs a
 few representative runs on the 64-node Eurora preset and prints, per run, the CPU and
 wall seconds of the simulation (``time.process_time``, steadier than wall time on a

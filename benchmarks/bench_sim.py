@@ -10,7 +10,7 @@ alternate between the dispatchers, so a slow spell of the machine hits all alike
 
 Usage::
 
-    python benchmarks/bench_sim.py ../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz \\
+    python benchmarks/bench_sim.py $DISPATCHLAB_TRACES/KTH-SP2-1996-2.1-cln.swf.gz \\
         --dispatcher fifo easy conservative [--repeat 2] [--extra "--predictor real"]
 """
 

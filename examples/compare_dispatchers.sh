@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the "Comparing dispatchers" tables of the README: EASY, conservative, strict
-# SJF and EASY-SJBF on 10 slices of SDSC-SP2 and CTC-SP2 (the traces from ../shared/traces).
+# SJF and EASY-SJBF on 10 slices of SDSC-SP2 and CTC-SP2 (the traces from
+# $DISPATCHLAB_TRACES, else ../shared/traces beside the repository).
 # Run from the repository root after `make demo` (or with dispatchlab on PATH).
 set -euo pipefail
-TRACES=${TRACES:-../shared/traces}
+TRACES=${TRACES:-${DISPATCHLAB_TRACES:-../shared/traces}}
 DL=${DL:-.venv/bin/dispatchlab}
 OUT=${OUT:-out/compare}
 run() {  # trace file, measured jobs per slice, output folder

@@ -1,8 +1,11 @@
 """How many jobs of the Eurora archive's job instances have a power prediction in its
 ``power_predictions`` file, and how many get PA-HPC-SIM's fallback model (40 W x nodes
-+ 62 W x GPUs + 115 W x MICs), over every instance (issue 9's data check).
++ 62 W x GPUs + 115 W x MICs), over every instance (a check of the power data).
 
-    python examples/eurora_power_coverage.py [../shared/traces/Eurora-PA-HPC-SIM-testdata.tar.gz]
+    python examples/eurora_power_coverage.py [ARCHIVE]
+
+ARCHIVE defaults to ``Eurora-PA-HPC-SIM-testdata.tar.gz`` in the traces folder
+(``$DISPATCHLAB_TRACES``, see :mod:`dispatchlab.references`).
 
 Prints one line per instance size and the total (jobs counted per instance: the
 instances of one size overlap and share jobs, so a job counts once per instance it is
@@ -18,10 +21,11 @@ from pathlib import Path
 
 from dispatchlab.platform import Platform
 from dispatchlab.power.data import EURORA_PREDICTIONS_MEMBER, attach_power
+from dispatchlab.references import traces_dir
 from dispatchlab.workload.load import load_trace
 
-ARCHIVE = Path(sys.argv[1] if len(sys.argv) > 1 else
-               "../shared/traces/Eurora-PA-HPC-SIM-testdata.tar.gz")
+ARCHIVE = (Path(sys.argv[1]) if len(sys.argv) > 1 else
+           traces_dir(Path(__file__).resolve().parents[1]) / "Eurora-PA-HPC-SIM-testdata.tar.gz")
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Shared fixtures: the location of the public traces in ``/work/shared/traces``."""
+"""Shared fixtures: the location of the public traces (``DISPATCHLAB_TRACES``, default
+``../shared/traces`` beside the repository; see :mod:`dispatchlab.references`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from dispatchlab.references import traces_dir
 
 # Property tests draw the same examples on every run by default (``make test``, CI): a
 # run must not pass or fail by luck, and the property tests also assert that the
@@ -34,8 +37,8 @@ settings.register_profile("fixed", derandomize=True, print_blob=True)
 settings.register_profile("explore", print_blob=True)
 settings.load_profile(os.environ.get("DISPATCHLAB_HYPOTHESIS", "fixed"))
 
-#: ``<repo>/../shared/traces`` (the repository is ``/work/main``).
-TRACES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+#: the traces folder: ``$DISPATCHLAB_TRACES``, else ``<repo>/../shared/traces``.
+TRACES_DIR = traces_dir(Path(__file__).resolve().parents[1])
 KTH_NAME = "KTH-SP2-1996-2.1-cln.swf.gz"
 
 

@@ -22,10 +22,11 @@ import numpy as np
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import NodeType, Platform
 from dispatchlab.predict import make_predictor
+from dispatchlab.references import traces_dir
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+TRACES = traces_dir(Path(__file__).resolve().parents[1])
 
 
 def table_digest(table) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from campaign_helpers import connect, stored_runs, write_campaign
+from conftest import TRACES_DIR
 from dispatchlab import Platform, Simulation
 from dispatchlab.campaign import load_campaign, run_campaign
 from dispatchlab.dispatch import make_dispatcher
@@ -20,7 +21,7 @@ from dispatchlab.power.predictors import RealPowerPredictor
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.eurora_synth import eurora_instance
 
-ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "traces" / \
+ARCHIVE = TRACES_DIR / \
     "Eurora-PA-HPC-SIM-testdata.tar.gz"
 
 HEAD = """

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from conftest import TRACES_DIR
 from test_cli import assert_ok, assert_user_error, run_cli
 from test_pbs import PRO_LOG, TORQUE_LOG, torque_end, write
 
@@ -86,7 +87,7 @@ def test_sacct_export_through_every_command(tmp_path) -> None:
                               "--running", "sometimes"), "--running")
 
 
-ALEA = "../shared/traces/alea-wagap-2013.swf.gz"
+ALEA = str(TRACES_DIR / "alea-wagap-2013.swf.gz")
 
 
 def _alea():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import TRACES_DIR
 from dispatchlab.workload.generate import (
     fit_model,
     header_lines,
@@ -20,7 +20,7 @@ from dispatchlab.workload.generate import (
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.synthetic import generate_synthetic
 
-TRACES = Path("/work/shared/traces")
+TRACES = TRACES_DIR
 REAL = [
     "KTH-SP2-1996-2.1-cln",
     "SDSC-SP2-1998-4.2-cln",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import TRACES_DIR
 from dispatchlab.checks import check_predictor
 from dispatchlab.errors import InputError
 from dispatchlab.predict import (
@@ -27,7 +27,7 @@ from dispatchlab.predict.evaluate import (
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.synthetic import generate_synthetic
 
-KTH = Path("/work/shared/traces/KTH-SP2-1996-2.1-cln.swf.gz")
+KTH = TRACES_DIR / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def replay(pred: Predictor, jobs: JobTable) -> np.ndarray:

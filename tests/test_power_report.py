@@ -333,9 +333,9 @@ def test_report_power_section(power_db, tmp_path, monkeypatch):
     monkeypatch.setattr("dispatchlab.report.DPI", 40)  # rendered, small: faster
     text, page = _page(write_report(power_db, tmp_path / "rep",
                                     runs_filter="campaign = 'power'"))
-    assert "Power caps (seed 003)" in page.h2
+    assert "Power caps (Carastan-Santos et al. 2024)" in page.h2
     # after the summary, before the per-trace sections
-    assert page.h2.index("Summary") < page.h2.index("Power caps (seed 003)") < \
+    assert page.h2.index("Summary") < page.h2.index("Power caps (Carastan-Santos et al. 2024)") < \
         next(k for k, h in enumerate(page.h2) if h.startswith("Trace"))
     head, *rows = page.tables["stats power"]
     assert head[:4] == ["cap", "dispatcher", "power predictor", "runs"]
@@ -371,7 +371,7 @@ def test_report_power_section(power_db, tmp_path, monkeypatch):
 def test_report_power_section_without_stored_jobs(power_db, tmp_path, no_png):
     _text, page = _page(write_report(power_db, tmp_path / "rep",
                                      runs_filter="campaign = 'nojobs'"))
-    assert "Power caps (seed 003)" in page.h2
+    assert "Power caps (Carastan-Santos et al. 2024)" in page.h2
     assert len(page.tables["stats power"]) == 1 + 4
     assert "wait by job size class" not in page.alts
     assert all(page.alts.count(a) == 1 for a in POWER_FIGURES[:-1])

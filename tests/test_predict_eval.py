@@ -11,12 +11,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import TRACES_DIR
 from dispatchlab.errors import InputError
 from dispatchlab.predict import HistoryPredictor
 from dispatchlab.predict.evaluate import FIGURE_FILES, evaluate_predictors, replay_schedule
 from dispatchlab.workload.jobs import JobTable
 
-KTH = Path("/work/shared/traces/KTH-SP2-1996-2.1-cln.swf.gz")
+KTH = TRACES_DIR / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def causal_jobs() -> JobTable:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import TRACES_DIR
 from dispatchlab.errors import InputError
 from dispatchlab.sim.limits import TIME_LIMIT
 from dispatchlab.workload.clean import clean
@@ -17,7 +18,7 @@ from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobT
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.swf import leading_int, parse_header, read_swf, write_swf
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+TRACES = TRACES_DIR
 
 
 def row(

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import TRACES_DIR
 from dispatchlab.errors import InputError
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace
@@ -22,7 +23,7 @@ from dispatchlab.workload.tables import (
     write_parquet,
 )
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+TRACES = TRACES_DIR
 
 SWF_TEXT = """; Version: 2.2
 ; MaxProcs: 1664 (72, 1368, 224)

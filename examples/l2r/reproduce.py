@@ -1,10 +1,10 @@
-"""Reproduce seed 001's Table 3 (and Figures 3-4, and the cross-trace remark) with
+"""Reproduce Darrous's Table 3 (and Figures 3-4, and the cross-trace remark) with
 ``dispatchlab.l2r``: train on each trace's first 70 % in both set-ups, evaluate on the
 rest, and write ``results.json``, ``table.md`` and ``lists.png`` into ``--out``.
 
-    python examples/l2r/reproduce.py --traces ../shared/traces --out l2r-results
+    python examples/l2r/reproduce.py [--traces FOLDER] --out l2r-results
 
-Every number comes from this run; nothing is copied except the seed's own column
+Every number comes from this run; nothing is copied except the paper's own column
 (``SEED``, its Table 3). Label simulations are stored in ``OUT/work/<trace>/<setup>``
 (campaign databases), so a second run with another learner only re-fits.
 """
@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-#: trace file, the seed's list count K (its Table 2)
+#: trace file, the paper's list count K (its Table 2)
 TRACES: dict[str, tuple[str, int]] = {
     "KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", 256),
     "CTC-SP2": ("CTC-SP2-1996-3.1-cln.swf.gz", 256),
@@ -24,7 +24,7 @@ TRACES: dict[str, tuple[str, int]] = {
     "SDSC-BLUE": ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1024),
     "CEA-Curie": ("CEA-Curie-2011-2.1-cln.swf.gz", 1024),
 }
-#: the seed's Table 3: AVGbsld of EASY+BF (best of FCFS and SLD) and of L2R on the test set
+#: the paper's Table 3: AVGbsld of EASY+BF (best of FCFS and SLD) and of L2R on the test set
 SEED: dict[str, tuple[float, float]] = {
     "KTH-SP2": (34.74, 21.45), "CTC-SP2": (35.48, 21.13), "SDSC-SP2": (82.24, 60.82),
     "SDSC-BLUE": (29.60, 17.53), "CEA-Curie": (24.08, 2.65),
@@ -134,8 +134,11 @@ def table(results: list[dict]) -> str:
 
 
 def main() -> None:
+    from dispatchlab.references import traces_dir
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--traces", type=Path, default=Path("../shared/traces"))
+    parser.add_argument("--traces", type=Path,
+                        default=traces_dir(Path(__file__).resolve().parents[2]))
     parser.add_argument("--out", type=Path, default=Path("l2r-results"))
     parser.add_argument("--only", nargs="*", default=list(TRACES), choices=list(TRACES))
     parser.add_argument("--workers", type=int, default=2)

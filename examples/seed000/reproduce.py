@@ -1,5 +1,5 @@
-"""Seed 000 (section 5.2) on the Eurora data: every 1,000-job historical instance of the
-PA-HPC-SIM test archive, simulated separately on the 64-node Eurora machine under every
+"""Galleguillos et al. 2017 (section 5.2) on the Eurora data: every 1,000-job historical instance
+of the PA-HPC-SIM test archive, simulated separately on the 64-node Eurora machine under every
 dispatcher x predictor of the seed (plus FIFO as a baseline), then pooled.
 
     python examples/seed000/reproduce.py [--archive ARCHIVE] [--out OUT]
@@ -13,7 +13,7 @@ Writes into OUT (default ``seed000-eurora``):
   slowdown metrics are over the jobs of all instances together; ``utilization`` and
   ``steady_utilization`` are the mean over instances (ours: pooling times of overlapping
   instances would not mean anything);
-- ``slowdown.png``, ``slowdown_by_class.png``, ``queue_length.png``: the seed's
+- ``slowdown.png``, ``slowdown_by_class.png``, ``queue_length.png``: the paper's
   Figures 3-5 over the pooled jobs (each instance's times are shifted so that the
   instances follow one another; the queue figure leaves out the time when every
   combination's queue is empty, so the gaps between instances do not count).
@@ -33,6 +33,7 @@ import numpy as np
 
 from dispatchlab.metrics import summarize
 from dispatchlab.platform import Platform
+from dispatchlab.references import traces_dir
 from dispatchlab.study import (
     STUDY_METRICS,
     TABLE_COLUMNS,
@@ -44,7 +45,7 @@ from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import load_trace
 
 HERE = Path(__file__).resolve().parent
-ARCHIVE = HERE.parents[2] / "shared" / "traces" / "Eurora-PA-HPC-SIM-testdata.tar.gz"
+ARCHIVE = traces_dir(HERE.parents[1]) / "Eurora-PA-HPC-SIM-testdata.tar.gz"
 DISPATCHERS = ("fifo", "sjf", "ljf", "easy", "prb", "hcp")
 PREDICTORS = ("walltime", "history", "real")
 

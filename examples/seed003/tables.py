@@ -1,10 +1,10 @@
-"""The README's seed 003 tables from a finished seed003 campaign database.
+"""The README's Carastan-Santos et al. 2024 tables from a finished seed003 campaign database.
 
     dispatchlab campaign run examples/campaigns/seed003.toml --workers 2
     python examples/seed003/tables.py examples/campaigns/seed003.duckdb [--include-outdated]
 
 Prints two Markdown tables: (1) section 6.5, per check method and power predictor, the
-means over (workload, cap) runs (the seed averages "by (workload, powercap) group") of
+means over (workload, cap) runs (the paper averages "by (workload, powercap) group") of
 the cap under-use, the share of runs above the cap at some time, the largest excess
 over the cap, the time above it, and the mean turnaround change against uncapped EASY on
 the same workload; the "own" values leave out the times when the jobs running at the

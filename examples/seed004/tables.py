@@ -1,10 +1,10 @@
-"""The README's seed 004 tables from finished seed004-* campaign databases.
+"""The README's Borghesi et al. 2018 tables from finished seed004-* campaign databases.
 
     python examples/seed004/tables.py examples/campaigns/seed004-synthetic.duckdb [...]
 
 For each database, per instance family (a trace entry, or the members of one archive
 pattern: ``hist100/...``) and budget, prints a Markdown table of the mean over
-instances of each run's mean BSLD (seed 004 eq. 3, ``mean_power_bsld``) per method,
+instances of each run's mean BSLD (Borghesi et al. 2018 eq. 3, ``mean_power_bsld``) per method,
 then per method the share of runs that went above the budget at some time, the mean
 share of time above it and the largest excess; then the comparisons the README quotes:
 DEC against LS (share of runs where DEC's BSLD is lower, and DEC's share of solver

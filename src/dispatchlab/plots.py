@@ -10,7 +10,7 @@ Conventions:
 
 - times are integer seconds in the trace's time origin after slicing (the values the
   simulation used); axes show them as hours or days from a stated origin;
-- box plots (as in seed paper 000) show min / max whiskers, the quartile box, the
+- box plots (as in Galleguillos et al. 2017) show min / max whiskers, the quartile box, the
   median line and the mean as a triangle, with statistics from
   :func:`dispatchlab.study.weighted_box_stats` (inverted-CDF quantiles); NaN values
   (rejected jobs) are ignored; on a log axis values below the axis floor (e.g. 0) are
@@ -29,7 +29,7 @@ figures, build ``colours = colour_map(all_predictors)`` once and pass it to ever
 Every figure has a legend, outside the axes at the right of the (top) right panel: group
 -> colour for box and scatter plots, one entry per line (its label) for line plots.
 
-Power-cap figures (seed paper 003: :func:`cap_power_boxes`, :func:`time_above_cap`,
+Power-cap figures (Carastan-Santos et al. 2024: :func:`cap_power_boxes`, :func:`time_above_cap`,
 :func:`underuse_boxes`, :func:`turnaround_change`, :func:`window_start_bars`,
 :func:`wait_by_size_class`) take ``cap -> method -> array`` (a cap label, e.g.
 ``"50%"``, then a method label, e.g. ``"easy-pc/real"``: one value per run, or per job
@@ -257,7 +257,7 @@ def slowdown_boxes(values: Mapping[str, np.ndarray], *,
     per job, aligned with ``values[label]``: ``"short"`` / ``"medium"`` / ``"long"``
     strings or the codes 0 / 1 / 2 of :func:`dispatchlab.metrics.job_columns`; anything
     else is left out) the figure has one panel per class, short / medium / long, with
-    one box per label (seed paper 000, Figure 4). Each tick says how many jobs the box
+    one box per label (Galleguillos et al. 2017, Figure 4). Each tick says how many jobs the box
     holds."""
     labels = list(values)
     if not labels:
@@ -297,7 +297,7 @@ def queue_length_distribution(series: Mapping[str, StepFunction], *,
                               title: str | None = None,
                               groups: Mapping[str, str] | None = None,
                               colours: Mapping[str, str] | None = None) -> Figure:
-    """Time-weighted box plots of the number of waiting jobs (seed paper 000, Figure 5).
+    """Time-weighted box plots of the number of waiting jobs (Galleguillos et al. 2017, Figure 5).
 
     Every second of a run weighs the same; the periods where the queue is empty in
     *every* series are left out (so idle periods do not pile up at 0). Computed on the
@@ -536,7 +536,7 @@ def prediction_error_curves(estimate: Mapping[str, np.ndarray],
 
     1. *absolute error*: histogram of ``|estimate - actual|`` (share of the label's jobs
        per bin, 60 log-spaced bins from 1 s to the largest error; an error of 0 is
-       counted in the first bin), log x axis (seed paper 000, Figure 2);
+       counted in the first bin), log x axis (Galleguillos et al. 2017, Figure 2);
     2. *signed error*: the cumulative distribution of ``estimate - actual`` on a
        symmetric log x axis (linear within +-1 minute): the height at 0 is the share
        of jobs that were underestimated or exact, left of 0 are the underestimates.
@@ -875,7 +875,7 @@ def gantt(job_id: np.ndarray, start: np.ndarray, end: np.ndarray, procs: np.ndar
     return fig
 
 
-# -------------------------------------------------------------- power caps (003)
+# ---------------------------------------------- power caps (Carastan-Santos et al. 2024)
 #: Upper bounds (inclusive, processors) of the job size classes of
 #: :func:`wait_by_size_class`; the last class holds every larger job: 1, 2-4, 5-16,
 #: 17-64, 65-256, >256 (powers of 4: each class is 4x the previous one; on platforms of
@@ -999,7 +999,8 @@ def _cap_boxes(values: Mapping[str, Mapping[str, Any]], what: str, *, ylabel: st
 def cap_power_boxes(shares: Mapping[str, Mapping[str, np.ndarray]], *,
                     title: str | None = None, groups: Mapping[str, str] | None = None,
                     colours: Mapping[str, str] | None = None) -> Figure:
-    """Platform power in the cap window as a share of the cap (seed paper 003, Figure 4).
+    """Platform power in the cap window as a share of the cap (Carastan-Santos et al. 2024, Figure
+    4).
 
     ``shares`` maps a cap label to a mapping method label (e.g. ``"easy-pc/real"``: a
     dispatcher x power predictor) -> one value per run (workload): the run's **mean**
@@ -1020,7 +1021,7 @@ def underuse_boxes(underuse: Mapping[str, Mapping[str, np.ndarray]], *,
                    colours: Mapping[str, str] | None = None) -> Figure:
     """Under-use of the cap per method and cap: ``underuse`` as :func:`cap_power_boxes`,
     one value per run, the time-mean of ``(cap - power) / cap`` over the window
-    counting 0 while above the cap (``cap_mean_underuse``; seed paper 003 section 6.5).
+    counting 0 while above the cap (``cap_mean_underuse``; Carastan-Santos et al. 2024 section 6.5).
     One panel per cap, boxes with the runs as dots; lower is better."""
     return _cap_boxes(underuse, "underuse_boxes", ylabel="mean under-use of the cap",
                       title=title or "Under-use of the cap in the window (per run)",
@@ -1032,7 +1033,7 @@ def time_above_cap(shares: Mapping[str, Mapping[str, np.ndarray]], *,
                    title: str | None = None, groups: Mapping[str, str] | None = None,
                    colours: Mapping[str, str] | None = None) -> Figure:
     """Share of the cap window's time with the platform power above the cap, one dot
-    per run (seed paper 003, Figure 6; lower is better).
+    per run (Carastan-Santos et al. 2024, Figure 6; lower is better).
 
     ``shares`` as :func:`cap_power_boxes` (values ``cap_time_above_share``, 0 .. 1).
     One panel per cap, one column of dots per method (spread sideways in input order,
@@ -1085,12 +1086,12 @@ def turnaround_change(mean_change: Mapping[str, Mapping[str, np.ndarray]],
                       baseline: str | None = None, title: str | None = None,
                       groups: Mapping[str, str] | None = None,
                       colours: Mapping[str, str] | None = None) -> Figure:
-    """Change of the turnaround against a baseline run on the same workload (seed paper
-    003, Figures 5 and 7b / 7c).
+    """Change of the turnaround against a baseline run on the same workload (Carastan-Santos
+    et al. 2024, Figures 5 and 7b / 7c).
 
     ``mean_change`` (and ``max_change``) as :func:`cap_power_boxes`: cap -> method ->
     one value per workload, ``value / baseline - 1`` of the run's mean (maximum)
-    turnaround (+0.1: 10 % longer than the baseline; lower is better, unlike the seed's
+    turnaround (+0.1: 10 % longer than the baseline; lower is better, unlike the paper's
     7b which plots the improvement). One row of panels per cap, a column per metric
     (mean, then max; each column shares its y axis), boxes with the workloads as dots
     and a dashed line at 0. ``baseline`` names the baseline in the axis labels."""
@@ -1127,7 +1128,7 @@ def turnaround_change(mean_change: Mapping[str, Mapping[str, np.ndarray]],
 def window_start_bars(shares: Mapping[str, Mapping[str, np.ndarray]], *,
                       title: str | None = None, groups: Mapping[str, str] | None = None,
                       colours: Mapping[str, str] | None = None) -> Figure:
-    """Share of the started jobs that started inside the cap window (seed paper 003,
+    """Share of the started jobs that started inside the cap window (Carastan-Santos et al. 2024,
     Figure 7d; ``window_start_share``): ``shares`` as :func:`cap_power_boxes`. One
     panel per cap, one bar per method at the mean over runs (NaN ignored; labelled in
     %; no bar without a value), the runs as dots over it."""
@@ -1168,8 +1169,8 @@ def wait_by_size_class(procs: Mapping[str, Mapping[str, np.ndarray]],
                        stats: Sequence[str] = ("mean",), title: str | None = None,
                        groups: Mapping[str, str] | None = None,
                        colours: Mapping[str, str] | None = None) -> Figure:
-    """Wait per job size class and method (the starvation of large jobs, seed paper
-    003 section 6.6: EASY SAF against the knapsacks).
+    """Wait per job size class and method (the starvation of large jobs, Carastan-Santos
+    et al. 2024 section 6.6: EASY SAF against the knapsacks).
 
     ``procs`` and ``wait`` (s) are cap -> method -> one value per job, aligned (e.g. the
     jobs of all the method's runs pooled; NaN waits ignored). Jobs are put in size
@@ -1241,20 +1242,20 @@ def wait_by_size_class(procs: Mapping[str, Mapping[str, np.ndarray]],
     return fig
 
 
-# ----------------------------------------------------------- seed 004 power capping
+# ----------------------------------------------------------- Borghesi et al. 2018 power capping
 def budget_bsld_bars(bsld: Mapping[str, Mapping[str, np.ndarray]], *,
                      title: str | None = None, log: bool = True,
                      groups: Mapping[str, str] | None = None,
                      colours: Mapping[str, str] | None = None) -> Figure:
-    """Mean BSLD per power budget and method (seed paper 004, Figures 2-5; lower is
+    """Mean BSLD per power budget and method (Borghesi et al. 2018, Figures 2-5; lower is
     better).
 
     ``bsld`` maps a budget label (e.g. ``"50%"``, in the order to draw) to a mapping
     method label (e.g. ``"dec"``, ``"dynshare-0.5"``) -> one value per run (workload
-    instance): the run's mean BSLD (seed 004 eq. 3, ``mean_power_bsld``). One group of
+    instance): the run's mean BSLD (Borghesi et al. 2018 eq. 3, ``mean_power_bsld``). One group of
     bars per budget, one bar per method (the mean over runs; NaN runs, e.g. failed
     ones, left out), the runs as dots over their bar. ``log``: a log y axis (the
-    seed's values span orders of magnitude at tight budgets)."""
+    paper's values span orders of magnitude at tight budgets)."""
     data, methods = _nested(bsld, "budget_bsld_bars")
     col = _colouring(methods, groups, colours)
     budgets = list(data)
@@ -1278,7 +1279,7 @@ def budget_bsld_bars(bsld: Mapping[str, Mapping[str, np.ndarray]], *,
     ax.set_xticks(range(len(budgets)))
     ax.set_xticklabels(budgets)
     ax.set_xlabel("power budget")
-    ax.set_ylabel("mean BSLD (seed 004 eq. 3)")
+    ax.set_ylabel("mean BSLD (Borghesi et al. 2018 eq. 3)")
     if log:
         ax.set_yscale("log")
     ax.grid(axis="y", alpha=0.3)
@@ -1294,7 +1295,7 @@ def power_against_budget(power: Mapping[str, tuple[np.ndarray, np.ndarray]],
                          title: str | None = None, origin: int = 0,
                          groups: Mapping[str, str] | None = None,
                          colours: Mapping[str, str] | None = None) -> Figure:
-    """Platform power over time against the power budget (seed paper 004, Figure 1b
+    """Platform power over time against the power budget (Borghesi et al. 2018, Figure 1b
     style): one step line per method from ``power`` (label -> ``(times, watts)``,
     right-continuous steps as :func:`dispatchlab.power.accounting.platform_power`
     gives), the budget as a black dashed step line (``(times, watts)``, NaN where

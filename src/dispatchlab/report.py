@@ -53,14 +53,14 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   series horizon, or the first day from the first start when no series is stored.
   Node-level runs (jobs with an ``allocation``) show nodes; other runs show core lanes
   assigned after the run.
-- **Power caps (seed 003)**, only when some selected run has a cap (``runs.cap`` set:
-  a campaign with a ``[power]`` table): per (trace, platform) the table of
+- **Power caps (Carastan-Santos et al. 2024)**, only when some selected run has a cap (``runs.cap``
+  set: a campaign with a ``[power]`` table): per (trace, platform) the table of
   :func:`dispatchlab.campaign.powerstats.power_rows` (per dispatcher x power predictor x
   cap, the means over runs of the cap-window metrics and the turnaround change against
   the baseline run on the same workload: the ``baseline`` dispatcher when given, else
   ``easy`` when the selection has it, else the first dispatcher label; at cap ``none``),
-  and the figures of seed 003's section 6 drawn from the runs' metrics, one panel per
-  cap, one box / column of dots per *method* (dispatcher / power predictor, coloured by
+  and the figures of Carastan-Santos et al. 2024's section 6 drawn from the runs' metrics, one
+  panel per cap, one box / column of dots per *method* (dispatcher / power predictor, coloured by
   dispatcher): mean power in the window over the cap (Figure 4, per-run means), time
   above the cap (Figure 6, with the "own" variant), under-use, the change of the mean
   and max turnaround against the baseline (Figures 5, 7b, 7c; capped runs with a
@@ -589,20 +589,23 @@ def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
         "Mean (left) and maximum (right) wait per job size class in processors ("
         + ", ".join(names) + "), per cap and method: the measured jobs of all the "
         "method's runs pooled (lead-in jobs and hot-start dummies left out); "
-        "a large maximum for the largest classes is the starvation of large jobs (seed "
-        "003, EASY SAF against the knapsacks). Tick: jobs in the class.")
+        "a large maximum for the largest classes is the starvation of large jobs "
+        "(Carastan-Santos et al. 2024 section 6.6, EASY SAF against the "
+        "knapsacks). Tick: jobs in the class.")
 
 
 def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap: str,
                    max_jobs: int) -> str:
-    """The "Power caps (seed 003)" section: ``runs`` are the done selected runs."""
+    """The "Power caps (Carastan-Santos et al. 2024)" section: ``runs`` are the done selected
+    runs."""
     from dispatchlab import plots
     from dispatchlab.campaign.powerstats import power_rows
 
     capped = [r for r in runs if r.get("cap") is not None]
     rows = power_rows(capped, baseline=baseline, baseline_cap=baseline_cap)
     out = _note(
-        "Power-cap runs (campaigns with a [power] table), read as seed 003 section 6: "
+        "Power-cap runs (campaigns with a [power] table), read as Carastan-Santos et al. 2024 "
+        "section 6: "
         "per dispatcher, power predictor and cap, the means over runs (workloads) of "
         "the cap-window metrics: mean platform power in the window over the cap, share "
         "of window time above the cap, share of runs above it at some time, largest "
@@ -674,7 +677,8 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
             out += _figure(plots.cap_power_boxes(share, **style), "power in the cap window",
                            "Mean platform power in the cap window as a share of the cap "
                            "(black line: the cap), one box per method, the runs as dots "
-                           "(seed 003 Figure 4 shows the power's distribution over the "
+                           "(Carastan-Santos et al. 2024 Figure 4 shows the power's distribution "
+                           "over the "
                            "window's time; these are per-run means, so a run under the "
                            "line may still break the cap: see the next figure). Whiskers: "
                            "min / max; box: quartiles; line: median; triangle: mean.")
@@ -685,7 +689,8 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
                     plots.time_above_cap(above, own=own or None, **style),
                     "time above the cap",
                     "Share of the cap window's time with the platform power above the cap, "
-                    "one dot per run, black bar: mean (seed 003 Figure 6; lower is better)"
+                    "one dot per run, black bar: mean (Carastan-Santos et al. 2024 Figure 6; "
+                    "lower is better)"
                     + ("; hollow dots: the same counting only the times when the jobs "
                        "already running when the window opened are within the cap on "
                        "their own (the excess the dispatcher's own starts caused)."
@@ -706,13 +711,15 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
                 f"Change of the mean (left) and max (right) turnaround of each run against "
                 f"the {baseline} run at cap {baseline_cap} on the same workload "
                 "(value / baseline - 1; above 0: longer, worse), capped runs with a "
-                "baseline, one box per method, the workloads as dots (seed 003 Figures 5, "
+                "baseline, one box per method, the workloads as dots (Carastan-Santos et al. "
+                "2024 Figures 5, "
                 "7b and 7c; the max is the starvation of the worst job).")
         starts = per_cap("window_start_share")
         if starts:
             out += _figure(plots.window_start_bars(starts, **style), "jobs started in window",
                            "Share of the started jobs that started inside the cap window "
-                           "(seed 003 Figure 7d): bar, the mean over runs; dots, the runs.")
+                           "(Carastan-Santos et al. 2024 Figure 7d): bar, the mean over runs; "
+                           "dots, the runs.")
         out += _power_wait_figure(con, members, method, caps, style, max_jobs)
     return out
 
@@ -878,12 +885,13 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             "grouped by campaign, trace, platform and full configuration; only the seeds, "
             "slices and repetitions of one configuration are pooled (in the job box "
             "plots). Colours: one per predictor, the same in every figure."))
-        if any(r.get("dispatcher_name") in SEED004_METHODS and r.get("cap") is not None
+        if any(r.get("dispatcher_name") in POWER_CAPPING_METHODS and r.get("cap") is not None
                for r in done):
-            parts.append("<h2>Power capping by scheduling and by throttling (seed 004)</h2>")
-            parts.append(_seed004_section(con, done))
+            parts.append("<h2>Power capping by scheduling and by throttling "
+                         "(Borghesi et al. 2018)</h2>")
+            parts.append(_power_capping_section(con, done))
         if any(r.get("cap") is not None for r in done):
-            parts.append("<h2>Power caps (seed 003)</h2>")
+            parts.append("<h2>Power caps (Carastan-Santos et al. 2024)</h2>")
             parts.append(_power_section(con, done, _power_baseline(done, asked),
                                         "none", max_jobs_per_box))
         colours = plots.colour_map([g.predictor for g in groups])
@@ -915,8 +923,9 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     return path
 
 
-#: the dispatchers of seed 004 (registered names): their runs get the seed 004 section
-SEED004_METHODS = ("ls", "dec", "bf", "dvfs", "rapl-simple", "rapl-dynshare", "dec-rapl")
+#: the dispatchers of Borghesi et al. 2018 (registered names): their runs get the Borghesi et al.
+#: 2018 section
+POWER_CAPPING_METHODS = ("ls", "dec", "bf", "dvfs", "rapl-simple", "rapl-dynshare", "dec-rapl")
 
 
 def _family(trace: str) -> str:
@@ -925,18 +934,18 @@ def _family(trace: str) -> str:
     return str(trace).split("/", 1)[0]
 
 
-def _seed004_section(con, runs: list[dict[str, Any]]) -> str:
-    """Seed 004's figures from the runs of its methods: per instance family and platform
+def _power_capping_section(con, runs: list[dict[str, Any]]) -> str:
+    """Borghesi et al. 2018's figures from the runs of its methods: per instance family and platform
     (the instances of one family, seeds or archive members, pooled), the mean BSLD per
     budget and method, the time above the budget per method, and the platform power
     against the budget of one workload (when series are stored)."""
     from dispatchlab import plots
 
-    mine = [r for r in runs if r.get("dispatcher_name") in SEED004_METHODS]
+    mine = [r for r in runs if r.get("dispatcher_name") in POWER_CAPPING_METHODS]
     out = _note(
-        "Runs of seed 004's methods (ls, dec, bf, dvfs, rapl-simple, rapl-dynshare, "
+        "Runs of Borghesi et al. 2018's methods (ls, dec, bf, dvfs, rapl-simple, rapl-dynshare, "
         "dec-rapl), one method per dispatcher label (the label carries the duration "
-        "model, e.g. dynshare-0.5). BSLD is seed 004's eq. 3 (mean_power_bsld: "
+        "model, e.g. dynshare-0.5). BSLD is Borghesi et al. 2018's eq. 3 (mean_power_bsld: "
         "(wait + effective run) / max(300 s, unstretched run), at least 1). Instances of "
         "one family (a trace entry's seeds, or the members of one archive pattern) are "
         "pooled: the bar is the mean over instances of each run's mean BSLD, the dots "
@@ -965,8 +974,9 @@ def _seed004_section(con, runs: list[dict[str, Any]]) -> str:
         if bsld:
             out += _figure(plots.budget_bsld_bars(bsld, colours=colours,
                                                   title=f"{fam}: BSLD by power budget"),
-                           "BSLD by budget", "Mean BSLD (seed 004 eq. 3) per power budget "
-                           "and method (seed 004 Figures 2-5; lower is better).")
+                           "BSLD by budget", "Mean BSLD (Borghesi et al. 2018 eq. 3) per power "
+                           "budget "
+                           "and method (Borghesi et al. 2018 Figures 2-5; lower is better).")
             rows = []
             for c, per in bsld.items():
                 cells = "".join(f"<td>{_fmt(float(np.nanmean(v)))}</td>"
@@ -983,13 +993,13 @@ def _seed004_section(con, runs: list[dict[str, Any]]) -> str:
                            "Share of the run's time with the platform power above the "
                            "budget, one dot per instance, black bar: mean. Scheduling "
                            "methods with exact predictions stay at 0; the throttling "
-                           "methods' excess is measured (seed 004: without admission "
+                           "methods' excess is measured (Borghesi et al. 2018: without admission "
                            "control they fail at budgets <= 30 %).")
-        out += _seed004_power_figure(con, members, caps, colours)
+        out += _power_capping_figure(con, members, caps, colours)
     return out
 
 
-def _seed004_power_figure(con, members: list[dict[str, Any]], caps: list[str],
+def _power_capping_figure(con, members: list[dict[str, Any]], caps: list[str],
                           colours: dict[str, str]) -> str:
     """Platform power against the budget for one workload at the tightest budget with
     stored power series: one line per method."""
@@ -1028,7 +1038,8 @@ def _seed004_power_figure(con, members: list[dict[str, Any]], caps: list[str],
             title=f"{first['trace']} ({first.get('workload')}), budget {cap}")
         return _figure(fig, "power against the budget",
                        f"Platform power over time against the budget {html.escape(cap)} "
-                       "(dashed) on one instance, one line per method (seed 004 Figure 1b "
+                       "(dashed) on one instance, one line per method (Borghesi et al. 2018 "
+                       "Figure 1b "
                        "style); hours from the first start.")
     return _note("No power series stored (store_series = false): no power-over-time "
                  "figure.")

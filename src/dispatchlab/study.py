@@ -1,4 +1,4 @@
-"""The prediction study (seed paper 000, section 5.2): every dispatcher x predictor.
+"""The prediction study (Galleguillos et al. 2017, section 5.2): every dispatcher x predictor.
 
 :func:`run_prediction_study` simulates one workload under each combination of the
 named dispatchers (built with :func:`~dispatchlab.dispatch.make_dispatcher`) and

@@ -87,9 +87,9 @@ _SELECTIONS = ("jobs", "window", "fraction", "sample_jobs")
 _PLATFORM_KEYS = {"label", "cores", "nodes", "cores_per_node", "file", "builtin",
                   "allocator"}
 _COMPONENT_KEYS = {"label", "name", "params"}
-#: a dispatcher entry may also name the run's duration model (seed 004's throttling)
+#: a dispatcher entry may also name the run's duration model (Borghesi et al. 2018's throttling)
 _DISPATCHER_KEYS = _COMPONENT_KEYS | {"duration_model"}
-#: the arrival patterns of ``generate = "eurora"`` (seed 004's synthetic instances)
+#: the arrival patterns of ``generate = "eurora"`` (Borghesi et al. 2018's synthetic instances)
 _ARRIVALS = ("uniform", "left-skewed", "burst")
 _EXCLUDE_KEYS = {"trace", "platform", "dispatcher", "predictor", "seed", "cap",
                  "power_predictor"}
@@ -307,8 +307,12 @@ def _label(where: _Where, table: dict, entry: str, default: str) -> str:
 
 
 def _resolve(base: Path, text: str) -> Path:
-    """A path from the campaign file: ``~`` expanded, relative to ``base``."""
-    p = Path(text).expanduser()
+    """A path from the campaign file: a leading ``$DISPATCHLAB_TRACES`` replaced by the
+    traces folder (:func:`dispatchlab.references.traces_dir`), ``~`` expanded, relative
+    to ``base``."""
+    from dispatchlab.references import expand_traces
+
+    p = Path(expand_traces(text)).expanduser()
     return p if p.is_absolute() else (base / p)
 
 
@@ -345,7 +349,7 @@ def _generated_trace(where: _Where, base: Path, t: dict,
     for key in sorted(set(t) - allowed):
         raise where.error(f"{key} does not apply to generate = {generate!r}", entry)
     out: dict[str, Any] = {"generate": generate, "jobs": jobs}
-    if generate == "eurora":  # seed 004's synthetic instances on the Eurora machine
+    if generate == "eurora":  # Borghesi et al. 2018's synthetic instances on the Eurora machine
         window = _typed(where, t, "arrival_window", int, entry)
         if window is None or window < 1:
             raise where.error("generate = 'eurora' needs arrival_window = SECONDS >= 1 "
@@ -468,8 +472,8 @@ def _slices(where: _Where, t: dict, entry: str) -> dict[str, int] | None:
     """``slices = {count, jobs, lead_in, queued}`` with the lead-in resolved, or None.
     ``queued = true``: each run's lead-in jobs are all submitted at the submission time
     of its first measured job, so the run starts with them queued on an empty machine
-    (a replay that resubmits the jobs running and waiting at its start, as seed 003's
-    power-cap windows open; ours)."""
+    (a replay that resubmits the jobs running and waiting at its start, as Carastan-Santos et al.
+    2024's power-cap windows open; ours)."""
     if "slices" not in t:
         return None
     s = _check_keys(where, t["slices"], _SLICE_KEYS, f"{entry}.slices")

@@ -12,14 +12,14 @@ builds from them (job power columns, the cap, the power predictor).
   on the run's platform: the same workload always gets the same power, and a
   workload's power does not depend on the rest of the trace (ours).
 * ``from_workload = true``: the jobs carry their own power (``generate = "eurora"``
-  instances, seed 004's synthetic workloads).
-* ``cap_base = "bf-peak"`` (seed 004): every cap value is a share of the peak power of a
+  instances, Borghesi et al. 2018's synthetic workloads).
+* ``cap_base = "bf-peak"`` (Borghesi et al. 2018): every cap value is a share of the peak power of a
   reference ``bf`` run of the same workload without a cap, computed and cached inside
   the worker (:func:`dispatchlab.campaign.worker._scaled_to_reference`); default
   ``"max-dynamic-power"``: the platform's ``max_dynamic_power``.
 * ``series = true`` (with ``synth_seed``): also draw the per-job power series at
-  ``period`` seconds (default 20, seed 003's) and compute the cap-window metrics from
-  the sampled platform power (see :mod:`dispatchlab.power.accounting`).
+  ``period`` seconds (default 20, Carastan-Santos et al. 2024's) and compute the cap-window metrics
+  from the sampled platform power (see :mod:`dispatchlab.power.accounting`).
 * ``caps = [...]``: the cap axis. Each item is a cap value (``0.5``: a fraction of the
   platform's ``max_dynamic_power``; ``"400kW"``: watts; ``"none"``: no cap) or an
   inline table ``{label = "...", value = ..., window = [T0, T1], file = "steps.txt"}``
@@ -33,8 +33,8 @@ builds from them (job power columns, the cap, the power predictor).
 * ``history_jobs = N`` (ours; slices of trace files): the power predictor starts having
   seen up to N jobs of the trace before the run's slice (those that ended, by their
   recorded end, before the run's first submission; their power drawn with the run's:
-  :class:`~dispatchlab.power.predictors.WithPriorHistory`), as seed 003's predictors
-  knew each user's past; without it ``history`` starts cold (``naive``) in a run that
+  :class:`~dispatchlab.power.predictors.WithPriorHistory`), as Carastan-Santos et al. 2024's
+  predictors knew each user's past; without it ``history`` starts cold (``naive``) in a run that
   begins with a queued lead-in.
 * ``procs_per_node`` is a *trace* key (see :func:`dispatchlab.workload.clean.
   units_as_nodes`), not a power one.

@@ -1,4 +1,4 @@
-"""Power-cap results over stored runs: seed 003's way of reading a campaign.
+"""Power-cap results over stored runs: Carastan-Santos et al. 2024's way of reading a campaign.
 
 :func:`power_rows` groups the runs of campaigns with power (``runs.cap`` set) by
 campaign, trace, platform, dispatcher, predictor, power predictor and cap, and gives
@@ -15,7 +15,7 @@ per group the mean over its runs (workloads) of
   dispatcher is labelled ``baseline`` (default ``easy``) under the cap labelled
   ``baseline_cap`` (default ``none``: no cap). A change is ``value / baseline - 1``
   per run (so +0.14 is 14 % longer), averaged over the runs that have a baseline
-  (seed 003 section 6: "computed by (workload, powercap) group, then averaged");
+  (Carastan-Santos et al. 2024 section 6: "computed by (workload, powercap) group, then averaged");
   ``baselined`` counts them. Runs without a baseline leave those columns None.
 
 Rows come in the order their groups first appear among the runs.

@@ -133,7 +133,7 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
     from dispatchlab.workload.clean import clean, select
 
     generate = trace.get("generate")
-    if generate == "eurora":  # seed 004's synthetic instances (ours: see eurora_synth)
+    if generate == "eurora":  # Borghesi et al. 2018's synthetic instances (ours: see eurora_synth)
         from dispatchlab.workload.eurora_synth import eurora_instance
 
         table = eurora_instance(trace["jobs"], trace["arrival_window"],
@@ -337,7 +337,7 @@ _PEAKS: OrderedDict[str, float] = OrderedDict()
 
 def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
                          pinned) -> Any:
-    """The run's cap with ``cap_base = "bf-peak"`` (seed 004): each step's value is read
+    """The run's cap with ``cap_base = "bf-peak"`` (Borghesi et al. 2018): each step's value is read
     as a share of the peak platform power of one *reference* run of the same workload:
     ``bf`` (PA-HPC-SIM's power-aware EASY) without a cap, with the run's predictor and
     power predictor, hot-start jobs included in the run but left out of the peak (they

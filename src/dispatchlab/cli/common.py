@@ -506,16 +506,16 @@ def attach_job_power(jobs, power_file: str | None, platform):
     return jobs
 
 
-#: the throttling options of power-capping runs (seed 004)
+#: the throttling options of power-capping runs (Borghesi et al. 2018)
 THROTTLE_OPTIONS = options(
     click.option("--duration-model", default=None, metavar="SPEC",
                  help="how a job's power level stretches its remaining run time: none | "
                       "factor:f=F (D' = max(1, F/M) D, F in [0, 1]) | mixed:profile="
-                      "dynshare|dvfs (a per-job F by application type) | cpi (seed 004 "
+                      "dynshare|dvfs (a per-job F by application type) | cpi (Borghesi et al. 2018 "
                       "eq. 4); default none"),
     click.option("--hot-start", type=float, default=None, metavar="SHARE",
                  help="start with this share (0-1) of the nodes busy with short dummy jobs "
-                      "(seed 004's hot start; they are left out of the job metrics)"),
+                      "(Borghesi et al. 2018's hot start; they are left out of the job metrics)"),
 )
 
 

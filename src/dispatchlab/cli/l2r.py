@@ -1,5 +1,5 @@
 """``dispatchlab l2r train`` / ``l2r evaluate``: learning-to-rank queue order for EASY
-(seed 001; the pipeline is :mod:`dispatchlab.l2r.pipeline`)."""
+(Darrous, learning-to-rank report; the pipeline is :mod:`dispatchlab.l2r.pipeline`)."""
 
 from __future__ import annotations
 
@@ -27,13 +27,14 @@ def _default_work(path: Path) -> Path:
 
 @click.group("l2r")
 def l2r_app() -> None:
-    """Learning to rank the EASY queue (seed 001): train a ranker, evaluate it."""
+    """Learning to rank the EASY queue (Darrous, learning-to-rank report): train a ranker, evaluate
+    it."""
 
 
 @l2r_app.command("train")
 @TRACE_ARG
 @click.option("--lists", "-K", type=int, required=True,
-              help="contiguous training lists K (the seed: KTH/CTC 256, SDSC-SP2 512, "
+              help="contiguous training lists K (the paper: KTH/CTC 256, SDSC-SP2 512, "
                    "SDSC-BLUE and CEA-Curie 1024)")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="the model file to write (JSON)")
@@ -43,7 +44,7 @@ def l2r_app() -> None:
 @click.option("--features", default=None,
               help="feature set: causal | seed (default: the set-up's)")
 @click.option("--learner", default="ranksvm", show_default=True,
-              help="ranksvm (the seed's pairwise RankSVM) | lambdamart (LightGBM)")
+              help="ranksvm (the paper's pairwise RankSVM) | lambdamart (LightGBM)")
 @click.option("--learner-param", "-L", "learner_params", multiple=True, metavar="KEY=VALUE",
               help="a learner parameter, e.g. -L C=3 -L max_pairs_per_list=2000")
 @click.option("--setup", default="causal", show_default=True, help=SETUP_HELP)
@@ -120,7 +121,7 @@ def evaluate_cmd(trace: Path, model: Path, lists: int | None, setup: str | None,
     table = Table(title=f"{Path(trace).name}: test part (rows {a:,}-{b - 1:,}, "
                         f"{b - a:,} jobs), set-up {ev.setup}",
                   caption="AVGbsld: mean bounded slowdown, tau = 10 s; improvement = "
-                          "baseline / L2R - 1 (the seed's definition)")
+                          "baseline / L2R - 1 (the paper's definition)")
     for col in ("EASY priority", "AVGbsld", "L2R improvement"):
         table.add_column(col, justify="left" if col == "EASY priority" else "right")
     l2r = ev.value("l2r")

@@ -41,7 +41,8 @@ def synth_cmd(trace: Path, seed: int, period: int, series: Path | None, out: Pat
               lenient: bool, extra_fields: str, reader: dict, window: str | None,
               jobs_range: str | None, fraction: str | None) -> None:
     """Synthesize per-job power for TRACE (users' application signatures, calibrated to
-    seed 003's Marconi100 data; see dispatchlab.power.synth) and print its calibration."""
+    Carastan-Santos et al. 2024's Marconi100 data; see dispatchlab.power.synth) and print its
+    calibration."""
     from rich.table import Table
 
     from dispatchlab.power.data import write_power, write_power_series
@@ -96,8 +97,8 @@ def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
                 lenient: bool, extra_fields: str, reader: dict, window: str | None,
                 jobs_range: str | None, fraction: str | None) -> None:
     """Score power predictors on TRACE's recorded schedule (predicted at submission,
-    learning from jobs at their recorded end), as seed 003 Figure 3: the mean absolute
-    error overall and the median over users of each user's MAE, in W."""
+    learning from jobs at their recorded end), as Carastan-Santos et al. 2024 Figure 3: the mean
+    absolute error overall and the median over users of each user's MAE, in W."""
     from rich.table import Table
 
     from dispatchlab.cli.common import attach_job_power
@@ -120,7 +121,7 @@ def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
     report = evaluate_power_predictors(jobs, plat, built)
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs, power predicted at "
                         "submission", caption="W; per user: the median over users of "
-                        "each user's mean absolute error (seed 003 Figure 3)")
+                        "each user's mean absolute error (Carastan-Santos et al. 2024 Figure 3)")
     for col in ("predictor", "jobs", "MAE mean", "MAE max", "MAE std", "per-user mean",
                 "per-user max", "per-user std"):
         table.add_column(col, justify="left" if col == "predictor" else "right")

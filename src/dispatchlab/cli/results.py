@@ -248,8 +248,8 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
 @INCLUDE_UNFINISHED
 def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap: str,
                   fmt: str, include_outdated: bool, include_unfinished: bool) -> None:
-    """Power caps (seed 003): per dispatcher x power predictor x cap, the means over
-    workloads of the cap-window metrics and the turnaround change against the baseline
+    """Power caps (Carastan-Santos et al. 2024): per dispatcher x power predictor x cap, the means
+    over workloads of the cap-window metrics and the turnaround change against the baseline
     run on the same workload."""
     from dispatchlab.campaign.powerstats import power_rows
     from dispatchlab.campaign.store import open_read, select_runs, split_unfinished

@@ -59,7 +59,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       power_predictor: str | None,
                       power_predictor_params: tuple[str, ...],
                       duration_model: str | None) -> None:
-    """Simulate TRACE under every dispatcher x predictor (seed 000, section 5.2)."""
+    """Simulate TRACE under every dispatcher x predictor (Galleguillos et al. 2017, section 5.2)."""
     from rich.table import Table
 
     from dispatchlab.components import parse_component_list

@@ -3,7 +3,8 @@
 ``make_dispatcher(name, **params)`` builds a registered dispatcher: ``fifo``, ``sjf``,
 ``ljf``, ``easy``, ``conservative``, ``prb``, and the CP-SAT dispatchers ``hcp``,
 ``hcp-online``, ``pcp``, ``pcp-online`` (imported on first use: OR-Tools is loaded only
-by them), seed 003's power-capped ``easy-pc`` and ``knapsack``, and seed 004's power
+by them), Carastan-Santos et al. 2024's power-capped ``easy-pc`` and ``knapsack``, and Borghesi et
+al. 2018's power
 cappers ``ls``, ``dec`` (scheduling), ``bf``, ``dvfs`` (PA-HPC-SIM's power-budget EASY
 variants), ``rapl-simple``, ``rapl-dynshare`` (throttling) and ``dec-rapl``. A new
 dispatcher is one subclass of

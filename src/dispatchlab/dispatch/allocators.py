@@ -12,7 +12,7 @@ order), ``free`` the (nodes x resources) free matrix. A node can host
   (lexicographically over the resources the job requests, in platform resource order;
   ties by node index) - never by adding cores to bytes. Packs jobs to limit
   fragmentation.
-* ``consolidate`` (the PRB allocator of seed paper 000): nodes with the smallest
+* ``consolidate`` (the PRB allocator of Galleguillos et al. 2017): nodes with the smallest
   *share* of free resources first, the share of a node being the mean, over the
   resources with capacity > 0 on that node, of ``free / capacity`` (ties by node
   index); each unit goes to the first node in that order with room (several units may
@@ -20,7 +20,7 @@ order), ``free`` the (nodes x resources) free matrix. A node can host
   sum of free amounts (cores + GPUs + memory in KB), so memory alone decides. It needs
   the node capacities, given once per run by :meth:`Allocator.start`.
 
-* ``energy-consolidate`` (the LS/DEC allocator of seed 004, section 4.2): nodes
+* ``energy-consolidate`` (the LS/DEC allocator of Borghesi et al. 2018, section 4.2): nodes
   *energy-efficient first* (ascending ``efficiency_rank`` of the node's type, from the
   platform: :meth:`dispatchlab.platform.Platform.efficiency_ranks`; on Eurora the 2.1
   GHz MIC nodes 0-31), then as ``consolidate`` (smallest share of free resources), ties
@@ -183,7 +183,7 @@ class Consolidate(Allocator):
 
 
 class EnergyConsolidate(Consolidate):
-    """Seed 004's LS node order: the more energy-efficient nodes first (ascending
+    """Borghesi et al. 2018's LS node order: the more energy-efficient nodes first (ascending
     ``efficiency_rank`` from the platform), then the smallest share of free resources
     (as :class:`Consolidate`), ties by node index; each unit on the first node in that
     order with room. Needs :meth:`start` (capacities) and :meth:`use_platform` (ranks)

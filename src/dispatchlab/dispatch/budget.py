@@ -1,7 +1,7 @@
-"""Power-budget EASY variants of PA-HPC-SIM (seed 004): ``bf`` and ``dvfs``.
+"""Power-budget EASY variants of PA-HPC-SIM (Borghesi et al. 2018): ``bf`` and ``dvfs``.
 
 Both are the EASY skeleton of PA-HPC-SIM (``BackFillingScheduler.hpp::schedule_easy``
-and ``StaticDVFSScheduler.hpp``; ``ALGORITHMS.md`` sections 3.1 and 3.2) with a power
+and ``StaticDVFSScheduler.hpp``) with a power
 budget checked on *predicted* power.
 
 .. warning::
@@ -37,7 +37,7 @@ allocator="first-fit")``), one pass:
 3. with a shadow time, every later job in queue order that fits the resources and the
    power now **and** ends strictly before the shadow time starts now.
 
-``cap_scale`` multiplies the budget (seed 004's admission control: the RAPL methods
+``cap_scale`` multiplies the budget (Borghesi et al. 2018's admission control: the RAPL methods
 admit jobs with BF checking ``3 x`` the budget and let the throttling enforce the real
 one). ``power_check=False`` is PA's EASY without power (``admission = none``). BF keeps
 no state between passes and does not touch the view: it can be driven as an inner
@@ -60,7 +60,7 @@ at a reduced level (PA's "RAPL-like" static DVFS, no discrete frequencies):
   as written; note that with ``M = avail / pred_j`` the hypothetical power *is* the
   budget ``B``, so in PA's formula, and here, the threshold is always 10);
 * predicted ``BSLD = max(1, (now - submit + D') / max(bsld_theta, est))``
-  (``bsld_theta`` = 300 s as seed 004's metric; PA's code uses 60 s); if
+  (``bsld_theta`` = 300 s as Borghesi et al. 2018's metric; PA's code uses 60 s); if
   ``BSLD >= threshold`` the reduction is refused (the job keeps full power and does not
   fit now), else it starts now at level ``M``: the pass returns ``Start(j)`` followed by
   ``SetPower(j, M)`` (the level is kept for the job's whole life).
@@ -156,7 +156,8 @@ def dvfs_threshold(hypothetical: float, budget: float) -> float:
 
 def predicted_bsld(now: int, submit: int, stretched: float, estimate: float,
                    theta: float) -> float:
-    """``max(1, (now - submit + D') / max(theta, estimate))`` (seed 004 eq. 3, predicted)."""
+    """``max(1, (now - submit + D') / max(theta, estimate))`` (Borghesi et al. 2018 eq. 3,
+    predicted)."""
     return max(1.0, (now - submit + stretched) / max(theta, estimate))
 
 

@@ -1,8 +1,8 @@
-"""LS, the list scheduler of seed 004: PRB with power as one more resource.
+"""LS, the list scheduler of Borghesi et al. 2018: PRB with power as one more resource.
 
 **LS** (``LS(order="ewt", allocator="energy-consolidate", default_ewt=1800,
-margin=1.0)``, name ``ls``; seed 004 section 4.2, ALGORITHMS.md 1.1-1.3). A
-:class:`~dispatchlab.dispatch.prb.PRB` whose defaults are seed 004's: jobs in ``ewt``
+margin=1.0)``, name ``ls``; Borghesi et al. 2018 section 4.2, and PA-HPC-SIM's code). A
+:class:`~dispatchlab.dispatch.prb.PRB` whose defaults are Borghesi et al. 2018's: jobs in ``ewt``
 order (ascending expected waiting time of their queue, ties ascending job demand), nodes
 energy-efficient first then fewer free resources (``energy-consolidate``: the platform's
 ``efficiency_rank``, on Eurora the 2.1 GHz nodes 0-31). When a power cap applies now
@@ -11,18 +11,18 @@ energy-efficient first then fewer free resources (``energy-consolidate``: the pl
 * it fits the free resources (as PRB: the allocator maps all its units), **and**
 * ``sum over running jobs of predicted power x current level`` + the predicted power of
   the jobs started earlier in this pass + its own predicted power ``<= margin x cap``
-  (ALGORITHMS.md 1.3, a single scalar check before mapping the units).
+  (PA-HPC-SIM's code: a single scalar check before mapping the units).
 
 The predicted power of a job is its power prediction's mean (``view.power_prediction``,
 W at full level); running jobs without a prediction count 0 W. Jobs that do not fit are
 skipped, not waited for (no reservation), as in PRB. ``margin`` (0 < margin <= 1) is the
-safety margin of seed 004's misprediction study (5.2.4). Without a cap now the pass *is*
+safety margin of Borghesi et al. 2018's misprediction study (5.2.4). Without a cap now the pass *is*
 PRB's with the same order and allocator (the same code decides).
 
 *Ours*: a waiting job whose predicted power alone exceeds ``margin x`` the largest cap of
 the rest of the run (no uncapped time ahead) can never start; it is rejected with that
-reason rather than left waiting forever (as the seed-003 power dispatchers do). Sums of
-running power are correctly rounded (:func:`~dispatchlab.dispatch.prb.power_sum`).
+reason rather than left waiting forever (as the Carastan-Santos et al. 2024 power dispatchers do).
+Sums of running power are correctly rounded (:func:`~dispatchlab.dispatch.prb.power_sum`).
 
 **Proactive form** (:meth:`LS.plan`): PRB's proactive list schedule with the power
 dimension (:class:`~dispatchlab.dispatch.prb.PowerBudget`; future cap steps ignored,
@@ -93,8 +93,8 @@ def reject_never_fitting(name: str, view: View, rows: np.ndarray, pred: np.ndarr
 
 
 class LS(PRB):
-    """Seed 004's list scheduler: PRB with ``ewt`` order, ``energy-consolidate`` nodes and
-    the predicted power of running and started jobs checked against ``margin x cap``.
+    """Borghesi et al. 2018's list scheduler: PRB with ``ewt`` order, ``energy-consolidate`` nodes
+    and the predicted power of running and started jobs checked against ``margin x cap``.
     See the module docstring."""
 
     name = "ls"

@@ -11,28 +11,28 @@ Registered orderings (``make_ordering(name)``):
 * ``fifo``: queue order (submit time, then file order).
 * ``sjf``: ascending estimate, ties by queue order (a stable sort; the same order as
   EASY's ``order="sjf"`` backfill scan).
-* ``urgency`` (PRB of seed paper 000, AccaSim ``prb_scheduler.py``): descending
+* ``urgency`` (PRB of Galleguillos et al. 2017, AccaSim ``prb_scheduler.py``): descending
   ``(wait + 1) / EWT`` with ``wait = now - submit`` seconds and EWT the expected waiting
   time of the job's queue; ties ascending job demand (:func:`job_demand`), then submit
   time, then job row.
-* ``ewt`` (list scheduler of seed 004): ascending EWT; ties ascending job demand, then
+* ``ewt`` (list scheduler of Borghesi et al. 2018): ascending EWT; ties ascending job demand, then
   submit time, then job row.
 * ``walltime`` (PA-HPC-SIM's list scheduler): ascending estimate; ties by submit time,
   then job row.
-* ``slowdown`` (the priority of HCP'/PCP', ALGORITHMS 2.6): descending current slowdown
-  ``(wait + est) / est`` (``est = 0``: ``max(1, wait)``); ties ascending job demand,
-  then submit time, then job row.
+* ``slowdown`` (the priority of HCP'/PCP', as ``hcp3_scheduler.py`` computes it):
+  descending current slowdown ``(wait + est) / est`` (``est = 0``: ``max(1, wait)``);
+  ties ascending job demand, then submit time, then job row.
 
-* ``maui`` (the MAUI-like priority of seed 001's pyss code, ALGORITHMS 4.2): descending
+* ``maui`` (the MAUI-like priority of Darrous's pyss code, ``maui_scheduler.py``): descending
   ``wait_w * wait + sld_w * sld + size_w * units`` with ``sld = (wait + est) // est``
   (integer division, as the authors' Python 2 code; ``est <= 0`` counts as 1); ties by
   queue order (a stable sort). ``maui`` with ``wait=1`` (the default) is FCFS, with
-  ``wait=0:sld=1`` the seed's SLD policy.
-* ``random`` (the seed-001 control): a uniform score drawn once per job from
-  ``seed``; descending, ties by submit time, then job row.
-* ``l2r`` (seed 001): the score of a learned ranking model (``model=PATH``, a file
-  written by ``dispatchlab l2r train``), computed once per job from its features;
-  descending, ties by submit time, then job row.
+  ``wait=0:sld=1`` the report's SLD policy.
+* ``random`` (the control of Darrous, learning-to-rank report): a uniform score drawn
+  once per job from ``seed``; descending, ties by submit time, then job row.
+* ``l2r`` (Darrous, learning-to-rank report): the score of a learned ranking model
+  (``model=PATH``, a file written by ``dispatchlab l2r train``), computed once per job
+  from its features; descending, ties by submit time, then job row.
 
 ``fcfs`` is another name for ``fifo``. An ordering is **static** (``static`` is True)
 when the relative order of two waiting jobs never changes while they wait: ``fifo``,
@@ -195,7 +195,7 @@ class UrgencyOrder(Ordering):
 
 
 class EwtOrder(Ordering):
-    """Queue priority (seed 004 LS): ascending EWT; ties by ascending demand, then
+    """Queue priority (Borghesi et al. 2018 LS): ascending EWT; ties by ascending demand, then
     submit time, then job row."""
 
     name = "ewt"
@@ -239,11 +239,11 @@ def _by_score(keys: OrderKeys, score: np.ndarray) -> np.ndarray:
 
 
 class MauiOrder(Ordering):
-    """MAUI-like weighted priority (seed 001's pyss ``maui_scheduler``, ALGORITHMS 4.2):
+    """MAUI-like weighted priority (Darrous's pyss ``maui_scheduler``):
     descending ``wait * (now - submit) + sld * ((now - submit + est) // est) + size *
     units`` (``est <= 0`` counts as 1), ties by queue order. ``user``, ``bypass`` and
     ``admin`` are the other three MAUI weights; no trace carries QoS or bypass counts,
-    so they must be 0 (the seed's policies leave them at 0)."""
+    so they must be 0 (the paper's policies leave them at 0)."""
 
     name = "maui"
 
@@ -294,8 +294,8 @@ class MauiOrder(Ordering):
 
 
 class RandomOrder(Ordering):
-    """A uniform random score per job, drawn once from ``seed`` (the control of seed
-    001); descending, ties by submit time, then job row."""
+    """A uniform random score per job, drawn once from ``seed`` (the control of Darrous,
+    learning-to-rank report); descending, ties by submit time, then job row."""
 
     name = "random"
     static = True
@@ -313,10 +313,11 @@ class RandomOrder(Ordering):
 
 
 class L2ROrder(Ordering):
-    """The score of a learned ranking model (seed 001): ``model`` is the path of a model
+    """The score of a learned ranking model (Darrous, learning-to-rank report): ``model`` is the
+    path of a model
     file written by ``dispatchlab l2r train``. Each job's features are computed once,
     from the job table, with the model's feature set (``causal``: what is known at
-    submission; ``seed``: the seed's five fields, including the trace's *recorded*
+    submission; ``seed``: the paper's five fields, including the trace's *recorded*
     wait and actual run time, which no real scheduler knows); descending score, ties by
     submit time, then job row."""
 

@@ -1,5 +1,5 @@
-"""Power-capped dispatchers of seed 003: EASY+PC (its Algorithm 1) and the greedy knapsack
-(its Algorithm 2), with five ways to check a job set against the cap.
+"""Power-capped dispatchers of Carastan-Santos et al. 2024: EASY+PC (its Algorithm 1) and the
+greedy knapsack (its Algorithm 2), with five ways to check a job set against the cap.
 
 Both read the cap now (``view.cap``, W; None = no cap) and the cap schedule, and the
 power predictor's predictions (``view.power_prediction``: mean, max, std in W at full
@@ -7,13 +7,14 @@ power; a running job counts with its prediction at start times its current power
 level). The simulation needs a power predictor (``power_predictor=``, CLI
 ``--power-predictor``).
 
-**Checks** (``check``; seed 003 section 5.2): a set of jobs fits the cap ``C`` when
+**Checks** (``check``; Carastan-Santos et al. 2024 section 5.2): a set of jobs fits the cap ``C``
+when
 
 * ``mean``: the sum of predicted means <= C;
 * ``max``: the sum of predicted maxima <= C;
 * ``gaussian68`` / ``gaussian95`` / ``gaussian99``: ``mu + z sigma <= C`` with ``mu``
   the sum of means, ``sigma`` the root of the summed variances (jobs independent) and
-  ``z`` = 1, 2, 3 (the seed's 68 / 95 / 99 % rule).
+  ``z`` = 1, 2, 3 (the paper's 68 / 95 / 99 % rule).
 
 The set is the running jobs plus those started in this pass plus the candidate.
 
@@ -511,7 +512,7 @@ class _PowerCapped(Dispatcher):
     def _never_fit(self, view: View) -> np.ndarray:
         """Queue positions of jobs whose predicted power alone fails the check at the
         largest cap of the rest of the run (no uncapped time ahead): they can never
-        start, and are rejected with that reason (ours: the seed's caps never made it
+        start, and are rejected with that reason (ours: the paper's caps never made it
         happen; without this a permanent cap would leave them waiting forever)."""
         sched = view.cap_schedule
         caps = [view.cap] + ([w for t, w in sched.steps if t > view.now] if sched else [])
@@ -730,7 +731,7 @@ class _PowerCapped(Dispatcher):
 
 
 class EasyPC(_PowerCapped):
-    """EASY+PC (seed 003 Algorithm 1): ``order = fcfs | saf``, ``check`` (see the
+    """EASY+PC (Carastan-Santos et al. 2024 Algorithm 1): ``order = fcfs | saf``, ``check`` (see the
     module docstring)."""
 
     name = "easy-pc"
@@ -979,7 +980,8 @@ class EasyPC(_PowerCapped):
 
 
 class Knapsack(_PowerCapped):
-    """Greedy knapsack (seed 003 Algorithm 2): ``value = wait | stretch``, ``check``."""
+    """Greedy knapsack (Carastan-Santos et al. 2024 Algorithm 2): ``value = wait | stretch``,
+    ``check``."""
 
     name = "knapsack"
 

@@ -1,5 +1,5 @@
-"""PRB, the priority-rule-based dispatcher (seed paper 000; AccaSim ``prb_scheduler``),
-and its proactive form (the list scheduler of seed 004 / PA-HPC-SIM).
+"""PRB, the priority-rule-based dispatcher (Galleguillos et al. 2017; AccaSim ``prb_scheduler``),
+and its proactive form (the list scheduler of Borghesi et al. 2018 / PA-HPC-SIM).
 
 **PRB** (``PRB(order="urgency", allocator="consolidate", default_ewt=1800)``). At each
 pass, every waiting job gets its ordering keys (wait = now - submit, the predictor's
@@ -10,22 +10,22 @@ decided in this pass) starts now; a job that does not fit is skipped and does no
 the later ones. There is no reservation, so a wide job can starve while narrow ones
 keep starting (as in the authors' codes).
 
-* ``order``: any registered ordering (``urgency`` = seed 000 PRB, ``ewt`` = seed 004 LS,
-  ``walltime`` = PA-HPC-SIM LS, ``fifo``, ``sjf``, ``slowdown``).
+* ``order``: any registered ordering (``urgency`` = Galleguillos et al. 2017 PRB,
+  ``ewt`` = Borghesi et al. 2018 LS, ``walltime`` = PA-HPC-SIM LS, ``fifo``, ``sjf``, ``slowdown``).
 * ``allocator``: node-level platforms only (``consolidate`` = fewer free resources first,
-  seed 000; ``first-fit``; ``best-fit``). On counting platforms a job fits iff its units
-  are at most the free cores left.
+  Galleguillos et al. 2017; ``first-fit``; ``best-fit``). On counting platforms a job fits iff its
+  units are at most the free cores left.
 * ``default_ewt``: the EWT in seconds of a job whose queue is not in the platform's
   queue table (``Platform.queues``; see :func:`dispatchlab.platform.queues.job_ewt`).
 
-**Proactive form** (:func:`proactive_schedule`, ALGORITHMS 1.1): a whole schedule of
+**Proactive form** (:func:`proactive_schedule`, PA-HPC-SIM's list scheduler): a whole schedule of
 the waiting jobs, built by walking time points (now, the estimated ends of running
 jobs, the planned ends of jobs placed by the walk); at each point the unscheduled jobs
 are re-sorted with keys evaluated at that time and every one that fits over its
 planned duration is placed. Its start-now part equals PRB's decisions; the rest is the
 reference schedule and the hint of the CP dispatchers.
 
-*Power* (seed 004's LS, :class:`dispatchlab.dispatch.ls.LS`): given a
+*Power* (Borghesi et al. 2018's LS, :class:`dispatchlab.dispatch.ls.LS`): given a
 :class:`PowerBudget`, the plan also keeps the predicted power of the running jobs
 (prediction x current level, released at their estimated ends) plus the jobs it placed
 (released at their planned ends) within a budget of watts: a job fits at ``t`` only if
@@ -85,7 +85,7 @@ class ProactivePlan(NamedTuple):
 
 
 class PowerBudget(NamedTuple):
-    """The power dimension of a proactive plan (seed 004's LS).
+    """The power dimension of a proactive plan (Borghesi et al. 2018's LS).
 
     ``pred``: predicted power (W, float) of each planned row, aligned with the plan's
     ``rows``; ``budget``: the watts the plan may use at any time (margin x cap);
@@ -100,7 +100,7 @@ class PowerBudget(NamedTuple):
 def running_power_prediction(view: View) -> np.ndarray:
     """The predicted power now (W, float64) of each running job, aligned with
     ``view.running.jobs``: its power prediction's mean times its current power level
-    (seed 004: a throttled job's predicted power is its prediction times its level).
+    (Borghesi et al. 2018: a throttled job's predicted power is its prediction times its level).
     A job without a prediction (NaN) counts 0 W."""
     jobs = view.running.jobs
     pp = view.power_prediction
@@ -112,7 +112,7 @@ def running_power_prediction(view: View) -> np.ndarray:
 
 
 def power_sum(values) -> float:
-    """The correctly rounded sum of ``values`` (W): every power dispatcher of seed 004
+    """The correctly rounded sum of ``values`` (W): every power dispatcher of Borghesi et al. 2018
     sums the running jobs' predicted power this way, so their checks agree."""
     return math.fsum(np.asarray(values, dtype=np.float64).tolist())
 
@@ -186,7 +186,7 @@ def units_per_node_many(reqs: np.ndarray, free: np.ndarray) -> np.ndarray:
 def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                        ordering: Ordering, allocator: Allocator, ewt: np.ndarray,
                        demand: np.ndarray, power: PowerBudget | None = None) -> ProactivePlan:
-    """The proactive list schedule of waiting jobs ``rows`` (ALGORITHMS 1.1).
+    """The proactive list schedule of waiting jobs ``rows`` (PA-HPC-SIM's list scheduler).
 
     ``estimate``, ``ewt`` and ``demand`` are aligned with ``rows`` (seconds, seconds,
     :func:`~dispatchlab.dispatch.orderings.job_demand`). Starting from
@@ -218,7 +218,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     of planned ends), no profile of the plan's reservations. The time points are the
     releases and the planned ends.
 
-    ``power`` (a :class:`PowerBudget`, seed 004's LS): a job also needs its predicted
+    ``power`` (a :class:`PowerBudget`, Borghesi et al. 2018's LS): a job also needs its predicted
     power within the budget with the power in use over its window (a
     :class:`PowerProfile`; at ``now``: the summed power of all running jobs plus the
     jobs placed now, exactly as :class:`~dispatchlab.dispatch.ls.LS` checks). A job

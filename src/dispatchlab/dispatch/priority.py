@@ -5,8 +5,8 @@
 * ``sjf`` / ``ljf``: the queue sorted by estimate, ascending / descending (ties by
   queue order). **Strict** by default: start jobs in that order while they fit and stop
   at the first that does not (the sorted head blocks). With ``skip=True`` the walk goes
-  on past jobs that do not fit, starting every later job that still fits. Seed paper
-  000 says both "continue moving through the sorted list until no available resources
+  on past jobs that do not fit, starting every later job that still fits. Galleguillos et
+  al. 2017 say both "continue moving through the sorted list until no available resources
   remain" (read as ``skip``) and that the sorted list is mapped in order (``strict``);
   both are offered.
 """

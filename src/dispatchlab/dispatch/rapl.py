@@ -1,10 +1,10 @@
-"""RAPL-like power capping by throttling (seed 004): ``rapl-dynshare``, ``rapl-simple``
+"""RAPL-like power capping by throttling (Borghesi et al. 2018): ``rapl-dynshare``, ``rapl-simple``
 and the ``dec-rapl`` switch.
 
 These dispatchers let jobs in with an *admission* dispatcher and then keep the platform
 under the power budget (``view.cap``, W) by lowering running jobs' power levels
 (:class:`~dispatchlab.dispatch.base.SetPower`); the simulation's duration model turns
-a level into a slowdown (``duration_model=``; seed 004: ``D' = max(1, F / M) x D``).
+a level into a slowdown (``duration_model=``; Borghesi et al. 2018: ``D' = max(1, F / M) x D``).
 They act on **measured** power: a job's real power (the job table's ``power_mean``,
 ``view.job_power``) times its level, per node (``view.node_power()``), as a RAPL
 controller reads its sockets. *Ours*: when the jobs carry no real power the predicted
@@ -18,17 +18,17 @@ long it is exceeded is a measured metric of every run
 ``min(1, nodes_j x 1 W / power_j)`` with ``nodes_j`` the distinct nodes of its
 allocation (counting platforms: its units) and ``power_j`` its real power.
 
-**Admission** (``admission``, both RAPL methods; seed 004 section 5.2.2): the jobs are
+**Admission** (``admission``, both RAPL methods; Borghesi et al. 2018 section 5.2.2): the jobs are
 started by :class:`~dispatchlab.dispatch.budget.BF` (PA's power-aware EASY) checking
-the *predicted* power against ``admission x`` the cap (default 3, the seed's
+the *predicted* power against ``admission x`` the cap (default 3, the paper's
 "empirical" factor); ``admission = None`` or ``"none"`` is BF without a power check
-(everything that fits the resources starts: the seed's plain EASY-BF, which fails at
+(everything that fits the resources starts: the paper's plain EASY-BF, which fails at
 budgets <= 30 %). BF sees a throttled running job as its prediction times its level.
 
 DynShare (``rapl-dynshare``)
 ----------------------------
 POWsched's dynamic power sharing (Ellsworth et al. SC15, libmsr ``powsched.c``) with
-PA-HPC-SIM's per-node parameters (ALGORITHMS.md 3.4): every ``period`` seconds
+PA-HPC-SIM's per-node parameters (POWsched, libmsr ``powsched.c``): every ``period`` seconds
 (default 5) the per-node measured power ``c`` updates the per-node allocations ``a``
 (:func:`dynshare_step`, numpy over nodes), then each node's allocation is enforced
 (PA ``apply_nodeRAPL``):
@@ -85,8 +85,8 @@ the earliest future estimated end (withdrawn when an event comes first). ``run_f
 
 Simple (``rapl-simple``) - **ours**
 -----------------------------------
-Bodas et al. (E2SC 2014) publish no details (ALGORITHMS.md 3.3); this is our reading of
-seed 004's description (rigid per-job budgets, no sharing): when a job starts its budget
+Bodas et al. (E2SC 2014) publish no details; this is our reading of
+Borghesi et al. 2018's description (rigid per-job budgets, no sharing): when a job starts its budget
 is ``min(its predicted power, budget left)``, with ``budget left = cap - the budgets of
 the running jobs`` (a running job that got no budget from us, e.g. a hot start's, counts
 its prediction times its level), never below 1 W per node. The *predicted* power
@@ -100,8 +100,8 @@ cap a job's budget is its prediction and it runs at full power.
 DEC+RAPL (``dec-rapl``)
 -----------------------
 A switch between two dispatchers (``high``, default ``dec``, and ``low``, default
-``rapl-dynshare``) on the arrival rate (seed 004 section 5.2.3; its threshold: one job
-every two minutes). **Ours** (the seed does not say how the rate is measured): at every
+``rapl-dynshare``) on the arrival rate (Borghesi et al. 2018 section 5.2.3; its threshold: one job
+every two minutes). **Ours** (the paper does not say how the rate is measured): at every
 pass the rate is the number of jobs queued in ``(now - window, now]`` divided by
 ``window`` (default 1800 s; jobs rejected at submission and a hot start's jobs do not
 count); ``high`` decides the pass when the rate is ``>= threshold`` (default 1/120 jobs
@@ -139,7 +139,7 @@ from dispatchlab.dispatch.base import (
 )
 from dispatchlab.errors import InputError
 
-#: a job never draws less than this per node (W), seed 004 and PA
+#: a job never draws less than this per node (W), Borghesi et al. 2018 and PA
 MIN_NODE_WATTS = 1.0
 #: level changes smaller than this are not sent to the engine (float noise)
 LEVEL_TOLERANCE = 1e-9
@@ -152,7 +152,7 @@ def dynshare_step(measured: np.ndarray, alloc: np.ndarray | None, bound: float,
                   q: float = 5.0, rfact: float = 0.9, p_min: float = 1.0,
                   p_max: float = 400.0) -> np.ndarray:
     """One DynShare allocation step (POWsched rules, PA-HPC-SIM's per-node variant,
-    ALGORITHMS.md 3.4): the new per-node allocations (W, float64) from the measured
+    libmsr ``powsched.c``): the new per-node allocations (W, float64) from the measured
     per-node power ``measured`` (W) and the current allocations ``alloc`` under the
     total ``bound`` (W). Pure and vectorized over nodes.
 
@@ -602,8 +602,8 @@ class _ComponentView(View):
 
 
 class DecRapl(Dispatcher):
-    """DEC while jobs arrive fast, DynShare (with admission) otherwise (seed 004 DEC+RAPL;
-    the rate measure is ours, see the module docstring). ``high`` / ``low``: the two
+    """DEC while jobs arrive fast, DynShare (with admission) otherwise (Borghesi et al. 2018
+    DEC+RAPL; the rate measure is ours, see the module docstring). ``high`` / ``low``: the two
     dispatchers (names or instances); ``window`` (s) and ``threshold`` (jobs per s)."""
 
     name = "dec-rapl"

@@ -1,15 +1,15 @@
-"""Learning to rank for backfilling (seed 001, Darrous): the learning core.
+"""Learning to rank for backfilling (Darrous, learning-to-rank report): the learning core.
 
 Pieces, in pipeline order:
 
 * :mod:`~dispatchlab.l2r.split` — cut a trace (file order) into ``K`` consecutive
   training lists and a test part exactly as the seed (:func:`split_lists`);
 * :mod:`~dispatchlab.l2r.features` — per-job feature matrices (:data:`FEATURE_SETS`:
-  the seed's five SWF fields, or the causal submit-time set used by default) and the
-  seed's min-max normalisation (:func:`fit_minmax`, :func:`apply_minmax`);
+  the paper's five SWF fields, or the causal submit-time set used by default) and the
+  paper's min-max normalisation (:func:`fit_minmax`, :func:`apply_minmax`);
 * :mod:`~dispatchlab.l2r.learn` — the target (:func:`finish_order_scores`: earlier
   finish in the best simulated schedule = higher score), within-list preference pairs
-  (:func:`pairs`), and the learners :class:`RankSVM` (the seed's SVMrank) and
+  (:func:`pairs`), and the learners :class:`RankSVM` (the paper's SVMrank) and
   :class:`LambdaMART` (ours, LightGBM);
 * :mod:`~dispatchlab.l2r.model` — :class:`L2RModel`, the trained model and its JSON
   file (:func:`load_model`, :func:`check_feature_set`).

@@ -1,9 +1,9 @@
-"""Job feature matrices for learning to rank, and the seed's min-max normalisation.
+"""Job feature matrices for learning to rank, and the paper's min-max normalisation.
 
 Two feature sets (:data:`FEATURE_SETS`), one float64 row per job, columns in the set's
 order:
 
-``"seed"`` — the seed's five SWF fields 2, 3, 4, 5, 9 (predictsim ``conf.py``
+``"seed"`` — the paper's five SWF fields 2, 3, 4, 5, 9 (predictsim ``conf.py``
 ``indices = (2, 3, 4, 5, 9)``):
 
 * ``submit``: submit time (s, trace origin);
@@ -16,10 +16,10 @@ In the seed, the **training** rows come from the *simulated* output of each list
 simulated start - submit, run = the simulated run), and the **test** rows from the *raw
 test trace*, i.e. the wait recorded on the original system and the actual run time.
 **LEAKAGE**: both are unknown when a real scheduler must rank a waiting job; the run
-time in particular tells the model the job's true length. The seed's numbers were
+time in particular tells the model the job's true length. The paper's numbers were
 obtained this way (the author flagged it later, predictsim commit ``c671558``). Pass
 ``wait=``/``run=`` to :func:`job_features` to use simulated values; without them the
-trace's recorded columns are used, which reproduces the seed's leaky test features.
+trace's recorded columns are used, which reproduces the paper's leaky test features.
 Also note that the seed read SWF field 5 (allocated processors) of the raw test trace;
 *Ours*: ``processors`` is always ``units`` (field 8, or 5 when 8 is missing).
 
@@ -176,7 +176,7 @@ def job_features(
     ``wait``/``run`` (length ``len(jobs)``, s) replace the trace's recorded ``wait`` and
     ``run`` columns for the ``"seed"`` set (use the simulated schedule's values for
     training rows); the ``"causal"`` set ignores them. See the module docstring for each
-    feature and for the seed's test-time leakage. Unknown ``feature_set``:
+    feature and for the paper's test-time leakage. Unknown ``feature_set``:
     :class:`InputError` (field ``features``).
     """
     names = check_feature_set_name(feature_set)
@@ -209,7 +209,7 @@ def job_features(
 
 
 def fit_minmax(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column minimum and maximum of ``X`` (rows = jobs), as the seed's ``min_max``
+    """Per-column minimum and maximum of ``X`` (rows = jobs), as the paper's ``min_max``
     over all kept training outputs. ``X`` must have at least one row."""
     arr = np.asarray(X, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] == 0:
@@ -220,7 +220,7 @@ def fit_minmax(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def apply_minmax(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``(X - lo) / (hi - lo)`` per column (float64, a new array); a constant column
     (``hi == lo``) becomes 0. Values are **not** clipped: rows outside the fitted range
-    (test jobs) map outside ``[0, 1]``, as in the seed's ``normalize``."""
+    (test jobs) map outside ``[0, 1]``, as in the paper's ``normalize``."""
     arr = np.asarray(X, dtype=np.float64)
     lo_a = np.asarray(lo, dtype=np.float64)
     hi_a = np.asarray(hi, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Learners: the seed's relevance target, within-list pairs, RankSVM and LambdaMART.
+"""Learners: the paper's relevance target, within-list pairs, RankSVM and LambdaMART.
 
 The target (:func:`finish_order_scores`) follows the seed: in the kept simulated
 schedule of a training list, the job that finishes first gets 999999, the next 999998,
@@ -7,7 +7,7 @@ and at test time the waiting queue is sorted by descending score.
 
 Two learners share ``fit(X, y, qid) -> self`` and ``score(X) -> ndarray``:
 
-* :class:`RankSVM` — the seed's learner (SVMrank ``svm_rank_learn -c 3``): a linear
+* :class:`RankSVM` — the paper's learner (SVMrank ``svm_rank_learn -c 3``): a linear
   pairwise hinge-loss SVM without intercept, fitted with scikit-learn's ``LinearSVC``
   on within-list difference vectors;
 * :class:`LambdaMART` — *Ours*: LightGBM's ``lambdarank`` gradient-boosted trees, a
@@ -23,7 +23,7 @@ import numpy as np
 
 from dispatchlab.errors import InputError
 
-#: the seed's score of the first finished job of a list (``1000000 - 1``)
+#: the paper's score of the first finished job of a list (``1000000 - 1``)
 TOP_SCORE = 999_999
 #: lists with more index pairs than this are sub-sampled without enumerating all pairs
 _ENUMERATE_LIMIT = 4_000_000
@@ -34,7 +34,7 @@ MAX_GRADES = 31
 
 
 def finish_order_scores(end: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """The seed's relevance target: by finish order, ``999999, 999998, ...`` (int64).
+    """The paper's relevance target: by finish order, ``999999, 999998, ...`` (int64).
 
     Jobs are ordered by ``end`` (any time unit) ascending, ties by ``rows`` ascending
     (default: the position in ``end``; pyss writes a job's output line when it ends, so
@@ -200,13 +200,13 @@ class RankSVM:
     pairs ``(i, j)`` of :func:`pairs` (``y_i > y_j``, same list; ``s_k`` their weights),
     linear, **no intercept**; ``score(X) = X @ coef_`` (higher = rank first).
 
-    ``C`` is SVMrank's ``-c`` (the seed used 3). SVMrank's C is scaled by the number of
+    ``C`` is SVMrank's ``-c`` (the report used 3). SVMrank's C is scaled by the number of
     training rankings: its documentation gives ``C_light = C_rank / n`` with ``n`` the
     number of queries, where SVM-light's ``-z p`` objective sums one slack per pair. So
     ``C_eff = C / n_lists`` (``n_lists`` = distinct ``qid`` values in the training data)
     is passed to scikit-learn's ``LinearSVC(loss="hinge", fit_intercept=False,
-    dual=True)`` with the pair weights as ``sample_weight``. (ALGORITHMS.md lists this
-    scaling as not confirmed in SVMrank's code; SVMrank itself solves the equivalent
+    dual=True)`` with the pair weights as ``sample_weight``. (This scaling is
+    our reading, not confirmed in SVMrank's code; SVMrank itself solves the equivalent
     one-slack problem with a cutting-plane method, so coefficients agree only up to the
     solvers' tolerances.)
 

@@ -1,7 +1,9 @@
-"""The seed-001 pipeline end to end: label training lists by simulation, train a ranker,
+"""The learning-to-rank pipeline of Darrous, learning-to-rank report, end to end: label training
+lists by simulation, train a ranker,
 evaluate it on the test part (``dispatchlab l2r train`` / ``l2r evaluate``).
 
-**Training** (:func:`train`), as the seed's code (ALGORITHMS 4.1) unless marked *ours*:
+**Training** (:func:`train`), as the report's code (predictsim's ``pyss/src/jad``) unless
+marked *ours*:
 
 1. the trace (cleaned as the set-up says, see below) is split in file order into
    ``lists`` contiguous training lists and a test part (:func:`~dispatchlab.l2r.split.
@@ -17,7 +19,7 @@ evaluate it on the test part (``dispatchlab l2r train`` / ``l2r evaluate``).
    score of :func:`~dispatchlab.l2r.learn.finish_order_scores` (earlier end = higher);
 4. features (:mod:`dispatchlab.l2r.features`; the ``seed`` set reads the kept
    simulation's wait and run), min-max scaling over all training rows, and a learner
-   (``ranksvm``, the seed's, or ``lambdamart``) trained on within-list pairs;
+   (``ranksvm``, the paper's, or ``lambdamart``) trained on within-list pairs;
 5. the model file holds the scaler, the feature set, the weights and a summary.
 
 **Set-ups** (``setup``): ``causal`` (the default, ours) reads the trace with the
@@ -29,8 +31,8 @@ wait and *actual* run time). What stays different from pyss: same-time events
 (dispatchlab ends jobs before it submits new ones at one time point, pyss the reverse).
 
 **Evaluation** (:func:`evaluate`): the test part simulated alone under EASY FCFS, every
-training policy (their best = the seed's "EASY+BF"), the learned score and a random
-score (seeded control), all with ``scope="queue"``; the improvement is the seed's
+training policy (their best = the paper's "EASY+BF"), the learned score and a random
+score (seeded control), all with ``scope="queue"``; the improvement is the paper's
 ``baseline / L2R - 1``.
 """
 
@@ -57,9 +59,9 @@ from dispatchlab.l2r.model import L2RModel, check_feature_set, load_model
 from dispatchlab.l2r.split import Split, split_lists
 from dispatchlab.suggest import did_you_mean
 
-#: the tau of the seed's bounded slowdown (s)
+#: the tau of the paper's bounded slowdown (s)
 TAU = 10
-#: policy name -> EASY priority (the seed's two, and the four its later code adds)
+#: policy name -> EASY priority (the paper's two, and the four its later code adds)
 POLICIES: dict[str, str] = {
     "fcfs": "fcfs",
     "slowdown": "maui:wait=0:sld=1",
@@ -68,10 +70,10 @@ POLICIES: dict[str, str] = {
     "smallest-slowdown": "maui:wait=0:sld=-1",
     "smallest": "maui:wait=0:size=-1",
 }
-#: the seed's version (commit fafc673): FCFS and SLD
+#: the paper's version (commit fafc673): FCFS and SLD
 DEFAULT_POLICIES: tuple[str, ...] = ("fcfs", "slowdown")
 SETUPS: tuple[str, ...] = ("causal", "seed")
-#: machine sizes the seed's code forces (trace file name prefix -> cores)
+#: machine sizes the paper's code forces (trace file name prefix -> cores)
 SEED_MACHINE_SIZES: dict[str, int] = {"CEA-Curie": 80_640}
 
 
@@ -100,7 +102,7 @@ def check_setup(setup: str) -> str:
 
 def avg_bsld(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
              tau: float = TAU) -> float:
-    """The seed's AVGbsld: mean over jobs of ``max((end - submit) / max(run, tau), 1)``
+    """The paper's AVGbsld: mean over jobs of ``max((end - submit) / max(run, tau), 1)``
     with ``run = end - start`` (seconds)."""
     submit, start, end = (np.asarray(a, dtype=np.float64) for a in (submit, start, end))
     if len(submit) == 0:
@@ -111,7 +113,7 @@ def avg_bsld(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 # ----------------------------------------------------------------------------- inputs
 def seed_clean(jobs, machine: int):
-    """The seed's input cleaning, on a table read without cleaning (ALGORITHMS 4.3):
+    """The report code's input cleaning, on a table read without cleaning:
 
     1. the author's pre-filter (predictsim's ``strong_filter_all_swf``): jobs asking for
        more than ``machine`` processors, or with run <= 0, requested time <= 0 or
@@ -370,7 +372,7 @@ class Evaluation:
                    key=lambda r: r.avg_bsld)
 
     def improvement(self, baseline: float) -> float:
-        """The seed's improvement: ``baseline / L2R - 1``."""
+        """The paper's improvement: ``baseline / L2R - 1``."""
         return baseline / self.value("l2r") - 1.0
 
 

@@ -1,4 +1,4 @@
-"""Cutting a trace into training lists and a test part, as the seed's ``split_swf``.
+"""Cutting a trace into training lists and a test part, as the paper's ``split_swf``.
 
 The seed (Darrous, predictsim ``swf_utils.split_swf``) keeps the file order (no
 shuffling: the lists must stay consecutive so that each one is a plausible stretch of
@@ -16,15 +16,15 @@ from typing import NamedTuple
 
 from dispatchlab.errors import InputError
 
-#: the seed's training fraction (``training_percentage`` in predictsim's ``conf.py``)
+#: the paper's training fraction (``training_percentage`` in predictsim's ``conf.py``)
 TRAIN_FRACTION = 0.7
 
 
 class Split(NamedTuple):
     """The row ranges of one split, all half-open ``[start, stop)`` in table rows.
 
-    ``lists[i]`` is training list ``i`` (its ``qid`` in the seed's SVMrank file is
-    ``i + 1``); ``test`` is the test part; ``train_n`` is the seed's
+    ``lists[i]`` is training list ``i`` (its ``qid`` in the paper's SVMrank file is
+    ``i + 1``); ``test`` is the test part; ``train_n`` is the paper's
     ``int(0.7 * n)`` and ``part`` the jobs per list.
     """
 
@@ -35,14 +35,14 @@ class Split(NamedTuple):
 
 
 def training_size(n_jobs: int) -> int:
-    """``int(n_jobs * 0.7)`` exactly as the seed computes it (Python float product,
+    """``int(n_jobs * 0.7)`` exactly as the report's code computes it (Python float product,
     truncated).
 
     This is **not** always ``n_jobs * 7 // 10``: ``0.7`` is stored as
     0.69999999999999995559..., so for about 2.4 % of the sizes the float product falls
     just below an integer (``90 * 0.7 == 62.99999999999999`` gives 62 where
     ``90 * 7 // 10`` gives 63; the first sizes are 90, 170, 180, 330, ...). We keep the
-    seed's value so that list boundaries match the seed's files; IEEE-754 double
+    paper's value so that list boundaries match the paper's files; IEEE-754 double
     multiplication is exactly rounded, so the result is the same on every platform.
     """
     if n_jobs < 0:
@@ -59,7 +59,7 @@ def split_lists(n_jobs: int, k: int) -> Split:
     whole list go to the test part, as in the seed.
 
     Raises :class:`InputError` (field ``lists``) when ``k < 1`` or when ``k > train_n``
-    (a list would hold no job; the seed would silently write empty files). One-job lists
+    (a list would hold no job; the report's code would silently write empty files). One-job lists
     (``part == 1``) are allowed although they give no pair to learn from.
     """
     if k < 1:

@@ -19,7 +19,7 @@ Definitions (the one definition used everywhere in dispatchlab):
 - ``slowdown = (wait + run) / max(run, 1)``;
 - ``bounded_slowdown = max((wait + run) / max(run, tau), 1)`` with ``tau = 10 s``
   by default (Feitelson); ``tau`` must be > 0;
-- seed 004's bounded slowdown of power runs (eq. 3, :func:`power_bounded_slowdown`):
+- Borghesi et al. 2018's bounded slowdown of power runs (eq. 3, :func:`power_bounded_slowdown`):
   ``power_bsld = max((wait + run) / max(theta, unstretched run), 1)`` with ``theta =
   300 s`` (:data:`POWER_BSLD_THETA`), ``run = end - start`` the *effective* (possibly
   stretched) run and the unstretched run the simulated run at nominal speed
@@ -59,7 +59,7 @@ REJECTED: int = 2
 #: Default ``tau`` (s) of the bounded slowdown (Feitelson).
 DEFAULT_TAU: float = 10.0
 
-#: ``theta`` (s) of seed 004's bounded slowdown (eq. 3): five minutes, as the paper
+#: ``theta`` (s) of Borghesi et al. 2018's bounded slowdown (eq. 3): five minutes, as the paper
 #: (PA-HPC-SIM's code uses 60 s).
 POWER_BSLD_THETA: float = 300.0
 
@@ -275,7 +275,7 @@ def unstretched_run(trace_run: ArrayLike, requested_time: ArrayLike,
                     overrun: str = "run") -> np.ndarray:
     """The simulated run of each job at nominal speed (int64 s): the trace's run, or
     ``min(run, requested_time)`` under ``overrun = "kill"`` (the job is killed at its
-    requested time). Seed 004's "original duration" of eq. 3."""
+    requested time). Borghesi et al. 2018's "original duration" of eq. 3."""
     run = np.asarray(trace_run, dtype=np.int64)
     if overrun == "kill":
         return np.minimum(run, np.asarray(requested_time, dtype=np.int64))
@@ -286,7 +286,7 @@ def unstretched_run(trace_run: ArrayLike, requested_time: ArrayLike,
 
 def power_bounded_slowdown(wait: ArrayLike, run: ArrayLike, unstretched: ArrayLike,
                            theta: float = POWER_BSLD_THETA) -> np.ndarray:
-    """Seed 004 eq. 3: ``max((wait + run) / max(theta, unstretched), 1)`` (float64).
+    """Borghesi et al. 2018 eq. 3: ``max((wait + run) / max(theta, unstretched), 1)`` (float64).
 
     ``wait`` and ``run`` (the effective run, end - start, stretched by power
     reductions) and ``unstretched`` (the run at nominal speed, :func:`unstretched_run`)

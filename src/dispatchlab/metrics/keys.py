@@ -28,8 +28,8 @@ budget such as ``--max-wall`` stopped it) and the constraint-programming dispatc
 (``dispatcher_facts``); a run without them has None there, a null store column and
 ``-`` in tables (:meth:`Metric.format`).
 
-**Seed 004's BSLD** (``mean_power_bsld``, ``max_power_bsld``; eq. 3 of seed 004,
-:func:`dispatchlab.metrics.jobs.power_bounded_slowdown`): computed by
+**Borghesi et al. 2018's BSLD** (``mean_power_bsld``, ``max_power_bsld``; eq. 3 of Borghesi et al.
+2018, :func:`dispatchlab.metrics.jobs.power_bounded_slowdown`): computed by
 :func:`~dispatchlab.metrics.summarize` when it is given the jobs' unstretched runs, which
 :meth:`~dispatchlab.sim.result.SimulationResult.summary` does for runs whose jobs carry
 power columns (the power runs; ours: other runs have None, as their runs are never
@@ -189,14 +189,14 @@ METRICS: tuple[Metric, ...] = (
        "time-mean of (cap - power) / cap in the cap window (0 while above)"),
     _m("window_start_share", "1", "DOUBLE", None, "started in window", "{:.3f}",
        "share of the started jobs that started inside the cap window"),
-    # seed 004's BSLD (eq. 3): present only in runs whose jobs carry power
+    # Borghesi et al. 2018's BSLD (eq. 3): present only in runs whose jobs carry power
     _m("mean_power_bsld", "1", "DOUBLE", "lower", "power bsld", "{:,.2f}",
-       "mean of seed 004's bounded slowdown max((wait + effective run) / max(300 s, "
+       "mean of Borghesi et al. 2018's bounded slowdown max((wait + effective run) / max(300 s, "
        "unstretched run), 1): effective run = end - start (stretched by power "
        "reductions), unstretched run = the simulated run at nominal speed"),
     _m("max_power_bsld", "1", "DOUBLE", "lower", "max power bsld", "{:,.2f}",
-       "largest seed 004 bounded slowdown (eq. 3) of a measured job"),
-    # present only in runs whose job table has a hot_start column (seed 004's hot start)
+       "largest Borghesi et al. 2018 bounded slowdown (eq. 3) of a measured job"),
+    # present only in runs whose job table has a hot_start column (Borghesi et al. 2018's hot start)
     _m("hot_start_jobs", "jobs", "BIGINT", None, "hot-start jobs", "{:,}",
        "dummy jobs of a hot start (busy nodes at time 0), excluded from every other "
        "metric of the summary"),

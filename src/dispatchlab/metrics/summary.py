@@ -17,7 +17,7 @@ rejected. Over them, with ``T0 = min(submit)`` and ``T1 = max(end)`` (seconds):
 
 Rejected jobs are counted (``rejected``) and excluded from everything else.
 
-**Hot start** (seed 004, ours where the seed is silent). A job table may carry an int
+**Hot start** (Borghesi et al. 2018, ours where the paper is silent). A job table may carry an int
 column ``hot_start`` (1 = a dummy job that keeps a node busy from the start of a hot-start
 run, :mod:`dispatchlab.workload.hotstart`; 0 = a job of the workload). The dummies are
 not part of the workload: :func:`summarize` drops them from every count (``total_jobs``
@@ -481,7 +481,7 @@ def summarize(
       ``cp_passes`` may not exceed ``decision_calls`` when ``decision_times`` is given
       (a solver pass is a dispatcher call);
     - with ``unstretched_run`` (each job's simulated run at nominal speed, s:
-      :func:`~dispatchlab.metrics.jobs.unstretched_run`): seed 004's bounded slowdown
+      :func:`~dispatchlab.metrics.jobs.unstretched_run`): Borghesi et al. 2018's bounded slowdown
       (eq. 3, :func:`~dispatchlab.metrics.jobs.power_bounded_slowdown`, ``theta`` =
       ``power_bsld_theta`` = 300 s) over the measured jobs, ``mean_power_bsld`` and
       ``max_power_bsld``; without it these keys are absent;

@@ -1,7 +1,7 @@
 """The Eurora prototype (CINECA) and the PA-HPC-SIM system files.
 
 PA-HPC-SIM's test data (``Eurora-PA-HPC-SIM-testdata.tar.gz``, folder
-``test_data/system_configs``; ``ALGORITHMS.md`` 1.4) describes the machine in two
+``test_data/system_configs``) describes the machine in two
 whitespace-separated text files:
 
 * a **node file** ``nodes_#N``, one node per line::
@@ -19,8 +19,8 @@ whitespace-separated text files:
   PA-HPC-SIM's rule (``_max_freqs = {2100, 3400}``, ``_nodeType_threshold = nodes/2``):
   the first half of the ids runs at ``2.1GHz``, the rest at ``3.4GHz``. The frequency
   is a label only: every core runs at speed 1, but it sets the node type's
-  ``efficiency_rank``: 0 for the 2.1 GHz half (the more energy-efficient nodes, seed
-  004 section 4.2: "cores that operate at higher frequencies also consume more
+  ``efficiency_rank``: 0 for the 2.1 GHz half (the more energy-efficient nodes, Borghesi
+  et al. 2018 section 4.2: "cores that operate at higher frequencies also consume more
   power"), 1 for the 3.4 GHz half (a one-node file, all 3.4 GHz: 0; ranks are
   relative). A repeated name gets ``-2``, ``-3``... (ours). **Reserved nodes** (flag 1,
   "dedicated to reservation jobs") are refused with an :class:`InputError`: dispatchlab
@@ -84,7 +84,7 @@ EURORA_DEFAULT_EWT = DEFAULT_EWT
 
 _NODE_FIELDS = ("id", "cores", "gpus", "mics", "memory", "reserved")
 _LOW_FREQ, _HIGH_FREQ = "2.1GHz", "3.4GHz"
-#: node type efficiency rank by frequency label (lower = more energy-efficient; seed 004
+#: node type efficiency rank by frequency label (lower = more energy-efficient; Borghesi et al. 2018
 #: section 4.2 prefers the 2.1 GHz nodes)
 _EFFICIENCY_RANK = {_LOW_FREQ: 0, _HIGH_FREQ: 1}
 _ARCHIVE_RE = re.compile(r"^(.*?\.(?:tar\.gz|tgz|tar\.bz2|tbz2?|tar\.xz|txz|tar))#(.*)$",
@@ -93,7 +93,7 @@ _INT_RE = re.compile(r"^[+-]?\d+$")
 
 
 #: Largest power of one Eurora node (W), either type: PA-HPC-SIM caps a job's per-node
-#: predicted power at 400 W (ALGORITHMS.md 1.4), the only per-node bound its data gives;
+#: predicted power at 400 W (PA-HPC-SIM's code), the only per-node bound its data gives;
 #: the idle power is not given (not set). So ``max_dynamic_power`` is 64 x 400 W.
 EURORA_NODE_MAX_POWER = 400.0
 

@@ -70,7 +70,7 @@ class NodeType:
     """``count`` identical nodes with ``capacity`` (resource name -> amount per node).
 
     ``efficiency_rank`` (integer >= 0, default 0): how energy-efficient the type's nodes
-    are, **lower = more efficient**; allocators that prefer efficient nodes (seed 004's
+    are, **lower = more efficient**; allocators that prefer efficient nodes (Borghesi et al. 2018's
     ``energy-consolidate``) read it through :meth:`Platform.efficiency_ranks`. Equal ranks
     (the default for every platform but Eurora's) make no preference."""
 
@@ -184,14 +184,14 @@ class Platform:
     @classmethod
     def eurora(cls) -> Platform:
         """The Eurora prototype (CINECA) exactly as PA-HPC-SIM's ``nodes_#64``, with the
-        queues of its ``system_queues`` (``ALGORITHMS.md`` 1.4).
+        queues of its ``system_queues`` (as PA-HPC-SIM's code reads them).
 
         64 nodes of 16 cores and 32 GiB, **in this order** (the traces' used-node ids
         refer to it): nodes 0-31 are type ``mic-2.1GHz`` (2 MICs, 0 GPUs, 2.1 GHz cores),
         nodes 32-63 type ``gpu-3.4GHz`` (2 GPUs, 0 MICs, 3.4 GHz). Resources ``core``,
         ``gpu``, ``mic``, ``mem``; **memory in KB** (33,554,432 per node, the traces'
         unit). Frequencies are labels: cores run at speed 1; the 2.1 GHz type has
-        ``efficiency_rank`` 0 and the 3.4 GHz type 1 (seed 004's LS prefers the more
+        ``efficiency_rank`` 0 and the 3.4 GHz type 1 (Borghesi et al. 2018's LS prefers the more
         energy-efficient 2.1 GHz nodes). ``max_power`` is 400 W per
         node for both types (PA-HPC-SIM's per-node bound on the archive's power
         predictions, :data:`dispatchlab.platform.eurora.EURORA_NODE_MAX_POWER`; so
@@ -330,8 +330,8 @@ class Platform:
 
     @classmethod
     def marconi100(cls) -> Platform:
-        """CINECA Marconi100 as seed 003 describes it: 980 nodes of 32 cores and 4 GPUs,
-        2,100 W maximum node power (the largest node power in its 2022 dataset), and
+        """CINECA Marconi100 as Carastan-Santos et al. 2024 describe it: 980 nodes of 32 cores and
+        4 GPUs, 2,100 W maximum node power (the largest node power in its 2022 dataset), and
         ``max_dynamic_power`` 955,080 W (the highest dynamic power of that dataset: the
         base of its caps). The idle node power is not given by the seed: not set."""
         return cls((NodeType("m100", 980, {"core": 32, "gpu": 4}, None, 2100.0),),
@@ -341,8 +341,8 @@ class Platform:
     def marconi100_nodes(cls) -> Platform:
         """Marconi100 with **whole nodes as the unit** (``marconi100-nodes``): 980 nodes
         of one ``core`` each, a job's units being the nodes it holds exclusively, as in
-        seed 003's filtered data (jobs sharing a node were removed) and its Batsim
-        platform. Same power facts as :meth:`marconi100` (2,100 W per node,
+        Carastan-Santos et al. 2024's filtered data (jobs sharing a node were removed) and its
+        Batsim platform. Same power facts as :meth:`marconi100` (2,100 W per node,
         ``max_dynamic_power`` 955,080 W). Being core-only with one-core units, it is
         simulated by counting, so the power-capped dispatchers run on it (ours)."""
         return cls((NodeType("m100-node", 980, {"core": 1}, None, 2100.0),),

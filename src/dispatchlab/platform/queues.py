@@ -2,7 +2,7 @@
 
 Some dispatchers rank jobs by the *expected waiting time* of the queue they were
 submitted to (PRB-urgency ranks by ``(now - submit + 1) / EWT``, LS by ascending EWT;
-see ``ALGORITHMS.md`` 1.1). A platform carries a table queue name -> EWT in integer
+as the authors' codes do). A platform carries a table queue name -> EWT in integer
 seconds (:attr:`dispatchlab.platform.Platform.queues`), read from a platform TOML file
 (``[queues]`` table or ``queues_file``), from a PA-HPC-SIM ``system_queues`` file
 (:func:`dispatchlab.platform.eurora.read_system_queues`) or given by the Eurora preset.
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_EWT", "check_ewt", "job_ewt", "queue_name", "queue_table"]
 
 #: EWT (s) of a queue missing from the table: PA-HPC-SIM ``OnlineDispatcher::addJob``
-#: and AccaSim (``{'default': 1800}``) both use 1800 s (``ALGORITHMS.md`` 1.4).
+#: and AccaSim (``{'default': 1800}``) both use 1800 s.
 DEFAULT_EWT = 1800
 
 

@@ -1,4 +1,5 @@
-"""Power: caps over time and job power predictions (seed 003; the engine's power side).
+"""Power: caps over time and job power predictions (Carastan-Santos et al. 2024; the engine's power
+side).
 
 * :mod:`dispatchlab.power.cap`: :class:`PowerCap`, a step function of trace time;
 * :mod:`dispatchlab.power.predict`: the power-predictor protocol (mean, max, std in W).

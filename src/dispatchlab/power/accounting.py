@@ -1,5 +1,5 @@
 """Power accounting of a finished run: the platform power over time, energy, and the
-cap-window metrics (seed 003 section 6).
+cap-window metrics (Carastan-Santos et al. 2024 section 6).
 
 **Platform power** (:func:`platform_power`): the sum over running jobs of each job's
 ``power_mean`` (its measured whole-job power, W; see :mod:`dispatchlab.power.model`)
@@ -12,8 +12,9 @@ unknown power (NaN) count as 0 W and are counted (``power_unknown_jobs``).
 **Sampled platform power** (:func:`sampled_platform_power`): when the jobs' power time
 series are given (``SimulationResult.power_series``, the layout of
 :func:`dispatchlab.power.data.read_power_series`), the platform power on a grid of
-``period`` s (default :data:`~dispatchlab.power.data.DEFAULT_PERIOD` = 20 s, seed 003's
-IPMI period), built after the run from the schedule plus the series, as seed 003 does
+``period`` s (default :data:`~dispatchlab.power.data.DEFAULT_PERIOD` = 20 s,
+Carastan-Santos et al. 2024's IPMI period), built after the run from the schedule plus
+the series, as Carastan-Santos et al. 2024 do
 with Batsim's schedules and the Marconi100 series. A mean-power step function cannot
 show a cap being broken by peaks; this series can. Jobs without a series contribute
 their ``power_mean`` (counted: ``power_series_fallback_jobs``).
@@ -28,7 +29,7 @@ all of them together): ``cap_mean_share`` (mean power in the window / cap),
 ``cap_mean_underuse`` (time-mean of (cap - power) / cap over the window, counting 0
 when above) and ``window_start_share`` (share of the started jobs that started inside
 the window). Power above the cap caused by jobs already running when the window
-opened is included (they keep running, as the seed's); ours: two more metrics leave
+opened is included (they keep running, as the paper's); ours: two more metrics leave
 out the times when those *inherited* jobs alone are above the cap (no dispatcher can
 help it then): ``cap_time_above_own_share`` (share of window time with the power above
 the cap while the inherited jobs' own power is within it) and ``cap_max_excess_own``
@@ -172,7 +173,7 @@ def sampled_platform_power(result, series, period: int | None = None,
                            start: int | None = None,
                            end: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(times, watts)``: the platform power of ``result`` sampled every ``period`` s
-    from the jobs' power time series (seed 003's post-processing of a schedule).
+    from the jobs' power time series (Carastan-Santos et al. 2024's post-processing of a schedule).
 
     ``series``: a dict ``job_id`` (int64), ``offset`` (s since the job's start),
     ``watts`` (W of the whole job), sorted by job id then strictly increasing offset

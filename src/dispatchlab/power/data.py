@@ -6,8 +6,8 @@ the power columns of :mod:`dispatchlab.power.model` (``power_mean``, ``power_max
 ``NaN`` = unknown), rows, order and every other column unchanged, and a
 :class:`PowerDataReport` counting what was joined. Two kinds of source:
 
-**(a) A power table** (measured power, e.g. seed 003's Marconi100 IPMI data): a Parquet
-file (recognised by its ``PAR1`` magic bytes) or a CSV file (header row, comma-separated,
+**(a) A power table** (measured power, e.g. Carastan-Santos et al. 2024's Marconi100 IPMI data): a
+Parquet file (recognised by its ``PAR1`` magic bytes) or a CSV file (header row, comma-separated,
 plain or ``.gz``) with the columns ``job_id`` (an integer, the trace's SWF field 1) and
 ``power_mean``, ``power_max``, ``power_std`` (W, the job's power over its whole run); other
 columns are ignored. Rows are joined on ``job_id``; a job id that appears on several
@@ -34,8 +34,8 @@ file), recognised by its content: lines ``<jobid>.node129;<watts>`` (``jobid;wat
 without the server suffix is accepted too). **These are machine-learning predictions of
 the job's power (Borghesi et al., ISC 2016), not measurements.** A line's job id is the
 number before the first ``.`` (the trace ids are bare numbers; ``.node129`` is the PBS
-server, ``shared/traces/SOURCES.md`` item 21). The job's power follows PA-HPC-SIM's
-``OnlineDispatcher::addJob`` (``ALGORITHMS.md`` 1.4) [PA]:
+server, as the archive's README says). The job's power follows PA-HPC-SIM's
+``OnlineDispatcher::addJob`` [PA]:
 
 1. ``p = ceil(prediction)``, and ``p = 1`` W when ``p < 1``;
 2. per node ``w = ceil(p / nodes)`` (at least 1 W), capped at
@@ -68,10 +68,10 @@ two lines (*ours*: PA keeps the last) is an error naming the line.
 ``offset`` (seconds since the job's start, >= 0) and ``watts`` (W of the whole job), in
 Parquet or CSV, validated like (a) (missing columns, non-numbers, negative or
 non-finite watts or offsets, a ``(job_id, offset)`` pair on two rows). Samples are
-expected every :data:`DEFAULT_PERIOD` = 20 s (seed 003's IPMI period, and the
+expected every :data:`DEFAULT_PERIOD` = 20 s (Carastan-Santos et al. 2024's IPMI period, and the
 synthetic generator's default); :func:`series_power` summarises a series into the three
-columns with every sample weighted equally (seed 003's formulas: mean, max, and the
-population standard deviation), which assumes a constant period.
+columns with every sample weighted equally (Carastan-Santos et al. 2024's formulas: mean, max, and
+the population standard deviation), which assumes a constant period.
 :func:`match_power_series` keeps the samples of a trace's jobs (unknown job ids
 skipped and counted, an error when none is in the trace) for
 :func:`dispatchlab.power.accounting.sampled_platform_power`.
@@ -131,7 +131,7 @@ __all__ = [
     "write_power_series",
 ]
 
-#: Sampling period (s) of job power series: seed 003's IPMI period (Marconi100).
+#: Sampling period (s) of job power series: Carastan-Santos et al. 2024's IPMI period (Marconi100).
 DEFAULT_PERIOD = 20
 #: Columns of a power time series.
 SERIES_COLUMNS: tuple[str, ...] = ("job_id", "offset", "watts")

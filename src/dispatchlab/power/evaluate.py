@@ -1,5 +1,5 @@
 """Evaluate job power predictors on their own, on a replay of the trace's recorded
-schedule (seed 003 section 6.3, Figure 3).
+schedule (Carastan-Santos et al. 2024 section 6.3, Figure 3).
 
 No dispatcher is involved: every job is submitted at its ``submit`` time and ends at
 its recorded ``end = submit + wait + run`` (SWF fields 2-4; a negative run counts as 0).
@@ -18,8 +18,8 @@ prediction, and a prediction at ``t`` sees exactly the jobs that ended at or bef
 Metrics, per predictor and per power metric m in ``mean``, ``max``, ``std`` (W): over
 the jobs whose actual value (``power_m`` column) is finite, ``mae`` and ``median_ae``
 (mean and median absolute error), ``jobs`` (their number; ``None`` errors when 0), and
-the per-user MAE (:attr:`PowerReport.user_mae`, seed 003 Figure 3's box plots: one
-value per user) with its median ``user_mae_median`` (the seed's "median prediction
+the per-user MAE (:attr:`PowerReport.user_mae`, Carastan-Santos et al. 2024 Figure 3's box plots:
+one value per user) with its median ``user_mae_median`` (the paper's "median prediction
 MAE").
 """
 

@@ -4,7 +4,8 @@ columns of a job table.
 **Job power columns** (float64 W, NaN = unknown), optional columns of a
 :class:`~dispatchlab.workload.jobs.JobTable` attached by :mod:`dispatchlab.power.data`:
 ``power_mean``, ``power_max``, ``power_std``: the measured power of the nodes the job
-ran on (seed 003's IPMI data: it includes those nodes' idle part), over the whole job.
+ran on (Carastan-Santos et al. 2024's IPMI data: it includes those nodes' idle part), over the
+whole job.
 
 **Nodes of a job** (:func:`job_nodes`): on a node-level platform, the fewest nodes
 that can hold the job's units, from the largest node capacity of each resource:

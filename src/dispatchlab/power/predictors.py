@@ -1,6 +1,7 @@
-"""Job power predictors: naive, real, the user-history window of seed 003 (section 4.1),
-per-user regressors (seed 004 section 4.1) and seed 003's online retrained regression
-(section 4.2).
+"""Job power predictors: naive, real, the user-history window of Carastan-Santos et al. 2024
+(section 4.1),
+per-user regressors (Borghesi et al. 2018 section 4.1) and Carastan-Santos et al. 2024's online
+retrained regression (section 4.2).
 
 Every predictor follows :class:`~dispatchlab.power.predict.PowerPredictor`: parameters
 in ``__init__`` (stored unchanged), state built in ``start(jobs, platform)``, one
@@ -20,13 +21,14 @@ columns are read only once it is observed (except by ``real``, the oracle).
 Registered names (:data:`POWER_PREDICTORS`, :func:`make_power_predictor`):
 
 * ``naive`` (:class:`NaivePowerPredictor`): mean = max = the platform's maximum node
-  power x the job's nodes (seed 003: 2,100 W x q_j on Marconi100), std 0;
+  power x the job's nodes (Carastan-Santos et al. 2024: 2,100 W x q_j on Marconi100), std 0;
 * ``real`` (:class:`RealPowerPredictor`): the job's own measured power (oracle);
-* ``history`` (:class:`HistoryPowerPredictor`): seed 003 eqs. 1-3;
-* ``per-user`` (:class:`PerUserPowerPredictor`): seed 004's one regressor per user;
-* ``ml`` (:class:`MLPowerPredictor`): seed 003's weekly retrained regression (Table 2);
+* ``history`` (:class:`HistoryPowerPredictor`): Carastan-Santos et al. 2024 eqs. 1-3;
+* ``per-user`` (:class:`PerUserPowerPredictor`): Borghesi et al. 2018's one regressor per user;
+* ``ml`` (:class:`MLPowerPredictor`): Carastan-Santos et al. 2024's weekly retrained regression
+  (Table 2);
 * ``underpredicted`` (:class:`Underpredicted`): the real power, a seeded share of the jobs
-  predicted ``factor`` x their real power (seed 004's misprediction study).
+  predicted ``factor`` x their real power (Borghesi et al. 2018's misprediction study).
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ class NaivePowerPredictor(PowerPredictor):
     """``naive``: every node of the job at the platform's maximum node power.
 
     mean = max = ``platform.max_node_power`` x :func:`~dispatchlab.power.model.job_nodes`
-    (W; seed 003: 2,100 W x q_j on Marconi100), std = 0. Uses no history.
+    (W; Carastan-Santos et al. 2024: 2,100 W x q_j on Marconi100), std = 0. Uses no history.
     :class:`InputError` in ``start`` when the platform has no maximum node power.
     """
 
@@ -185,10 +187,11 @@ class NaivePowerPredictor(PowerPredictor):
 
 
 class RealPowerPredictor(PowerPredictor):
-    """``real``: the job's own measured power columns (the oracle, seed 003's baseline).
+    """``real``: the job's own measured power columns (the oracle, Carastan-Santos et al. 2024's
+    baseline).
 
     A job whose three power values are not all finite gets the ``naive`` prediction
-    (*Ours*: the seed's data has no such job); then the platform must have a maximum node
+    (*Ours*: the paper's data has no such job); then the platform must have a maximum node
     power. :class:`InputError` in ``start`` when the table has no power columns, or has
     unknown values and the platform no maximum node power. Values are clipped like every
     prediction (``max >= mean`` and so on).
@@ -221,7 +224,7 @@ class RealPowerPredictor(PowerPredictor):
 
 
 # --------------------------------------------------------------------------------------
-# history (seed 003, section 4.1)
+# history (Carastan-Santos et al. 2024, section 4.1)
 # --------------------------------------------------------------------------------------
 
 
@@ -269,7 +272,8 @@ class _UserHistory:
 
 
 class HistoryPowerPredictor(PowerPredictor):
-    """``history``: the user's recent jobs, weighted by recency (seed 003 eqs. 1-3).
+    """``history``: the user's recent jobs, weighted by recency (Carastan-Santos et al. 2024 eqs.
+    1-3).
 
     For job j of user u submitted at ``r_j = now``, the window is
     ``W = {j' of u finished, r_j - s <= C_j' <= r_j}`` (eq. 2) and each metric
@@ -277,11 +281,11 @@ class HistoryPowerPredictor(PowerPredictor):
     those jobs (eq. 1), with weights ``theta = (1 - (r_j - C_j') / s) ** alpha`` (eq. 3).
     The std is predicted, as the seed writes it (section 4.1, last paragraph), as the
     weighted mean of the window jobs' stds (not the std of their powers). The values are
-    the whole-job powers as stored in the table, not normalised per node (the seed's).
+    the whole-job powers as stored in the table, not normalised per node (the paper's).
 
-    * ``alpha`` (default 2, the seed's value, section 6.2): a number >= 0 (``0 ** 0``
+    * ``alpha`` (default 2, the paper's value, section 6.2): a number >= 0 (``0 ** 0``
       counts as 1, so alpha = 0 is the plain mean).
-    * ``s`` (seconds): ``None`` (default) is the seed's choice, the whole user history:
+    * ``s`` (seconds): ``None`` (default) is the paper's choice, the whole user history:
       ``s = r_j - C_first``, ``C_first`` the completion of the user's first finished job
       (so that job has weight 0). An explicit ``s`` is a whole number of seconds >= 1.
 
@@ -525,8 +529,8 @@ class HistoryPowerPredictor(PowerPredictor):
     def lagged(self, job: int, now: int
                ) -> tuple[PowerPrediction, tuple[float, float, float],
                           tuple[float, float, float]]:
-        """Seed 003 Table 2's lagged features of ``job`` at ``now`` (not counted in
-        ``counts_``): (the prediction of eq. 1, feature 5; the population std (ddof 0) of
+        """Carastan-Santos et al. 2024 Table 2's lagged features of ``job`` at ``now`` (not counted
+        in ``counts_``): (the prediction of eq. 1, feature 5; the population std (ddof 0) of
         each metric over the window W, feature 6; the powers of the user's last finished
         job, feature 7; ties on completion: the last observed). Without a window the std is
         0 (*Ours*), and without a finished job of the user the last powers are the
@@ -582,11 +586,11 @@ class _Retrained(PowerPredictor):
     """Shared machinery: the history fallback, the retraining schedule, the training set.
 
     Retraining times are ``t(w) = t0 + w x retrain`` (w = 1, 2, ...), ``t0`` the
-    table's first submission (*Ours*: the seed's weeks have no stated origin). At the first
+    table's first submission (*Ours*: the paper's weeks have no stated origin). At the first
     ``predict`` with ``now >= t(w)`` for a w not yet trained (the latest such w when
     several passed without a submission), the models are refitted on the finished jobs
-    of known power (all three values finite) with ``C < t(w)`` (seed 003 eq. 4). A model
-    needs at least ``min_jobs`` training rows; until the first model exists, predictions
+    of known power (all three values finite) with ``C < t(w)`` (Carastan-Santos et al. 2024 eq. 4).
+    A model needs at least ``min_jobs`` training rows; until the first model exists, predictions
     are the :class:`HistoryPowerPredictor`'s (``alpha``, ``s``; ``fallbacks_`` counts
     them). ``trainings_`` counts the trainings.
     """
@@ -646,15 +650,15 @@ class _Retrained(PowerPredictor):
 
 
 class PerUserPowerPredictor(_Retrained):
-    """``per-user``: one regressor per user plus one shared (seed 004 section 4.1).
+    """``per-user``: one regressor per user plus one shared (Borghesi et al. 2018 section 4.1).
 
-    Features, all known at submission (seed 004 lists user, queue, requested duration,
+    Features, all known at submission (Borghesi et al. 2018 list user, queue, requested duration,
     nodes, cores, GPUs, Xeon Phis and memory): the queue (ids; strings numbered in order
     of first appearance), the requested time (s), the nodes
     (:func:`~dispatchlab.power.model.job_nodes`), the processors (:func:`job_processors`),
     for each other resource of the table (``gpu``, ...) the job's total (units x per-unit
     amount), the requested memory (SWF field 10, -1 unknown) and the hour of day of the
-    submission (:func:`submit_hours`; the brief's addition to seed 004's list). The
+    submission (:func:`submit_hours`; the brief's addition to Borghesi et al. 2018's list). The
     targets are the three power metrics (W, one multi-output regressor).
 
     ``model``: ``"tree"`` (``DecisionTreeRegressor(random_state=seed)``) or ``"forest"``
@@ -664,7 +668,7 @@ class PerUserPowerPredictor(_Retrained):
     each retraining
     (see :class:`_Retrained`: every ``retrain`` seconds, 7 days by default) every user
     (``user != -1``) with at least ``min_jobs`` training rows gets their own model, and
-    one shared model is fitted on all training rows (*Ours*: all users, seed 004's
+    one shared model is fitted on all training rows (*Ours*: all users, Borghesi et al. 2018's
     "users submitting for the first time" have no rows of their own); a user without a
     model of their own gets the shared one. Until the first training (at least
     ``min_jobs`` rows in all): :class:`HistoryPowerPredictor` (``alpha``, ``s``).
@@ -781,23 +785,23 @@ ML_GRIDS: dict[str, dict[str, list[Any]]] = {
     "svr": {"regressor__est__C": [0.1, 1.0, 10.0]},
     "sgd": {"regressor__est__alpha": [1e-5, 1e-4, 1e-3]},
 }
-#: the names of ml's features for one target (Table 2 of seed 003, in order)
+#: the names of ml's features for one target (Table 2 of Carastan-Santos et al. 2024, in order)
 ML_FEATURES: tuple[str, ...] = ("hour", "processors", "nodes", "requested_time",
                                 "history", "window_std", "last")
 
 
 class MLPowerPredictor(_Retrained):
-    """``ml``: seed 003's online retrained regression (section 4.2, Table 2).
+    """``ml``: Carastan-Santos et al. 2024's online retrained regression (section 4.2, Table 2).
 
     One regressor per target (mean, max, std; W), refitted every ``retrain`` seconds
     (7 days by default) on all finished jobs with ``C < t(w)`` (eq. 4; see
     :class:`_Retrained` for the schedule) that were predicted by this instance (their
     features were computed at their submission); until the first training (at least
     ``min_jobs`` rows) the prediction is :class:`HistoryPowerPredictor`'s (``alpha``,
-    ``s``), as the seed's week 0.
+    ``s``), as the paper's week 0.
 
-    Features for target m (seed 003 Table 2; all of them exist for a job table with power
-    columns): 1 hour of day of the submission (:func:`submit_hours`), 2 processors
+    Features for target m (Carastan-Santos et al. 2024 Table 2; all of them exist for a job table
+    with power columns): 1 hour of day of the submission (:func:`submit_hours`), 2 processors
     (:func:`job_processors`), 3 nodes (:func:`~dispatchlab.power.model.job_nodes`), 4
     requested time (s), and the lagged features of metric m from
     :meth:`HistoryPowerPredictor.lagged` at the submission: 5 the history prediction
@@ -956,8 +960,8 @@ class MLPowerPredictor(_Retrained):
 class WithPriorHistory(PowerPredictor):
     """A power predictor that has already seen jobs finished before the run (ours: a
     campaign slice's past, so that ``history`` and the learned predictors do not start
-    cold at the run's first submission, as seed 003's predictors, which had each user's
-    whole history, did not).
+    cold at the run's first submission, as Carastan-Santos et al. 2024's predictors, which had each
+    user's whole history, did not).
 
     ``predictor``: the wrapped predictor; ``history``: a job table whose first ``prior``
     rows are the past jobs and whose other rows are *exactly* the run's jobs (same
@@ -1003,15 +1007,15 @@ class WithPriorHistory(PowerPredictor):
 
 class Underpredicted(PowerPredictor):
     """``underpredicted``: the real power (as :class:`RealPowerPredictor`), but a seeded
-    share of the jobs is predicted ``factor`` x its real value (seed 004 section 5.2.4,
-    ALGORITHMS.md 3.6: mispredictions).
+    share of the jobs is predicted ``factor`` x its real value (Borghesi et al. 2018 section 5.2.4,
+    the misprediction study).
 
     * ``share`` (default 0.1, in [0, 1]): each job row is under-predicted with this
       probability, drawn once per job in :meth:`start` (one vectorised draw
       ``Generator(PCG64(seed)).random(n) < share`` over the table's rows), so the set of
       under-predicted jobs depends only on ``seed``, ``share`` and the table's length.
     * ``factor`` (default 0.6, in (0, 1]): an under-predicted job's mean, max and std are
-      ``factor`` x the real ones. Seed 004's "predicted power 40 % smaller than the real
+      ``factor`` x the real ones. Borghesi et al. 2018's "predicted power 40 % smaller than the real
       one" is 0.6 (real = predicted / 0.6); PA-HPC-SIM's commented-out code (real =
       1.4 x predicted) is ``factor = 1 / 1.4``.
     * ``seed`` (default 0): an integer >= 0.

@@ -55,10 +55,10 @@ Cost: ``O(sum of K)`` <= 64 values per job, processed in chunks of
 small tables). Deterministic for a seed (one :class:`numpy.random.Generator`, draws in a
 fixed order); the columns do not depend on ``series``.
 
-Calibration (seed 003, Figure 2)
+Calibration (Carastan-Santos et al. 2024, Figure 2)
 --------------------------------
-Seed 003 shows, for 523,204 exclusive-node Marconi100 jobs, the per-node mean, max and
-standard deviation of power, with "a peak density of jobs with mean and max consumption
+Carastan-Santos et al. 2024 show, for 523,204 exclusive-node Marconi100 jobs, the per-node mean,
+max and standard deviation of power, with "a peak density of jobs with mean and max consumption
 of around 700 watts", the rest spread up to the 2,100 W node maximum. The figure gives no
 numbers beyond that, so the targets are ours, fixed **before** tuning (on Marconi100, per
 node, over jobs):
@@ -107,7 +107,7 @@ __all__ = [
 ]
 
 #: Node power (W) the levels are fractions of when the platform gives none
-#: (Marconi100's maximum node power, seed 003).
+#: (Marconi100's maximum node power, Carastan-Santos et al. 2024).
 REFERENCE_NODE_POWER = 2100.0
 #: Signatures per user: uniform integer in this closed range.
 SIGNATURES_PER_USER = (1, 4)

@@ -159,7 +159,7 @@ class PredictionReport:
 
         - ``prediction_errors.png`` (:func:`dispatchlab.plots.prediction_error_curves`):
           the absolute error distribution (minutes, log x axis, error 0 drawn at 1 s, like
-          seed 000 Figure 2) beside the cumulative distribution of the signed error
+          Galleguillos et al. 2017 Figure 2) beside the cumulative distribution of the signed error
           predicted - actual (symmetric log axis: left of 0, underestimates);
         - ``prediction_vs_actual.png`` (:func:`dispatchlab.plots.predicted_vs_actual`):
           predicted against actual run time per predictor (log-log, diagonal = exact, a

@@ -1,4 +1,4 @@
-"""ML: a regression model retrained online on the jobs completed so far (seed paper 000,
+"""ML: a regression model retrained online on the jobs completed so far (Galleguillos et al. 2017,
 section 3)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Safety against underestimation: inflate another predictor's estimates.
 
-Underestimates hurt reservation-based dispatchers (seed paper 000): a backfilled job
+Underestimates hurt reservation-based dispatchers (Galleguillos et al. 2017): a backfilled job
 predicted too short delays the reserved head job. :class:`Inflated` multiplies a base
 predictor's estimates by a factor >= 1, capped by the wall-time.
 """

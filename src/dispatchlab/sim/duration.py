@@ -7,7 +7,7 @@ reschedules the job's remaining work at that speed (exactly, see the engine's
 docstring). The base model, :class:`NoSlowdown`, is the identity on durations: a level
 changes the job's power but not its speed.
 
-**Semantics** (seed 004, ALGORITHMS.md section 3). Times are seconds; a level ``M`` is
+**Semantics** (Borghesi et al. 2018, and PA-HPC-SIM's code). Times are seconds; a level ``M`` is
 the share of the job's full (predicted / measured) dynamic power it may draw, and a
 speed ``v`` means that from the change on, one second of wall time does ``v`` seconds of
 the job's nominal work (its trace ``run`` at full power). A model stretches the
@@ -17,7 +17,7 @@ end event is rounded up to the second (the engine), so many changes never drift.
 model here has ``v <= 1`` for every level (a lower level never speeds a job up) and
 ``v = 1`` at ``M = 1``: restoring a job's power shortens its remaining time again, but
 never below the original duration. The power of a job is never below 1 W per node
-(seed 004): that floor is the *dispatcher's* job (it chooses the levels it sets; the
+(Borghesi et al. 2018): that floor is the *dispatcher's* job (it chooses the levels it sets; the
 engine accepts any level in ``(0, 1]``), not the model's.
 
 Models (registry :data:`DURATION_MODELS`, built by :func:`make_duration_model` from the
@@ -25,13 +25,13 @@ component grammar ``NAME(:KEY=VALUE)*``, e.g. ``factor:f=0.5``,
 ``mixed:profile=dvfs:seed=3``, ``cpi``):
 
 - ``none`` (:class:`NoSlowdown`): ``v = 1``.
-- ``factor`` (:class:`Factor`, seed 004 section 5.1.1): ``D' = max(1, F / M) x D``, i.e.
+- ``factor`` (:class:`Factor`, Borghesi et al. 2018 section 5.1.1): ``D' = max(1, F / M) x D``, i.e.
   ``v = min(1, M / F)``; ``F = 0`` never stretches (``v = 1``), ``F = 1`` stretches in
   proportion to the power cut; ``F`` in ``[0, 1]``.
 - ``mixed`` (:class:`MixedFactor`): the same law with a per-job ``F`` drawn once per job
   from ``N(mu, sigma)`` clipped to ``[0, 1]`` by application type, PA-HPC-SIM's
   distributions (profile ``dynshare`` or ``dvfs``).
-- ``cpi`` (:class:`CPIModel`, seed 004 eq. 4): ``D' = D (1 - 1/CPI + 1/(CPI M))``, i.e.
+- ``cpi`` (:class:`CPIModel`, Borghesi et al. 2018 eq. 4): ``D' = D (1 - 1/CPI + 1/(CPI M))``, i.e.
   ``v = 1 / (1 - 1/CPI + 1/(CPI M))``, ``CPI < 1`` taken as 1; the CPI comes from a job
   column or, when the table has none (the Eurora data), is drawn per application type
   (ours, see :class:`CPIModel`).
@@ -193,7 +193,7 @@ def _not_started(model: DurationModel) -> RuntimeError:
 
 
 class Factor(DurationModel):
-    """Seed 004's power-duration factor: ``D' = max(1, F / M) x D``, i.e. speed
+    """Borghesi et al. 2018's power-duration factor: ``D' = max(1, F / M) x D``, i.e. speed
     ``min(1, M / F)``; ``f = 0`` never stretches. ``f`` in ``[0, 1]`` (InputError)."""
 
     name = "factor"
@@ -212,7 +212,7 @@ class Factor(DurationModel):
 
 
 #: PA-HPC-SIM's mixed power-duration factors, ``(mu, sigma)`` per application type
-#: (average, CPU-bound, memory-bound), by profile (ALGORITHMS.md 3).
+#: (average, CPU-bound, memory-bound), by profile (PA-HPC-SIM's code).
 MIXED_PROFILES: dict[str, tuple[tuple[float, float], ...]] = {
     "dynshare": ((0.7, 0.1), (0.8, 0.2), (0.3, 0.2)),
     "dvfs": ((0.7, 0.2), (0.9, 0.2), (0.5, 0.2)),
@@ -267,13 +267,13 @@ class MixedFactor(DurationModel):
 
 #: Ours: the CPI drawn per application type when the job table has no CPI column,
 #: lognormal ``exp(N(log(median), sigma))`` with ``(median, sigma)`` for average,
-#: CPU-bound and memory-bound jobs. Seed 004 only says CPI <= 1 is CPU-bound and >= 5
+#: CPU-bound and memory-bound jobs. Borghesi et al. 2018 only say CPI <= 1 is CPU-bound and >= 5
 #: memory-bound; the medians 2, 1 and 6 and the spread 0.3 are our choice.
 CPI_DRAW: tuple[tuple[float, float], ...] = ((2.0, 0.3), (1.0, 0.3), (6.0, 0.3))
 
 
 class CPIModel(DurationModel):
-    """Seed 004 eq. 4: ``D' = D (1 - 1/CPI + 1/(CPI M))``, speed
+    """Borghesi et al. 2018 eq. 4: ``D' = D (1 - 1/CPI + 1/(CPI M))``, speed
     ``1 / (1 - 1/CPI + 1/(CPI M))``; ``CPI < 1`` is taken as 1 (then ``D' = D / M``).
 
     The CPI of each job is the job column ``column`` (default ``cpi``) when the table

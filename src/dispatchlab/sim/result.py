@@ -247,7 +247,7 @@ class SimulationResult:
     def summary(self, *, tau: float = 10.0, measure: Measure | None = None) -> dict[str, Any]:
         """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts.
 
-        Runs whose jobs carry power columns also get seed 004's BSLD (eq. 3:
+        Runs whose jobs carry power columns also get Borghesi et al. 2018's BSLD (eq. 3:
         ``mean_power_bsld``, ``max_power_bsld``) with :meth:`unstretched_run` as the
         original duration; hot-start dummies (job column ``hot_start``) are left out of
         the metrics (``hot_start_jobs``). ``warnings``: every warning of the run

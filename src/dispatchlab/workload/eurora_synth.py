@@ -1,6 +1,7 @@
-"""Seed 004's synthetic instances on the Eurora platform: Eurora-like jobs, three arrival
+"""Borghesi et al. 2018's synthetic instances on the Eurora platform: Eurora-like jobs, three
+arrival
 modes (uniform, left-skewed, burst), Eurora-like power. *Ours* throughout, from the
-seed's description (section 5: "the features of each job ... are drawn from random
+paper's description (section 5: "the features of each job ... are drawn from random
 distributions defined by parameters learned from past workloads"; "in the synthetic
 benchmarks there are no such short jobs", i.e. none under one minute).
 
@@ -32,13 +33,13 @@ re-derives them from the archive when it is present.
 
 Power (per job, W of the whole job; ``power_mean`` = ``power_max``, ``power_std`` 0 as
 in the Eurora data, which has one value per job): PA-HPC-SIM's dummy model
-``40 W x nodes + 62 W x GPUs + 115 W x MICs`` (ALGORITHMS.md 1.4, nodes = units) times a
+``40 W x nodes + 62 W x GPUs + 115 W x MICs`` (PA-HPC-SIM's code, nodes = units) times a
 log-normal noise ``exp(N(0, power_noise))`` (default ``power_noise`` =
 :data:`POWER_NOISE` = 0.25, ours), then PA's per-job rules
 (:func:`dispatchlab.power.data.eurora_job_power`: at least 1 W, per node rounded up and
 capped at 400 W). For reference, the archive's ML power predictions are lower than the
 dummy model (median ratio 0.475, log-sd 1.0 over its 4,795 jobs with a prediction):
-the seed's "Eurora-like" power is the dummy model's scale (ours, labelled).
+the paper's "Eurora-like" power is the dummy model's scale (ours, labelled).
 
 Arrivals within ``[0, window_s)`` (integer seconds; rows sorted by submit, job ids
 1..n in that order):
@@ -49,7 +50,7 @@ Arrivals within ``[0, window_s)`` (integer seconds; rows sorted by submit, job i
 * ``burst``: the jobs, in draw order, form consecutive groups of ``burst_size`` (the last
   group may be smaller; default ``ceil(n_jobs / 10)``, i.e. 10 bursts, ours); each group
   gets one arrival time ``floor(window x U(0, 1))`` and **all its jobs arrive at that
-  same second**. Seed 004's "200 (400) jobs in 300 s, burst arrival" is
+  same second**. Borghesi et al. 2018's "200 (400) jobs in 300 s, burst arrival" is
   ``eurora_instance(200, 300, "burst", ...)``.
 """
 
@@ -82,7 +83,7 @@ __all__ = [
 
 #: arrival modes
 ARRIVALS = ("uniform", "left-skewed", "burst")
-#: no synthetic job is shorter than this (s): seed 004
+#: no synthetic job is shorter than this (s): Borghesi et al. 2018
 MIN_RUN = 60
 #: quantile levels of the run / wall-time distributions (0, 0.05, ..., 1)
 FRACTION_LEVELS: tuple[float, ...] = tuple(k / 20 for k in range(21))
@@ -366,7 +367,7 @@ def eurora_instance(n_jobs: int, window_s: int, arrival: str = "uniform", seed: 
     info.codes = {"queue": [m.name for m in queues]}
     info.header = {"Computer": "Eurora (synthetic, dispatchlab eurora_instance)",
                    "MaxNodes": "64", "MaxProcs": "1024",
-                   "Note": "synthetic Eurora instance (seed 004): " + label}
+                   "Note": "synthetic Eurora instance (Borghesi et al. 2018): " + label}
     return finish_table(cols, resources, info)
 
 

@@ -1,8 +1,8 @@
-"""Hot start: begin a run with part of the machine already busy (seed 004, "HS = x %").
+"""Hot start: begin a run with part of the machine already busy (Borghesi et al. 2018, "HS = x %").
 
-Seed 004 (section 5.2.1, Figure 2b) runs instances on a machine where x % of the nodes
+Borghesi et al. 2018 (section 5.2.1, Figure 2b) runs instances on a machine where x % of the nodes
 are already occupied when the first job arrives. PA-HPC-SIM does it in
-``OnlineDispatcher::initiate_startup`` (ALGORITHMS.md 1.4); :func:`add_hot_start`
+``OnlineDispatcher::initiate_startup``; :func:`add_hot_start`
 follows it, tagged **[PA]**, the rest is **ours**:
 
 * **How many nodes.** ``k = floor(share x N)`` of the platform's ``N`` nodes, ``share``

@@ -7,7 +7,7 @@ Everything here is independent of the model a dispatcher builds:
   model, hint and seed give the same answer on every machine and every run) or wall
   time (``time_mode="wall"``: closer to the authors' millisecond limits, but **not
   reproducible**: the answer depends on the machine's speed and load).
-* :class:`TimeControl` - the round loop of ALGORITHMS.md 2.3 / 2.6: a first limit,
+* :class:`TimeControl` - the round loop of the authors' HCP and HCP' codes: a first limit,
   doubled each round up to a maximum, with two stopping rules (``stop="first"``: the
   first round with a solution, HCP/CPH; ``stop="stable"``: a proven optimum or the same
   best objective over the last ``max_k`` rounds, HCP'/PCP'). Its result is a
@@ -171,7 +171,7 @@ class SolveOutcome:
 
 
 class TimeControl:
-    """The time-limit control of ALGORITHMS.md 2.3 (HCP) and 2.6 (HCP', PCP').
+    """The time-limit control of the authors' codes: HCP's, and HCP''s / PCP''s.
 
     Round ``k`` (k = 0, 1, ...) solves the model with limit ``time_limit * 2**k``; rounds
     stop once the next limit would exceed ``max_time_limit`` (so with 1 and 16 the limits
@@ -282,7 +282,7 @@ class TimeControl:
 def fit_now_mask(view: Any, rows: np.ndarray, units: np.ndarray) -> np.ndarray:
     """Which of the waiting jobs ``rows`` (with ``units``) fit the free resources now.
 
-    Node-level platforms (HCP' filter, ALGORITHMS.md 2.6): job ``j`` fits iff
+    Node-level platforms (HCP' filter, ``hcp3_scheduler.py``): job ``j`` fits iff
     ``sum over nodes of min over requested types r of floor(free[n, r] / req_j[r]) >=
     units_j`` (a job requesting nothing fits). Counting platforms: ``units_j <=
     view.free_cores``. Jobs sharing a per-unit request are computed together, so the
@@ -344,7 +344,7 @@ class OnlineControl:
 
 
 class DispatchSkip:
-    """HCP''s dispatch skip (ALGORITHMS.md 2.6, ``hcp3_scheduler.py``).
+    """HCP''s dispatch skip (``hcp3_scheduler.py``).
 
     After a pass that dispatched nothing, :meth:`record` keeps the resource usage then.
     At the next pass, :meth:`should_skip` says "skip" (return no decision without

@@ -1,7 +1,7 @@
-"""DEC, the hybrid CP power capper of seed 004 (section 4.3): HCP with power as one
+"""DEC, the hybrid CP power capper of Borghesi et al. 2018 (section 4.3): HCP with power as one
 more cumulative resource.
 
-**DEC** (``DEC()``, name ``dec``; ALGORITHMS.md 2.1-2.5). Each pass is
+**DEC** (``DEC()``, name ``dec``; as the authors' code, feedback ours). Each pass is
 :class:`~dispatchlab.dispatch.cp.hcp.HCP`'s (relaxed CP-SAT schedule minimising the
 EWT-weighted waiting time, allocation of the start-now jobs, feedback re-solves), with:
 
@@ -33,17 +33,17 @@ EWT-weighted waiting time, allocation of the start-now jobs, feedback re-solves)
   (they cannot start under the cap now); those that exceed it at the largest cap of the
   rest of the run are rejected, as LS does (ours).
 
-*Time limits* (seed 004: "1 s, doubled while no solution is found, at most one minute";
-ALGORITHMS.md 2.3). ``time_limit`` first, doubled while a round finds no solution, up to
-``max_time_limit``. Defaults (ours): 0.1 -> 6.0 **deterministic** seconds (the seed's
+*Time limits* (Borghesi et al. 2018: "1 s, doubled while no solution is found, at most one minute";
+as the authors' code). ``time_limit`` first, doubled while a round finds no solution, up to
+``max_time_limit``. Defaults (ours): 0.1 -> 6.0 **deterministic** seconds (the paper's
 ratio of 1 : 60, scaled like HCP's: single worker, seeded, reproducible);
-``time_mode="wall"`` makes them wall-clock seconds (the seed's values are
+``time_mode="wall"`` makes them wall-clock seconds (the paper's values are
 ``time_limit=1, max_time_limit=60``; not reproducible). As the search is hinted with
 LS's plan, the first round nearly always has a solution, so ``time_limit`` is the
 effective limit per solve. ``conflicts`` and ``presolve``: HCP's solver budget (ours;
 see :mod:`dispatchlab.dispatch.cp.hcp`); what smaller budgets cost and save is
-measured in the README (*Issue 10 targets*), and the defaults stay those its seed 004
-results were made with.
+measured in the README (*Performance*), and the defaults stay those its Borghesi et al.
+2018 results were made with.
 
 Without a cap now DEC is HCP with DEC's ``order`` and ``allocator`` (its uncapped
 self). Works on counting and node-level platforms; needs a power predictor when the run
@@ -87,7 +87,7 @@ def model_power(running: np.ndarray, pred: np.ndarray, budget: float) -> ModelPo
 
 
 class DEC(HCP):
-    """Seed 004's hybrid CP power capper: HCP with a power cumulative at ``margin x
+    """Borghesi et al. 2018's hybrid CP power capper: HCP with a power cumulative at ``margin x
     cap``, LS's power-aware plan as hint and reference, ``ewt`` order and
     ``energy-consolidate`` nodes. See the module docstring."""
 

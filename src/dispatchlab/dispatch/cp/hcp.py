@@ -1,9 +1,10 @@
 """Hybrid CP dispatchers with OR-Tools CP-SAT: ``hcp`` (CPH / DEC without power) and
-``hcp-online`` (HCP'). DEC itself (HCP with a power cumulative, seed 004) is
+``hcp-online`` (HCP'). DEC itself (HCP with a power cumulative, Borghesi et al. 2018) is
 :class:`dispatchlab.dispatch.cp.dec.DEC`, built on :meth:`HCP._hybrid_pass`.
 
-**HCP** (``HCP()``, name ``hcp``; seed 000 "CPH", seed 004 "DEC" without the power
-cumulative; ALGORITHMS.md 2.1-2.5). Each pass has two stages.
+**HCP** (``HCP()``, name ``hcp``; Galleguillos et al. 2017 "CPH", Borghesi et al. 2018 "DEC"
+without the power
+cumulative; as the authors' code). Each pass has two stages.
 
 *Stage 1 (schedule, relaxed).* A CP-SAT model over the running jobs and the first
 ``q_length`` waiting jobs in ``model_order`` (``"queue"``: submit time then file order,
@@ -13,7 +14,7 @@ to a later pass. Time origin 0 = now, seconds. A running job is a fixed interval
 seconds starting at ``s in [0, H]``, ``H`` = the sum of all these durations (the
 worst-case makespan). Resources are *relaxed*: one ``AddCumulative`` per resource type
 at the platform's summed capacity (demand = units x per-unit request; types no modelled
-job uses are skipped). Objective (seed 004 eq. 2 with the authors' integer weights):
+job uses are skipped). Objective (Borghesi et al. 2018 eq. 2 with the authors' integer weights):
 minimise ``sum_i w_i (s_i + wait_i)``, ``w_i = floor(max_ewt * 10**5 / ewt_i)``,
 ``ewt_i`` the expected waiting time of the job's queue
 (:func:`dispatchlab.platform.queues.job_ewt`), ``max_ewt`` the largest among the
@@ -28,13 +29,13 @@ better than PRB's plan under the same objective, PRB's plan is used.
 
 *Stage 2 (allocation).* The jobs planned at 0 (now), in urgency order, are mapped on
 the free nodes by the allocator (default ``consolidate``: fewest free resources first);
-a job that does not map is postponed. *Feedback* (ALGORITHMS.md 2.5, DEC; **ours**,
+a job that does not map is postponed. *Feedback* (DEC's is not published; **ours**,
 the authors' form is unpublished): for each start-now job that failed to map, add
 ``s_j >= r`` and re-solve (hint = the previous plan), then redo stage 2, at most
 ``feedback_rounds`` times or until every start-now job maps; a re-solve without a
 solution keeps the previous mapping. ``r`` (:func:`first_release`) is the first time
 free resources can grow (the first estimated end of a running job or of a job mapped
-now), at least 1: ALGORITHMS.md's ``s_j >= 1`` made tight, since before ``r`` node
+now), at least 1: the authors' ``s_j >= 1`` made tight, since before ``r`` node
 free resources only shrink, and ``s_j >= 1`` alone lets the relaxed plan park the job
 at 1 s, when no pass happens. On counting platforms the model has one cumulative
 (cores) and stage 2 cannot fail.
@@ -50,8 +51,9 @@ free resources together (summed over nodes), "all start now" is the relaxed mode
 optimum for both objectives (they grow with the start times, and running jobs only
 release resources), so the solver is not called (status ``ALL_FIT``).
 
-**HCP'** (``HCPOnline()``, name ``hcp-online``; seed 002, ``hcp3_scheduler.py``,
-ALGORITHMS.md 2.6). As HCP, with: the *fit-now filter* (only waiting jobs that fit the
+**HCP'** (``HCPOnline()``, name ``hcp-online``; Galleguillos et al., CP-based dispatching,
+``hcp3_scheduler.py``,
+as the authors' code). As HCP, with: the *fit-now filter* (only waiting jobs that fit the
 free resources now are modelled, at most ``cur_q_length`` of them, taken in
 ``slowdown`` priority order: descending current slowdown, ties ascending demand); the
 *slowdown objective* ``sum_i floor((s_i + wait_i + est_i) * 10**d / est_i)`` with the
@@ -144,7 +146,7 @@ class Candidates(NamedTuple):
 
 
 class ModelPower(NamedTuple):
-    """Power as one more cumulative of the relaxed model (DEC, seed 004 section 4.3):
+    """Power as one more cumulative of the relaxed model (DEC, Borghesi et al. 2018 section 4.3):
     ``running`` integer watts of each running job (aligned with ``view.running.jobs``),
     ``candidates`` integer watts of each candidate, ``capacity`` integer watts."""
 
@@ -193,7 +195,7 @@ def planned_durations(estimate: np.ndarray) -> np.ndarray:
 
 def build_relaxed_model(view: View, cand: Candidates, extra_horizon: int = 0,
                         power: ModelPower | None = None) -> RelaxedModel:
-    """The relaxed scheduling model of ALGORITHMS.md 2.1 without objective.
+    """The relaxed scheduling model of the authors' HCP (stage 1) without objective.
 
     Running jobs: fixed intervals ``[0, max(1, est_end - now))`` (those with the same
     duration merged into one interval with the summed demand, ours); candidates:
@@ -465,7 +467,7 @@ class HCP(_HybridCP):
                                     self.seed, stop="first", conflicts=self.conflicts,
                                     presolve=self.presolve)
 
-    #: the ordering of the reference plan and of stage 2 (ALGORITHMS.md 2.1: PRB urgency)
+    #: the ordering of the reference plan and of stage 2 (the authors' code: PRB urgency)
     priority: str = "urgency"
 
     def _modelled(self, view: View) -> Candidates:
@@ -534,7 +536,7 @@ class HCP(_HybridCP):
         plan = np.asarray(outcome.values, dtype=np.int64) if improved else prb
         decisions, mapped, failed = self._map_now(view, cand, plan, power)
         rounds, det_time = outcome.rounds, outcome.deterministic_time
-        # feedback (ours, ALGORITHMS.md 2.5): failed start-now jobs cannot start before
+        # feedback (ours; DEC's is not published): failed start-now jobs cannot start before
         # resources are released
         run_ends = np.asarray(view.running.est_end, dtype=np.int64) - now
         first_run_release = int(max(run_ends.min(), 1)) if len(run_ends) else None
@@ -562,7 +564,8 @@ class HCP(_HybridCP):
 
 
 class HCPOnline(OnlineControl, _HybridCP):
-    """HCP' (seed 002): fit-now filter, slowdown priority and objective, round control
+    """HCP' (Galleguillos et al., CP-based dispatching): fit-now filter, slowdown priority and
+    objective, round control
     with queue-length halving, dispatch skip. See the module docstring."""
 
     name = "hcp-online"

@@ -1,8 +1,10 @@
 """Pure CP dispatchers with OR-Tools CP-SAT: ``pcp`` (Bartolini et al. CP 2014 as
-re-implemented in ``cp_dispatchers/PCP``) and ``pcp-online`` (PCP', seed 002).
+re-implemented in ``cp_dispatchers/PCP``) and ``pcp-online`` (PCP', Galleguillos et al., CP-based
+dispatching).
 
 Unlike HCP (:mod:`.hcp`), one CP-SAT model decides both *when* each job starts and
-*where* its units go: there is no separate mapping stage. ALGORITHMS.md 2.7 and 2.8.
+*where* its units go: there is no separate mapping stage (the authors' ``PCP/pcp_scheduler.py``, in
+our CP-SAT translation).
 
 **The model** (one per pass; time origin 0 = the pass's ``now``, integer seconds).
 
@@ -14,7 +16,7 @@ Unlike HCP (:mod:`.hcp`), one CP-SAT model decides both *when* each job starts a
   This replaces the authors' optional unit intervals and ``Alternative(job, units,
   k)``, which needs their patched OR-Tools 7.3 (stock alternatives select one
   interval); CP-SAT has no such constraint, so allocation is modelled with integers
-  (ALGORITHMS.md 2.8). The bound ``b_{j,n}`` is ``min(units_j, floor(capacity_n /
+  (our CP-SAT translation). The bound ``b_{j,n}`` is ``min(units_j, floor(capacity_n /
   request_j))`` (minimum over the requested resource types) on the nodes the job may
   use, 0 elsewhere (no variable).
 * *Resources*: one ``AddCumulative`` per (node, resource type) over the job intervals
@@ -61,7 +63,7 @@ job instead of one per node with room.
 **Objectives** (integers, CP-SAT; ``d`` digits of scale):
 
 * ``pcp``: EWT-normalised tardiness ``sum_j max(0, floor((s_j + wait_j - ewt_j) *
-  10**d / ewt_j))`` (ALGORITHMS.md 2.7), ``wait_j = now - submit_j``, ``ewt_j`` the
+  10**d / ewt_j))`` (as the authors' code), ``wait_j = now - submit_j``, ``ewt_j`` the
   expected waiting time of the job's queue (:func:`dispatchlab.platform.queues.job_ewt`,
   ``default_ewt`` for a queue not in the platform's table). Posted exactly: a floor
   variable ``f_j`` with ``ewt_j f_j <= 10**d (s_j + wait_j - ewt_j) <= ewt_j f_j +
@@ -94,14 +96,14 @@ queue order (submit time, then file order; the authors'): the oldest jobs are th
 the tardiness objective weighs most, and the cap bounds the model (one start, one
 interval and up to one unit count per node for each job); the rest wait for a later
 pass. All running jobs are modelled (on the modelled nodes), since they fix the free
-room over time. Time control (ALGORITHMS.md 2.7, "60 s doubling to 125 s while no job
+room over time. Time control (the authors' code: "60 s doubling to 125 s while no job
 dispatched"): rounds of ``time_limit`` doubled up to ``max_time_limit`` (defaults 0.1
 and 0.2 deterministic seconds: the authors' 60 s / 125 s ratio, ours scaled down), stopping
 after a round that proves the optimum or infeasibility, or whose best plan starts a job
 now. When no modelled job fits now, no plan can start one, so the solver is not called
 (``NO_FIT``; changes no decision).
 
-**PCP'** (``PCPOnline()``, name ``pcp-online``; ALGORITHMS.md 2.6-2.7). As PCP with
+**PCP'** (``PCPOnline()``, name ``pcp-online``; the authors' ``pcp3``). As PCP with
 HCP''s *fit-now filter* (only waiting jobs that fit the free resources now, at most
 ``cur_q_length`` of them in ``slowdown`` priority order: descending current slowdown,
 ties ascending job demand), the *slowdown objective*, the *round control* (0.1 doubling
@@ -770,7 +772,8 @@ class PCP(_PureCP):
 
 
 class PCPOnline(OnlineControl, _PureCP):
-    """PCP' (seed 002): PCP's model with HCP''s fit-now filter, slowdown priority and
+    """PCP' (Galleguillos et al., CP-based dispatching): PCP's model with HCP''s fit-now filter,
+    slowdown priority and
     objective, round control with queue-length halving and dispatch skip; unit counts
     only on nodes with room now by default. See the module docstring.
 
