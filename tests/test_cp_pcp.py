@@ -524,3 +524,42 @@ def test_check_dispatcher_contract() -> None:
                  PCPOnline(time_limit=0.01, max_time_limit=0.02)):
         report = check_dispatcher(disp, workloads=2)
         assert report["jobs"] > 0
+
+
+# --- saved models ---------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [PCP, PCPOnline])
+def test_save_models_writes_sampled_passes(cls, tmp_path) -> None:
+    import json
+
+    from google.protobuf import text_format
+    from ortools.sat import cp_model_pb2
+
+    # five 1-core jobs of 30 s on one 2-core node, submitted 0, 5, 10, 15, 20: several
+    # passes reach the solver; every solve is saved with save_every=1, every second
+    # with save_every=2, and the schedule is the one without saving
+    platform = Platform.homogeneous(1, 2)
+    jobs = JobTable.from_arrays(submit=[0, 0, 0, 5, 5], run=[30, 20, 40, 10, 30],
+                                units=[1, 1, 1, 1, 1], resources={"core": [1, 1, 2, 1, 2]})
+    plain, disp0 = run(platform, jobs, cls(**FAST))
+    solves = sum(1 for p in disp0.pass_log_ if p["rounds"] > 0)
+    assert solves >= 2
+    for every in (1, 2):
+        folder = tmp_path / f"every{every}"
+        res, _ = run(platform, jobs, cls(save_models=str(folder), save_every=every, **FAST))
+        assert res.start.tolist() == plain.start.tolist()
+        saved = sorted(folder.glob("*.json"))
+        assert [p.stem for p in saved] == [f"{cls.name}-{k:06d}"
+                                           for k in range(0, solves, every)]
+        for path in saved:
+            facts = json.loads(path.read_text())
+            assert facts["solve"] == int(path.stem.rsplit("-", 1)[1])
+            assert facts["jobs"] and facts["nodes"] == [0]
+            assert facts["hint_feasible"] is True
+            proto = cp_model_pb2.CpModelProto()
+            text_format.Parse(path.with_suffix(".pb.txt").read_text(), proto)
+            assert len(proto.solution_hint.vars) == len(facts["jobs"]) * 2  # s_j, x_j0
+            assert proto.HasField("objective")
+    with pytest.raises(InputError, match="save_every"):
+        cls(save_models=str(tmp_path), save_every=0)._check()
+    with pytest.raises(InputError, match="save_models"):
+        cls(save_models=3)._check()

@@ -116,6 +116,13 @@ has less usage: no decision, no solve) and ``nodes="room"`` by default.
 give identical schedules on any machine. ``time_mode="wall"`` uses wall-clock seconds
 (as the authors) and is **not reproducible**.
 
+**Saved models.** ``save_models="DIR"`` (with ``save_every=N``, default 1) writes the
+model of every N-th solve (solves 0, N, 2N, ... of the run) to ``DIR``: the CP-SAT model
+as protobuf text with the hint, and a JSON of the pass (``now``, the modelled ``jobs``,
+the modelled ``nodes``, ``horizon``, ``hint_feasible``: whether the hint satisfies every
+constraint); see :class:`~.common.ModelSaver`. Off by default; saving never changes a
+schedule.
+
 **Explain.** Every pass that reaches the solver, or skips it, appends
 :func:`~.common.pass_facts` to ``self.pass_log_``: ``objective`` is the solver's own
 best (before any fallback), ``prb_objective`` the reference plan's; ``status``
@@ -138,6 +145,7 @@ from dispatchlab.dispatch.allocators import (
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
     OBJECTIVE_CAP,
+    ModelSaver,
     OnlineControl,
     SolveOutcome,
     TimeControl,
@@ -425,6 +433,8 @@ class _PureCP(Dispatcher):
     max_time_limit: float
     time_mode: str
     seed: int
+    save_models: str | None = None
+    save_every: int = 1
     #: the ordering of the PRB reference plan
     reference_order: str = "urgency"
 
@@ -432,6 +442,7 @@ class _PureCP(Dispatcher):
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
         check_choice(self.nodes, "nodes", NODE_MODES)
+        ModelSaver.check(self.save_models, self.save_every)
         if not isinstance(self.allocator, str):
             raise InputError(f"an allocator is a name, got {self.allocator!r}",
                              field="allocator")
@@ -468,6 +479,8 @@ class _PureCP(Dispatcher):
         self.ordering_.start(view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self._ewt_default())
         self.pass_log_: list[dict[str, Any]] = []
+        self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
+        self.saver_.start()
         if view.counting:
             total = int(view.platform.total_capacity()["core"])
             self.capacity_: np.ndarray = np.array([[total]], dtype=np.int64)
@@ -581,6 +594,20 @@ class _PureCP(Dispatcher):
                         units[j, index[n]] = int(c)
         return offsets, units, plan.allocations
 
+    def _save(self, view: View, cand: Candidates, pm: PlanModel, hint: list[int],
+              problem: PlanProblem, used_nodes: np.ndarray) -> None:
+        """Count the solve and save its model when sampled (``save_models``); the JSON
+        also says whether the hint satisfies every constraint (``hint_feasible``)."""
+        def extra() -> dict[str, Any]:
+            offsets, units = pm.values_to_plan(hint, len(used_nodes))
+            return {"dispatcher": self.name, "nodes_mode": self.nodes,
+                    "horizon": int(problem.horizon),
+                    "hint_feasible": plan_is_feasible(problem, offsets, units)}
+
+        self.saver_.record(pm.model, pm.variables, hint, now=int(view.now),
+                           jobs=cand.rows.tolist(),
+                           nodes=[] if view.counting else used_nodes.tolist(), extra=extra)
+
     def _with_reference_horizon(self, problem: PlanProblem,
                                 prb: np.ndarray) -> PlanProblem:
         """Raise the horizon to the PRB plan's end when it ends later (ours, as hcp)."""
@@ -660,7 +687,10 @@ class PCP(_PureCP):
     of a queue not in the platform's table; ``nodes``: ``"all"`` or ``"room"``;
     ``allocator``: of the PRB reference plan; ``time_limit`` / ``max_time_limit``:
     first and largest round limit (deterministic units or seconds, see
-    ``time_mode``); ``seed``: CP-SAT's random seed."""
+    ``time_mode``); ``seed``: CP-SAT's random seed; ``save_models`` / ``save_every``:
+    write the model of every ``save_every``-th solve, with its hint and a JSON of the
+    pass, to the folder ``save_models`` (off by default; see
+    :class:`~.common.ModelSaver`)."""
 
     name = "pcp"
     reference_order = "urgency"
@@ -668,7 +698,8 @@ class PCP(_PureCP):
     def __init__(self, q_length: int = 100, default_ewt: int = 1800, nodes: str = "all",
                  allocator: str = "consolidate", time_limit: float = 0.1,
                  max_time_limit: float = 0.2, time_mode: str = "deterministic",
-                 seed: int = 0) -> None:
+                 seed: int = 0, save_models: str | None = None,
+                 save_every: int = 1) -> None:
         self.q_length = q_length
         self.default_ewt = default_ewt
         self.nodes = nodes
@@ -677,6 +708,8 @@ class PCP(_PureCP):
         self.max_time_limit = max_time_limit
         self.time_mode = time_mode
         self.seed = seed
+        self.save_models = save_models
+        self.save_every = save_every
 
     def _check(self) -> None:
         super()._check()
@@ -752,6 +785,7 @@ class PCP(_PureCP):
         objective = add_tardiness_objective(pm.model, pm.starts, wait, ewt,
                                             problem.horizon, digits)
         hint = pm.plan_to_values(np.maximum(prb, 0), prb_units)
+        self._save(view, cand, pm, hint, problem, used_nodes)
         outcome = self._solve(pm, hint, objective)
         improved = outcome.objective is not None and (
             prb_obj is None or outcome.objective < prb_obj)
@@ -777,7 +811,7 @@ class PCPOnline(OnlineControl, _PureCP):
     ``q_length``: most jobs modelled (halved after an unsolved pass); ``nodes``:
     ``"room"`` (default) or ``"all"``; ``allocator``: of the PRB reference plan;
     ``time_limit`` / ``max_time_limit`` / ``max_k``: the round control; ``time_mode``,
-    ``seed`` as :class:`PCP`."""
+    ``seed``, ``save_models``, ``save_every`` as :class:`PCP`."""
 
     name = "pcp-online"
     reference_order = "slowdown"
@@ -785,7 +819,8 @@ class PCPOnline(OnlineControl, _PureCP):
     def __init__(self, q_length: int = 100, nodes: str = "room",
                  allocator: str = "consolidate", time_limit: float = 0.1,
                  max_time_limit: float = 1.6, max_k: int = 2,
-                 time_mode: str = "deterministic", seed: int = 0) -> None:
+                 time_mode: str = "deterministic", seed: int = 0,
+                 save_models: str | None = None, save_every: int = 1) -> None:
         self.q_length = q_length
         self.nodes = nodes
         self.allocator = allocator
@@ -794,6 +829,8 @@ class PCPOnline(OnlineControl, _PureCP):
         self.max_k = max_k
         self.time_mode = time_mode
         self.seed = seed
+        self.save_models = save_models
+        self.save_every = save_every
 
     def dispatch(self, view: View) -> list[Decision]:
         q = view.queue
@@ -831,6 +868,7 @@ class PCPOnline(OnlineControl, _PureCP):
         objective = add_slowdown_objective(pm.model, pm.starts, wait, est, problem.horizon,
                                            digits)
         hint = pm.plan_to_values(np.maximum(prb, 0), prb_units)
+        self._save(view, cand, pm, hint, problem, used_nodes)
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
