@@ -563,3 +563,49 @@ def test_save_models_writes_sampled_passes(cls, tmp_path) -> None:
         cls(save_models=str(tmp_path), save_every=0)._check()
     with pytest.raises(InputError, match="save_models"):
         cls(save_models=3)._check()
+
+
+def hint_solves(pb_txt) -> bool:
+    """CP-SAT's own check of a saved model's hint: every hinted variable fixed to its
+    hinted value, the model still has a solution."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    proto = model.proto
+    assert proto.parse_text_format(pb_txt.read_text())
+    hint = proto.solution_hint
+    assert len(hint.vars) > 0
+    for var, value in zip(list(hint.vars), list(hint.values), strict=True):
+        model.add(model.get_int_var_from_proto_index(var) == value)
+    proto.clear_solution_hint()
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 10
+    return solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+
+def test_room_hint_is_feasible_when_prb_uses_a_node_without_room(tmp_path) -> None:
+    import json
+
+    # Two nodes of 2 cores. R (2 cores, 50 s) starts at 0 on one node. At t = 1, A
+    # (2 cores, 200 s) and B (2 cores, 100 s) arrive; only the other node has room, so
+    # with nodes="room" the model knows that node only. PRB (slowdown order: equal
+    # slowdowns, ties by smaller demand: B first) plans B now on the free node and A at
+    # R's end (offset 49) on R's node, outside the room set: the model cannot express
+    # that allocation (before the fix the hint had A with 0 units, infeasible). The
+    # repaired hint puts A at B's end (offset 100) on the room node. The solver's
+    # optimum in the model: B at 0, A at 100 (slowdown 1 + 3/2 = 2.5 against A first,
+    # 1 + 3 = 4): B starts at 1; R ends at 50, then A fits R's node and starts at 50.
+    platform = Platform.homogeneous(2, 2)
+    jobs = JobTable.from_arrays(submit=[0, 1, 1], run=[50, 200, 100], units=[1, 1, 1],
+                                resources={"core": [2, 2, 2]})
+    for cls in (PCPOnline, lambda **kw: PCP(nodes="room", **kw)):
+        folder = tmp_path / str(id(cls))
+        res, _ = run(platform, jobs, cls(save_models=str(folder), **FAST))
+        assert res.start.tolist() == [0, 50, 1]
+        saved = {json.loads(p.read_text())["now"]: p for p in folder.glob("*.json")}
+        assert 1 in saved
+        facts = json.loads(saved[1].read_text())
+        assert sorted(facts["jobs"]) == [1, 2] and len(facts["nodes"]) == 1
+        assert facts["hint_feasible"] is True
+        assert hint_solves(saved[1].with_suffix(".pb.txt"))

@@ -79,7 +79,12 @@ job instead of one per node with room.
 proactive_schedule`; ``pcp``: urgency order, ``pcp-online``: slowdown order; the
 ``allocator``, default ``consolidate``) of the modelled jobs is the solver's hint:
 starts, and the allocation of every planned job (replayed by :func:`prb_allocations`,
-since the plan returns only the start-now ones). In ``pcp`` it is also the *fallback*:
+since the plan returns only the start-now ones), made feasible in the model by
+:func:`feasible_hint`: with ``nodes="room"`` PRB may plan a later job on a node outside
+the room set, an allocation the model cannot express (before this repair the hint lost
+those units and was infeasible in every sampled pass of a Lublin/Eurora run); such a job
+is moved to the earliest time its room nodes can hold it. With ``nodes="all"`` PRB's
+plan is feasible and is the hint unchanged. In ``pcp`` the reference is also the *fallback*:
 when the solver finds no plan strictly better than PRB's under the same objective,
 PRB's start-now jobs are dispatched (as ``hcp``). In ``pcp-online`` (as ``hcp-online``)
 it is only the hint and the logged reference; no solution -> nothing dispatched.
@@ -306,6 +311,94 @@ def plan_is_feasible(problem: PlanProblem, offsets: np.ndarray, units: np.ndarra
         if (load > cap).any():
             return False
     return True
+
+
+def feasible_hint(problem: PlanProblem, offsets: np.ndarray,
+                  units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A plan of ``problem`` that satisfies every constraint but the horizon, built from a
+    reference plan (start ``offsets``, -1 unplaced; unit counts m x N on the modelled
+    nodes): the hint of the pure CP dispatchers.
+
+    Jobs are taken in the reference's start order (unplaced last, ties model order).
+    A job keeps its reference start and allocation when that allocation is allowed
+    (within ``bounds``, ``units_j`` units) and fits beside the running jobs and the jobs
+    already taken; otherwise (ours) it is placed at the earliest time (0 or the end of a
+    running or taken job) at which the modelled nodes it may use have room for its
+    units during its whole duration, its units put greedily on the nodes with the most
+    room (ties: node order). A feasible reference plan is returned unchanged. Such a
+    time always exists: after every other job has ended, a job fits the nodes it may
+    use (``nodes="all"``: it fits the empty nodes; ``"room"``: it fits their free room
+    now, and their capacity is at least that). The reference is infeasible where the
+    model is narrower than PRB: with ``nodes="room"`` PRB may put a later job on a node
+    outside the room set, whose units the model cannot express. The caller raises the
+    horizon to the plan's end."""
+    cap = np.asarray(problem.capacity, dtype=np.int64)
+    n_nodes, n_res = cap.shape
+    m = len(problem.units)
+    reqs = np.asarray(problem.requests, dtype=np.int64).reshape(m, n_res)
+    durs = np.asarray(problem.durations, dtype=np.int64)
+    bounds = np.asarray(problem.bounds, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    units = np.asarray(units, dtype=np.int64).reshape(m, n_nodes)
+    # load changes: (time, node-by-resource delta); running jobs from 0
+    times: list[int] = [0]
+    deltas: list[np.ndarray] = [np.zeros((n_nodes, n_res), dtype=np.int64)]
+    run_use = np.asarray(problem.run_usage, dtype=np.int64).reshape(-1, n_res)
+    for n, d, use in zip(np.asarray(problem.run_node).tolist(),
+                         np.asarray(problem.run_duration).tolist(), run_use, strict=True):
+        delta = np.zeros((n_nodes, n_res), dtype=np.int64)
+        delta[n] = use
+        times.extend((0, int(d)))
+        deltas.extend((delta, -delta))
+    out_off = np.zeros(m, dtype=np.int64)
+    out_units = np.zeros((m, n_nodes), dtype=np.int64)
+    order = sorted(range(m), key=lambda j: (offsets[j] < 0, int(offsets[j]), j))
+    for j in order:
+        t_arr = np.asarray(times, dtype=np.int64)
+        points, inv = np.unique(t_arr, return_inverse=True)
+        step = np.zeros((len(points), n_nodes, n_res), dtype=np.int64)
+        np.add.at(step, np.asarray(inv).reshape(-1), np.asarray(deltas))
+        load = np.cumsum(step, axis=0)  # load on [points[k], points[k + 1])
+        d = int(durs[j])
+
+        def room(t: int, points=points, load=load, d=d) -> np.ndarray:
+            lo = int(np.searchsorted(points, t, side="right")) - 1
+            hi = int(np.searchsorted(points, t + d, side="left"))
+            return cap - load[max(lo, 0):max(hi, lo + 1)].max(axis=0)
+
+        need = reqs[j]
+        chosen: tuple[int, np.ndarray] | None = None
+        ref = units[j]
+        if offsets[j] >= 0 and int(ref.sum()) == int(problem.units[j]) \
+                and (ref <= bounds[j]).all() \
+                and (ref[:, None] * need[None, :] <= room(int(offsets[j]))).all():
+            chosen = (int(offsets[j]), ref.copy())
+        else:
+            for t in points.tolist():
+                free = room(int(t))
+                k = bounds[j].copy()
+                for r in np.flatnonzero(need > 0).tolist():
+                    k = np.minimum(k, np.maximum(free[:, r], 0) // need[r])
+                if int(k.sum()) < int(problem.units[j]):
+                    continue
+                alloc = np.zeros(n_nodes, dtype=np.int64)
+                left = int(problem.units[j])
+                for n in sorted(range(n_nodes), key=lambda n, k=k: (-int(k[n]), n)):
+                    take = min(left, int(k[n]))
+                    alloc[n] = take
+                    left -= take
+                    if left == 0:
+                        break
+                chosen = (int(t), alloc)
+                break
+        assert chosen is not None, "a job that fits its nodes always has a start"
+        t0, alloc = chosen
+        out_off[j] = t0
+        out_units[j] = alloc
+        use = alloc[:, None] * need[None, :]
+        times.extend((t0, t0 + d))
+        deltas.extend((use, -use))
+    return out_off, out_units
 
 
 # --- the tardiness objective of PCP -------------------------------------------------
@@ -608,6 +701,15 @@ class _PureCP(Dispatcher):
                            jobs=cand.rows.tolist(),
                            nodes=[] if view.counting else used_nodes.tolist(), extra=extra)
 
+    @staticmethod
+    def _hint_plan(problem: PlanProblem, prb: np.ndarray,
+                   prb_units: np.ndarray) -> tuple[PlanProblem, np.ndarray, np.ndarray]:
+        """The hint: PRB's plan made feasible in the model (:func:`feasible_hint`), and
+        the problem with its horizon raised to the hint's end."""
+        off, units = feasible_hint(problem, prb, prb_units)
+        end = int((off + problem.durations).max(initial=0))
+        return problem._replace(horizon=max(problem.horizon, end)), off, units
+
     def _with_reference_horizon(self, problem: PlanProblem,
                                 prb: np.ndarray) -> PlanProblem:
         """Raise the horizon to the PRB plan's end when it ends later (ours, as hcp)."""
@@ -773,6 +875,7 @@ class PCP(_PureCP):
         problem, used_nodes = self._problem(view, cand)
         prb, prb_units, prb_now = self._reference(view, cand, used_nodes)
         problem = self._with_reference_horizon(problem, prb)
+        problem, hint_off, hint_units = self._hint_plan(problem, prb, prb_units)
         wait = (now - cand.submit).tolist()
         ewt = cand.ewt.tolist()
         digits = tardiness_digits(problem.horizon, wait, ewt)
@@ -784,7 +887,7 @@ class PCP(_PureCP):
         pm = build_plan_model(problem)
         objective = add_tardiness_objective(pm.model, pm.starts, wait, ewt,
                                             problem.horizon, digits)
-        hint = pm.plan_to_values(np.maximum(prb, 0), prb_units)
+        hint = pm.plan_to_values(hint_off, hint_units)
         self._save(view, cand, pm, hint, problem, used_nodes)
         outcome = self._solve(pm, hint, objective)
         improved = outcome.objective is not None and (
@@ -853,6 +956,7 @@ class PCPOnline(OnlineControl, _PureCP):
         problem, used_nodes = self._problem(view, cand)
         prb, prb_units, prb_now = self._reference(view, cand, used_nodes)
         problem = self._with_reference_horizon(problem, prb)
+        problem, hint_off, hint_units = self._hint_plan(problem, prb, prb_units)
         wait = (now - cand.submit).tolist()
         est = cand.estimate.tolist()
         digits = slowdown_digits(problem.horizon, wait, est)
@@ -867,7 +971,7 @@ class PCPOnline(OnlineControl, _PureCP):
         pm = build_plan_model(problem)
         objective = add_slowdown_objective(pm.model, pm.starts, wait, est, problem.horizon,
                                            digits)
-        hint = pm.plan_to_values(np.maximum(prb, 0), prb_units)
+        hint = pm.plan_to_values(hint_off, hint_units)
         self._save(view, cand, pm, hint, problem, used_nodes)
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
@@ -894,6 +998,7 @@ __all__ = [
     "PlanProblem",
     "add_tardiness_objective",
     "build_plan_model",
+    "feasible_hint",
     "plan_is_feasible",
     "prb_allocations",
     "tardiness_digits",
