@@ -609,3 +609,124 @@ def test_room_hint_is_feasible_when_prb_uses_a_node_without_room(tmp_path) -> No
         assert sorted(facts["jobs"]) == [1, 2] and len(facts["nodes"]) == 1
         assert facts["hint_feasible"] is True
         assert hint_solves(saved[1].with_suffix(".pb.txt"))
+
+
+# --- PCP' pooled model (ours) and the authors' form -----------------------------------
+def three_jobs() -> tuple[Platform, JobTable]:
+    """Two nodes of 3 cores; A (2 cores, 100 s), B (2 cores, 200 s), C (2 cores, 10 s)
+    submitted at 0, one unit each."""
+    platform = Platform.homogeneous(2, 3)
+    jobs = JobTable.from_arrays(submit=[0, 0, 0], run=[100, 200, 10], units=[1, 1, 1],
+                                resources={"core": [2, 2, 2]})
+    return platform, jobs
+
+
+@pytest.mark.parametrize("model", ["nodes", "pooled"])
+def test_pcp_online_start_now_packing(model: str) -> None:
+    # 6 free cores in all, 3 jobs of 2 cores: the pooled capacity holds all three now,
+    # but a node of 3 cores holds one 2-core job, so only two can start now.
+    # Slowdown terms, wait 0, d = 5 (H = 310 has 3 digits):
+    # * pooled: the exact packing at 0 forbids all-three-now (without it the optimum
+    #   would be 3 x 10**5 = 300000). Delaying one job to s = 1 (the pooled cumulative
+    #   of 6 cores then holds it) costs least for the longest, B: 10**5 (A) + 10**5 (C)
+    #   + floor((1 + 200) / 200 * 10**5) = 300500 (delaying A: 301000, C: 310000).
+    # * nodes (room = both nodes): B must wait for a node; C's ends first, at 10:
+    #   10**5 + 10**5 + floor(210 / 200 * 10**5) = 305000 (A waiting for C: 310000).
+    # PRB (slowdown order: equal slowdowns, ties by demand: C, A, B) plans C and A now,
+    # B at 10: 305000. Both: A and C start at 0; B when C ends, at 10.
+    platform, jobs = three_jobs()
+    res, disp = run(platform, jobs, PCPOnline(model=model, **FAST))
+    assert res.start.tolist() == [0, 10, 0]
+    first = disp.pass_log_[0]
+    assert first["modelled"] == 3 and first["prb_objective"] == 305000
+    assert first["objective"] == {"pooled": 300500, "nodes": 305000}[model]
+    assert first["solved"]
+    node_usage_ok(res, platform, jobs)
+
+
+def test_pooled_model_packs_only_the_start_now_jobs() -> None:
+    # The model alone, on three_jobs' first pass: the solution starts exactly two jobs
+    # now, with x on distinct nodes (one 2-core job per 3-core node), B at 1.
+    problem = PlanProblem(
+        capacity=np.array([[3], [3]]), run_node=np.zeros(0, np.int64),
+        run_duration=np.zeros(0, np.int64), run_usage=np.zeros((0, 1), np.int64),
+        units=np.array([1, 1, 1]), requests=np.array([[2], [2], [2]]),
+        durations=np.array([100, 200, 10]), bounds=np.ones((3, 2), np.int64), horizon=310)
+    from dispatchlab.dispatch.cp.pcp import build_pooled_model
+
+    pm = build_pooled_model(problem, np.array([[3], [3]]))
+    objective = add_slowdown_objective(pm.model, pm.starts, [0, 0, 0], [100, 200, 10],
+                                       310, 5)
+    out = TimeControl(1.0, 1.0).solve(pm.model, pm.variables, None, objective)
+    offsets, units = pm.values_to_plan(out.values, 2)
+    assert offsets.tolist() == [0, 1, 0] and out.objective == 300500
+    assert units[1].sum() == 0 and (units[[0, 2]].sum(axis=0) == [1, 1]).all()
+
+
+@PROPERTY
+@given(small_workloads(), st.sampled_from(["nodes", "pooled"]))
+def test_pcp_online_every_pass_solved_with_a_feasible_hint(workload, model: str) -> None:
+    import json
+    import tempfile
+    from pathlib import Path
+
+    platform, jobs = workload
+    with tempfile.TemporaryDirectory() as tmp:
+        res, disp = run(platform, jobs, PCPOnline(model=model, save_models=tmp,
+                                                  time_limit=0.05, max_time_limit=0.1))
+        saved = [json.loads(p.read_text()) for p in Path(tmp).glob("*.json")]
+    solver_passes = [p for p in disp.pass_log_ if p["rounds"] > 0]
+    assert len(saved) == len(solver_passes)
+    assert all(f["hint_feasible"] for f in saved)
+    # a solver pass has a solution; the others need none (PRB_OPTIMAL dispatches PRB's
+    # start-now plan, feasible by construction; SKIPPED / NO_FIT start nothing)
+    assert all(p["objective"] is not None for p in solver_passes)
+    ran = res.start >= 0
+    assert (ran | (res.status == STATUS_REJECTED)).all()
+    node_usage_ok(res, platform, jobs)
+
+
+def test_pcp_online_same_schedule_across_processes() -> None:
+    import os
+    import subprocess
+    import sys
+
+    # the three_jobs instance and the room-hint instance, both models, in two fresh
+    # interpreters with different hash seeds: the same starts
+    code = (
+        "from dispatchlab.dispatch.cp.pcp import PCPOnline\n"
+        "from dispatchlab.platform import Platform\n"
+        "from dispatchlab.sim.engine import Simulation\n"
+        "from dispatchlab.workload.jobs import JobTable\n"
+        "out = []\n"
+        "for model in ('nodes', 'pooled'):\n"
+        "    for n, c, sub, rt, core in ((2, 3, [0, 0, 0, 2], [100, 200, 10, 30],\n"
+        "                                 [2, 2, 2, 1]),\n"
+        "                                (2, 2, [0, 1, 1, 1], [50, 200, 100, 5],\n"
+        "                                 [2, 2, 2, 1])):\n"
+        "        jobs = JobTable.from_arrays(submit=sub, run=rt, units=[1] * 4,\n"
+        "                                    resources={'core': core})\n"
+        "        res = Simulation(Platform.homogeneous(n, c), jobs,\n"
+        "                         PCPOnline(model=model, time_limit=0.2,\n"
+        "                                   max_time_limit=0.4)).run()\n"
+        "        out.append(res.start.tolist())\n"
+        "print(out)\n")
+    from pathlib import Path
+
+    import dispatchlab
+
+    src = str(Path(dispatchlab.__file__).resolve().parents[1])
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed,
+                   PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get(
+                       "PYTHONPATH")])))
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, check=True)
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] and outs[0].startswith("[[")
+
+
+def test_pcp_online_model_parameter_error() -> None:
+    with pytest.raises(InputError, match="pooled"):
+        PCPOnline(model="pool")._check()

@@ -116,6 +116,21 @@ the best objective is unchanged over ``max_k`` = 2 rounds; an unsolved pass halv
 (the previous pass dispatched nothing, no job was submitted since and no resource type
 has less usage: no decision, no solve) and ``nodes="room"`` by default.
 
+**PCP' pooled model (ours;** ``pcp-online``'s ``model="pooled"``, :func:`build_pooled_model`).
+Motivated by the paper's remark that the new PCP "currently focuses only on the
+scheduling problem" (its future work: include allocation in the search). Start times
+``s_j`` of fixed-length intervals; the future is one cumulative per (node type,
+resource type) over the modelled capacity (all nodes), running jobs as fixed intervals
+from 0, with a unit count per job x type when there are several node types; a literal
+``now_j <=> s_j = 0``; an exact node packing only for the jobs that start now
+(``x_{j,n} <= min(u_j, floor(free_n / req_j)) * now_j``, ``sum_n x_{j,n} = u_j now_j``,
+``sum_j req_{j,r} x_{j,n} <= free_{n,r}``); the same slowdown objective and round
+control; hint = PRB's start times (no allocation: the model has none for later jobs).
+The start-now jobs are dispatched with the ``x_{j,n}`` of the plan. Jobs planned later
+are placed on pooled capacity only, so their starts are optimistic (the node model's
+are pessimistic with ``nodes="room"``); only start-now decisions are ever carried out.
+The default ``model="nodes"`` is the authors' form (unit counts per node, ``nodes``).
+
 **Determinism.** One worker, ``seed`` as CP-SAT's ``random_seed`` and, with
 ``time_mode="deterministic"`` (default), limits in CP-SAT deterministic time: two runs
 give identical schedules on any machine. ``time_mode="wall"`` uses wall-clock seconds
@@ -170,6 +185,8 @@ from dispatchlab.errors import InputError
 
 #: accepted values of the ``nodes`` parameter (see the module docstring)
 NODE_MODES: tuple[str, ...] = ("all", "room")
+#: accepted values of ``pcp-online``'s ``model`` parameter (see the module docstring)
+MODEL_FORMS: tuple[str, ...] = ("nodes", "pooled")
 #: significant digits of the tardiness objective before the int64 guard (ours)
 TARDINESS_DIGITS = 5
 
@@ -401,6 +418,108 @@ def feasible_hint(problem: PlanProblem, offsets: np.ndarray,
     return out_off, out_units
 
 
+def build_pooled_model(problem: PlanProblem, free: np.ndarray) -> PlanModel:
+    """The pooled model of ``pcp-online`` (``model="pooled"``, ours; see the module
+    docstring) without objective. ``problem`` is the ``nodes="all"`` problem and
+    ``free`` the free resources now of its modelled nodes (N x R).
+
+    Per job: a start ``s_j`` of a fixed-size interval, a literal ``now_j <=> s_j = 0``;
+    node types are the distinct capacity rows; with one type the job's demand on a
+    type's cumulative is ``units_j x request_j``, with several a unit count
+    ``y_{j,t}`` (``sum_t y_{j,t} = units_j``, at most the units the type's nodes hold)
+    carries it. One cumulative per (type, resource) at the type's summed capacity, with
+    the running jobs as fixed intervals from 0. The exact packing is posted only for
+    now: ``x_{j,n} <= min(units_j, floor(free_n / request_j)) * now_j``, ``sum_n x_{j,n}
+    = units_j * now_j``, ``sum_j request_{j,r} x_{j,n} <= free_{n,r}``, and (several
+    types) ``y_{j,t} = sum_{n in t} x_{j,n}`` when ``now_j``. ``counts`` of the result
+    are the ``x_{j,n}``: the allocation of the jobs that start now."""
+    model = cp_model.CpModel()
+    cap = np.asarray(problem.capacity, dtype=np.int64)
+    free = np.asarray(free, dtype=np.int64).reshape(cap.shape)
+    n_nodes, n_res = cap.shape
+    horizon = int(problem.horizon)
+    kinds, type_of = np.unique(cap, axis=0, return_inverse=True)
+    type_of = np.asarray(type_of).reshape(-1)
+    n_types = len(kinds)
+    reqs = np.asarray(problem.requests, dtype=np.int64).reshape(-1, n_res)
+    starts: list[cp_model.IntVar] = []
+    intervals = []
+    counts: list[list[tuple[int, cp_model.IntVar]]] = []
+    per_type: list[list[Any]] = []  # per job: the units on each type (var or int)
+    bounds_now: list[list[int]] = []  # per job: the upper bound of each x_{j,n}
+    for j, (d, u) in enumerate(zip(problem.durations.tolist(), problem.units.tolist(),
+                                   strict=True)):
+        s = model.new_int_var(0, max(horizon - d, 0), f"s_{j}")
+        now = model.new_bool_var(f"now_{j}")
+        model.add(s == 0).only_enforce_if(now)
+        model.add(s >= 1).only_enforce_if(~now)
+        starts.append(s)
+        intervals.append(model.new_fixed_size_interval_var(s, d, f"job_{j}"))
+        if n_types == 1:
+            per_type.append([int(u)])
+        else:
+            ys = []
+            for t in range(n_types):
+                most = min(int(u), int(problem.bounds[j][type_of == t].sum()))
+                ys.append(model.new_int_var(0, most, f"y_{j}_{t}"))
+            model.add(sum(ys) == u)
+            per_type.append(ys)
+        room = np.minimum(problem.bounds[j], int(u))
+        for r in np.flatnonzero(reqs[j] > 0).tolist():
+            room = np.minimum(room, np.maximum(free[:, r], 0) // reqs[j, r])
+        pairs = []
+        for n in np.flatnonzero(room > 0).tolist():
+            x = model.new_int_var(0, int(room[n]), f"x_{j}_{n}")
+            model.add(x <= int(room[n]) * now)
+            pairs.append((n, x))
+        bounds_now.append([int(room[n]) for n, _ in pairs])
+        model.add(sum(x for _, x in pairs) == u * now)
+        if n_types > 1:
+            for t in range(n_types):
+                model.add(per_type[j][t] == sum(x for n, x in pairs if type_of[n] == t)) \
+                    .only_enforce_if(now)
+        counts.append(pairs)
+    variables: list[cp_model.IntVar] = list(starts)
+    for pairs in counts:
+        variables.extend(x for _, x in pairs)
+    # the future: one cumulative per (type, resource), running jobs fixed from 0
+    run_node = np.asarray(problem.run_node, dtype=np.int64)
+    run_dur = np.asarray(problem.run_duration, dtype=np.int64)
+    run_use = np.asarray(problem.run_usage, dtype=np.int64).reshape(len(run_node), n_res)
+    for t in range(n_types):
+        here = type_of[run_node] == t if len(run_node) else np.zeros(0, dtype=bool)
+        durs, inv = np.unique(run_dur[here], return_inverse=True)
+        merged = np.zeros((len(durs), n_res), dtype=np.int64)
+        np.add.at(merged, np.asarray(inv).reshape(-1), run_use[here])
+        fixed = [(model.new_fixed_size_interval_var(0, int(d), f"run_{t}_{k}"), merged[k])
+                 for k, d in enumerate(durs.tolist())]
+        for r in range(n_res):
+            capacity = int(cap[type_of == t, r].sum())
+            jobs_r = [j for j in range(len(starts)) if reqs[j, r] > 0]
+            fixed_r = [(iv, int(q[r])) for iv, q in fixed if q[r] > 0]
+            if not jobs_r:
+                continue
+            most = sum(int(problem.units[j]) * int(reqs[j, r]) for j in jobs_r) \
+                + sum(q for _, q in fixed_r)
+            if most <= capacity:
+                continue  # the constraint could never bind
+            ivs = [iv for iv, _ in fixed_r] + [intervals[j] for j in jobs_r]
+            dems = [q for _, q in fixed_r] + [per_type[j][t] * int(reqs[j, r])
+                                              for j in jobs_r]
+            model.add_cumulative(ivs, dems, capacity)
+    # now: the exact packing of the start-now jobs on the free room
+    users_of: list[list[tuple[int, cp_model.IntVar, int]]] = [[] for _ in range(n_nodes)]
+    for j, (pairs, ubs) in enumerate(zip(counts, bounds_now, strict=True)):
+        for (n, x), ub in zip(pairs, ubs, strict=True):
+            users_of[n].append((j, x, ub))
+    for n, users in enumerate(users_of):
+        for r in range(n_res):
+            terms = [(x, int(reqs[j, r]), ub) for j, x, ub in users if reqs[j, r] > 0]
+            if sum(q * ub for _, q, ub in terms) > int(free[n, r]):
+                model.add(sum(q * x for x, q, _ in terms) <= int(free[n, r]))
+    return PlanModel(model, starts, counts, variables)
+
+
 # --- the tardiness objective of PCP -------------------------------------------------
 def tardiness_digits(horizon: int, wait: list[int], ewt: list[int],
                      significant: int = TARDINESS_DIGITS) -> int:
@@ -608,9 +727,11 @@ class _PureCP(Dispatcher):
                          for req, u in zip(reqs, cand.units.tolist(), strict=True)],
                         dtype=bool)
 
-    def _problem(self, view: View, cand: Candidates) -> tuple[PlanProblem, np.ndarray]:
+    def _problem(self, view: View, cand: Candidates,
+                 nodes: str | None = None) -> tuple[PlanProblem, np.ndarray]:
         """The :class:`PlanProblem` of the candidates and the platform node index of
-        each modelled node."""
+        each modelled node (``nodes``: ``"all"`` / ``"room"``, default the parameter)."""
+        mode = self.nodes if nodes is None else nodes
         now = int(view.now)
         reqs = self._requests(view, cand.rows)
         free = self._free(view)
@@ -619,7 +740,7 @@ class _PureCP(Dispatcher):
         bounds = np.zeros((m, cap_all.shape[0]), dtype=np.int64)
         for j in range(m):
             b = np.minimum(units_per_node(reqs[j], cap_all), int(cand.units[j]))
-            if self.nodes == "room":
+            if mode == "room":
                 b = np.where(units_per_node(reqs[j], free) > 0, b, 0)
             bounds[j] = b
         used_nodes = np.flatnonzero(bounds.any(axis=0))
@@ -648,7 +769,7 @@ class _PureCP(Dispatcher):
                         r_dur.append(d)
                         r_use.append(int(c) * np.asarray(all_reqs[job], dtype=np.int64))
         durations = np.maximum(cand.estimate, 1)
-        if self.nodes == "all":
+        if mode == "all":
             horizon = int(run_rem.max(initial=0)) + int(durations.sum())
         else:
             horizon = int(durations.sum())
@@ -687,13 +808,17 @@ class _PureCP(Dispatcher):
                         units[j, index[n]] = int(c)
         return offsets, units, plan.allocations
 
-    def _save(self, view: View, cand: Candidates, pm: PlanModel, hint: list[int],
-              problem: PlanProblem, used_nodes: np.ndarray) -> None:
+    def _save(self, view: View, cand: Candidates, pm: PlanModel, hint: list[Any],
+              problem: PlanProblem, used_nodes: np.ndarray, plan: Any = None) -> None:
         """Count the solve and save its model when sampled (``save_models``); the JSON
-        also says whether the hint satisfies every constraint (``hint_feasible``)."""
+        also says whether the hint satisfies every constraint (``hint_feasible``): the
+        hinted plan, or ``plan`` (offsets, units m x N) whose start times the hint is,
+        checked by :func:`plan_is_feasible` on ``problem``."""
         def extra() -> dict[str, Any]:
-            offsets, units = pm.values_to_plan(hint, len(used_nodes))
+            offsets, units = plan if plan is not None else pm.values_to_plan(
+                hint, len(used_nodes))
             return {"dispatcher": self.name, "nodes_mode": self.nodes,
+                    "model": getattr(self, "model", "nodes"),
                     "horizon": int(problem.horizon),
                     "hint_feasible": plan_is_feasible(problem, offsets, units)}
 
@@ -914,7 +1039,15 @@ class PCPOnline(OnlineControl, _PureCP):
     ``q_length``: most jobs modelled (halved after an unsolved pass); ``nodes``:
     ``"room"`` (default) or ``"all"``; ``allocator``: of the PRB reference plan;
     ``time_limit`` / ``max_time_limit`` / ``max_k``: the round control; ``time_mode``,
-    ``seed``, ``save_models``, ``save_every`` as :class:`PCP`."""
+    ``seed``, ``save_models``, ``save_every`` as :class:`PCP`; ``model``: ``"nodes"``
+    (the authors' form: unit counts per node for every modelled job, ``nodes`` applies)
+    or ``"pooled"`` (ours: cumulatives over pooled capacity for the future and an exact
+    node packing only for the jobs that start now; ``nodes`` is ignored; see
+    :func:`build_pooled_model`)."""
+
+    def _check(self) -> None:
+        super()._check()
+        check_choice(self.model, "model", MODEL_FORMS)
 
     name = "pcp-online"
     reference_order = "slowdown"
@@ -923,8 +1056,10 @@ class PCPOnline(OnlineControl, _PureCP):
                  allocator: str = "consolidate", time_limit: float = 0.1,
                  max_time_limit: float = 1.6, max_k: int = 2,
                  time_mode: str = "deterministic", seed: int = 0,
-                 save_models: str | None = None, save_every: int = 1) -> None:
+                 save_models: str | None = None, save_every: int = 1,
+                 model: str = "nodes") -> None:
         self.q_length = q_length
+        self.model = model
         self.nodes = nodes
         self.allocator = allocator
         self.time_limit = time_limit
@@ -953,10 +1088,12 @@ class PCPOnline(OnlineControl, _PureCP):
             self.skip_.record(usage, 0)
             self.pass_log_.append(pass_facts(now, None, modelled=0, status="NO_FIT"))
             return []
-        problem, used_nodes = self._problem(view, cand)
+        pooled = self.model == "pooled"
+        problem, used_nodes = self._problem(view, cand, "all" if pooled else None)
         prb, prb_units, prb_now = self._reference(view, cand, used_nodes)
         problem = self._with_reference_horizon(problem, prb)
-        problem, hint_off, hint_units = self._hint_plan(problem, prb, prb_units)
+        if not pooled:
+            problem, hint_off, hint_units = self._hint_plan(problem, prb, prb_units)
         wait = (now - cand.submit).tolist()
         est = cand.estimate.tolist()
         digits = slowdown_digits(problem.horizon, wait, est)
@@ -968,11 +1105,18 @@ class PCPOnline(OnlineControl, _PureCP):
             decisions = self._reference_is_optimal(view, cand, prb, prb_now, prb_obj)
             self.skip_.record(usage, len(decisions))
             return decisions
-        pm = build_plan_model(problem)
+        if pooled:  # ours: hint = PRB's start times
+            pm = build_pooled_model(problem, self._free(view)[used_nodes])
+            hint: list[Any] = [int(t) if t >= 0 else None for t in prb.tolist()]
+            hint += [None] * (len(pm.variables) - len(hint))
+            plan = (np.maximum(prb, 0), prb_units)
+        else:
+            pm = build_plan_model(problem)
+            hint = pm.plan_to_values(hint_off, hint_units)
+            plan = None
         objective = add_slowdown_objective(pm.model, pm.starts, wait, est, problem.horizon,
                                            digits)
-        hint = pm.plan_to_values(hint_off, hint_units)
-        self._save(view, cand, pm, hint, problem, used_nodes)
+        self._save(view, cand, pm, hint, problem, used_nodes, plan)
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
@@ -991,6 +1135,7 @@ class PCPOnline(OnlineControl, _PureCP):
 
 
 __all__ = [
+    "MODEL_FORMS",
     "NODE_MODES",
     "PCP",
     "PCPOnline",
@@ -998,6 +1143,7 @@ __all__ = [
     "PlanProblem",
     "add_tardiness_objective",
     "build_plan_model",
+    "build_pooled_model",
     "feasible_hint",
     "plan_is_feasible",
     "prb_allocations",
