@@ -730,3 +730,20 @@ def test_pcp_online_same_schedule_across_processes() -> None:
 def test_pcp_online_model_parameter_error() -> None:
     with pytest.raises(InputError, match="pooled"):
         PCPOnline(model="pool")._check()
+
+
+def test_hcp_online_save_models(tmp_path) -> None:
+    import json
+
+    from dispatchlab.dispatch.cp.hcp import HCPOnline
+
+    # the two-job example: A and B cannot both start now, so hcp-online's first pass
+    # reaches the solver (solve 0, saved with its 2 start variables hinted)
+    platform, jobs = two_jobs(True)
+    plain, _ = run(platform, jobs, HCPOnline(**FAST))
+    res, _ = run(platform, jobs, HCPOnline(save_models=str(tmp_path), **FAST))
+    assert res.start.tolist() == plain.start.tolist()
+    facts = json.loads((tmp_path / "hcp-online-000000.json").read_text())
+    assert facts["now"] == 0 and sorted(facts["jobs"]) == [0, 1] and facts["nodes"] == []
+    text = (tmp_path / "hcp-online-000000.pb.txt").read_text()
+    assert "solution_hint" in text and "cumulative" in text
