@@ -747,3 +747,25 @@ def test_hcp_online_save_models(tmp_path) -> None:
     assert facts["now"] == 0 and sorted(facts["jobs"]) == [0, 1] and facts["nodes"] == []
     text = (tmp_path / "hcp-online-000000.pb.txt").read_text()
     assert "solution_hint" in text and "cumulative" in text
+
+
+@pytest.mark.parametrize("by_type", [False, True])
+def test_pooled_model_node_types(by_type: bool) -> None:
+    # three_jobs' pass on two 3-core nodes of different types (one has a GPU). Pooled
+    # over types (default) B may start at 1 (6 cores hold 2 + 2 + 2): 300500. With
+    # per-type cumulatives (by_type) each type has 3 cores, 2 held by A or C, so B
+    # waits for C's end at 10: 10**5 + 10**5 + floor(210 / 200 * 10**5) = 305000.
+    from dispatchlab.dispatch.cp.pcp import build_pooled_model
+
+    problem = PlanProblem(
+        capacity=np.array([[3, 0], [3, 1]]), run_node=np.zeros(0, np.int64),
+        run_duration=np.zeros(0, np.int64), run_usage=np.zeros((0, 2), np.int64),
+        units=np.array([1, 1, 1]), requests=np.array([[2, 0], [2, 0], [2, 0]]),
+        durations=np.array([100, 200, 10]), bounds=np.ones((3, 2), np.int64), horizon=310)
+    pm = build_pooled_model(problem, problem.capacity, by_type=by_type)
+    objective = add_slowdown_objective(pm.model, pm.starts, [0, 0, 0], [100, 200, 10],
+                                       310, 5)
+    out = TimeControl(1.0, 1.0).solve(pm.model, pm.variables, None, objective)
+    offsets, _ = pm.values_to_plan(out.values, 2)
+    assert offsets.tolist() == ([0, 10, 0] if by_type else [0, 1, 0])
+    assert out.objective == (305000 if by_type else 300500)
