@@ -131,7 +131,10 @@ control; hint = PRB's start times (no allocation: the model has none for later j
 The start-now jobs are dispatched with the ``x_{j,n}`` of the plan. Jobs planned later
 are placed on pooled capacity only, so their starts are optimistic (the node model's
 are pessimistic with ``nodes="room"``); only start-now decisions are ever carried out.
-The default ``model="nodes"`` is the authors' form (unit counts per node, ``nodes``).
+The default ``model="nodes"`` is the authors' form (unit counts per node, ``nodes``):
+with the repaired hint it runs the 1,000-job Lublin/Eurora workload (``benchmarks/
+bench_cp.py``, history predictor, default limits) to the end in 37 s (decision p99
+0.22 s, mean slowdown 13.2); the pooled model in 31 s (p99 0.41 s, mean slowdown 11.5).
 
 **Determinism.** One worker, ``seed`` as CP-SAT's ``random_seed`` and, with
 ``time_mode="deterministic"`` (default), limits in CP-SAT deterministic time: two runs
