@@ -524,3 +524,248 @@ def test_check_dispatcher_contract() -> None:
                  PCPOnline(time_limit=0.01, max_time_limit=0.02)):
         report = check_dispatcher(disp, workloads=2)
         assert report["jobs"] > 0
+
+
+# --- saved models ---------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [PCP, PCPOnline])
+def test_save_models_writes_sampled_passes(cls, tmp_path) -> None:
+    import json
+
+    from google.protobuf import text_format
+    from ortools.sat import cp_model_pb2
+
+    # five 1-core jobs of 30 s on one 2-core node, submitted 0, 5, 10, 15, 20: several
+    # passes reach the solver; every solve is saved with save_every=1, every second
+    # with save_every=2, and the schedule is the one without saving
+    platform = Platform.homogeneous(1, 2)
+    jobs = JobTable.from_arrays(submit=[0, 0, 0, 5, 5], run=[30, 20, 40, 10, 30],
+                                units=[1, 1, 1, 1, 1], resources={"core": [1, 1, 2, 1, 2]})
+    plain, disp0 = run(platform, jobs, cls(**FAST))
+    solves = sum(1 for p in disp0.pass_log_ if p["rounds"] > 0)
+    assert solves >= 2
+    for every in (1, 2):
+        folder = tmp_path / f"every{every}"
+        res, _ = run(platform, jobs, cls(save_models=str(folder), save_every=every, **FAST))
+        assert res.start.tolist() == plain.start.tolist()
+        saved = sorted(folder.glob("*.json"))
+        assert [p.stem for p in saved] == [f"{cls.name}-{k:06d}"
+                                           for k in range(0, solves, every)]
+        for path in saved:
+            facts = json.loads(path.read_text())
+            assert facts["solve"] == int(path.stem.rsplit("-", 1)[1])
+            assert facts["jobs"] and facts["nodes"] == [0]
+            assert facts["hint_feasible"] is True
+            proto = cp_model_pb2.CpModelProto()
+            text_format.Parse(path.with_suffix(".pb.txt").read_text(), proto)
+            assert len(proto.solution_hint.vars) == len(facts["jobs"]) * 2  # s_j, x_j0
+            assert proto.HasField("objective")
+    with pytest.raises(InputError, match="save_every"):
+        cls(save_models=str(tmp_path), save_every=0)._check()
+    with pytest.raises(InputError, match="save_models"):
+        cls(save_models=3)._check()
+
+
+def hint_solves(pb_txt) -> bool:
+    """CP-SAT's own check of a saved model's hint: every hinted variable fixed to its
+    hinted value, the model still has a solution."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    proto = model.proto
+    assert proto.parse_text_format(pb_txt.read_text())
+    hint = proto.solution_hint
+    assert len(hint.vars) > 0
+    for var, value in zip(list(hint.vars), list(hint.values), strict=True):
+        model.add(model.get_int_var_from_proto_index(var) == value)
+    proto.clear_solution_hint()
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 10
+    return solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+
+def test_room_hint_is_feasible_when_prb_uses_a_node_without_room(tmp_path) -> None:
+    import json
+
+    # Two nodes of 2 cores. R (2 cores, 50 s) starts at 0 on one node. At t = 1, A
+    # (2 cores, 200 s) and B (2 cores, 100 s) arrive; only the other node has room, so
+    # with nodes="room" the model knows that node only. PRB (slowdown order: equal
+    # slowdowns, ties by smaller demand: B first) plans B now on the free node and A at
+    # R's end (offset 49) on R's node, outside the room set: the model cannot express
+    # that allocation (before the fix the hint had A with 0 units, infeasible). The
+    # repaired hint puts A at B's end (offset 100) on the room node. The solver's
+    # optimum in the model: B at 0, A at 100 (slowdown 1 + 3/2 = 2.5 against A first,
+    # 1 + 3 = 4): B starts at 1; R ends at 50, then A fits R's node and starts at 50.
+    platform = Platform.homogeneous(2, 2)
+    jobs = JobTable.from_arrays(submit=[0, 1, 1], run=[50, 200, 100], units=[1, 1, 1],
+                                resources={"core": [2, 2, 2]})
+    for cls in (PCPOnline, lambda **kw: PCP(nodes="room", **kw)):
+        folder = tmp_path / str(id(cls))
+        res, _ = run(platform, jobs, cls(save_models=str(folder), **FAST))
+        assert res.start.tolist() == [0, 50, 1]
+        saved = {json.loads(p.read_text())["now"]: p for p in folder.glob("*.json")}
+        assert 1 in saved
+        facts = json.loads(saved[1].read_text())
+        assert sorted(facts["jobs"]) == [1, 2] and len(facts["nodes"]) == 1
+        assert facts["hint_feasible"] is True
+        assert hint_solves(saved[1].with_suffix(".pb.txt"))
+
+
+# --- PCP' pooled model (ours) and the authors' form -----------------------------------
+def three_jobs() -> tuple[Platform, JobTable]:
+    """Two nodes of 3 cores; A (2 cores, 100 s), B (2 cores, 200 s), C (2 cores, 10 s)
+    submitted at 0, one unit each."""
+    platform = Platform.homogeneous(2, 3)
+    jobs = JobTable.from_arrays(submit=[0, 0, 0], run=[100, 200, 10], units=[1, 1, 1],
+                                resources={"core": [2, 2, 2]})
+    return platform, jobs
+
+
+@pytest.mark.parametrize("model", ["nodes", "pooled"])
+def test_pcp_online_start_now_packing(model: str) -> None:
+    # 6 free cores in all, 3 jobs of 2 cores: the pooled capacity holds all three now,
+    # but a node of 3 cores holds one 2-core job, so only two can start now.
+    # Slowdown terms, wait 0, d = 5 (H = 310 has 3 digits):
+    # * pooled: the exact packing at 0 forbids all-three-now (without it the optimum
+    #   would be 3 x 10**5 = 300000). Delaying one job to s = 1 (the pooled cumulative
+    #   of 6 cores then holds it) costs least for the longest, B: 10**5 (A) + 10**5 (C)
+    #   + floor((1 + 200) / 200 * 10**5) = 300500 (delaying A: 301000, C: 310000).
+    # * nodes (room = both nodes): B must wait for a node; C's ends first, at 10:
+    #   10**5 + 10**5 + floor(210 / 200 * 10**5) = 305000 (A waiting for C: 310000).
+    # PRB (slowdown order: equal slowdowns, ties by demand: C, A, B) plans C and A now,
+    # B at 10: 305000. Both: A and C start at 0; B when C ends, at 10.
+    platform, jobs = three_jobs()
+    res, disp = run(platform, jobs, PCPOnline(model=model, **FAST))
+    assert res.start.tolist() == [0, 10, 0]
+    first = disp.pass_log_[0]
+    assert first["modelled"] == 3 and first["prb_objective"] == 305000
+    assert first["objective"] == {"pooled": 300500, "nodes": 305000}[model]
+    assert first["solved"]
+    node_usage_ok(res, platform, jobs)
+
+
+def test_pooled_model_packs_only_the_start_now_jobs() -> None:
+    # The model alone, on three_jobs' first pass: the solution starts exactly two jobs
+    # now, with x on distinct nodes (one 2-core job per 3-core node), B at 1.
+    problem = PlanProblem(
+        capacity=np.array([[3], [3]]), run_node=np.zeros(0, np.int64),
+        run_duration=np.zeros(0, np.int64), run_usage=np.zeros((0, 1), np.int64),
+        units=np.array([1, 1, 1]), requests=np.array([[2], [2], [2]]),
+        durations=np.array([100, 200, 10]), bounds=np.ones((3, 2), np.int64), horizon=310)
+    from dispatchlab.dispatch.cp.pcp import build_pooled_model
+
+    pm = build_pooled_model(problem, np.array([[3], [3]]))
+    objective = add_slowdown_objective(pm.model, pm.starts, [0, 0, 0], [100, 200, 10],
+                                       310, 5)
+    out = TimeControl(1.0, 1.0).solve(pm.model, pm.variables, None, objective)
+    offsets, units = pm.values_to_plan(out.values, 2)
+    assert offsets.tolist() == [0, 1, 0] and out.objective == 300500
+    assert units[1].sum() == 0 and (units[[0, 2]].sum(axis=0) == [1, 1]).all()
+
+
+@PROPERTY
+@given(small_workloads(), st.sampled_from(["nodes", "pooled"]))
+def test_pcp_online_every_pass_solved_with_a_feasible_hint(workload, model: str) -> None:
+    import json
+    import tempfile
+    from pathlib import Path
+
+    platform, jobs = workload
+    with tempfile.TemporaryDirectory() as tmp:
+        res, disp = run(platform, jobs, PCPOnline(model=model, save_models=tmp,
+                                                  time_limit=0.05, max_time_limit=0.1))
+        saved = [json.loads(p.read_text()) for p in Path(tmp).glob("*.json")]
+    solver_passes = [p for p in disp.pass_log_ if p["rounds"] > 0]
+    assert len(saved) == len(solver_passes)
+    assert all(f["hint_feasible"] for f in saved)
+    # a solver pass has a solution; the others need none (PRB_OPTIMAL dispatches PRB's
+    # start-now plan, feasible by construction; SKIPPED / NO_FIT start nothing)
+    assert all(p["objective"] is not None for p in solver_passes)
+    ran = res.start >= 0
+    assert (ran | (res.status == STATUS_REJECTED)).all()
+    node_usage_ok(res, platform, jobs)
+
+
+def test_pcp_online_same_schedule_across_processes() -> None:
+    import os
+    import subprocess
+    import sys
+
+    # the three_jobs instance and the room-hint instance, both models, in two fresh
+    # interpreters with different hash seeds: the same starts
+    code = (
+        "from dispatchlab.dispatch.cp.pcp import PCPOnline\n"
+        "from dispatchlab.platform import Platform\n"
+        "from dispatchlab.sim.engine import Simulation\n"
+        "from dispatchlab.workload.jobs import JobTable\n"
+        "out = []\n"
+        "for model in ('nodes', 'pooled'):\n"
+        "    for n, c, sub, rt, core in ((2, 3, [0, 0, 0, 2], [100, 200, 10, 30],\n"
+        "                                 [2, 2, 2, 1]),\n"
+        "                                (2, 2, [0, 1, 1, 1], [50, 200, 100, 5],\n"
+        "                                 [2, 2, 2, 1])):\n"
+        "        jobs = JobTable.from_arrays(submit=sub, run=rt, units=[1] * 4,\n"
+        "                                    resources={'core': core})\n"
+        "        res = Simulation(Platform.homogeneous(n, c), jobs,\n"
+        "                         PCPOnline(model=model, time_limit=0.2,\n"
+        "                                   max_time_limit=0.4)).run()\n"
+        "        out.append(res.start.tolist())\n"
+        "print(out)\n")
+    from pathlib import Path
+
+    import dispatchlab
+
+    src = str(Path(dispatchlab.__file__).resolve().parents[1])
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed,
+                   PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get(
+                       "PYTHONPATH")])))
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, check=True)
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] and outs[0].startswith("[[")
+
+
+def test_pcp_online_model_parameter_error() -> None:
+    with pytest.raises(InputError, match="pooled"):
+        PCPOnline(model="pool")._check()
+
+
+def test_hcp_online_save_models(tmp_path) -> None:
+    import json
+
+    from dispatchlab.dispatch.cp.hcp import HCPOnline
+
+    # the two-job example: A and B cannot both start now, so hcp-online's first pass
+    # reaches the solver (solve 0, saved with its 2 start variables hinted)
+    platform, jobs = two_jobs(True)
+    plain, _ = run(platform, jobs, HCPOnline(**FAST))
+    res, _ = run(platform, jobs, HCPOnline(save_models=str(tmp_path), **FAST))
+    assert res.start.tolist() == plain.start.tolist()
+    facts = json.loads((tmp_path / "hcp-online-000000.json").read_text())
+    assert facts["now"] == 0 and sorted(facts["jobs"]) == [0, 1] and facts["nodes"] == []
+    text = (tmp_path / "hcp-online-000000.pb.txt").read_text()
+    assert "solution_hint" in text and "cumulative" in text
+
+
+@pytest.mark.parametrize("by_type", [False, True])
+def test_pooled_model_node_types(by_type: bool) -> None:
+    # three_jobs' pass on two 3-core nodes of different types (one has a GPU). Pooled
+    # over types (default) B may start at 1 (6 cores hold 2 + 2 + 2): 300500. With
+    # per-type cumulatives (by_type) each type has 3 cores, 2 held by A or C, so B
+    # waits for C's end at 10: 10**5 + 10**5 + floor(210 / 200 * 10**5) = 305000.
+    from dispatchlab.dispatch.cp.pcp import build_pooled_model
+
+    problem = PlanProblem(
+        capacity=np.array([[3, 0], [3, 1]]), run_node=np.zeros(0, np.int64),
+        run_duration=np.zeros(0, np.int64), run_usage=np.zeros((0, 2), np.int64),
+        units=np.array([1, 1, 1]), requests=np.array([[2, 0], [2, 0], [2, 0]]),
+        durations=np.array([100, 200, 10]), bounds=np.ones((3, 2), np.int64), horizon=310)
+    pm = build_pooled_model(problem, problem.capacity, by_type=by_type)
+    objective = add_slowdown_objective(pm.model, pm.starts, [0, 0, 0], [100, 200, 10],
+                                       310, 5)
+    out = TimeControl(1.0, 1.0).solve(pm.model, pm.variables, None, objective)
+    offsets, _ = pm.values_to_plan(out.values, 2)
+    assert offsets.tolist() == ([0, 10, 0] if by_type else [0, 1, 0])
+    assert out.objective == (305000 if by_type else 300500)

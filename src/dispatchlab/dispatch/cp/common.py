@@ -494,3 +494,75 @@ def improvement_share(pass_log: Sequence[dict[str, Any]]) -> float:
     if not solved:
         return 0.0
     return sum(1 for p in solved if p["improved_on_prb"]) / len(solved)
+
+
+# --- saving the models of sampled passes -------------------------------------------
+class ModelSaver:
+    """Writes the CP-SAT model of every ``every``-th solve to ``folder`` (the
+    ``save_models`` / ``save_every`` parameters of the CP dispatchers; off when
+    ``folder`` is None, the default).
+
+    Solves are counted from 0 over the run (passes that reach the solver; skipped or
+    short-circuited passes are not solves); solves 0, ``every``, 2 x ``every``, ... are
+    saved. Solve ``k`` writes two files: ``{name}-{k:06d}.pb.txt``, the model as CP-SAT
+    protobuf text (``CpModel.export_to_file``) *with the hint the solver's first round
+    receives* (``solution_hint``), and ``{name}-{k:06d}.json``, the pass: ``solve``
+    (k), ``now`` (s), ``jobs`` (the modelled waiting jobs' row numbers, in model order),
+    ``nodes`` (the platform node index of each modelled node, e.g. the room nodes of
+    ``nodes="room"``; empty for models without nodes) and the dispatcher's ``extra``
+    facts. Saving adds and clears the hint only: the model the solver sees and so the
+    schedule are the same with saving on or off. The folder is created at
+    :meth:`start`; an unusable folder is an :class:`InputError` on ``save_models``."""
+
+    def __init__(self, folder: Any, every: int, name: str) -> None:
+        self.folder = None if folder is None else str(folder)
+        self.every = int(every)
+        self.name = name
+        self.solves = 0
+
+    @staticmethod
+    def check(folder: Any, every: Any) -> None:
+        """Validate the parameters (:class:`InputError` naming the field)."""
+        if folder is not None and (not isinstance(folder, str) or not folder):
+            raise InputError(f"must be a folder path, got {folder!r}", field="save_models")
+        check_positive_int(every, "save_every")
+
+    def start(self) -> None:
+        """Create the folder (when saving) and reset the solve counter."""
+        from pathlib import Path
+
+        self.solves = 0
+        if self.folder is None:
+            return
+        try:
+            Path(self.folder).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create folder {self.folder}: {exc.strerror or exc}",
+                             field="save_models") from exc
+
+    def record(self, model: cp_model.CpModel, variables: Sequence[Any],
+               hint: Sequence[int | None] | None, *, now: int, jobs: Sequence[int],
+               nodes: Sequence[int] = (), extra: Any = None) -> None:
+        """Count one solve and save it when it is sampled (see the class). ``extra``: a
+        dict of more facts, or a callable returning one (called only when saved)."""
+        import json
+        from pathlib import Path
+
+        k = self.solves
+        self.solves += 1
+        if self.folder is None or k % self.every:
+            return
+        base = Path(self.folder) / f"{self.name}-{k:06d}"
+        model.clear_hints()
+        if hint is not None:
+            for var, value in zip(variables, hint, strict=True):
+                if value is not None:
+                    model.add_hint(var, int(value))
+        ok = model.export_to_file(str(base) + ".pb.txt")
+        model.clear_hints()
+        if not ok:
+            raise InputError(f"cannot write {base}.pb.txt", field="save_models")
+        facts = {"solve": k, "now": int(now), "jobs": [int(j) for j in jobs],
+                 "nodes": [int(n) for n in nodes],
+                 **((extra() if callable(extra) else extra) or {})}
+        Path(str(base) + ".json").write_text(json.dumps(facts, indent=1) + "\n")

@@ -105,6 +105,7 @@ from ortools.sat.python import cp_model
 from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
+    ModelSaver,
     OnlineControl,
     TimeControl,
     add_slowdown_objective,
@@ -299,10 +300,14 @@ class _HybridCP(Dispatcher):
     time_mode: str
     seed: int
     q_length: int
+    #: ``hcp-online`` only (see :class:`~.common.ModelSaver`); off for the others
+    save_models: str | None = None
+    save_every: int = 1
 
     def _check(self) -> None:
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
+        ModelSaver.check(self.save_models, self.save_every)
         if isinstance(self.default_ewt, bool) or not isinstance(
                 self.default_ewt, int | np.integer) or self.default_ewt <= 0:
             raise InputError(f"must be an integer number of seconds > 0, got "
@@ -326,6 +331,8 @@ class _HybridCP(Dispatcher):
         start_allocator(self.allocator_, view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
         self.pass_log_: list[dict[str, Any]] = []
+        self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
+        self.saver_.start()
         self.totals_: np.ndarray = np.asarray(view.capacity, dtype=np.int64).sum(axis=0) \
             if not view.counting else np.array(
                 [int(view.platform.total_capacity()["core"])], dtype=np.int64)
@@ -564,16 +571,21 @@ class HCP(_HybridCP):
 
 
 class HCPOnline(OnlineControl, _HybridCP):
-    """HCP' (Galleguillos et al., CP-based dispatching): fit-now filter, slowdown priority and
-    objective, round control
-    with queue-length halving, dispatch skip. See the module docstring."""
+    """HCP' (Galleguillos et al., CP-based dispatching): fit-now filter, slowdown priority and objective, round control
+    with queue-length halving, dispatch skip. See the module docstring. ``save_models``
+    / ``save_every``: write the model of every ``save_every``-th solve (with the PRB
+    hint) and a JSON of the pass to that folder (off by default; see
+    :class:`~.common.ModelSaver`)."""
 
     name = "hcp-online"
 
     def __init__(self, q_length: int = 100, default_ewt: int = 1800,
                  allocator: str = "consolidate", time_limit: float = 0.1,
                  max_time_limit: float = 1.6, max_k: int = 2,
-                 time_mode: str = "deterministic", seed: int = 0) -> None:
+                 time_mode: str = "deterministic", seed: int = 0,
+                 save_models: str | None = None, save_every: int = 1) -> None:
+        self.save_models = save_models
+        self.save_every = save_every
         self.q_length = q_length
         self.default_ewt = default_ewt
         self.allocator = allocator
@@ -624,6 +636,8 @@ class HCPOnline(OnlineControl, _HybridCP):
         prb_obj = slowdown_objective_value(prb.tolist(), wait.tolist(),
                                            cand.estimate.tolist(), digits) \
             if (prb >= 0).all() else None
+        self.saver_.record(rm.model, rm.starts, self._hint(prb), now=int(now),
+                           jobs=cand.rows.tolist())
         outcome = self.control_.solve(rm.model, rm.starts, self._hint(prb), objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)

@@ -81,7 +81,12 @@ job instead of one per node with room.
 proactive_schedule`; ``pcp``: urgency order, ``pcp-online``: slowdown order; the
 ``allocator``, default ``consolidate``) of the modelled jobs is the solver's hint:
 starts, and the allocation of every planned job (replayed by :func:`prb_allocations`,
-since the plan returns only the start-now ones). In ``pcp`` it is also the *fallback*:
+since the plan returns only the start-now ones), made feasible in the model by
+:func:`feasible_hint`: with ``nodes="room"`` PRB may plan a later job on a node outside
+the room set, an allocation the model cannot express (before this repair the hint lost
+those units and was infeasible in every sampled pass of a Lublin/Eurora run); such a job
+is moved to the earliest time its room nodes can hold it. With ``nodes="all"`` PRB's
+plan is feasible and is the hint unchanged. In ``pcp`` the reference is also the *fallback*:
 when the solver finds no plan strictly better than PRB's under the same objective,
 PRB's start-now jobs are dispatched (as ``hcp``). In ``pcp-online`` (as ``hcp-online``)
 it is only the hint and the logged reference; no solution -> nothing dispatched.
@@ -113,10 +118,37 @@ the best objective is unchanged over ``max_k`` = 2 rounds; an unsolved pass halv
 (the previous pass dispatched nothing, no job was submitted since and no resource type
 has less usage: no decision, no solve) and ``nodes="room"`` by default.
 
+**PCP' pooled model (ours;** ``pcp-online``'s ``model="pooled"``, :func:`build_pooled_model`).
+Motivated by the paper's remark that the new PCP "currently focuses only on the
+scheduling problem" (its future work: include allocation in the search). Start times
+``s_j`` of fixed-length intervals; the future is one cumulative per resource type over
+the modelled capacity (all nodes), running jobs as fixed intervals from 0 (one per node
+type and resource with a unit count per job x type, the finer form, is
+``build_pooled_model(by_type=True)``; not used: CP-SAT found no solution on 16-job
+Eurora passes in 3 s with it, against the optimum in 0.17 s without); a literal
+``now_j <=> s_j = 0``; an exact node packing only for the jobs that start now
+(``x_{j,n} <= min(u_j, floor(free_n / req_j)) * now_j``, ``sum_n x_{j,n} = u_j now_j``,
+``sum_j req_{j,r} x_{j,n} <= free_{n,r}``); the same slowdown objective and round
+control; hint = PRB's start times (no allocation: the model has none for later jobs).
+The start-now jobs are dispatched with the ``x_{j,n}`` of the plan. Jobs planned later
+are placed on pooled capacity only, so their starts are optimistic (the node model's
+are pessimistic with ``nodes="room"``); only start-now decisions are ever carried out.
+The default ``model="nodes"`` is the authors' form (unit counts per node, ``nodes``):
+with the repaired hint it runs the 1,000-job Lublin/Eurora workload (``benchmarks/
+bench_cp.py``, history predictor, default limits) to the end in 37 s (decision p99
+0.22 s, mean slowdown 13.2); the pooled model in 31 s (p99 0.41 s, mean slowdown 11.5).
+
 **Determinism.** One worker, ``seed`` as CP-SAT's ``random_seed`` and, with
 ``time_mode="deterministic"`` (default), limits in CP-SAT deterministic time: two runs
 give identical schedules on any machine. ``time_mode="wall"`` uses wall-clock seconds
 (as the authors) and is **not reproducible**.
+
+**Saved models.** ``save_models="DIR"`` (with ``save_every=N``, default 1) writes the
+model of every N-th solve (solves 0, N, 2N, ... of the run) to ``DIR``: the CP-SAT model
+as protobuf text with the hint, and a JSON of the pass (``now``, the modelled ``jobs``,
+the modelled ``nodes``, ``horizon``, ``hint_feasible``: whether the hint satisfies every
+constraint); see :class:`~.common.ModelSaver`. Off by default; saving never changes a
+schedule.
 
 **Explain.** Every pass that reaches the solver, or skips it, appends
 :func:`~.common.pass_facts` to ``self.pass_log_``: ``objective`` is the solver's own
@@ -140,6 +172,7 @@ from dispatchlab.dispatch.allocators import (
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
     OBJECTIVE_CAP,
+    ModelSaver,
     OnlineControl,
     SolveOutcome,
     TimeControl,
@@ -159,6 +192,8 @@ from dispatchlab.errors import InputError
 
 #: accepted values of the ``nodes`` parameter (see the module docstring)
 NODE_MODES: tuple[str, ...] = ("all", "room")
+#: accepted values of ``pcp-online``'s ``model`` parameter (see the module docstring)
+MODEL_FORMS: tuple[str, ...] = ("nodes", "pooled")
 #: significant digits of the tardiness objective before the int64 guard (ours)
 TARDINESS_DIGITS = 5
 
@@ -302,6 +337,206 @@ def plan_is_feasible(problem: PlanProblem, offsets: np.ndarray, units: np.ndarra
     return True
 
 
+def feasible_hint(problem: PlanProblem, offsets: np.ndarray,
+                  units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A plan of ``problem`` that satisfies every constraint but the horizon, built from a
+    reference plan (start ``offsets``, -1 unplaced; unit counts m x N on the modelled
+    nodes): the hint of the pure CP dispatchers.
+
+    Jobs are taken in the reference's start order (unplaced last, ties model order).
+    A job keeps its reference start and allocation when that allocation is allowed
+    (within ``bounds``, ``units_j`` units) and fits beside the running jobs and the jobs
+    already taken; otherwise (ours) it is placed at the earliest time (0 or the end of a
+    running or taken job) at which the modelled nodes it may use have room for its
+    units during its whole duration, its units put greedily on the nodes with the most
+    room (ties: node order). A feasible reference plan is returned unchanged. Such a
+    time always exists: after every other job has ended, a job fits the nodes it may
+    use (``nodes="all"``: it fits the empty nodes; ``"room"``: it fits their free room
+    now, and their capacity is at least that). The reference is infeasible where the
+    model is narrower than PRB: with ``nodes="room"`` PRB may put a later job on a node
+    outside the room set, whose units the model cannot express. The caller raises the
+    horizon to the plan's end."""
+    cap = np.asarray(problem.capacity, dtype=np.int64)
+    n_nodes, n_res = cap.shape
+    m = len(problem.units)
+    reqs = np.asarray(problem.requests, dtype=np.int64).reshape(m, n_res)
+    durs = np.asarray(problem.durations, dtype=np.int64)
+    bounds = np.asarray(problem.bounds, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    units = np.asarray(units, dtype=np.int64).reshape(m, n_nodes)
+    # load changes: (time, node-by-resource delta); running jobs from 0
+    times: list[int] = [0]
+    deltas: list[np.ndarray] = [np.zeros((n_nodes, n_res), dtype=np.int64)]
+    run_use = np.asarray(problem.run_usage, dtype=np.int64).reshape(-1, n_res)
+    for n, d, use in zip(np.asarray(problem.run_node).tolist(),
+                         np.asarray(problem.run_duration).tolist(), run_use, strict=True):
+        delta = np.zeros((n_nodes, n_res), dtype=np.int64)
+        delta[n] = use
+        times.extend((0, int(d)))
+        deltas.extend((delta, -delta))
+    out_off = np.zeros(m, dtype=np.int64)
+    out_units = np.zeros((m, n_nodes), dtype=np.int64)
+    order = sorted(range(m), key=lambda j: (offsets[j] < 0, int(offsets[j]), j))
+    for j in order:
+        t_arr = np.asarray(times, dtype=np.int64)
+        points, inv = np.unique(t_arr, return_inverse=True)
+        step = np.zeros((len(points), n_nodes, n_res), dtype=np.int64)
+        np.add.at(step, np.asarray(inv).reshape(-1), np.asarray(deltas))
+        load = np.cumsum(step, axis=0)  # load on [points[k], points[k + 1])
+        d = int(durs[j])
+
+        def room(t: int, points=points, load=load, d=d) -> np.ndarray:
+            lo = int(np.searchsorted(points, t, side="right")) - 1
+            hi = int(np.searchsorted(points, t + d, side="left"))
+            return cap - load[max(lo, 0):max(hi, lo + 1)].max(axis=0)
+
+        need = reqs[j]
+        chosen: tuple[int, np.ndarray] | None = None
+        ref = units[j]
+        if offsets[j] >= 0 and int(ref.sum()) == int(problem.units[j]) \
+                and (ref <= bounds[j]).all() \
+                and (ref[:, None] * need[None, :] <= room(int(offsets[j]))).all():
+            chosen = (int(offsets[j]), ref.copy())
+        else:
+            for t in points.tolist():
+                free = room(int(t))
+                k = bounds[j].copy()
+                for r in np.flatnonzero(need > 0).tolist():
+                    k = np.minimum(k, np.maximum(free[:, r], 0) // need[r])
+                if int(k.sum()) < int(problem.units[j]):
+                    continue
+                alloc = np.zeros(n_nodes, dtype=np.int64)
+                left = int(problem.units[j])
+                for n in sorted(range(n_nodes), key=lambda n, k=k: (-int(k[n]), n)):
+                    take = min(left, int(k[n]))
+                    alloc[n] = take
+                    left -= take
+                    if left == 0:
+                        break
+                chosen = (int(t), alloc)
+                break
+        assert chosen is not None, "a job that fits its nodes always has a start"
+        t0, alloc = chosen
+        out_off[j] = t0
+        out_units[j] = alloc
+        use = alloc[:, None] * need[None, :]
+        times.extend((t0, t0 + d))
+        deltas.extend((use, -use))
+    return out_off, out_units
+
+
+def build_pooled_model(problem: PlanProblem, free: np.ndarray,
+                       by_type: bool = False) -> PlanModel:
+    """The pooled model of ``pcp-online`` (``model="pooled"``, ours; see the module
+    docstring) without objective. ``problem`` is the ``nodes="all"`` problem and
+    ``free`` the free resources now of its modelled nodes (N x R).
+
+    Per job: a start ``s_j`` of a fixed-size interval, a literal ``now_j <=> s_j = 0``.
+    The future: one cumulative per resource type at the modelled nodes' summed
+    capacity, demand ``units_j x request_j``, the running jobs as fixed intervals from 0
+    (``by_type=False``, the default). ``by_type=True`` is the finer form the issue
+    proposed: node types = distinct capacity rows, one cumulative per (type, resource)
+    at the type's summed capacity, and a unit count ``y_{j,t}`` per job and type
+    (``sum_t y_{j,t} = units_j``, at most the units the type's nodes hold) carrying
+    the demand. Not the default (measured, ours): on 16-job passes of the Lublin/Eurora
+    run (2 node types) CP-SAT found no solution in 3 s of wall time with it, and proved
+    the optimum in 0.17 s without it (variable cumulative demands propagate weakly).
+    The exact packing is posted only for now: ``x_{j,n} <= min(units_j,
+    floor(free_n / request_j)) * now_j``, ``sum_n x_{j,n} = units_j * now_j``,
+    ``sum_j request_{j,r} x_{j,n} <= free_{n,r}``, and (``by_type``) ``y_{j,t} =
+    sum_{n in t} x_{j,n}`` when ``now_j``. ``counts`` of the result
+    are the ``x_{j,n}``: the allocation of the jobs that start now."""
+    model = cp_model.CpModel()
+    cap = np.asarray(problem.capacity, dtype=np.int64)
+    free = np.asarray(free, dtype=np.int64).reshape(cap.shape)
+    n_nodes, n_res = cap.shape
+    horizon = int(problem.horizon)
+    if by_type:
+        kinds, type_of = np.unique(cap, axis=0, return_inverse=True)
+        type_of = np.asarray(type_of).reshape(-1)
+        n_types = len(kinds)
+    else:
+        type_of = np.zeros(n_nodes, dtype=np.int64)
+        n_types = 1
+    reqs = np.asarray(problem.requests, dtype=np.int64).reshape(-1, n_res)
+    starts: list[cp_model.IntVar] = []
+    intervals = []
+    counts: list[list[tuple[int, cp_model.IntVar]]] = []
+    per_type: list[list[Any]] = []  # per job: the units on each type (var or int)
+    bounds_now: list[list[int]] = []  # per job: the upper bound of each x_{j,n}
+    for j, (d, u) in enumerate(zip(problem.durations.tolist(), problem.units.tolist(),
+                                   strict=True)):
+        s = model.new_int_var(0, max(horizon - d, 0), f"s_{j}")
+        now = model.new_bool_var(f"now_{j}")
+        model.add(s == 0).only_enforce_if(now)
+        model.add(s >= 1).only_enforce_if(~now)
+        starts.append(s)
+        intervals.append(model.new_fixed_size_interval_var(s, d, f"job_{j}"))
+        if n_types == 1:
+            per_type.append([int(u)])
+        else:
+            ys = []
+            for t in range(n_types):
+                most = min(int(u), int(problem.bounds[j][type_of == t].sum()))
+                ys.append(model.new_int_var(0, most, f"y_{j}_{t}"))
+            model.add(sum(ys) == u)
+            per_type.append(ys)
+        room = np.minimum(problem.bounds[j], int(u))
+        for r in np.flatnonzero(reqs[j] > 0).tolist():
+            room = np.minimum(room, np.maximum(free[:, r], 0) // reqs[j, r])
+        pairs = []
+        for n in np.flatnonzero(room > 0).tolist():
+            x = model.new_int_var(0, int(room[n]), f"x_{j}_{n}")
+            model.add(x <= int(room[n]) * now)
+            pairs.append((n, x))
+        bounds_now.append([int(room[n]) for n, _ in pairs])
+        model.add(sum(x for _, x in pairs) == u * now)
+        if n_types > 1:
+            for t in range(n_types):
+                model.add(per_type[j][t] == sum(x for n, x in pairs if type_of[n] == t)) \
+                    .only_enforce_if(now)
+        counts.append(pairs)
+    variables: list[cp_model.IntVar] = list(starts)
+    for pairs in counts:
+        variables.extend(x for _, x in pairs)
+    # the future: one cumulative per (type, resource), running jobs fixed from 0
+    run_node = np.asarray(problem.run_node, dtype=np.int64)
+    run_dur = np.asarray(problem.run_duration, dtype=np.int64)
+    run_use = np.asarray(problem.run_usage, dtype=np.int64).reshape(len(run_node), n_res)
+    for t in range(n_types):
+        here = type_of[run_node] == t if len(run_node) else np.zeros(0, dtype=bool)
+        durs, inv = np.unique(run_dur[here], return_inverse=True)
+        merged = np.zeros((len(durs), n_res), dtype=np.int64)
+        np.add.at(merged, np.asarray(inv).reshape(-1), run_use[here])
+        fixed = [(model.new_fixed_size_interval_var(0, int(d), f"run_{t}_{k}"), merged[k])
+                 for k, d in enumerate(durs.tolist())]
+        for r in range(n_res):
+            capacity = int(cap[type_of == t, r].sum())
+            jobs_r = [j for j in range(len(starts)) if reqs[j, r] > 0]
+            fixed_r = [(iv, int(q[r])) for iv, q in fixed if q[r] > 0]
+            if not jobs_r:
+                continue
+            most = sum(int(problem.units[j]) * int(reqs[j, r]) for j in jobs_r) \
+                + sum(q for _, q in fixed_r)
+            if most <= capacity:
+                continue  # the constraint could never bind
+            ivs = [iv for iv, _ in fixed_r] + [intervals[j] for j in jobs_r]
+            dems = [q for _, q in fixed_r] + [per_type[j][t] * int(reqs[j, r])
+                                              for j in jobs_r]
+            model.add_cumulative(ivs, dems, capacity)
+    # now: the exact packing of the start-now jobs on the free room
+    users_of: list[list[tuple[int, cp_model.IntVar, int]]] = [[] for _ in range(n_nodes)]
+    for j, (pairs, ubs) in enumerate(zip(counts, bounds_now, strict=True)):
+        for (n, x), ub in zip(pairs, ubs, strict=True):
+            users_of[n].append((j, x, ub))
+    for n, users in enumerate(users_of):
+        for r in range(n_res):
+            terms = [(x, int(reqs[j, r]), ub) for j, x, ub in users if reqs[j, r] > 0]
+            if sum(q * ub for _, q, ub in terms) > int(free[n, r]):
+                model.add(sum(q * x for x, q, _ in terms) <= int(free[n, r]))
+    return PlanModel(model, starts, counts, variables)
+
+
 # --- the tardiness objective of PCP -------------------------------------------------
 def tardiness_digits(horizon: int, wait: list[int], ewt: list[int],
                      significant: int = TARDINESS_DIGITS) -> int:
@@ -427,6 +662,8 @@ class _PureCP(Dispatcher):
     max_time_limit: float
     time_mode: str
     seed: int
+    save_models: str | None = None
+    save_every: int = 1
     #: the ordering of the PRB reference plan
     reference_order: str = "urgency"
 
@@ -434,6 +671,7 @@ class _PureCP(Dispatcher):
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
         check_choice(self.nodes, "nodes", NODE_MODES)
+        ModelSaver.check(self.save_models, self.save_every)
         if not isinstance(self.allocator, str):
             raise InputError(f"an allocator is a name, got {self.allocator!r}",
                              field="allocator")
@@ -470,6 +708,8 @@ class _PureCP(Dispatcher):
         self.ordering_.start(view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self._ewt_default())
         self.pass_log_: list[dict[str, Any]] = []
+        self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
+        self.saver_.start()
         if view.counting:
             total = int(view.platform.total_capacity()["core"])
             self.capacity_: np.ndarray = np.array([[total]], dtype=np.int64)
@@ -504,9 +744,11 @@ class _PureCP(Dispatcher):
                          for req, u in zip(reqs, cand.units.tolist(), strict=True)],
                         dtype=bool)
 
-    def _problem(self, view: View, cand: Candidates) -> tuple[PlanProblem, np.ndarray]:
+    def _problem(self, view: View, cand: Candidates,
+                 nodes: str | None = None) -> tuple[PlanProblem, np.ndarray]:
         """The :class:`PlanProblem` of the candidates and the platform node index of
-        each modelled node."""
+        each modelled node (``nodes``: ``"all"`` / ``"room"``, default the parameter)."""
+        mode = self.nodes if nodes is None else nodes
         now = int(view.now)
         reqs = self._requests(view, cand.rows)
         free = self._free(view)
@@ -515,7 +757,7 @@ class _PureCP(Dispatcher):
         bounds = np.zeros((m, cap_all.shape[0]), dtype=np.int64)
         for j in range(m):
             b = np.minimum(units_per_node(reqs[j], cap_all), int(cand.units[j]))
-            if self.nodes == "room":
+            if mode == "room":
                 b = np.where(units_per_node(reqs[j], free) > 0, b, 0)
             bounds[j] = b
         used_nodes = np.flatnonzero(bounds.any(axis=0))
@@ -544,7 +786,7 @@ class _PureCP(Dispatcher):
                         r_dur.append(d)
                         r_use.append(int(c) * np.asarray(all_reqs[job], dtype=np.int64))
         durations = np.maximum(cand.estimate, 1)
-        if self.nodes == "all":
+        if mode == "all":
             horizon = int(run_rem.max(initial=0)) + int(durations.sum())
         else:
             horizon = int(durations.sum())
@@ -582,6 +824,33 @@ class _PureCP(Dispatcher):
                     if n in index:
                         units[j, index[n]] = int(c)
         return offsets, units, plan.allocations
+
+    def _save(self, view: View, cand: Candidates, pm: PlanModel, hint: list[Any],
+              problem: PlanProblem, used_nodes: np.ndarray, plan: Any = None) -> None:
+        """Count the solve and save its model when sampled (``save_models``); the JSON
+        also says whether the hint satisfies every constraint (``hint_feasible``): the
+        hinted plan, or ``plan`` (offsets, units m x N) whose start times the hint is,
+        checked by :func:`plan_is_feasible` on ``problem``."""
+        def extra() -> dict[str, Any]:
+            offsets, units = plan if plan is not None else pm.values_to_plan(
+                hint, len(used_nodes))
+            return {"dispatcher": self.name, "nodes_mode": self.nodes,
+                    "model": getattr(self, "model", "nodes"),
+                    "horizon": int(problem.horizon),
+                    "hint_feasible": plan_is_feasible(problem, offsets, units)}
+
+        self.saver_.record(pm.model, pm.variables, hint, now=int(view.now),
+                           jobs=cand.rows.tolist(),
+                           nodes=[] if view.counting else used_nodes.tolist(), extra=extra)
+
+    @staticmethod
+    def _hint_plan(problem: PlanProblem, prb: np.ndarray,
+                   prb_units: np.ndarray) -> tuple[PlanProblem, np.ndarray, np.ndarray]:
+        """The hint: PRB's plan made feasible in the model (:func:`feasible_hint`), and
+        the problem with its horizon raised to the hint's end."""
+        off, units = feasible_hint(problem, prb, prb_units)
+        end = int((off + problem.durations).max(initial=0))
+        return problem._replace(horizon=max(problem.horizon, end)), off, units
 
     def _with_reference_horizon(self, problem: PlanProblem,
                                 prb: np.ndarray) -> PlanProblem:
@@ -662,7 +931,10 @@ class PCP(_PureCP):
     of a queue not in the platform's table; ``nodes``: ``"all"`` or ``"room"``;
     ``allocator``: of the PRB reference plan; ``time_limit`` / ``max_time_limit``:
     first and largest round limit (deterministic units or seconds, see
-    ``time_mode``); ``seed``: CP-SAT's random seed."""
+    ``time_mode``); ``seed``: CP-SAT's random seed; ``save_models`` / ``save_every``:
+    write the model of every ``save_every``-th solve, with its hint and a JSON of the
+    pass, to the folder ``save_models`` (off by default; see
+    :class:`~.common.ModelSaver`)."""
 
     name = "pcp"
     reference_order = "urgency"
@@ -670,7 +942,8 @@ class PCP(_PureCP):
     def __init__(self, q_length: int = 100, default_ewt: int = 1800, nodes: str = "all",
                  allocator: str = "consolidate", time_limit: float = 0.1,
                  max_time_limit: float = 0.2, time_mode: str = "deterministic",
-                 seed: int = 0) -> None:
+                 seed: int = 0, save_models: str | None = None,
+                 save_every: int = 1) -> None:
         self.q_length = q_length
         self.default_ewt = default_ewt
         self.nodes = nodes
@@ -679,6 +952,8 @@ class PCP(_PureCP):
         self.max_time_limit = max_time_limit
         self.time_mode = time_mode
         self.seed = seed
+        self.save_models = save_models
+        self.save_every = save_every
 
     def _check(self) -> None:
         super()._check()
@@ -742,6 +1017,7 @@ class PCP(_PureCP):
         problem, used_nodes = self._problem(view, cand)
         prb, prb_units, prb_now = self._reference(view, cand, used_nodes)
         problem = self._with_reference_horizon(problem, prb)
+        problem, hint_off, hint_units = self._hint_plan(problem, prb, prb_units)
         wait = (now - cand.submit).tolist()
         ewt = cand.ewt.tolist()
         digits = tardiness_digits(problem.horizon, wait, ewt)
@@ -753,7 +1029,8 @@ class PCP(_PureCP):
         pm = build_plan_model(problem)
         objective = add_tardiness_objective(pm.model, pm.starts, wait, ewt,
                                             problem.horizon, digits)
-        hint = pm.plan_to_values(np.maximum(prb, 0), prb_units)
+        hint = pm.plan_to_values(hint_off, hint_units)
+        self._save(view, cand, pm, hint, problem, used_nodes)
         outcome = self._solve(pm, hint, objective)
         improved = outcome.objective is not None and (
             prb_obj is None or outcome.objective < prb_obj)
@@ -780,7 +1057,15 @@ class PCPOnline(OnlineControl, _PureCP):
     ``q_length``: most jobs modelled (halved after an unsolved pass); ``nodes``:
     ``"room"`` (default) or ``"all"``; ``allocator``: of the PRB reference plan;
     ``time_limit`` / ``max_time_limit`` / ``max_k``: the round control; ``time_mode``,
-    ``seed`` as :class:`PCP`."""
+    ``seed``, ``save_models``, ``save_every`` as :class:`PCP`; ``model``: ``"nodes"``
+    (the authors' form: unit counts per node for every modelled job, ``nodes`` applies)
+    or ``"pooled"`` (ours: cumulatives over pooled capacity for the future and an exact
+    node packing only for the jobs that start now; ``nodes`` is ignored; see
+    :func:`build_pooled_model`)."""
+
+    def _check(self) -> None:
+        super()._check()
+        check_choice(self.model, "model", MODEL_FORMS)
 
     name = "pcp-online"
     reference_order = "slowdown"
@@ -788,8 +1073,11 @@ class PCPOnline(OnlineControl, _PureCP):
     def __init__(self, q_length: int = 100, nodes: str = "room",
                  allocator: str = "consolidate", time_limit: float = 0.1,
                  max_time_limit: float = 1.6, max_k: int = 2,
-                 time_mode: str = "deterministic", seed: int = 0) -> None:
+                 time_mode: str = "deterministic", seed: int = 0,
+                 save_models: str | None = None, save_every: int = 1,
+                 model: str = "nodes") -> None:
         self.q_length = q_length
+        self.model = model
         self.nodes = nodes
         self.allocator = allocator
         self.time_limit = time_limit
@@ -797,6 +1085,8 @@ class PCPOnline(OnlineControl, _PureCP):
         self.max_k = max_k
         self.time_mode = time_mode
         self.seed = seed
+        self.save_models = save_models
+        self.save_every = save_every
 
     def dispatch(self, view: View) -> list[Decision]:
         q = view.queue
@@ -816,9 +1106,12 @@ class PCPOnline(OnlineControl, _PureCP):
             self.skip_.record(usage, 0)
             self.pass_log_.append(pass_facts(now, None, modelled=0, status="NO_FIT"))
             return []
-        problem, used_nodes = self._problem(view, cand)
+        pooled = self.model == "pooled"
+        problem, used_nodes = self._problem(view, cand, "all" if pooled else None)
         prb, prb_units, prb_now = self._reference(view, cand, used_nodes)
         problem = self._with_reference_horizon(problem, prb)
+        if not pooled:
+            problem, hint_off, hint_units = self._hint_plan(problem, prb, prb_units)
         wait = (now - cand.submit).tolist()
         est = cand.estimate.tolist()
         digits = slowdown_digits(problem.horizon, wait, est)
@@ -830,10 +1123,18 @@ class PCPOnline(OnlineControl, _PureCP):
             decisions = self._reference_is_optimal(view, cand, prb, prb_now, prb_obj)
             self.skip_.record(usage, len(decisions))
             return decisions
-        pm = build_plan_model(problem)
+        if pooled:  # ours: hint = PRB's start times
+            pm = build_pooled_model(problem, self._free(view)[used_nodes])
+            hint: list[Any] = [int(t) if t >= 0 else None for t in prb.tolist()]
+            hint += [None] * (len(pm.variables) - len(hint))
+            plan = (np.maximum(prb, 0), prb_units)
+        else:
+            pm = build_plan_model(problem)
+            hint = pm.plan_to_values(hint_off, hint_units)
+            plan = None
         objective = add_slowdown_objective(pm.model, pm.starts, wait, est, problem.horizon,
                                            digits)
-        hint = pm.plan_to_values(np.maximum(prb, 0), prb_units)
+        self._save(view, cand, pm, hint, problem, used_nodes, plan)
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
@@ -852,6 +1153,7 @@ class PCPOnline(OnlineControl, _PureCP):
 
 
 __all__ = [
+    "MODEL_FORMS",
     "NODE_MODES",
     "PCP",
     "PCPOnline",
@@ -859,6 +1161,8 @@ __all__ = [
     "PlanProblem",
     "add_tardiness_objective",
     "build_plan_model",
+    "build_pooled_model",
+    "feasible_hint",
     "plan_is_feasible",
     "prb_allocations",
     "tardiness_digits",
