@@ -571,8 +571,9 @@ class HCP(_HybridCP):
 
 
 class HCPOnline(OnlineControl, _HybridCP):
-    """HCP' (Galleguillos et al., CP-based dispatching): fit-now filter, slowdown priority and objective, round control
-    with queue-length halving, dispatch skip. See the module docstring. ``save_models``
+    """HCP' (Galleguillos et al., CP-based dispatching): fit-now filter, slowdown
+    priority and objective, round control with queue-length halving, dispatch skip. See
+    the module docstring. ``save_models``
     / ``save_every``: write the model of every ``save_every``-th solve (with the PRB
     hint) and a JSON of the pass to that folder (off by default; see
     :class:`~.common.ModelSaver`)."""
