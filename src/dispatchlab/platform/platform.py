@@ -333,7 +333,7 @@ class Platform:
         """CINECA Marconi100 as Carastan-Santos et al. 2024 describe it: 980 nodes of 32 cores and
         4 GPUs, 2,100 W maximum node power (the largest node power in its 2022 dataset), and
         ``max_dynamic_power`` 955,080 W (the highest dynamic power of that dataset: the
-        base of its caps). The idle node power is not given by the seed: not set."""
+        base of its caps). The idle node power is not given by the paper: not set."""
         return cls((NodeType("m100", 980, {"core": 32, "gpu": 4}, None, 2100.0),),
                    name="marconi100", max_dynamic_power=955_080.0)
 

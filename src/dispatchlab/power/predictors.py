@@ -1015,9 +1015,9 @@ class Underpredicted(PowerPredictor):
       ``Generator(PCG64(seed)).random(n) < share`` over the table's rows), so the set of
       under-predicted jobs depends only on ``seed``, ``share`` and the table's length.
     * ``factor`` (default 0.6, in (0, 1]): an under-predicted job's mean, max and std are
-      ``factor`` x the real ones. Borghesi et al. 2018's "predicted power 40 % smaller than the real
-      one" is 0.6 (real = predicted / 0.6); PA-HPC-SIM's commented-out code (real =
-      1.4 x predicted) is ``factor = 1 / 1.4``.
+      ``factor`` x the real ones. Borghesi et al. 2018's "the predicted power is 40%
+      smaller than the real one" (section 5.2.4) is 0.6 (real = predicted / 0.6);
+      PA-HPC-SIM's commented-out code (real = 1.4 x predicted) is ``factor = 1 / 1.4``.
     * ``seed`` (default 0): an integer >= 0.
 
     The job table's power columns (what the job really draws) are not changed: only the

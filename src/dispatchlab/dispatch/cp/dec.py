@@ -33,9 +33,11 @@ EWT-weighted waiting time, allocation of the start-now jobs, feedback re-solves)
   (they cannot start under the cap now); those that exceed it at the largest cap of the
   rest of the run are rejected, as LS does (ours).
 
-*Time limits* (Borghesi et al. 2018: "1 s, doubled while no solution is found, at most one minute";
-as the authors' code). ``time_limit`` first, doubled while a round finds no solution, up to
-``max_time_limit``. Defaults (ours): 0.1 -> 6.0 **deterministic** seconds (the paper's
+*Time limits* (Borghesi et al. 2018 section 4.3: "we first try to find a solution within 1
+second, if the time is not sufficient [...] we double the time limit. The maximal time limit
+is one minute"; as the authors' code; its section 5.1.2 states a 10 s limit instead).
+``time_limit`` first, doubled while a round finds no solution, up to ``max_time_limit``.
+Defaults (ours): 0.1 -> 6.0 **deterministic** seconds (the paper's
 ratio of 1 : 60, scaled like HCP's: single worker, seeded, reproducible);
 ``time_mode="wall"`` makes them wall-clock seconds (the paper's values are
 ``time_limit=1, max_time_limit=60``; not reproducible). As the search is hinted with
