@@ -32,7 +32,9 @@ Registered orderings (``make_ordering(name)``):
   once per job from ``seed``; descending, ties by submit time, then job row.
 * ``l2r`` (Darrous, learning-to-rank report): the score of a learned ranking model
   (``model=PATH``, a file written by ``dispatchlab l2r train``), computed once per job
-  from its features; descending, ties by submit time, then job row.
+  from the features of the set the model file records (``features=causal|seed``
+  refuses a model trained on another set); descending, ties by submit time, then job
+  row.
 
 ``fcfs`` is another name for ``fifo``. An ordering is **static** (``static`` is True)
 when the relative order of two waiting jobs never changes while they wait: ``fifo``,
