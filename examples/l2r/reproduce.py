@@ -170,7 +170,8 @@ def main() -> None:
                         help="K values of the list sweep on SDSC-BLUE (none: skip)")
     parser.add_argument("--variants", nargs="*", default=list(SETUPS),
                         choices=list(VARIANTS),
-                        help="rows per trace: set-up, or set-up+features-features")
+                        help="rows per trace: a set-up with its own features, or "
+                        "SETUP+FEATURES-features (default: seed causal)")
     parser.add_argument("--ablation", action="store_true",
                         help=f"add the rows that change the feature set alone "
                         f"({', '.join(ABLATION)})")
