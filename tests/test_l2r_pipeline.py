@@ -13,7 +13,9 @@ import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY
+from dispatchlab.dispatch.orderings import L2ROrder
 from dispatchlab.errors import InputError
+from dispatchlab.l2r.features import FEATURE_SETS, fit_minmax, job_features
 from dispatchlab.l2r.learn import finish_order_scores
 from dispatchlab.l2r.model import load_model
 from dispatchlab.l2r.pipeline import (
@@ -21,6 +23,7 @@ from dispatchlab.l2r.pipeline import (
     Prepared,
     avg_bsld,
     evaluate,
+    prepare,
     run_labels,
     seed_clean,
     train,
@@ -181,3 +184,42 @@ def test_cli_train_and_evaluate(tmp_path):
     l2r = next(r for r in data["rows"] if r["label"] == "l2r")["avg_bsld"]
     summary = json.loads((sim_out / "summary.json").read_text())
     assert summary["mean_bsld"] == pytest.approx(l2r)
+
+
+def test_seed_setup_with_causal_features_is_honoured_and_recorded(tmp_path):
+    """``setup="seed", features="causal"``: the authors' cleaning and machine size with
+    the leak-free columns only; the file records the set; a mismatch is refused."""
+    path = _trace(tmp_path)
+    work = tmp_path / "work"
+    result = train(path, lists=3, setup="seed", features="causal", work=work, workers=1)
+    model = result.model
+    assert model.summary["setup"] == "seed"
+    assert model.feature_set == "causal" and model.features == FEATURE_SETS["causal"]
+    assert not {"wait", "run", "submit"} & set(model.features)
+    # the scaler was fitted on the causal columns of the seed-cleaned lists
+    prep = prepare(path, "seed", work)
+    X = np.vstack([job_features(prep.jobs.take(np.arange(a, b)), "causal")
+                   for a, b in split_lists(len(prep.jobs), 3).lists])
+    lo, hi = fit_minmax(X)
+    assert model.lo.tolist() == lo.tolist() and model.hi.tolist() == hi.tolist()
+    model_path = tmp_path / "m.json"
+    model.save(model_path)
+    data = json.loads(model_path.read_text())
+    assert data["feature_set"] == "causal" and data["features"] == list(FEATURE_SETS["causal"])
+    ev = evaluate(path, model_path, work=work)
+    assert ev.setup == "seed"
+    # the l2r ordering scores with the recorded set, and refuses another one
+    test = prep.jobs.take(np.arange(*ev.test_rows))
+    platform = Platform.pooled(prep.cores)
+    ok = EASY(scope="queue", priority=L2ROrder(model=str(model_path), features="causal"))
+    res = Simulation(platform, test, ok, make_predictor("walltime")).run()
+    assert avg_bsld(test["submit"], res.start, res.end) == pytest.approx(ev.value("l2r"))
+    bad = EASY(scope="queue", priority=L2ROrder(model=str(model_path), features="seed"))
+    with pytest.raises(InputError, match="trained on feature set 'causal', not 'seed'"):
+        Simulation(platform, test, bad, make_predictor("walltime")).run()
+    done = subprocess.run([sys.executable, "-m", "dispatchlab.cli", "simulate", str(path),
+                           "--priority", f"l2r:model={model_path}:features=seed",
+                           "--out", str(tmp_path / "sim")], capture_output=True, text=True)
+    lines = [x for x in done.stderr.splitlines() if x.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("error:") and "not 'seed'" in lines[0], lines

@@ -2,7 +2,12 @@
 ``dispatchlab.l2r``: train on each trace's first 70 % in both set-ups, evaluate on the
 rest, and write ``results.json``, ``table.md`` and ``lists.png`` into ``--out``.
 
-    python examples/l2r/reproduce.py [--traces FOLDER] --out l2r-results
+    python examples/l2r/reproduce.py [--traces FOLDER] --out l2r-results [--ablation]
+
+``--ablation`` adds the controlled rows (:data:`ABLATION`): the authors' set-up (their
+cleaning, machine sizes) with the leak-free ``causal`` features, and the ``causal``
+set-up with the authors' leaky ``seed`` features, so each row differs from a main row
+in the features alone. ``--variants`` runs only the rows named.
 
 Every number comes from this run; nothing is copied except the paper's own column
 (``SEED``, its Table 3). Label simulations are stored in ``OUT/work/<trace>/<setup>``
@@ -30,25 +35,41 @@ SEED: dict[str, tuple[float, float]] = {
     "SDSC-BLUE": (29.60, 17.53), "CEA-Curie": (24.08, 2.65),
 }
 SETUPS = ("seed", "causal")
+#: row name -> (set-up, feature set); the main rows use each set-up's own features
+VARIANTS: dict[str, tuple[str, str]] = {
+    "seed": ("seed", "seed"),
+    "causal": ("causal", "causal"),
+    "seed+causal-features": ("seed", "causal"),
+    "causal+seed-features": ("causal", "seed"),
+}
+#: the ablation rows added by ``--ablation``
+ABLATION: tuple[str, ...] = ("seed+causal-features", "causal+seed-features")
 
 
 def run_one(traces: Path, out: Path, name: str, setup: str, lists: int,
-            workers: int) -> dict:
+            workers: int, features: str | None = None) -> dict:
+    """Train and evaluate one row; ``features`` defaults to the set-up's own. The label
+    simulations (``OUT/work/<trace>/<setup>``) do not depend on the features, so the
+    rows of one set-up share them."""
     from dispatchlab.l2r.pipeline import evaluate, train
 
+    features = features or setup
+    variant = setup if features == setup else f"{setup}+{features}-features"
     path = traces / TRACES[name][0]
     work = out / "work" / name / setup
-    model_path = out / "models" / f"{name}-{setup}-K{lists}.json"
+    model_path = out / "models" / f"{name}-{variant}-K{lists}.json"
     model_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    result = train(path, lists=lists, setup=setup, work=work, workers=workers)
+    result = train(path, lists=lists, setup=setup, features=features, work=work,
+                   workers=workers)
     result.model.save(model_path)
     t1 = time.perf_counter()
     ev = evaluate(path, model_path, work=work)
     fcfs = ev.value("policy:fcfs")
     best = ev.best_policy
     return {
-        "trace": name, "setup": setup, "lists": lists, "model": str(model_path),
+        "trace": name, "setup": setup, "features": features, "variant": variant,
+        "lists": lists, "model": str(model_path),
         "train_seconds": t1 - t0, "label_seconds": result.seconds["labels"],
         "fit_seconds": result.seconds["fit"], "best_per_list": result.best,
         "test_rows": list(ev.test_rows), "fcfs": fcfs, "best_policy": best.label,
@@ -65,14 +86,17 @@ def transfer(traces: Path, out: Path, results: list[dict], names: list[str]) -> 
     from dispatchlab.l2r.pipeline import evaluate
 
     rows = []
-    models = {r["trace"]: r["model"] for r in results if r["setup"] == "causal"}
+    models = {r["trace"]: r["model"] for r in results if r["variant"] == "causal"}
     for src in names:
         for dst in names:
             if src == dst or src not in models:
                 continue
             ev = evaluate(traces / TRACES[dst][0], models[src], lists=TRACES[dst][1],
                           work=out / "work" / dst / "causal")
-            own = next(r for r in results if r["trace"] == dst and r["setup"] == "causal")
+            own = next((r for r in results if r["trace"] == dst
+                        and r["variant"] == "causal"), None)
+            if own is None:
+                continue
             rows.append({"model": src, "trace": dst, "l2r": ev.value("l2r"),
                          "own_l2r": own["l2r"], "best": own["best"]})
     return rows
@@ -126,7 +150,7 @@ def table(results: list[dict]) -> str:
         s_best, s_l2r = SEED[r["trace"]]
         lines.append(
             f"| {r['trace']} | {r['lists']} | {s_best:.2f} -> {s_l2r:.2f} "
-            f"({s_best / s_l2r - 1:+.0%}) | {r['setup']} | {r['fcfs']:.2f} | "
+            f"({s_best / s_l2r - 1:+.0%}) | {r['variant']} | {r['fcfs']:.2f} | "
             f"{r['best']:.2f} ({r['best_policy'].removeprefix('policy:')}) | "
             f"{r['l2r']:.2f} | {r['random']:.2f} | {r['improvement_vs_best']:+.0%} | "
             f"{r['improvement_vs_fcfs']:+.0%} |")
@@ -144,14 +168,25 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sweep", nargs="*", type=int, default=[128, 256, 512, 1024],
                         help="K values of the list sweep on SDSC-BLUE (none: skip)")
+    parser.add_argument("--variants", nargs="*", default=list(SETUPS),
+                        choices=list(VARIANTS),
+                        help="rows per trace: a set-up with its own features, or "
+                        "SETUP+FEATURES-features (default: seed causal)")
+    parser.add_argument("--ablation", action="store_true",
+                        help=f"add the rows that change the feature set alone "
+                        f"({', '.join(ABLATION)})")
     args = parser.parse_args()
+    variants = list(args.variants) + [v for v in ABLATION
+                                      if args.ablation and v not in args.variants]
     args.out.mkdir(parents=True, exist_ok=True)
     results = []
     for name in args.only:
-        for setup in SETUPS:
-            r = run_one(args.traces, args.out, name, setup, TRACES[name][1], args.workers)
+        for variant in variants:
+            setup, features = VARIANTS[variant]
+            r = run_one(args.traces, args.out, name, setup, TRACES[name][1], args.workers,
+                        features)
             results.append(r)
-            print(f"{name} {setup}: FCFS {r['fcfs']:.2f} best {r['best']:.2f} "
+            print(f"{name} {variant}: FCFS {r['fcfs']:.2f} best {r['best']:.2f} "
                   f"L2R {r['l2r']:.2f} random {r['random']:.2f} "
                   f"({r['train_seconds']:.0f} s training)", flush=True)
             (args.out / "results.json").write_text(json.dumps({"table": results}, indent=1))

@@ -32,7 +32,9 @@ Registered orderings (``make_ordering(name)``):
   once per job from ``seed``; descending, ties by submit time, then job row.
 * ``l2r`` (Darrous, learning-to-rank report): the score of a learned ranking model
   (``model=PATH``, a file written by ``dispatchlab l2r train``), computed once per job
-  from its features; descending, ties by submit time, then job row.
+  from the features of the set the model file records (``features=causal|seed``
+  refuses a model trained on another set); descending, ties by submit time, then job
+  row.
 
 ``fcfs`` is another name for ``fifo``. An ordering is **static** (``static`` is True)
 when the relative order of two waiting jobs never changes while they wait: ``fifo``,
@@ -319,13 +321,17 @@ class L2ROrder(Ordering):
     from the job table, with the model's feature set (``causal``: what is known at
     submission; ``seed``: the paper's five fields, including the trace's *recorded*
     wait and actual run time, which no real scheduler knows); descending score, ties by
-    submit time, then job row."""
+    submit time, then job row. ``features`` (``causal`` | ``seed``; empty: the model's)
+    names the feature set the caller expects: a model trained on another set is refused
+    (:class:`InputError`, field ``features``) instead of being scored with columns it
+    was not fitted on."""
 
     name = "l2r"
     static = True
 
-    def __init__(self, model: str = "") -> None:
+    def __init__(self, model: str = "", features: str = "") -> None:
         self.model = model
+        self.features = features
 
     def input_files(self) -> tuple[str, ...]:
         """The model file, absolute (a relative ``model`` is read from the current
@@ -336,13 +342,17 @@ class L2ROrder(Ordering):
         return (str(Path(self.model).resolve()),)
 
     def start(self, view) -> None:
-        from dispatchlab.l2r.features import job_features
-        from dispatchlab.l2r.model import L2RModel
+        from dispatchlab.l2r.features import check_feature_set_name, job_features
+        from dispatchlab.l2r.model import L2RModel, check_feature_set
 
         if not self.model:
             raise InputError("the l2r ordering needs a model file (l2r:model=PATH)",
                              field="model")
+        if self.features:
+            check_feature_set_name(self.features)
         model = L2RModel.load(self.model)
+        if self.features:
+            check_feature_set(model, self.features)
         self.model_ = model
         self.score_ = model.score(job_features(view.jobs, model.feature_set))
 

@@ -29,6 +29,10 @@ from the header
 (CEA-Curie at 80,640 cores) and the leaky ``seed`` features (the test part's *recorded*
 wait and *actual* run time). What stays different from pyss: same-time events
 (dispatchlab ends jobs before it submits new ones at one time point, pyss the reverse).
+The feature set is an independent choice (``features``, default the set-up's own):
+``setup="seed", features="causal"`` is the authors' cleaning and machine sizes with
+the leak-free features, ``setup="causal", features="seed"`` the reverse. The model
+file records its feature set, and the ``l2r`` ordering always scores with it.
 
 **Evaluation** (:func:`evaluate`): the test part simulated alone under EASY FCFS, every
 training policy (their best = the paper's "EASY+BF"), the learned score and a random
