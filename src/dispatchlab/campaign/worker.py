@@ -249,10 +249,9 @@ def series_table(result, measure) -> tuple[Any, int | None, int | None]:
 
     j = result.jobs
     cap = result.platform.total_capacity()
-    hot = (np.asarray(j["hot_start"]) == 1) if "hot_start" in j.columns else None
     s = measured_series(j["submit"], result.start, result.end, result.status, j["units"],
                         j.resources, cap, measure=result.measure_of_rows(measure),
-                        exclude=hot)
+                        exclude=result.hot_start_rows())
     util = s.utilization(primary_resource(cap))
     parts = [("queue_length", s.queue.times, s.queue.values),
              ("utilization", util.times, util.values)]

@@ -245,12 +245,7 @@ class Simulation:
                 self.requests[:, k] = jobs.resources[r]
         core_k = names.index("core") if "core" in names else -1
         # counting mode: every unit is exactly one core and the platform has only cores
-        self.counting = (
-            core_k >= 0
-            and platform.is_core_only()
-            and bool(np.all(self.requests[:, core_k] == 1))
-            and bool(np.all(np.delete(self.requests, core_k, axis=1) == 0))
-        )
+        self.counting = not is_node_level(platform, jobs)
         check_combination(dispatcher, duration_model=duration_model,
                           node_level=not self.counting)
         self._capacity = platform.capacity_matrix()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab._memory import release_free_memory
-from dispatchlab.errors import output_folder
+from dispatchlab.errors import InputError, output_folder
 from dispatchlab.metrics import Measure, summarize_table
 from dispatchlab.metrics.jobs import DEFAULT_TAU
 
@@ -108,8 +108,6 @@ class SimulationResult:
         lo = None if measure.lo is None else int(np.searchsorted(rows, measure.lo))
         hi = None if measure.hi is None else int(np.searchsorted(rows, measure.hi))
         if lo is not None and hi is not None and lo >= hi:
-            from dispatchlab.errors import InputError
-
             raise InputError(f"measurement window {measure}: none of its jobs ended "
                              "before the run stopped at its wall-clock budget")
         return Measure.by_index(lo, hi)
@@ -165,6 +163,7 @@ class SimulationResult:
         import pyarrow as pa  # imported here: it is heavy and only outputs need it
 
         from dispatchlab.metrics.jobs import job_columns
+        from dispatchlab.metrics.summary import hot_start_mask
 
         j = self.jobs
         sl = rows if rows is not None else slice(0, len(j))
@@ -173,7 +172,9 @@ class SimulationResult:
         start, end, submit = self.start[sl], self.end[sl], j["submit"][sl]
         ran = start >= 0
         per_job = job_columns(submit, start, end, self.status[sl], tau=tau)
-        hot = self.hot_start_rows()
+        # the slice's rows only: write() calls this once per batch
+        hot = (None if "hot_start" not in j.columns
+               else hot_start_mask(j["hot_start"][sl], n))
 
         def nullable(x: np.ndarray) -> pa.Array:
             return pa.array(x, mask=np.isnan(x))
@@ -210,7 +211,7 @@ class SimulationResult:
             "slowdown": nullable(per_job["slowdown"]),
             "bounded_slowdown": nullable(per_job["bounded_slowdown"]),
             "measured": (self.measured_rows(measure) if measured is None else measured)[sl],
-            "hot_start": np.zeros(n, dtype=bool) if hot is None else hot[sl],
+            "hot_start": np.zeros(n, dtype=bool) if hot is None else hot,
         }
         for name, values in j.resources.items():
             if name != "core" or np.any(values != 1):
