@@ -215,7 +215,7 @@ def run_header(head: str, cap, platform, power_predictor, duration_model,
     it has one), and "throttling without slowdown" when ``no_slowdown``."""
     parts = []
     if cap is not None:
-        parts.append(describe_cap(cap, platform.dynamic_power_base))
+        parts.append(cap.describe(platform.dynamic_power_base))
     if power_predictor is not None:
         parts.append(f"power predictor {power_predictor.text}")
     if duration_model is not None:
@@ -223,22 +223,6 @@ def run_header(head: str, cap, platform, power_predictor, duration_model,
     if no_slowdown:
         parts.append("throttling without slowdown")
     return head if not parts else head + "\n" + "; ".join(parts)
-
-
-def describe_cap(cap, base: float | None) -> str:
-    """``cap 1,280 W (5.0 % of 25,600 W) on [0, end)`` for a cap window (``base``: the
-    platform's maximum dynamic power, None: no share shown), or the steps of a cap
-    schedule (``cap schedule 0 s: 1,280 W, 3,600 s: none``)."""
-    steps = list(cap.steps)
-    window = (len(steps) == 1 and steps[0][1] is not None) or (
-        len(steps) == 2 and steps[0][1] is not None and steps[1][1] is None)
-    if not window:
-        return "cap schedule " + ", ".join(
-            f"{t:,} s: {'none' if w is None else f'{w:,.0f} W'}" for t, w in steps)
-    t0, watts = steps[0]
-    share = f" ({100 * watts / base:.1f} % of {base:,.0f} W)" if base else ""
-    end = f"{steps[1][0]:,}" if len(steps) == 2 else "end"
-    return f"cap {watts:,.0f} W{share} on [{t0:,}, {end})"
 
 
 def read_job_series(path: Path | None, jobs, power_file: str | None):

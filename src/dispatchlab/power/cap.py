@@ -120,9 +120,20 @@ class PowerCap:
             value = watts
         return value
 
-    def describe(self) -> str:
-        return ", ".join(f"{t}: {'none' if w is None else f'{w:,.0f} W'}"
-                         for t, w in self.steps)
+    def describe(self, base: float | None = None) -> str:
+        """``cap 1,280 W (5.0 % of 25,600 W) on [0, end)`` for a cap window (``base``:
+        the platform's maximum dynamic power, None: no share shown), or the steps of a
+        cap schedule (``cap schedule 0 s: 1,280 W, 3,600 s: none``)."""
+        steps = list(self.steps)
+        window = (len(steps) == 1 and steps[0][1] is not None) or (
+            len(steps) == 2 and steps[0][1] is not None and steps[1][1] is None)
+        if not window:
+            return "cap schedule " + ", ".join(
+                f"{t:,} s: {'none' if w is None else f'{w:,.0f} W'}" for t, w in steps)
+        t0, watts = steps[0]
+        share = f" ({100 * watts / base:.1f} % of {base:,.0f} W)" if base else ""
+        end = f"{steps[1][0]:,}" if len(steps) == 2 else "end"
+        return f"cap {watts:,.0f} W{share} on [{t0:,}, {end})"
 
 
 def parse_cap_value(text: str, max_dynamic_power: float | None) -> float:
