@@ -506,13 +506,19 @@ def attach_job_power(jobs, power_file: str | None, platform):
     return jobs
 
 
+#: ``--duration-model``: required with a dispatcher that slows running jobs
+#: (:func:`dispatchlab.sim.engine.check_combination`)
+DURATION_MODEL_OPTION = click.option(
+    "--duration-model", default=None, metavar="SPEC",
+    help="how a job's power level stretches its remaining run time: none | factor:f=F "
+         "(D' = max(1, F/M) D, F in [0, 1]) | mixed:profile=dynshare|dvfs (a per-job F "
+         "by application type) | cpi (Borghesi et al. 2018 eq. 4); required for "
+         "dispatchers that slow running jobs ('none' then runs them without slowdown "
+         "and says so)")
+
 #: the throttling options of power-capping runs (Borghesi et al. 2018)
 THROTTLE_OPTIONS = options(
-    click.option("--duration-model", default=None, metavar="SPEC",
-                 help="how a job's power level stretches its remaining run time: none | "
-                      "factor:f=F (D' = max(1, F/M) D, F in [0, 1]) | mixed:profile="
-                      "dynshare|dvfs (a per-job F by application type) | cpi (Borghesi et al. 2018 "
-                      "eq. 4); default none"),
+    DURATION_MODEL_OPTION,
     click.option("--hot-start", type=float, default=None, metavar="SHARE",
                  help="start with this share (0-1) of the nodes busy with short dummy jobs "
                       "(Borghesi et al. 2018's hot start; they are left out of the job metrics)"),

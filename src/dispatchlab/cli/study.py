@@ -8,6 +8,7 @@ import click
 
 from dispatchlab.cli.common import (
     CAP_OPTIONS,
+    DURATION_MODEL_OPTION,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
@@ -45,10 +46,7 @@ def study_app() -> None:
 @READ_OPTIONS
 @SELECT_OPTIONS
 @CAP_OPTIONS
-@click.option("--duration-model", default=None, metavar="SPEC",
-              help="how a job's power level stretches its remaining run time, for "
-                   "dispatchers that slow running jobs (required for them): none | "
-                   "factor:f=F | mixed:profile=dynshare|dvfs | cpi")
+@DURATION_MODEL_OPTION
 def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       predictors: tuple[str, ...], out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
