@@ -7,8 +7,8 @@ power; a running job counts with its prediction at start times its current power
 level). The simulation needs a power predictor (``power_predictor=``, CLI
 ``--power-predictor``).
 
-**Checks** (``check``; Carastan-Santos et al. 2024 section 5.2): a set of jobs fits the cap ``C``
-when
+**Checks** (``check``; Carastan-Santos et al. 2024 section 5.2): a set of jobs fits the
+cap ``C`` when
 
 * ``mean``: the sum of predicted means <= C;
 * ``max``: the sum of predicted maxima <= C;
@@ -355,9 +355,8 @@ class _PowerCapped(Dispatcher):
             self._x[j] = x
             self._s2[j] = s2
             if self._exact:
-                v = s2 if z else 0.0
-                self._total += x + v
-                if not (x.is_integer() and v.is_integer() and self._total < _EXACT_LIMIT):
+                self._total += x + s2
+                if not (x.is_integer() and s2.is_integer() and self._total < _EXACT_LIMIT):
                     self._exact = False
             w.append(j, u, e1, int(self._submit[j]), x, s2, m, alone)
             fresh.append(j)

@@ -18,13 +18,14 @@ import numpy as np
 
 from dispatchlab.errors import InputError
 
-#: the largest time (s, exclusive) the engine represents for any trace
-TIME_LIMIT = 1 << 42
-
 
 def time_limit(n_jobs: int) -> int:
     """The engine's time limit (s, exclusive) for a trace of ``n_jobs`` jobs."""
     return 1 << (62 - max(20, int(n_jobs).bit_length()))
+
+
+#: the largest time (s, exclusive) the engine represents for any trace (``2**42``)
+TIME_LIMIT = time_limit(0)
 
 
 def time_problem(value: int, what: str = "time") -> str | None:
