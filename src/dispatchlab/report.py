@@ -770,15 +770,23 @@ def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None,
     """The table at the top: per (trace, platform), one row per configuration."""
     from dispatchlab.campaign.statistics import run_statistics
     from dispatchlab.metrics.keys import BY_KEY
-    from dispatchlab.stats import format_difference, format_estimate
+    from dispatchlab.stats import (
+        BOOTSTRAP_MIN_RUNS,
+        MIN_RUNS,
+        N_RESAMPLES,
+        format_difference,
+        format_estimate,
+    )
 
     sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline,
                               include_unfinished=include_unfinished)
     out = _note("Each configuration's value is the mean over its runs (one run = one "
                 "workload: a seed or a slice) of the run's metric, with a 95 % interval "
-                "over runs marked with its method: t, Student's t (below 10 runs; for the "
-                "differences, on the paired differences); boot, the percentile bootstrap "
-                "(10,000 resamples, from 10 runs); none below 3 runs. "
+                "over runs marked with its method: t, Student's t (below "
+                f"{BOOTSTRAP_MIN_RUNS} runs; for the differences, on the paired "
+                "differences); boot, the percentile bootstrap "
+                f"({N_RESAMPLES:,} resamples, from {BOOTSTRAP_MIN_RUNS} runs); none below "
+                f"{MIN_RUNS} runs. "
                 + (f"Differences: the paired difference to {baseline} with the same "
                    "predictor on the same workloads, [interval], (ratio of means); an "
                    "interval that excludes 0 is a difference larger than the variation "

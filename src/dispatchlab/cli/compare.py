@@ -63,11 +63,12 @@ def _interval_table(comp, title: str):
     from rich.table import Table
 
     from dispatchlab.metrics.keys import BY_KEY, COMPARE_TABLE
-    from dispatchlab.stats import format_estimate
+    from dispatchlab.stats import BOOTSTRAP_MIN_RUNS, N_RESAMPLES, format_estimate
 
     table = Table(title=title, caption="mean over slices of each slice's value [95 % "
-                  "interval over slices: t = Student's t below 10 slices, boot = "
-                  "percentile bootstrap (10,000 resamples) from 10]")
+                  f"interval over slices: t = Student's t below {BOOTSTRAP_MIN_RUNS} "
+                  f"slices, boot = percentile bootstrap ({N_RESAMPLES:,} resamples) from "
+                  f"{BOOTSTRAP_MIN_RUNS}]")
     table.add_column("metric", no_wrap=True)
     table.add_column("unit", no_wrap=True)
     for entry in comp.statistics:
@@ -85,14 +86,15 @@ def _difference_table(comp):
     from rich.table import Table
 
     from dispatchlab.metrics.keys import BY_KEY
-    from dispatchlab.stats import format_difference
+    from dispatchlab.stats import BOOTSTRAP_MIN_RUNS, format_difference
 
     entries = [e for e in comp.statistics if e.get("vs_baseline")]
     table = Table(title=f"paired differences to {comp.baseline} (same predictor, same "
                         "slices)",
                   caption="mean over slices of (configuration - baseline) [95 % interval: "
-                          "t = Student's t on the paired differences below 10 pairs, boot = "
-                          "paired bootstrap from 10] and ratio of means (x [95 % "
+                          "t = Student's t on the paired differences below "
+                          f"{BOOTSTRAP_MIN_RUNS} pairs, boot = paired bootstrap from "
+                          f"{BOOTSTRAP_MIN_RUNS}] and ratio of means (x [95 % "
                           "interval]); an interval that excludes 0 (ratio: 1) is a "
                           "difference larger than the variation across these slices")
     table.add_column("metric", no_wrap=True)

@@ -199,12 +199,18 @@ def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
     from rich.table import Table
 
     from dispatchlab.metrics.keys import BY_KEY
-    from dispatchlab.stats import format_difference, format_estimate
+    from dispatchlab.stats import (
+        BOOTSTRAP_MIN_RUNS,
+        MIN_RUNS,
+        format_difference,
+        format_estimate,
+    )
 
     table = Table(title=f"trace {section.trace}, platform {section.platform}",
                   caption="mean over runs of each run's value [95 % interval over runs: "
-                          "t = Student's t below 10 runs, boot = percentile bootstrap from "
-                          "10; none below 3 runs]" + (
+                          f"t = Student's t below {BOOTSTRAP_MIN_RUNS} runs, boot = "
+                          f"percentile bootstrap from {BOOTSTRAP_MIN_RUNS}; none below "
+                          f"{MIN_RUNS} runs]" + (
                               f"; vs {baseline}: paired difference on the same workloads "
                               "with its interval, and the ratio of means" if baseline
                               else ""))
