@@ -114,13 +114,13 @@ class Platform:
             for r in nt.capacity:
                 if r not in names:
                     names.append(r)
-        if sum(int(nt.count) for nt in self.node_types) > MAX_NODES:
-            raise InputError(f"the platform has more than {MAX_NODES:,} nodes",
-                             field="node_type")
             rank = nt.efficiency_rank
             if isinstance(rank, bool) or not isinstance(rank, int | np.integer) or rank < 0:
                 raise InputError(f"node type {nt.name!r}: efficiency_rank must be an integer "
                                  f">= 0, got {rank!r}")
+        if sum(int(nt.count) for nt in self.node_types) > MAX_NODES:
+            raise InputError(f"the platform has more than {MAX_NODES:,} nodes",
+                             field="node_type")
         object.__setattr__(self, "resource_names", tuple(names))
 
     # --- queues -------------------------------------------------------------------
