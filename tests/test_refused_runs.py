@@ -199,6 +199,15 @@ def test_shipped_campaigns_name_their_models_and_load(path, traces_dir):
             assert run["duration_model"] is not None
 
 
+def test_shipped_campaigns_hold_throttling_runs(traces_dir):
+    # the load test above exercises the refusal only if some shipped campaign runs a
+    # dispatcher that slows running jobs (the power-capping campaigns do)
+    throttling = [p.name for p in sorted((ROOT / "examples" / "campaigns").glob("*.toml"))
+                  if any(DISPATCHERS[r["dispatcher"]["name"]].slows_running_jobs
+                         for r in load_campaign(p).runs)]
+    assert "seed004-historical.toml" in throttling
+
+
 # ------------------------------------------------------------------ node-level platforms
 
 
