@@ -345,3 +345,11 @@ def test_make_allocator() -> None:
     with pytest.raises(InputError, match="worst-fit") as info:
         make_allocator("worst-fit")
     assert info.value.field == "allocator"
+
+
+@pytest.mark.parametrize("rank", [-3, 1.5, True])
+def test_a_bad_efficiency_rank_is_refused_when_built_directly(rank):
+    from dispatchlab.platform.platform import NodeType
+
+    with pytest.raises(InputError, match="efficiency_rank must be an integer >= 0"):
+        Platform((NodeType("a", 2, {"core": 4}, None, None, rank),))
