@@ -23,6 +23,7 @@ from dispatchlab.errors import InputError
 from dispatchlab.predict import WalltimePredictor
 from dispatchlab.workload.pbs import (
     SKIP_DUPLICATE,
+    SKIP_EXTRA,
     SKIP_FOLDED,
     SKIP_NO_END,
     SKIP_NO_SUBMIT,
@@ -514,7 +515,10 @@ def test_deleted_then_aborted_job_is_counted_once(tmp_path):
     t = read_pbs(write(tmp_path, lines))
     assert t["job_ref"].tolist() == ["2001.pbs01", "7.s"]
     assert t["status"].tolist() == [1, 5]  # 7.s: deleted while running
-    assert t.info.skipped == {SKIP_OTHER: 3, SKIP_UNSTARTED: 2, SKIP_FOLDED: 2}
+    # 2002's D and A records are folded into its E record, 2005's A into its D record
+    assert t.info.skipped == {SKIP_OTHER: 3, SKIP_UNSTARTED: 2, SKIP_FOLDED: 2,
+                              SKIP_EXTRA: 3}
+    assert t.info.lines_read == len(t) + sum(t.info.skipped.values())  # no record lost
     # an A record, then a D record: deleted by request all the same
     swapped = [lines[-3].replace(";D;", ";A;"), lines[-2].replace(";A;", ";D;"), lines[-1]]
     assert read_pbs(write(tmp_path, swapped, "swapped"))["status"].tolist() == [5]
@@ -553,7 +557,9 @@ def test_unstarted_end_record_after_delete(tmp_path):
              torque_end("7.s", b + 1, b + 1, b + 61)]
     dropped = read_pbs(write(tmp_path, lines))
     assert dropped["job_ref"].tolist() == ["7.s"]
-    assert dropped.info.skipped == {SKIP_UNSTARTED: 1}
+    # the D record is folded into the E record that stands for the job
+    assert dropped.info.skipped == {SKIP_UNSTARTED: 1, SKIP_EXTRA: 1}
+    assert dropped.info.lines_read == len(dropped) + sum(dropped.info.skipped.values())
     kept = read_pbs(write(tmp_path, lines), unstarted="keep")
     assert kept["job_ref"].tolist() == ["6.s", "7.s"]
     assert kept["status"].tolist() == [5, 1] and kept["run"].tolist() == [-1, 60]

@@ -215,6 +215,7 @@ SKIP_PARENT = "array parent records"
 SKIP_DUPLICATE = "duplicate end records"
 SKIP_FOLDED = "delete/abort records of jobs that ran"
 SKIP_UNSTARTED = "deleted before start (D/A records)"
+SKIP_EXTRA = "further records of jobs deleted before start"
 SKIP_NO_END = "deleted after start, no end record"
 SKIP_NO_SUBMIT = "deleted before start, submit time not in the log"
 
@@ -732,7 +733,11 @@ class _Reader:
 
     def skip(self, reason: str) -> None:
         """Count one record (or job) left out for ``reason``."""
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        self._count(reason, 1)
+
+    def _count(self, reason: str, k: int) -> None:
+        """Count ``k`` records left out for ``reason``."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + k
 
     # -- records -----------------------------------------------------------------------
 
@@ -812,6 +817,7 @@ class _Reader:
                 raise _RecordError(f"the E record has no {self.submit_key}", self.submit_key)
             row["_jid"] = jid
             self.pending.pop(jid)
+            self._count(SKIP_EXTRA, 1 + deletion.extra)  # its D/A records: the E stands for it
             self.add_unstarted(row, number, self.records)
         else:
             row, walltime = ended_job(attrs, self.submit_key)
@@ -861,6 +867,8 @@ class _Reader:
     def close(self) -> None:
         """Classify the D/A records whose job has no E record."""
         for jid, deletion in self.pending.items():
+            if deletion.extra:  # the first D/A record stands for the job, once
+                self._count(SKIP_EXTRA, deletion.extra)
             if jid in self.started:
                 self.skip(SKIP_NO_END)
             elif not self.keep_unstarted:
