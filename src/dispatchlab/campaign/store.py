@@ -382,9 +382,13 @@ def _reading_view(con) -> None:
 # ---------------------------------------------------------------- opening files
 
 
-def open_read(path: str | Path, *, wait: float = 10.0):
+def open_read(path: str | Path, *, wait: float = 10.0, verify: bool = True):
     """Open an existing results database read-only after checking its version; a file
     of an older schema reads with today's columns (see the module docstring).
+    ``verify``: first read ``meta`` and ``runs`` whole (:func:`_verify`), so a damaged
+    file is told at once; False where the caller verifies otherwise (the campaign
+    writer, which :func:`verify` checked before its first run, opens the file once per
+    stored batch).
 
     While another process writes it (a campaign storing a batch of runs, which takes
     a fraction of a second), retry for up to ``wait`` seconds."""
@@ -403,7 +407,8 @@ def open_read(path: str | Path, *, wait: float = 10.0):
                 raise
             time.sleep(0.05)
     try:
-        _verify(con, p)
+        if verify:
+            _verify(con, p)
         _check_meta(con, p)
         _reading_view(con)
     except damage_errors() as exc:
@@ -423,7 +428,7 @@ def verify(path: str | Path) -> None:
     p = Path(path)
     if not p.exists():
         return
-    con = open_read(p)
+    con = open_read(p, verify=False)  # every table is read just below
     try:
         _verify(con, p, None)
     finally:
@@ -435,7 +440,7 @@ def check_writable(path: str | Path) -> None:
     may write (newer schema, not DuckDB, not ours). Writes nothing."""
     p = Path(path)
     if p.exists():
-        open_read(p, wait=0.0).close()
+        open_read(p, wait=0.0, verify=False).close()
 
 
 def open_write(path: str | Path):
