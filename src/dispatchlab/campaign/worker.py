@@ -381,6 +381,11 @@ def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, plat
                                 for t, w in cap.steps])
 
 
+#: platform specs :func:`~dispatchlab.campaign.validate.validate_run` has built in this
+#: worker process (each is built once, not once per run)
+_VALIDATED: dict[str, Any] = {}
+
+
 def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one simulation from its spec; see the module docstring for the outcome."""
     t0 = time.perf_counter()
@@ -393,7 +398,7 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         from dispatchlab.sim import Simulation
 
         _check_code(spec)
-        validate_run(spec)  # the up-front check ran the same (load_campaign)
+        validate_run(spec, _VALIDATED)  # the up-front check ran the same (load_campaign)
         past = int((spec.get("power") or {}).get("history_jobs", 0))
         jobs, history, prior = load_run_jobs(spec["trace"], spec["seed"], past)
         platform = build_platform(spec["platform"], jobs)
