@@ -637,9 +637,9 @@ class HCPOnline(OnlineControl, _HybridCP):
         prb_obj = slowdown_objective_value(prb.tolist(), wait.tolist(),
                                            cand.estimate.tolist(), digits) \
             if (prb >= 0).all() else None
-        self.saver_.record(rm.model, rm.starts, self._hint(prb), now=int(now),
-                           jobs=cand.rows.tolist())
-        outcome = self.control_.solve(rm.model, rm.starts, self._hint(prb), objective)
+        hint = self._hint(prb)
+        self.saver_.record(rm.model, rm.starts, hint, now=int(now), jobs=cand.rows.tolist())
+        outcome = self.control_.solve(rm.model, rm.starts, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
         decisions: list[Decision] = []
