@@ -191,8 +191,9 @@ def print_unfinished(unfinished: list[dict]) -> None:
               "wall-clock budget: their metrics cover only the jobs that ended; "
               "--include-unfinished uses them, marked):[/yellow]", soft_wrap=True)
     for row in unfinished:
-        out.print(f"[yellow]  {describe_unfinished(row)}[/yellow]", soft_wrap=True,
-                  markup=True, highlight=False)
+        # names are the user's labels: printed as text, never read as markup
+        out.print("  " + describe_unfinished(row), style="yellow", soft_wrap=True,
+                  markup=False, highlight=False)
 
 
 def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
