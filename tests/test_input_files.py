@@ -48,8 +48,16 @@ def test_l2r_declares_its_model_and_nesting_passes_it_on(tmp_path, monkeypatch):
     # two levels down: an EASY inside dec-rapl
     assert declared_input_files(make_dispatcher(
         "dec-rapl", low="easy:priority=l2r:priority__model=m.json")) == [model.resolve()]
-    # a predictor's sub-component is followed too
+    # a predictor's sub-component is followed too: inflated's base, here a class of
+    # one's own that declares a file (resolved against its module's folder)
     assert declared_input_files(make_predictor("inflated", base="walltime")) == []
+    (tmp_path / "hist.txt").write_text("1\n")
+    (tmp_path / "mine.py").write_text(
+        "from dispatchlab.predict.base import WalltimePredictor\n\n\n"
+        "class Mine(WalltimePredictor):\n"
+        "    input_files = ('hist.txt',)\n")
+    assert declared_input_files(make_predictor(
+        "inflated", base=f"{tmp_path / 'mine.py'}:Mine")) == [(tmp_path / "hist.txt").resolve()]
     with pytest.raises(InputError, match="which does not exist"):
         declared_input_files(make_dispatcher("easy", priority="l2r:model=gone.json"))
 
