@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab import references
+from dispatchlab import InputError, references
 from dispatchlab.references import PAPERS, expand_traces, traces_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,5 +149,5 @@ def test_a_campaign_reads_a_trace_from_the_traces_folder(monkeypatch, tmp_path):
     camp = load_campaign(tmp_path / "c.toml")
     assert [Path(r["trace"]["path"]).name for r in camp.runs] == ["t.swf"]
     monkeypatch.setenv("DISPATCHLAB_TRACES", str(tmp_path / "elsewhere"))
-    with pytest.raises(Exception, match="elsewhere"):
+    with pytest.raises(InputError, match="elsewhere"):
         load_campaign(tmp_path / "c.toml")
