@@ -30,6 +30,7 @@ from dispatchlab.dispatch.cp.common import (
     slowdown_objective_value,
     solver_parameters,
 )
+from dispatchlab.dispatch.cp.dec import DEC
 from dispatchlab.dispatch.cp.hcp import HCP, HCPOnline, ewt_weights
 from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
@@ -121,7 +122,7 @@ def test_stage2_postpones_and_feedback_replans() -> None:
     platform = Platform.homogeneous(2, 3)
     jobs = JobTable.from_arrays(submit=[0, 0, 10, 10], run=[1000, 1000, 50, 500],
                                 units=[1, 1, 1, 1], resources={"core": [2, 2, 2, 1]})
-    disp = HCP(**FAST)
+    disp = HCP(feedback_rounds=3, **FAST)
     res, disp = run(platform, jobs, disp)
     assert res.start.tolist() == [0, 0, 1000, 10]
     assert res.allocations[0].nodes.tolist() == [0]
@@ -131,10 +132,14 @@ def test_stage2_postpones_and_feedback_replans() -> None:
     assert at10["prb_objective"] == 990 * 10**5
     assert at10["improved_on_prb"]
     assert at10["rounds"] >= 2  # the first solve and one feedback re-solve
-    # without feedback, X is postponed and Y (planned at 50) waits too
-    disp0 = HCP(feedback_rounds=0, **FAST)
+    # without feedback (the default, as the authors run CPH), X is postponed and Y
+    # (planned at 50) waits too: at t = 10 only the first solve is made
+    disp0 = HCP(**FAST)
     res0, disp0 = run(platform, jobs, disp0)
     assert res0.start[3] > 10
+    assert next(p for p in disp0.pass_log_ if p["now"] == 10)["rounds"] == 1
+    # DEC keeps its own default of 3 feedback rounds (ours)
+    assert DEC().feedback_rounds == 3
 
 
 def test_hcp_model_order_urgency_picks_the_urgent_job() -> None:

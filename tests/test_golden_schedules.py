@@ -42,6 +42,8 @@ GOLDEN = {
     "syn-bestfit/easy-k3": "41f15fdb8d5a81ff13d2366a79c1df973dddcb3458158ba2aefc0fc3100d24fc",
     "kth-pooled/easy-k3": "25618bb9739b183f449825b3f0088174b6185b060941c2e78c3faf04ef15e413",
     "kth-nodes/easy-k3": "9672949df6a339e04267e3c1b969524b90cc2b86af4913066a1e1d04fa871a94",
+    "syn-nodes/hcp": "20c2183ebed6ce41b34e6debadec4635b28a1fa654ff0f7a7b854ba239c2be98",
+    "syn-nodes/hcp-feedback3": "3bcafdfccfd3316ab774ddc9d88063bde2ecadcc22ac7930d258711ad906aa86",
     "syn-nodes/conservative": "98a1780f46996d54ebdf7d04bad61dbe4544136a1b74f5f494e7cb82eee22ca7",
     "syn-bestfit/conservative": "e3d74aa245e8856815ea47559f983f076bfc19dbd1bfb6bc6097bc197409278d",
     "kth-pooled/conservative": "4269c2a5bb2d74590121c2211fe9dc91ec6640f3bea7ef2d066e216cbc6f942c",

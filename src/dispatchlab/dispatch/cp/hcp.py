@@ -27,17 +27,19 @@ solver's hint (CP-SAT's counterpart of the authors' search that "starts from the
 solution") and the reference: when the solver finds no solution, or none *strictly*
 better than PRB's plan under the same objective, PRB's plan is used.
 
-*Stage 2 (allocation).* The jobs planned at 0 (now), in urgency order, are mapped on
-the free nodes by the allocator (default ``consolidate``: fewest free resources first);
-a job that does not map is postponed. *Feedback* (DEC's is not published; **ours**,
-the authors' form is unpublished): for each start-now job that failed to map, add
+*Stage 2 (allocation).* The jobs planned at 0 (now), in urgency order, are mapped on the
+free nodes by the allocator (default ``consolidate``: fewest free resources first); a
+job that does not map is postponed. *Feedback* (DEC's is not published; **ours**, the
+authors' form is unpublished): for each start-now job that failed to map, add
 ``s_j >= r`` and re-solve (hint = the previous plan), then redo stage 2, at most
-``feedback_rounds`` times or until every start-now job maps; a re-solve without a
-solution keeps the previous mapping. ``r`` (:func:`first_release`) is the first time
-free resources can grow (the first estimated end of a running job or of a job mapped
-now), at least 1: the authors' ``s_j >= 1`` made tight, since before ``r`` node
-free resources only shrink, and ``s_j >= 1`` alone lets the relaxed plan park the job
-at 1 s, when no pass happens. On counting platforms the model has one cumulative
+``feedback_rounds`` times or until every start-now job maps. ``hcp`` defaults to
+``feedback_rounds=0``, as CPH is run by Galleguillos et al. 2017 (the authors' CPH code
+solves once per pass, ``numberOfIterations = 1``); ``dec`` defaults to 3 (ours). A
+re-solve without a solution keeps the previous mapping. ``r`` (:func:`first_release`) is
+the first time free resources can grow (the first estimated end of a running job or of a
+job mapped now), at least 1: the authors' ``s_j >= 1`` made tight, since before ``r``
+node free resources only shrink, and ``s_j >= 1`` alone lets the relaxed plan park the
+job at 1 s, when no pass happens. On counting platforms the model has one cumulative
 (cores) and stage 2 cannot fail.
 
 *Time limits* (2.3): a first round of ``time_limit`` seconds, doubled while no solution
@@ -440,7 +442,8 @@ class _HybridCP(Dispatcher):
 class HCP(_HybridCP):
     """Hybrid CP dispatcher (CPH / DEC without power): relaxed CP-SAT schedule with the
     EWT-weighted waiting-time objective, PRB reference plan, allocation of the start-now
-    jobs, feedback re-solves (ours). See the module docstring."""
+    jobs, optional feedback re-solves (ours; ``feedback_rounds=0`` by default, as the
+    authors run CPH). See the module docstring."""
 
     name = "hcp"
 
@@ -448,7 +451,7 @@ class HCP(_HybridCP):
                  default_ewt: int = 1800, allocator: str = "consolidate",
                  time_limit: float = 0.1, max_time_limit: float = 15.0,
                  time_mode: str = "deterministic", seed: int = 0,
-                 feedback_rounds: int = 3, conflicts: int | None = None,
+                 feedback_rounds: int = 0, conflicts: int | None = None,
                  presolve: bool = True) -> None:
         self.q_length = q_length
         self.model_order = model_order
