@@ -611,6 +611,44 @@ def test_room_hint_is_feasible_when_prb_uses_a_node_without_room(tmp_path) -> No
         assert hint_solves(saved[1].with_suffix(".pb.txt"))
 
 
+def test_pooled_hint_feasible_is_checked_on_the_pooled_model(tmp_path) -> None:
+    import json
+
+    # The instance above with the pooled model (ours). Its hint is PRB's start times
+    # only: B at offset 0, A at 49 (R's end). On the pooled capacity (4 cores, R's 2
+    # fixed until offset 49) those start times are feasible: B 2 + A 2 = 4 cores from
+    # 49. The saved value is the pooled model's own answer with them fixed (before, PRB's
+    # whole plan was checked against the node model, a different question).
+    platform = Platform.homogeneous(2, 2)
+    jobs = JobTable.from_arrays(submit=[0, 1, 1], run=[50, 200, 100], units=[1, 1, 1],
+                                resources={"core": [2, 2, 2]})
+    folder = tmp_path / "pooled"
+    run(platform, jobs, PCPOnline(model="pooled", save_models=str(folder), **FAST))
+    saved = {json.loads(p.read_text())["now"]: p for p in folder.glob("*.json")}
+    facts = json.loads(saved[1].read_text())
+    assert facts["model"] == "pooled"
+    assert facts["hint_feasible"] is True
+    assert hint_solves(saved[1].with_suffix(".pb.txt"))
+
+
+def test_hint_extends_fixes_the_hinted_variables() -> None:
+    from ortools.sat.python import cp_model
+
+    from dispatchlab.dispatch.cp.common import hint_extends
+
+    # x + y <= 5, minimise x: (3, 2) is a solution, (3, 3) is not; hinting b alone
+    # leaves x, y free (a solution exists); the model keeps its objective and no hint
+    model = cp_model.CpModel()
+    x, y, b = model.new_int_var(0, 10, "x"), model.new_int_var(0, 10, "y"), \
+        model.new_bool_var("b")
+    model.add(x + y <= 5)
+    model.minimize(x)
+    assert hint_extends(model, [x, y, b], [3, 2, None]) is True
+    assert hint_extends(model, [x, y, b], [3, 3, None]) is False
+    assert hint_extends(model, [x, y, b], [None, None, 1]) is True
+    assert model.has_objective() and len(model.proto.solution_hint.vars) == 0
+
+
 # --- PCP' pooled model (ours) and the authors' form -----------------------------------
 def three_jobs() -> tuple[Platform, JobTable]:
     """Two nodes of 3 cores; A (2 cores, 100 s), B (2 cores, 200 s), C (2 cores, 10 s)

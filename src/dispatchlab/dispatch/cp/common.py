@@ -141,6 +141,27 @@ def solver_parameters(time_limit: float, time_mode: str = "deterministic",
     return solver
 
 
+def hint_extends(model: cp_model.CpModel, variables: Sequence[Any],
+                 hint: Sequence[int | None], time_limit: float = 1.0) -> bool | None:
+    """Whether the hinted values (``None``: not hinted) extend to a solution of ``model``:
+    a copy of the model without its objective, the hinted variables fixed, solved by
+    :func:`solver_parameters` (one worker, seed 0, ``time_limit`` deterministic seconds).
+    True (a solution exists), False (proved infeasible) or None (undecided within the
+    limit). For saved-model diagnostics (ours); the model itself is not changed."""
+    copy = model.clone()
+    copy.clear_objective()
+    copy.clear_hints()
+    for var, value in zip(variables, hint, strict=True):
+        if value is not None:
+            copy.add(copy.get_int_var_from_proto_index(var.index) == int(value))
+    status = solver_parameters(time_limit).solve(copy)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return True
+    if status == cp_model.INFEASIBLE:
+        return False
+    return None
+
+
 # --- the round loop -----------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class SolveOutcome:

@@ -181,6 +181,7 @@ from dispatchlab.dispatch.cp.common import (
     check_control_params,
     check_positive_int,
     fit_now_mask,
+    hint_extends,
     next_queue_length,
     pass_facts,
     resource_usage,
@@ -826,18 +827,22 @@ class _PureCP(Dispatcher):
         return offsets, units, plan.allocations
 
     def _save(self, view: View, cand: Candidates, pm: PlanModel, hint: list[Any],
-              problem: PlanProblem, used_nodes: np.ndarray, plan: Any = None) -> None:
+              problem: PlanProblem, used_nodes: np.ndarray) -> None:
         """Count the solve and save its model when sampled (``save_models``); the JSON
-        also says whether the hint satisfies every constraint (``hint_feasible``): the
-        hinted plan, or ``plan`` (offsets, units m x N) whose start times the hint is,
-        checked by :func:`plan_is_feasible` on ``problem``."""
+        also says whether the hint satisfies every constraint (``hint_feasible``): with
+        the node model, the hinted plan checked by :func:`plan_is_feasible` on
+        ``problem``; with the pooled model (whose hint is start times only), whether the
+        hinted start times extend to a solution of that model
+        (:func:`~.common.hint_extends`: true, false, or null when undecided)."""
         def extra() -> dict[str, Any]:
-            offsets, units = plan if plan is not None else pm.values_to_plan(
-                hint, len(used_nodes))
-            return {"dispatcher": self.name, "nodes_mode": self.nodes,
-                    "model": getattr(self, "model", "nodes"),
-                    "horizon": int(problem.horizon),
-                    "hint_feasible": plan_is_feasible(problem, offsets, units)}
+            form = getattr(self, "model", "nodes")
+            if form == "pooled":  # the hint is start times only: ask the model itself
+                feasible = hint_extends(pm.model, pm.variables, hint)
+            else:
+                offsets, units = pm.values_to_plan(hint, len(used_nodes))
+                feasible = plan_is_feasible(problem, offsets, units)
+            return {"dispatcher": self.name, "nodes_mode": self.nodes, "model": form,
+                    "horizon": int(problem.horizon), "hint_feasible": feasible}
 
         self.saver_.record(pm.model, pm.variables, hint, now=int(view.now),
                            jobs=cand.rows.tolist(),
@@ -1127,14 +1132,12 @@ class PCPOnline(OnlineControl, _PureCP):
             pm = build_pooled_model(problem, self._free(view)[used_nodes])
             hint: list[Any] = [int(t) if t >= 0 else None for t in prb.tolist()]
             hint += [None] * (len(pm.variables) - len(hint))
-            plan = (np.maximum(prb, 0), prb_units)
         else:
             pm = build_plan_model(problem)
             hint = pm.plan_to_values(hint_off, hint_units)
-            plan = None
         objective = add_slowdown_objective(pm.model, pm.starts, wait, est, problem.horizon,
                                            digits)
-        self._save(view, cand, pm, hint, problem, used_nodes, plan)
+        self._save(view, cand, pm, hint, problem, used_nodes)
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
