@@ -159,6 +159,36 @@ def test_bad_seed_004_keys_are_errors(tmp_path, change, message):
         load_campaign(write_campaign(tmp_path, text))
 
 
+@pytest.mark.parametrize("change, message", [
+    (("burst_size = 12\n", "burst_size = 12\nbursts = 2\n"), "not both"),
+    (("burst_size = 12\n", "bursts = 0\n"), "bursts must be an integer >= 1, got 0"),
+    (("burst_size = 12\n", "bursts = 2.5\n"), "bursts must be an integer"),
+    (("burst_size = 12\n", "burst_size = 0\n"), "burst_size must be an integer >= 1"),
+    (("arrival = \"burst\"\nburst_size = 12\n", "bursts = 3\n"),
+     "bursts applies to arrival = 'burst' only"),
+])
+def test_bad_burst_keys_are_one_line_errors(tmp_path, change, message):
+    text = HEAD.replace(*change) + '[[dispatchers]]\nname = "bf"\n'
+    assert change[0] in HEAD
+    with pytest.raises(InputError, match=message) as err:
+        load_campaign(write_campaign(tmp_path, text))
+    assert "traces[0]" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("line, groups", [("bursts = 3\n", 3), ("", 10)])
+def test_the_campaign_number_of_groups_reaches_the_instance(tmp_path, line, groups):
+    from dispatchlab.campaign.worker import load_jobs
+
+    text = HEAD.replace("burst_size = 12\n", line) + '[[dispatchers]]\nname = "bf"\n'
+    (spec,) = load_campaign(write_campaign(tmp_path, text)).runs
+    assert "burst_size" not in spec["config"]["trace"]
+    assert spec["config"]["trace"].get("bursts") == (groups if line else None)
+    for seed in (0, 1, 2):
+        jobs = load_jobs(spec["trace"], seed)
+        counts = np.unique(jobs["submit"], return_counts=True)[1]
+        assert len(counts) == groups and counts.sum() == 24
+
+
 def test_a_bad_duration_model_names_the_entry(tmp_path):
     text = HEAD + '[[dispatchers]]\nname = "rapl-dynshare"\nduration_model = "factor:f=2"\n'
     with pytest.raises(InputError, match=r"dispatchers\[0\].duration_model"):

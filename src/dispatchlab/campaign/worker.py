@@ -138,7 +138,8 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
 
         table = eurora_instance(trace["jobs"], trace["arrival_window"],
                                 arrival=trace.get("arrival", "uniform"), seed=seed,
-                                burst_size=trace.get("burst_size"))
+                                burst_size=trace.get("burst_size"),
+                                bursts=trace.get("bursts"))
         return clean(table, copy=False).compact(), None, 0
     if generate == "lublin":
         from dispatchlab.workload.lublin import lublin_model
