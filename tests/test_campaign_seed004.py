@@ -159,6 +159,36 @@ def test_bad_seed_004_keys_are_errors(tmp_path, change, message):
         load_campaign(write_campaign(tmp_path, text))
 
 
+@pytest.mark.parametrize("change, message", [
+    (("burst_size = 12\n", "burst_size = 12\nbursts = 2\n"), "not both"),
+    (("burst_size = 12\n", "bursts = 0\n"), "bursts must be an integer >= 1, got 0"),
+    (("burst_size = 12\n", "bursts = 2.5\n"), "bursts must be an integer"),
+    (("burst_size = 12\n", "burst_size = 0\n"), "burst_size must be an integer >= 1"),
+    (("arrival = \"burst\"\nburst_size = 12\n", "bursts = 3\n"),
+     "bursts applies to arrival = 'burst' only"),
+])
+def test_bad_burst_keys_are_one_line_errors(tmp_path, change, message):
+    text = HEAD.replace(*change) + '[[dispatchers]]\nname = "bf"\n'
+    assert change[0] in HEAD
+    with pytest.raises(InputError, match=message) as err:
+        load_campaign(write_campaign(tmp_path, text))
+    assert "traces[0]" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("line, groups", [("bursts = 3\n", 3), ("", 10)])
+def test_the_campaign_number_of_groups_reaches_the_instance(tmp_path, line, groups):
+    from dispatchlab.campaign.worker import load_jobs
+
+    text = HEAD.replace("burst_size = 12\n", line) + '[[dispatchers]]\nname = "bf"\n'
+    (spec,) = load_campaign(write_campaign(tmp_path, text)).runs
+    assert "burst_size" not in spec["config"]["trace"]
+    assert spec["config"]["trace"].get("bursts") == (groups if line else None)
+    for seed in (0, 1, 2):
+        jobs = load_jobs(spec["trace"], seed)
+        counts = np.unique(jobs["submit"], return_counts=True)[1]
+        assert len(counts) == groups and counts.sum() == 24
+
+
 def test_a_bad_duration_model_names_the_entry(tmp_path):
     text = HEAD + '[[dispatchers]]\nname = "rapl-dynshare"\nduration_model = "factor:f=2"\n'
     with pytest.raises(InputError, match=r"dispatchers\[0\].duration_model"):
@@ -203,6 +233,106 @@ SHIPPED = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
     ("seed004-large.toml", 240),
     # 20 seeds x 3 caps x (2 predictors x 6 methods - 4 excluded)
     ("seed004-mispredict.toml", 480),
+    # 2 traces x 5 seeds x 4 caps x 7 methods, each budget base
+    ("seed004-bases.toml", 280),
+    ("seed004-bases-bf.toml", 280),
 ])
 def test_shipped_seed_004_campaigns_are_valid(name, runs):
     assert len(load_campaign(SHIPPED / name).runs) == runs
+
+
+def hand_instance(path: Path) -> Path:
+    """Three Eurora jobs submitted at 0 (16 cores a unit, exact wall-times):
+    J1 32 nodes x 100 s at 3,200 W, J2 64 nodes x 100 s at 640 W, J3 32 nodes x 1,000 s
+    at 3,200 W."""
+    from dispatchlab.workload.eurora_synth import write_instance
+    from dispatchlab.workload.jobs import JobTable
+
+    t = JobTable.from_arrays(submit=[0, 0, 0], run=[100, 100, 1000], units=[32, 64, 32],
+                             requested_time=[100, 100, 1000], job_id=[1, 2, 3],
+                             resources={"core": [16] * 3, "gpu": [0] * 3, "mic": [0] * 3,
+                                        "mem": [1024] * 3})
+    t.columns["power_mean"] = np.array([3200.0, 640.0, 3200.0])
+    t.columns["power_max"] = t.columns["power_mean"].copy()
+    t.columns["power_std"] = np.zeros(3)
+    write_instance(t, path)
+    return path
+
+
+BASES = """
+[campaign]
+name = "bases"
+store_series = true
+[[traces]]
+label = "hand"
+path = "hand.parquet"
+[[platforms]]
+builtin = "eurora"
+[power]
+from_workload = true
+cap_base = "CAP_BASE"
+caps = [1.0]
+[[power_predictors]]
+name = "real"
+[[dispatchers]]
+name = "bf"
+[[dispatchers]]
+name = "ls"
+[[dispatchers]]
+label = "dyn"
+name = "rapl-dynshare"
+duration_model = "factor:f=0.5"
+"""
+
+
+@pytest.mark.parametrize("cap_base, caps", [
+    # bf uncapped (FCFS, PA's EASY): J1 at 0; J2 (64 nodes) is the head, its shadow
+    # time 100; J3 would end after it, so it waits: J1, then J2, then J3, one at a time:
+    # peak 3,200 W, the cap of every method
+    ("bf-peak", {"bf": 3200.0, "ls": 3200.0, "dyn": 3200.0}),
+    # ls uncapped (list scheduling, no reservation): J1 and J3 both start at 0 (J2
+    # does not fit and is skipped): peak 6,400 W, ls's own cap; DynShare admits with bf
+    # and throttles nothing without a cap: bf's schedule, bf's peak
+    ("own-peak", {"bf": 3200.0, "ls": 6400.0, "dyn": 3200.0}),
+])
+def test_the_two_cap_bases_give_the_worked_out_caps(tmp_path, cap_base, caps):
+    hand_instance(tmp_path / "hand.parquet")
+    path = write_campaign(tmp_path, BASES.replace("CAP_BASE", cap_base))
+    report = run_campaign(path, workers=1)
+    assert (report.total, report.failed) == (3, 0)
+    con = connect(tmp_path / "results.duckdb")
+    try:
+        got = dict(con.execute(
+            "SELECT r.dispatcher, max(s.value) FROM series s JOIN runs r USING (run_key) "
+            "WHERE s.name = 'power_cap' GROUP BY 1").fetchall())
+    finally:
+        con.close()
+    assert got == pytest.approx(caps)
+    for row in stored_runs(tmp_path / "results.duckdb").values():
+        assert json.loads(row["summary"])["cap_base_w"] == caps[row["dispatcher"]]
+
+
+def test_the_reference_key_includes_the_dispatcher_only_for_own_peak(tmp_path):
+    from dispatchlab.campaign.worker import reference_key
+
+    hand_instance(tmp_path / "hand.parquet")
+    for cap_base, distinct in (("bf-peak", 1), ("own-peak", 3)):
+        c = load_campaign(write_campaign(tmp_path, BASES.replace("CAP_BASE", cap_base)))
+        assert len({reference_key(spec) for spec in c.runs}) == distinct
+    # the cap is not part of the key: two caps, one reference per dispatcher
+    text = BASES.replace("CAP_BASE", "own-peak").replace("caps = [1.0]", "caps = [1.0, 0.5]")
+    c = load_campaign(write_campaign(tmp_path, text))
+    assert len(c.runs) == 6 and len({reference_key(spec) for spec in c.runs}) == 3
+
+
+@pytest.mark.parametrize("change, message", [
+    (("caps = [1.0]", 'caps = ["400W"]'), "with cap_base = 'own-peak' every cap is a share"),
+    (('cap_base = "own-peak"', 'cap_base = "own"'), "cap_base must be one of "
+     "max-dynamic-power, bf-peak, own-peak"),
+])
+def test_bad_own_peak_keys_are_errors(tmp_path, change, message):
+    hand_instance(tmp_path / "hand.parquet")
+    text = BASES.replace("CAP_BASE", "own-peak").replace(*change)
+    with pytest.raises(InputError, match=message) as err:
+        load_campaign(write_campaign(tmp_path, text))
+    assert err.value.field == "power"

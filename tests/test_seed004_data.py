@@ -229,18 +229,51 @@ def test_instance_shapes_and_determinism(arrival):
 
 def test_burst_arrivals_are_grouped():
     t = eurora_instance(400, 300, "burst", seed=3, burst_size=50)
-    times, counts = np.unique(t["submit"], return_counts=True)
-    # 8 bursts of 50 jobs, each at one second (two bursts may share a second)
-    assert len(times) <= 8
-    assert all(c % 50 == 0 for c in counts.tolist()) and counts.sum() == 400
-    # default: 10 bursts of ceil(200 / 10) = 20 jobs
+    counts = np.unique(t["submit"], return_counts=True)[1]
+    # 8 bursts of 50 jobs, each at its own second
+    assert counts.tolist() == [50] * 8
+    # default: 10 bursts of 200 / 10 = 20 jobs
     t = eurora_instance(200, 300, "burst", seed=4)
-    times, counts = np.unique(t["submit"], return_counts=True)
-    assert len(times) <= 10 and all(c % 20 == 0 for c in counts.tolist())
-    # an uneven last burst: 45 jobs in bursts of 20 -> 20, 20, 5
+    counts = np.unique(t["submit"], return_counts=True)[1]
+    assert counts.tolist() == [20] * 10
+    # an uneven last burst: 45 jobs in bursts of 20 -> 20, 20, 5 (in some time order)
     t = eurora_instance(45, 3600, "burst", seed=5, burst_size=20)
     counts = np.unique(t["submit"], return_counts=True)[1]
-    assert sorted(counts.tolist()) in ([5, 20, 20], [20, 25], [5, 40], [45])
+    assert sorted(counts.tolist()) == [5, 20, 20]
+
+
+@pytest.mark.parametrize("n, window, bursts", [
+    (200, 300, None), (400, 300, None), (45, 3600, None), (400, 300, 10), (7, 300, 3),
+    (400, 12, 12), (5, 300, 10), (1, 1, 4), (100, 3, 3), (30, 20, 20), (1000, 900, 64)])
+def test_the_configured_groups_are_produced(n, window, bursts):
+    # G = min(bursts, n) groups at G distinct seconds, sizes as even as possible
+    groups = min(n, 10 if bursts is None else bursts)
+    for seed in range(12):
+        t = eurora_instance(n, window, "burst", seed=seed, bursts=bursts)
+        times, counts = np.unique(t["submit"], return_counts=True)
+        assert len(times) == groups, seed
+        assert times.min() >= 0 and times.max() < window
+        assert counts.sum() == n and counts.max() - counts.min() <= 1
+        assert sorted(counts.tolist()) == sorted([n // groups + (g < n % groups)
+                                                  for g in range(groups)])
+
+
+def test_more_groups_than_seconds_share_seconds():
+    # 8 groups in a 5-second window: every group still arrives at one second
+    t = eurora_instance(80, 5, "burst", seed=1, bursts=8)
+    times, counts = np.unique(t["submit"], return_counts=True)
+    assert len(times) <= 5 and all(c % 10 == 0 for c in counts.tolist())
+
+
+def test_group_seconds_are_uniform_and_distinct():
+    # 3 groups in a 6-second window, 3,000 instances: each second is taken by one group
+    # in half of them (3 / 6), and no second by two groups
+    hits = np.zeros(6)
+    for seed in range(3000):
+        times = np.unique(eurora_instance(3, 6, "burst", seed=seed, bursts=3)["submit"])
+        assert len(times) == 3
+        hits[times] += 1
+    assert np.all(np.abs(hits / 3000 - 0.5) < 0.04)
 
 
 def test_left_skew_median_below_uniform():
@@ -322,6 +355,9 @@ def test_write_instance(tmp_path: Path):
     ({"n_jobs": 0}, "n_jobs"), ({"window_s": 0}, "window_s"), ({"seed": -1}, "seed"),
     ({"arrival": "poisson"}, "arrival"), ({"burst_size": 10}, "burst_size"),
     ({"arrival": "burst", "burst_size": 0}, "burst_size"),
+    ({"bursts": 10}, "bursts"), ({"arrival": "burst", "bursts": 0}, "bursts"),
+    ({"arrival": "burst", "bursts": 2.5}, "bursts"),
+    ({"arrival": "burst", "bursts": 5, "burst_size": 5}, "bursts"),
     ({"power_noise": -1.0}, "power_noise"),
 ])
 def test_instance_bad_arguments(kwargs, field):

@@ -78,7 +78,7 @@ _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_
                "machine_size", "load", "slices", "format", "submit_from", "timezone",
                "columns",
                "unstarted", "running", "procs_per_node", "hot_start", "arrival",
-               "arrival_window", "burst_size"}
+               "arrival_window", "burst_size", "bursts"}
 #: Reader options of a trace file entry (``load_trace``'s ``format`` and
 #: ``reader_options``), checked against the format's reader when the format is given.
 _READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
@@ -344,7 +344,7 @@ def _generated_trace(where: _Where, base: Path, t: dict,
         raise where.error("a generated trace needs jobs = N >= 1", entry)
     allowed = {"label", "generate", "jobs"} | (
         {"like", "lenient", "extra_fields"} if generate == "fitted"
-        else {"arrival", "arrival_window", "burst_size"} if generate == "eurora"
+        else {"arrival", "arrival_window", "burst_size", "bursts"} if generate == "eurora"
         else {"machine_size", "load"})
     for key in sorted(set(t) - allowed):
         raise where.error(f"{key} does not apply to generate = {generate!r}", entry)
@@ -362,14 +362,23 @@ def _generated_trace(where: _Where, base: Path, t: dict,
                               f"{arrival!r}{did_you_mean(arrival, _ARRIVALS)}", entry)
         out.update(arrival_window=window, arrival=arrival)
         label = f"eurora-{jobs}-{window}s-{arrival}"
-        if arrival == "burst":
-            size = _typed(where, t, "burst_size", int, entry)
-            if size is None or size < 1:
-                raise where.error("arrival = 'burst' needs burst_size = N >= 1", entry)
-            out["burst_size"] = size
-            label += f"{size}"
-        elif "burst_size" in t:
-            raise where.error("burst_size applies to arrival = 'burst' only", entry)
+        if arrival == "burst":  # bursts = G groups or burst_size = N jobs a group
+            if "bursts" in t and "burst_size" in t:
+                raise where.error("give bursts = G (groups) or burst_size = N (jobs a "
+                                  "group), not both", entry)
+            for key in ("bursts", "burst_size"):
+                size = _typed(where, t, key, int, entry)
+                if size is not None and size < 1:
+                    raise where.error(f"{key} must be an integer >= 1, got {size}", entry)
+            if "burst_size" in t:
+                out["burst_size"] = t["burst_size"]
+                label += f"{t['burst_size']}"
+            elif "bursts" in t:  # only when set: other campaigns keep their configuration
+                out["bursts"] = t["bursts"]
+                label += f"-{t['bursts']}groups"
+        else:
+            for key in sorted({"burst_size", "bursts"} & set(t)):
+                raise where.error(f"{key} applies to arrival = 'burst' only", entry)
         return out, None, label
     if generate == "lublin":
         procs = _typed(where, t, "machine_size", int, entry)

@@ -13,10 +13,14 @@ builds from them (job power columns, the cap, the power predictor).
   workload's power does not depend on the rest of the trace (ours).
 * ``from_workload = true``: the jobs carry their own power (``generate = "eurora"``
   instances, Borghesi et al. 2018's synthetic workloads).
-* ``cap_base = "bf-peak"`` (Borghesi et al. 2018): every cap value is a share of the peak power of a
-  reference ``bf`` run of the same workload without a cap, computed and cached inside
-  the worker (:func:`dispatchlab.campaign.worker._scaled_to_reference`); default
-  ``"max-dynamic-power"``: the platform's ``max_dynamic_power``.
+* ``cap_base``: what a cap share is a share of. ``"bf-peak"`` (one reading of Borghesi
+  et al. 2018): the peak power of a reference ``bf`` run of the same workload without a
+  cap, the same watts for every method; ``"own-peak"`` (ours, the other reading of
+  the paper's "we run each dispatcher without power cap", section 5.2): the peak power
+  of the run's **own dispatcher** (same parameters, duration model, predictors) on the
+  same workload without a cap, so each method gets its own watts. Both are computed and
+  cached inside the worker (:func:`dispatchlab.campaign.worker._scaled_to_reference`);
+  default ``"max-dynamic-power"``: the platform's ``max_dynamic_power``.
 * ``series = true`` (with ``synth_seed``): also draw the per-job power series at
   ``period`` seconds (default 20, Carastan-Santos et al. 2024's) and compute the cap-window metrics
   from the sampled platform power (see :mod:`dispatchlab.power.accounting`).
@@ -59,7 +63,7 @@ from dispatchlab.errors import InputError
 
 _POWER_KEYS = {"file", "synth_seed", "from_workload", "series", "period", "caps", "window",
                "window_from", "history_jobs", "cap_base"}
-_CAP_BASES = ("max-dynamic-power", "bf-peak")
+_CAP_BASES = ("max-dynamic-power", "bf-peak", "own-peak")
 _CAP_KEYS = {"label", "value", "window", "file"}
 _WINDOW_FROM = ("trace", "measure")
 
@@ -147,12 +151,12 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
     if cap_base not in _CAP_BASES:
         raise where.error(f"cap_base must be one of {', '.join(_CAP_BASES)}, got "
                           f"{cap_base!r}", entry)
-    if cap_base == "bf-peak":  # only when set: other campaigns keep their configuration
+    if cap_base != "max-dynamic-power":  # only when set: others keep their configuration
         spec["cap_base"] = cap_base
         for c in caps:
             v = None if c["spec"] is None else c["spec"].get("value")
             if c["spec"] is not None and not (isinstance(v, float) and 0 < v <= 1):
-                raise where.error(f"with cap_base = 'bf-peak' every cap is a share of the "
+                raise where.error(f"with cap_base = {cap_base!r} every cap is a share of the "
                                   f"reference peak in (0, 1] (or \"none\"), got cap "
                                   f"{c['label']!r}", entry)
     return {"spec": spec, "inputs": inputs, "caps": caps}

@@ -138,7 +138,8 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
 
         table = eurora_instance(trace["jobs"], trace["arrival_window"],
                                 arrival=trace.get("arrival", "uniform"), seed=seed,
-                                burst_size=trace.get("burst_size"))
+                                burst_size=trace.get("burst_size"),
+                                bursts=trace.get("bursts"))
         return clean(table, copy=False).compact(), None, 0
     if generate == "lublin":
         from dispatchlab.workload.lublin import lublin_model
@@ -330,55 +331,99 @@ def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
     return out
 
 
-#: reference peaks (W) of the worker's workloads, see :func:`_scaled_to_reference`
+#: reference peaks (W) per cap-base key, see :func:`reference_peak`
 _PEAKS: OrderedDict[str, float] = OrderedDict()
+#: how many reference peaks a worker keeps (a campaign's runs come dispatcher by
+#: dispatcher, cap by cap, seed by seed: one key per workload x dispatcher is live)
+PEAK_CACHE_SIZE = 256
 
 
-def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
-                         pinned) -> Any:
-    """The run's cap with ``cap_base = "bf-peak"`` (Borghesi et al. 2018): each step's value is read
-    as a share of the peak platform power of one *reference* run of the same workload:
-    ``bf`` (PA-HPC-SIM's power-aware EASY) without a cap, with the run's predictor and
-    power predictor, hot-start jobs included in the run but left out of the peak (they
-    are not the workload's). The campaign stored the cap as a fraction of the
-    platform's ``max_dynamic_power``; it is divided back out here. The reference is
-    computed inside the worker and cached per workload (the configuration without
-    dispatcher, duration model and cap), so runs stay independent of each other."""
+def reference_key(spec: dict[str, Any]) -> str:
+    """The cache key of a run's reference peak: its configuration without the cap and
+    the repetition and, with ``cap_base = "bf-peak"``, without the dispatcher and its
+    duration model (one ``bf`` reference per workload); with ``"own-peak"`` the
+    dispatcher and duration model are part of it (one reference per workload x
+    dispatcher)."""
     import json
 
+    drop = {"cap", "repetition"}
+    if (spec.get("power") or {}).get("cap_base") != "own-peak":
+        drop |= {"dispatcher", "duration_model"}
+    config = {k: v for k, v in spec["config"].items() if k not in drop}
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
+                   pinned) -> float:
+    """The peak platform power (W) of a run's uncapped reference (``cap_base``, see
+    :mod:`dispatchlab.campaign.power`), cached per :func:`reference_key`. The reference
+    runs the same workload (jobs, platform, predictor, power predictor, overrun, hot
+    start) **without a cap**: with ``"bf-peak"`` under ``bf`` (PA-HPC-SIM's power-aware
+    EASY), with ``"own-peak"`` under the run's own dispatcher (its parameters, the
+    platform's allocator, its duration model). Without a cap every method is its
+    uncapped self: ``bf``, ``dvfs``, ``ls`` and ``dec`` check no power (``dvfs``
+    lowers no level), the RAPL methods admit with BF checking no power and throttle
+    nothing (every job at full power, so the duration model never applies), and
+    ``dec-rapl``'s components likewise. Hot-start jobs run in the reference but are left
+    out of the peak (they are not the workload's)."""
     from dispatchlab.power.accounting import platform_power
-    from dispatchlab.power.cap import PowerCap
     from dispatchlab.sim import Simulation
 
-    config = {k: v for k, v in spec["config"].items()
-              if k not in ("dispatcher", "duration_model", "cap", "repetition")}
-    key = json.dumps(config, sort_keys=True, default=str)
+    key = reference_key(spec)
     if key not in _PEAKS:
         from dispatchlab.dispatch import make_dispatcher
         from dispatchlab.predict import make_predictor
 
+        extra: dict[str, Any] = {}
+        if spec["power"].get("cap_base") == "own-peak":
+            params = dict(spec["dispatcher"]["params"])
+            if "allocator" in spec["platform"]:
+                params["allocator"] = spec["platform"]["allocator"]
+            dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
+            dm = spec.get("duration_model")
+            if dm is not None:
+                from dispatchlab.sim.duration import make_duration_model
+
+                extra["duration_model"] = make_duration_model(dm["name"], **dm["params"])
+        else:
+            dispatcher = make_dispatcher("bf")
         pp = power.get("power_predictor")
-        ref = Simulation(platform, jobs, make_dispatcher("bf"),
+        ref = Simulation(platform, jobs, dispatcher,
                          make_predictor(spec["predictor"]["name"],
                                         **spec["predictor"]["params"]),
                          overrun=spec["overrun"], pinned=pinned,
-                         power_predictor=None if pp is None else pp.clone()).run()
+                         power_predictor=None if pp is None else pp.clone(), **extra).run()
         if pinned:  # the hot start's dummy jobs are not part of the budget base
             keep = np.ones(len(jobs), dtype=bool)
             keep[list(pinned)] = False
             ref.start = np.where(keep, ref.start, -1)
         _, watts = platform_power(ref)
         _PEAKS[key] = float(watts.max()) if len(watts) else 0.0
-        while len(_PEAKS) > 64:
+        while len(_PEAKS) > PEAK_CACHE_SIZE:
             _PEAKS.popitem(last=False)
-    peak = _PEAKS[key]
+    _PEAKS.move_to_end(key)
+    return _PEAKS[key]
+
+
+def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
+                         pinned) -> tuple[Any, float]:
+    """``(cap, peak)``: the run's cap with ``cap_base = "bf-peak"`` or ``"own-peak"``,
+    each step's value read as a share of the reference peak (:func:`reference_peak`,
+    W, also returned). The campaign stored the cap as a fraction of the platform's
+    ``max_dynamic_power``; it is divided back out here. The reference is computed inside
+    the worker and cached, so runs stay independent of each other."""
+    from dispatchlab.power.cap import PowerCap
+
+    peak = reference_peak(spec, power, jobs, platform, pinned)
     if peak <= 0:
-        raise InputError("the reference bf run draws no power: cap_base = 'bf-peak' needs "
-                         "job power", field="cap_base")
+        base_name = spec["power"]["cap_base"]
+        who = "bf" if base_name == "bf-peak" else spec["dispatcher"]["name"]
+        raise InputError(f"the uncapped reference {who} run draws no power: cap_base = "
+                         f"{base_name!r} needs job power", field="cap_base")
     base = platform.dynamic_power_base
     cap = power["cap"]
     return PowerCap.from_steps([(t, None if w is None else w / base * peak)
-                                for t, w in cap.steps])
+                                for t, w in cap.steps]), peak
 
 
 #: platform specs :func:`~dispatchlab.campaign.validate.validate_run` has built in this
@@ -419,9 +464,11 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
             from dispatchlab.workload.hotstart import add_hot_start
 
             jobs, pinned = add_hot_start(jobs, platform, spec["trace"]["hot_start"])
+        cap_base_w = None
         if power.get("cap") is not None and (spec.get("power") or {}).get(
-                "cap_base") == "bf-peak":
-            power["cap"] = _scaled_to_reference(spec, power, jobs, platform, pinned)
+                "cap_base") in ("bf-peak", "own-peak"):
+            power["cap"], cap_base_w = _scaled_to_reference(spec, power, jobs, platform,
+                                                            pinned)
         dm = spec.get("duration_model")
         if dm is not None:
             from dispatchlab.sim.duration import make_duration_model
@@ -439,6 +486,8 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         del sim
         measure = Measure.parse(spec["measure"])
         summary = result.summary(tau=spec["tau"], measure=measure)
+        if cap_base_w is not None:  # the watts the run's cap shares are shares of
+            summary["cap_base_w"] = cap_base_w
         out.update(status="done", summary=summary, simulate_seconds=result.wall_seconds,
                    cores=int(platform.total_capacity().get("core", 0)),
                    node_level=node_level,

@@ -47,11 +47,19 @@ Arrivals within ``[0, window_s)`` (integer seconds; rows sorted by submit, job i
 * ``uniform``: ``floor(window x U(0, 1))`` per job;
 * ``left-skewed``: ``floor(window x B)`` with ``B ~ Beta(1, 3)`` (density ``3(1 - x)^2``:
   median ``1 - 2^(-1/3) = 0.206`` of the window against 0.5 for uniform; ours);
-* ``burst``: the jobs, in draw order, form consecutive groups of ``burst_size`` (the last
-  group may be smaller; default ``ceil(n_jobs / 10)``, i.e. 10 bursts, ours); each group
-  gets one arrival time ``floor(window x U(0, 1))`` and **all its jobs arrive at that
-  same second**. Borghesi et al. 2018's "200 (400) jobs in 300 s, burst arrival" is
-  ``eurora_instance(200, 300, "burst", ...)``.
+* ``burst``: the jobs, in draw order, form consecutive *groups* ("jobs arrive in
+  groups", Borghesi et al. 2018, section 5, which gives no number of groups) and **all
+  the jobs of a group arrive at the same second**. Either ``bursts = G`` groups (sizes
+  as even as possible: the first ``n_jobs mod G`` groups have one job more; at most
+  ``n_jobs`` groups: with ``G > n_jobs`` every job is its own group) or groups of
+  ``burst_size`` jobs (the last group may be smaller); neither: ``bursts`` =
+  :data:`DEFAULT_BURSTS` = 10 groups (the number is ours). The groups' seconds are
+  **distinct** when there are no more groups than seconds in the window (a uniform draw
+  without replacement: group ``g`` takes the ``floor(U x (window - g))``-th second not
+  yet taken, one uniform per group), so the instance has exactly that many arrival
+  seconds; with more groups than seconds each group draws ``floor(window x U)`` on its
+  own (groups then share seconds). Borghesi et al. 2018's "200 (400) jobs in 300 s,
+  burst arrival" is ``eurora_instance(200, 300, "burst", ...)``: 10 groups of 20 (40).
 """
 
 from __future__ import annotations
@@ -91,7 +99,8 @@ FRACTION_LEVELS: tuple[float, ...] = tuple(k / 20 for k in range(21))
 POWER_NOISE = 0.25
 #: Beta(1, 3): the left-skewed arrival shape (ours)
 LEFT_SKEW = (1.0, 3.0)
-#: bursts per instance when ``burst_size`` is not given (ours)
+#: groups (bursts) per ``burst`` instance when neither ``bursts`` nor ``burst_size`` is
+#: given (ours: Borghesi et al. 2018 say "jobs arrive in groups" without a number)
 DEFAULT_BURSTS = 10
 #: PA-HPC-SIM's dummy power model (W per node, per GPU, per MIC)
 DUMMY_NODE, DUMMY_GPU, DUMMY_MIC = 40.0, 62.0, 115.0
@@ -256,25 +265,64 @@ def _draw(rng: Generator, p: tuple[float, ...], size: int) -> np.ndarray:
     return np.minimum(np.searchsorted(cdf, rng.random(size), side="right"), len(p) - 1)
 
 
+def _group_sizes(n: int, bursts: int | None, burst_size: int | None) -> np.ndarray:
+    """Sizes of the consecutive groups of a ``burst`` instance (see the module
+    docstring): ``burst_size`` jobs each (the last one smaller), or ``bursts`` groups
+    (default :data:`DEFAULT_BURSTS`, at most ``n``) as even as possible."""
+    if burst_size is not None:
+        groups = -(-n // burst_size)
+        sizes = np.full(groups, burst_size, dtype=np.int64)
+        sizes[-1] = n - burst_size * (groups - 1)
+        return sizes
+    groups = min(n, DEFAULT_BURSTS if bursts is None else bursts)
+    sizes = np.full(groups, n // groups, dtype=np.int64)
+    sizes[:n % groups] += 1
+    return sizes
+
+
+def _distinct_seconds(u: np.ndarray, window: int) -> np.ndarray:
+    """Distinct seconds of ``[0, window)``, one per uniform of ``u`` (``len(u) <=
+    window``): the ``g``-th takes the ``floor(u[g] x (window - g))``-th second not taken
+    by the earlier ones, a uniform draw without replacement."""
+    from bisect import bisect_right, insort
+
+    taken: list[int] = []
+    out = np.empty(len(u), dtype=np.int64)
+    for g, x in enumerate(u.tolist()):
+        k = min(int(x * (window - g)), window - g - 1)  # the k-th free second (0-based)
+        s = k
+        while True:  # the smallest s with k free seconds before it and s itself free
+            t = k + bisect_right(taken, s)
+            if t == s:
+                break
+            s = t
+        insort(taken, s)
+        out[g] = s
+    return out
+
+
 def _arrivals(rng: Generator, n: int, window: int, arrival: str,
-              burst_size: int | None) -> np.ndarray:
+              burst_size: int | None, bursts: int | None = None) -> np.ndarray:
     if arrival == "uniform":
         x = rng.random(n)
     elif arrival == "left-skewed":
         x = rng.beta(*LEFT_SKEW, size=n)
     else:
-        size = burst_size if burst_size is not None else max(1, -(-n // DEFAULT_BURSTS))
-        groups = -(-n // size)
-        x = np.repeat(rng.random(groups), size)[:n]
+        sizes = _group_sizes(n, bursts, burst_size)
+        u = rng.random(len(sizes))
+        if len(sizes) <= window:
+            return np.repeat(_distinct_seconds(u, window), sizes)
+        x = np.repeat(u, sizes)
     return np.minimum(np.floor(x * window).astype(np.int64), window - 1)
 
 
 def eurora_instance(n_jobs: int, window_s: int, arrival: str = "uniform", seed: int = 0,
                     burst_size: int | None = None, source: JobTable | None = None, *,
-                    power_noise: float = POWER_NOISE) -> JobTable:
+                    power_noise: float = POWER_NOISE, bursts: int | None = None) -> JobTable:
     """A synthetic Eurora instance of ``n_jobs`` jobs arriving in ``[0, window_s)`` (see
     the module docstring). ``arrival``: ``uniform``, ``left-skewed`` or ``burst``
-    (``burst_size`` jobs a burst, default ``ceil(n_jobs / 10)``; only with ``burst``);
+    (``bursts`` groups, default 10, or ``burst_size`` jobs a group, not both; only with
+    ``burst``);
     ``source``: a Eurora job table whose empirical distributions replace the frozen
     :data:`EURORA_MODEL`; ``power_noise``: the sd of the log-normal power noise (>= 0).
 
@@ -295,6 +343,13 @@ def eurora_instance(n_jobs: int, window_s: int, arrival: str = "uniform", seed: 
             raise InputError("burst_size is only used with arrival='burst'",
                              field="burst_size")
         burst_size = _check_count("burst_size", burst_size, 1)
+    if bursts is not None:
+        if arrival != "burst":
+            raise InputError("bursts is only used with arrival='burst'", field="bursts")
+        if burst_size is not None:
+            raise InputError("give bursts (the number of groups) or burst_size (jobs a "
+                             "group), not both", field="bursts")
+        bursts = _check_count("bursts", bursts, 1)
     if isinstance(power_noise, bool) or not isinstance(power_noise, Real) \
             or not math.isfinite(float(power_noise)) or power_noise < 0:
         raise InputError(f"power_noise must be a number >= 0, got {power_noise!r}",
@@ -325,7 +380,7 @@ def eurora_instance(n_jobs: int, window_s: int, arrival: str = "uniform", seed: 
         app[rows] = np.minimum(np.searchsorted(cdf, u_app[rows], side="right"), 2)
     run = np.clip(np.rint(wall * frac).astype(np.int64), MIN_RUN, wall)
     noise = np.exp(rng.normal(0.0, float(power_noise), n))
-    submit = _arrivals(rng, n, window, arrival, burst_size)
+    submit = _arrivals(rng, n, window, arrival, burst_size, bursts)
 
     from dispatchlab.power.data import eurora_job_power
 
@@ -361,6 +416,7 @@ def eurora_instance(n_jobs: int, window_s: int, arrival: str = "uniform", seed: 
     resources = {k: np.ascontiguousarray(v) for k, v in resources.items()}
     label = f"<eurora-synth n={n} window={window} arrival={arrival} seed={seed}" + (
         f" burst={burst_size}" if burst_size is not None else "") + (
+        f" bursts={bursts}" if bursts is not None else "") + (
         " source" if source is not None else "") + ">"
     info = TraceInfo(source=label, lines_read=n, format="eurora-synth",
                      max_nodes=64, max_procs=1024)
