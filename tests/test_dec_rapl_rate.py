@@ -188,3 +188,14 @@ def test_arrivals_given_as_text():
     assert DecRapl()._arrivals_k() == DEFAULT_ARRIVALS
     assert DecRapl().get_params()["estimator"] == "arrivals"
 
+
+def test_text_values_in_the_component_grammar():
+    # a number default whose parameter also takes text keeps a non-number as text
+    assert make_dispatcher("dec-rapl:arrivals=all").get_params()["arrivals"] == "all"
+    assert make_dispatcher("dec-rapl:arrivals=5").get_params()["arrivals"] == 5
+    assert make_dispatcher("rapl-dynshare:admission=none").get_params()["admission"] == "none"
+    with pytest.raises(InputError) as err:  # then the class checks it
+        make_dispatcher("dec-rapl:arrivals=many")
+    assert err.value.field == "arrivals"
+    with pytest.raises(InputError, match="must be an integer"):  # an int only: as before
+        make_dispatcher("dec-rapl:window=long")
