@@ -170,7 +170,7 @@ QUIET_CYCLE = 4
 #: dec-rapl's arrival-rate estimators (see the module docstring)
 ESTIMATORS = ("arrivals", "window")
 #: dec-rapl's default K: the rate of the last K arrivals (ours, from a sweep: README)
-DEFAULT_ARRIVALS = 10
+DEFAULT_ARRIVALS = 2
 
 
 # ----------------------------------------------------------------------------- DynShare
