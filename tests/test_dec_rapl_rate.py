@@ -122,6 +122,7 @@ def test_mode_sequence_on_a_hand_instance():
     assert disp.switches_ == 2
     facts = r.dispatcher_facts
     assert facts["decrapl_switches"] == 2 and facts["decrapl_low_passes"] == 4
+    assert facts["decrapl_high_starts"] == 3 and facts["decrapl_low_starts"] == 1
 
 
 def power_run(jobs, disp, share, seed):

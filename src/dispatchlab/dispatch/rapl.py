@@ -120,9 +120,12 @@ hot start's jobs are no arrivals.
   between arrivals: the paper switches on the workload's arrival frequency, and states
   that on its 5-minute instances "the RAPL component is never activated"; a rate that
   decays with the time since the last arrival would hand those instances to DynShare
-  while their jobs still wait (they run for hours after the last arrival). With the
-  default ``K`` (see ``DEFAULT_ARRIVALS``; chosen by a sweep on the Eurora historical
-  instances, README) ``dec-rapl`` gives DEC's schedule on 100 jobs in 5 minutes.
+  while their jobs still wait (they run for hours after the last arrival). The default
+  ``K = 2`` (``DEFAULT_ARRIVALS``: ``high`` while the latest arrival came at most
+  ``1 / threshold`` s after the one before) is the best of K in 2, 5, 10, 20, all on
+  the Eurora historical instances of 100 jobs (README, campaign
+  ``seed004-decrapl-rate.toml``); with it ``dec-rapl`` gives DEC's schedule on 100 jobs
+  in 5 minutes (uniform arrivals: tested).
 * ``"window"``: the rate is re-evaluated at every pass as the number of jobs queued in
   ``(now - window, now]`` divided by ``window`` (default 1800 s); the estimator of
   earlier versions, kept so their results can be reproduced.
@@ -139,7 +142,10 @@ pass whatever the mode, so its measurements keep PA's timing; the switch is call
 every event while one is settled, and a pass with no waiting job that the every-period
 DynShare would not have made is not handed to a component. Jobs the other one
 *rejected* are not reported (no field says so; neither ``dec`` nor the RAPL methods
-track the queue from ``view.changed``). ``run_facts`` merges both components' facts.
+track the queue from ``view.changed``). ``run_facts`` merges both components' facts and
+adds ``decrapl_high_passes`` / ``decrapl_low_passes`` (the passes handed to each),
+``decrapl_high_starts`` / ``decrapl_low_starts`` (the jobs each started) and
+``decrapl_switches``.
 """
 
 from __future__ import annotations
@@ -635,7 +641,8 @@ class DecRapl(Dispatcher):
     number >= 2 or ``"all"``, measured at each arrival; the mode stays between arrivals)
     or ``"window"`` (the jobs queued in the last ``window`` s, at every pass: the old
     estimator). ``run_facts``: the components' facts and ``decrapl_high_passes``,
-    ``decrapl_low_passes``, ``decrapl_switches``."""
+    ``decrapl_low_passes``, ``decrapl_high_starts``, ``decrapl_low_starts``,
+    ``decrapl_switches``."""
 
     name = "dec-rapl"
     needs_power = True
@@ -707,6 +714,7 @@ class DecRapl(Dispatcher):
         self._reset_rate()
         self.mode_: int | None = None  # 0 high, 1 low
         self.passes_ = [0, 0]
+        self.starts_ = [0, 0]  # jobs started by each component
         self.switches_ = 0
 
     def _reset_rate(self) -> None:
@@ -785,8 +793,9 @@ class DecRapl(Dispatcher):
         for items in pend:
             items.clear()
         out = self.parts_[mode].dispatch(pview)
-        other = self.pending_[1 - mode][3]
-        other.extend(d.job for d in out if type(d) is Start)
+        started = [d.job for d in out if type(d) is Start]
+        self.starts_[mode] += len(started)
+        self.pending_[1 - mode][3].extend(started)
         return out
 
     def run_facts(self) -> dict:
@@ -795,4 +804,5 @@ class DecRapl(Dispatcher):
             return {}
         return {**parts[1].run_facts(), **parts[0].run_facts(),
                 "decrapl_high_passes": self.passes_[0], "decrapl_low_passes": self.passes_[1],
+                "decrapl_high_starts": self.starts_[0], "decrapl_low_starts": self.starts_[1],
                 "decrapl_switches": self.switches_}
