@@ -206,7 +206,8 @@ def test_dec_rapl_with_a_settled_dynshare_equals_every_period(seed):
     platform = Platform.eurora()
     cap = PowerCap.window(0.2 * float(np.asarray(jobs["power_mean"]).sum()))
     settled, plain = both(lambda: run(
-        platform, jobs, make_dispatcher("dec-rapl", window=600, threshold=1 / 300),
+        platform, jobs, make_dispatcher("dec-rapl", window=600, threshold=1 / 300,
+                                        estimator="window"),
         cap, MixedFactor("dynshare", seed=seed)))
     assert schedule(settled) == schedule(plain)
     assert settled.passes < plain.passes

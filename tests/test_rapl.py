@@ -369,8 +369,9 @@ def test_budget_excess_is_measured_and_admission_reduces_it():
 
 # ----------------------------------------------------------------------------- DEC+RAPL
 def test_dec_rapl_switches_on_the_arrival_rate_and_keeps_throttled_levels():
-    # window 100 s, threshold 0.02 jobs / s (2 jobs in the window). high = FIFO (stands
-    # in for dec: it never throttles), low = DynShare without admission, no dead band.
+    # the sliding window (estimator "window") of 100 s, threshold 0.02 jobs / s (2 jobs
+    # in the window). high = FIFO (stands in for dec: it never throttles), low =
+    # DynShare without admission, no dead band.
     # 2 nodes of 1 core, cap 100 W, F = 0. J0 (300 W, 200 s) at 0: rate 1/100 < 0.02 ->
     # low starts it. DynShare measures: t = 5: a = [50, 50] -> level 1/6; t = 10: node 1
     # yields to 5, node 0 gets 95 -> 95/300; t = 15: take (share 50): 95 -> 90.5, u =
@@ -382,7 +383,7 @@ def test_dec_rapl_switches_on_the_arrival_rate_and_keeps_throttled_levels():
     jobs = powered([300.0, 100.0, 100.0], submit=[0, 30, 31], run=[200, 10, 10],
                    units=[1, 1, 1], resources=one_core_units(3))
     disp = DecRapl(high="fifo", low=RaplDynShare(admission="none", deadband=0), window=100,
-                   threshold=0.02)
+                   threshold=0.02, estimator="window")
     sim = simulate(nodes(2, 1), jobs, disp, PowerCap.window(100.0))
     r = sim.result
     assert r.start.tolist() == [0, 30, 40] and r.end.tolist() == [200, 40, 50]
@@ -395,7 +396,7 @@ def test_dec_rapl_switches_on_the_arrival_rate_and_keeps_throttled_levels():
 
 
 def test_dec_rapl_rate_window():
-    d = DecRapl(high="fifo", low="fifo", window=60, threshold=0.05)
+    d = DecRapl(high="fifo", low="fifo", window=60, threshold=0.05, estimator="window")
     d.arrivals_ = deque([0, 10, 59, 60])
     assert d.rate(60) == pytest.approx(3 / 60)  # (0, 60]: 10, 59, 60
     assert d.rate(119) == pytest.approx(1 / 60)  # (59, 119]: 60
@@ -405,7 +406,8 @@ def test_dec_rapl_rate_window():
 # ----------------------------------------------------------------------------- contract
 @pytest.mark.parametrize("disp", [RaplDynShare, RaplSimple, RaplDynShare(admission="none"),
                                   RaplSimple(admission=1.5),
-                                  DecRapl(high="fifo", low=DYN, window=50, threshold=0.1),
+                                  DecRapl(high="fifo", low=DYN, window=50, threshold=0.1,
+                                          estimator="window"),
                                   DecRapl(high="dispatchlab.dispatch.cp.dec:DEC", low=DYN)])
 def test_conformance(disp):
     check_dispatcher(disp, workloads=3 if isinstance(disp, DecRapl) else 6)

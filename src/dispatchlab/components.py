@@ -19,10 +19,13 @@ or ``,`` cannot be written inline: give it with ``-D KEY=VALUE`` (dispatcher) or
 
 Values are typed from the class's ``__init__``: a parameter whose default is a bool
 takes ``true/false/yes/no/1/0``; an int default takes an integer; a float default a
-number; a str default the text as is. A parameter without a usable default (``None``
-or required) is read as ``true``/``false``/``none``, an integer, a number, or text, in
-that order. An unknown parameter or a value of the wrong type is an
-:class:`~dispatchlab.errors.InputError` naming the parameter, with suggestions.
+number; a str default the text as is. A number default whose parameter is annotated
+to take text too (``arrivals: int | str``, ``admission: float | str | None``) keeps a
+value that is no number as text (``arrivals=all``; the class checks it). A parameter
+without a usable default (``None`` or required) is read as ``true``/``false``/``none``,
+an integer, a number, or text, in that order. An unknown parameter or a value of the
+wrong type is an :class:`~dispatchlab.errors.InputError` naming the parameter, with
+suggestions.
 """
 
 from __future__ import annotations
@@ -112,6 +115,16 @@ def _parse_untyped(value: str) -> Any:
     return value
 
 
+def _admits_text(annotation: Any) -> bool:
+    """Whether a parameter annotation (a string under postponed evaluation, or a type)
+    lists ``str`` as a union member."""
+    import typing
+
+    if isinstance(annotation, str):
+        return "str" in {part.strip() for part in annotation.split("|")}
+    return annotation is str or str in typing.get_args(annotation)
+
+
 def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
                 option: str, given: Mapping[str, Any] | None = None) -> Any:
     """Parse ``value`` for parameter ``key`` of ``cls`` (see the module docstring).
@@ -157,6 +170,8 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
         if isinstance(default, str):
             return value
     except ValueError:
+        if not isinstance(default, bool) and _admits_text(params[key].annotation):
+            return value
         expected = ("true or false" if isinstance(default, bool) else
                     "an integer" if isinstance(default, int) else "a number")
         raise InputError(f"parameter {key!r} of {kind} {name!r} must be {expected}, "
