@@ -234,8 +234,8 @@ SHIPPED = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
     # 20 seeds x 3 caps x (2 predictors x 6 methods - 4 excluded)
     ("seed004-mispredict.toml", 480),
     # 2 traces x 5 seeds x 4 caps x 7 methods, each budget base
-    ("seed004-bases.toml", 280),
-    ("seed004-bases-bf.toml", 280),
+    ("borghesi2018-bases.toml", 280),
+    ("borghesi2018-bases-bf.toml", 280),
 ])
 def test_shipped_seed_004_campaigns_are_valid(name, runs):
     assert len(load_campaign(SHIPPED / name).runs) == runs

@@ -36,8 +36,7 @@ ALLOWED_NAMES = re.compile(
     r"|bench_seed00[34]\.py"                  # the benchmark scripts
     r"|seed002-table1(\.toml|\.duckdb)?"      # campaign files, their names and databases
     r"|seed003(\.toml|\.duckdb|-report/)?"
-    r"|seed004-(\*|historical|large|mispredict|sweep|synthetic|decrapl-rate|report/)"
-    r"(\.toml|\.duckdb)?"
+    r"|seed004-(\*|historical|large|mispredict|sweep|synthetic|report/)(\.toml|\.duckdb)?"
     r"|seed000-eurora"                        # examples/seed000/reproduce.py's --out default
     r"|test_seed004_data\.py")                # a test file named in a docstring
 

@@ -1,7 +1,7 @@
 """Borghesi et al. 2018's budgets read both ways: one campaign with ``cap_base =
 "own-peak"`` (each method's budget a share of its own uncapped peak) and the same
 campaign with ``cap_base = "bf-peak"`` (every method's a share of one uncapped ``bf``
-run's peak), e.g. ``examples/campaigns/seed004-bases*.toml``.
+run's peak), e.g. ``examples/campaigns/borghesi2018-bases*.toml``.
 
     python examples/seed004/bases.py OWN_PEAK.duckdb BF_PEAK.duckdb
 

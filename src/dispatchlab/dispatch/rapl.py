@@ -124,7 +124,7 @@ hot start's jobs are no arrivals.
   ``K = 2`` (``DEFAULT_ARRIVALS``: ``high`` while the latest arrival came at most
   ``1 / threshold`` s after the one before) is the best of K in 2, 5, 10, 20, all on
   the Eurora historical instances of 100 jobs (README, campaign
-  ``seed004-decrapl-rate.toml``); with it ``dec-rapl`` gives DEC's schedule on 100 jobs
+  ``borghesi2018-decrapl-rate.toml``); with it ``dec-rapl`` gives DEC's schedule on 100 jobs
   in 5 minutes (uniform arrivals: tested).
 * ``"window"``: the rate is re-evaluated at every pass as the number of jobs queued in
   ``(now - window, now]`` divided by ``window`` (default 1800 s); the estimator of
