@@ -7,7 +7,12 @@ table's content, column by column (names, types and values), not the Parquet fil
 bytes: those also hold the writer's version, which would make the hashes depend on the
 installed pyarrow.
 
-``python tests/golden.py`` prints the current hashes (to re-record them on purpose).
+Each case also records the number of engine events and dispatch passes of its run
+(``SimulationResult.events`` / ``.passes``), taken from the same simulation as the hash:
+a refactor that keeps the schedule but adds or drops events or passes shows there.
+
+``python tests/golden.py`` prints the current hashes and counts (to re-record them on
+purpose).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import hashlib
 import sys
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -122,7 +128,17 @@ def workload(name: str) -> tuple[Platform, JobTable, dict]:
     raise KeyError(name)
 
 
-def run_case(name: str) -> str:
+class GoldenRun(NamedTuple):
+    """What one golden case records: the schedule's digest and the run's counters."""
+
+    digest: str
+    events: int
+    passes: int
+
+
+@cache
+def golden_run(name: str) -> GoldenRun:
+    """Simulate case ``name`` once (cached: the hash and count tests share the run)."""
     wl, d, pred = cases()[name]
     platform, jobs, extra = workload(wl)
     disp_name, params = DISPATCHERS[d]
@@ -134,7 +150,13 @@ def run_case(name: str) -> str:
     table = result.to_arrow()
     # the schedule: the columns computed from it (slowdowns, which jobs are measured)
     # came later and are left out, so the recorded hashes still apply
-    return table_digest(table.drop_columns([c for c in DERIVED if c in table.column_names]))
+    digest = table_digest(table.drop_columns([c for c in DERIVED if c in table.column_names]))
+    return GoldenRun(digest, int(result.events), int(result.passes))
+
+
+def run_case(name: str) -> str:
+    """The SHA-256 of case ``name``'s schedule."""
+    return golden_run(name).digest
 
 
 #: Columns of the output table derived from the schedule (not hashed).
@@ -144,7 +166,13 @@ DERIVED = ("slowdown", "bounded_slowdown", "measured", "hot_start")
 if __name__ == "__main__":
     import time
 
+    counts: dict[str, tuple[int, int]] = {}
     for name in cases():
         t = time.perf_counter()
-        print(f'    "{name}": "{run_case(name)}",  # {time.perf_counter() - t:.1f}s',
+        run = golden_run(name)
+        counts[name] = (run.events, run.passes)
+        print(f'    "{name}": "{run.digest}",  # {time.perf_counter() - t:.1f}s',
               file=sys.stdout, flush=True)
+    print("\n# (events, passes)")
+    for name, (events, passes) in counts.items():
+        print(f'    "{name}": ({events}, {passes}),')

@@ -4,6 +4,10 @@ The hashes were recorded before the issue-8 design refactor (commit "tests: gold
 schedule hashes"). A change to a hash is a change of schedule: it must be on purpose,
 explained in the commit, and re-recorded with ``python tests/golden.py``. Runs on the
 ``eurora`` preset are not in the set (issue 8 item 2 changes that preset on purpose).
+
+:data:`GOLDEN_COUNTS` holds each case's engine events and dispatch passes, recorded
+before the layering work (the restructuring into layers must change none of them);
+they come from the same simulation as the hash, so checking them costs nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from golden import TRACES, cases, needs_shared, run_case, synthetic_nodes
+from golden import TRACES, cases, golden_run, needs_shared, synthetic_nodes
 
 GOLDEN = {
     "syn-nodes/fifo": "af123714e7bb0df9bd729c13d09d99c3726480737c1d101c3f2e9a8f529bd1e1",
@@ -55,16 +59,69 @@ GOLDEN = {
     "kth-pooled/easy-sjf+hist": "ae2379cecdc8890dcb9b86830c3f6fdf95c4ce1538caeeec592b45aa18f3ffe5",
 }
 
+#: (events, passes) of each case's run (``python tests/golden.py`` prints them).
+GOLDEN_COUNTS = {
+    "syn-nodes/fifo": (490, 464),
+    "syn-bestfit/fifo": (490, 463),
+    "kth-pooled/fifo": (6000, 5809),
+    "kth-nodes/fifo": (2400, 2287),
+    "syn-nodes/sjf": (490, 464),
+    "syn-bestfit/sjf": (490, 463),
+    "kth-pooled/sjf": (6000, 5818),
+    "kth-nodes/sjf": (2400, 2278),
+    "syn-nodes/sjf-skip": (490, 461),
+    "syn-bestfit/sjf-skip": (490, 458),
+    "kth-pooled/sjf-skip": (6000, 5823),
+    "kth-nodes/sjf-skip": (2400, 2280),
+    "syn-nodes/ljf-skip": (490, 462),
+    "syn-bestfit/ljf-skip": (490, 461),
+    "kth-pooled/ljf-skip": (6000, 5836),
+    "kth-nodes/ljf-skip": (2400, 2282),
+    "syn-nodes/easy": (490, 466),
+    "syn-bestfit/easy": (490, 465),
+    "kth-pooled/easy": (6000, 5841),
+    "kth-nodes/easy": (2400, 2291),
+    "syn-nodes/easy-sjf": (490, 464),
+    "syn-bestfit/easy-sjf": (490, 465),
+    "kth-pooled/easy-sjf": (6000, 5833),
+    "kth-nodes/easy-sjf": (2400, 2289),
+    "syn-nodes/easy-k3": (490, 464),
+    "syn-bestfit/easy-k3": (490, 468),
+    "kth-pooled/easy-k3": (6000, 5841),
+    "kth-nodes/easy-k3": (2400, 2292),
+    "syn-nodes/conservative": (490, 465),
+    "syn-bestfit/conservative": (490, 463),
+    "kth-pooled/conservative": (6000, 5836),
+    "kth-nodes/conservative": (2400, 2288),
+    "syn-nodes/hcp": (490, 465),
+    "syn-nodes/hcp-feedback3": (490, 462),
+    "alea-nodes/fifo": (3000, 2558),
+    "alea-nodes/easy": (3000, 2558),
+    "alea-nodes/conservative": (3000, 2558),
+    "kth-pooled/easy+hist": (6000, 5827),
+    "kth-pooled/easy-sjf+hist": (6000, 5832),
+}
+
 
 def test_every_case_has_a_hash() -> None:
     assert set(GOLDEN) == set(cases())
+
+
+def test_every_case_has_counts() -> None:
+    assert set(GOLDEN_COUNTS) == set(cases())
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_schedule_unchanged(name: str) -> None:
     if needs_shared(cases()[name][0]) and not TRACES.is_dir():
         pytest.skip(f"shared traces absent: {TRACES} is not a folder")
-    assert run_case(name) == GOLDEN[name], f"the schedule of {name} changed"
+    run = golden_run(name)
+    assert run.digest == GOLDEN[name], f"the schedule of {name} changed"
+    # the same run's counters (one simulation per case for both checks)
+    assert (run.events, run.passes) == GOLDEN_COUNTS[name], (
+        f"the schedule of {name} is unchanged but its (events, passes) changed from "
+        f"{GOLDEN_COUNTS[name]} to {(run.events, run.passes)}; re-record on purpose with "
+        "python tests/golden.py")
 
 
 def test_synthetic_workload_contends() -> None:
