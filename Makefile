@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
