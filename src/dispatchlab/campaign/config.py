@@ -773,6 +773,25 @@ def _absolute_name(base: Path, name: str) -> str:
     return f"{_resolve(base, module).resolve()}:{attr}"
 
 
+def _seed_params(component: Any, given: dict[str, Any]) -> list[str]:
+    """The parameters the campaign seeds in ``component``: its own ``seed`` /
+    ``random_state`` and, at any depth, those of its nested components (``high__seed``
+    of ``dec-rapl``'s DEC, whether given by name or as an instance), except the ones
+    ``given`` explicitly. A nested component left at its default name gets the seed
+    through ``name__seed`` like any nested parameter."""
+    own = component.get_params()
+    out = [p for p in _SEED_PARAMS if p in own and p not in given]
+    for name in getattr(component, "nested", {}):
+        try:
+            sub = component._component(name)
+        except (ValueError, TypeError, InputError):
+            continue  # not set (None) or not a component
+        prefix = name + "__"
+        sub_given = {k[len(prefix):]: v for k, v in given.items() if k.startswith(prefix)}
+        out += [prefix + p for p in _seed_params(sub, sub_given)]
+    return out
+
+
 def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict[str, Any]:
     """One ``[[dispatchers]]`` / ``[[predictors]]`` entry, built once to check it:
     label, canonical name, given and full parameters, seeded parameters, declared
@@ -800,7 +819,7 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     except (ValueError, TypeError) as exc:
         raise where.error(f"bad parameters for {kind} {typed!r}: {exc}", entry) from None
     full = component.get_params(deep=True)
-    seeded = [p for p in _SEED_PARAMS if p in full and p not in params]
+    seeded = _seed_params(component, params)
     # the canonical spelling (EASY -> easy), so labels compare like names
     shown = typed if is_own_class_name(typed) else name
     default_label = shown if not params else shown + "(" + ",".join(
