@@ -166,9 +166,29 @@ def test_window_estimator_keeps_its_old_schedule():
     assert d.passes_ == [16, 38690] and d.switches_ == 2
 
 
+def test_handover_waits_until_dynshare_is_under_the_budget():
+    # 100 jobs over 1 h (seed 7), 20 % of the jobs' summed power: one DynShare pass
+    # admits jobs at full power up to 3x the budget, then an arrival gap under 2 min
+    # hands the next pass to DEC, which throttles nothing. Handing over at once (the
+    # earlier rule) leaves the platform above the budget for 11.3 % of the run; the
+    # default waits until DynShare's next period has brought the measured power under
+    # the budget: above it for 0.001 % of the time (DynShare's own brief overshoot).
+    from dispatchlab.power.accounting import power_facts
+
+    jobs = eurora_instance(100, 3600, "uniform", seed=7)
+    above = {}
+    for rule in ("immediate", "budget"):
+        r, d = power_run(jobs, make_dispatcher("dec-rapl", handover=rule, **DEC1), 0.2, 7)
+        above[rule] = power_facts(r)["cap_time_above_share"]
+        assert d.switches_ >= 2
+    assert above["immediate"] > 0.05
+    assert above["budget"] < 1e-4
+
+
 # ----------------------------------------------------------------------------- errors
 @pytest.mark.parametrize("params, field", [
     ({"estimator": "sliding"}, "estimator"), ({"estimator": None}, "estimator"),
+    ({"handover": "later"}, "handover"),
     ({"arrivals": 1}, "arrivals"), ({"arrivals": 0}, "arrivals"),
     ({"arrivals": -3}, "arrivals"), ({"arrivals": 2.5}, "arrivals"),
     ({"arrivals": "some"}, "arrivals"), ({"arrivals": True}, "arrivals"),
