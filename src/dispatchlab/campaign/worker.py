@@ -354,7 +354,7 @@ def reference_key(spec: dict[str, Any]) -> str:
 
 
 def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
-                   pinned) -> float:
+                   pinned, dispatcher=None, duration_model=None) -> float:
     """The peak platform power (W) of a run's uncapped reference (``cap_base``, see
     :mod:`dispatchlab.campaign.power`), cached per :func:`reference_key`. The reference
     runs the same workload (jobs, platform, predictor, power predictor, overrun, hot
@@ -365,7 +365,8 @@ def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
     lowers no level), the RAPL methods admit with BF checking no power and throttle
     nothing (every job at full power, so the duration model never applies), and
     ``dec-rapl``'s components likewise. Hot-start jobs run in the reference but are left
-    out of the peak (they are not the workload's)."""
+    out of the peak (they are not the workload's). ``dispatcher`` / ``duration_model``:
+    the run's own, as built for it (cloned here; used with ``"own-peak"`` only)."""
     from dispatchlab.power.accounting import platform_power
     from dispatchlab.sim import Simulation
 
@@ -376,19 +377,13 @@ def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
 
         extra: dict[str, Any] = {}
         if spec["power"].get("cap_base") == "own-peak":
-            params = dict(spec["dispatcher"]["params"])
-            if "allocator" in spec["platform"]:
-                params["allocator"] = spec["platform"]["allocator"]
-            dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
-            dm = spec.get("duration_model")
-            if dm is not None:
-                from dispatchlab.sim.duration import make_duration_model
-
-                extra["duration_model"] = make_duration_model(dm["name"], **dm["params"])
+            reference = dispatcher.clone()
+            if duration_model is not None:
+                extra["duration_model"] = duration_model.clone()
         else:
-            dispatcher = make_dispatcher("bf")
+            reference = make_dispatcher("bf")
         pp = power.get("power_predictor")
-        ref = Simulation(platform, jobs, dispatcher,
+        ref = Simulation(platform, jobs, reference,
                          make_predictor(spec["predictor"]["name"],
                                         **spec["predictor"]["params"]),
                          overrun=spec["overrun"], pinned=pinned,
@@ -406,7 +401,7 @@ def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
 
 
 def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
-                         pinned) -> tuple[Any, float]:
+                         pinned, dispatcher=None, duration_model=None) -> tuple[Any, float]:
     """``(cap, peak)``: the run's cap with ``cap_base = "bf-peak"`` or ``"own-peak"``,
     each step's value read as a share of the reference peak (:func:`reference_peak`,
     W, also returned). The campaign stored the cap as a fraction of the platform's
@@ -414,7 +409,7 @@ def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, plat
     the worker and cached, so runs stay independent of each other."""
     from dispatchlab.power.cap import PowerCap
 
-    peak = reference_peak(spec, power, jobs, platform, pinned)
+    peak = reference_peak(spec, power, jobs, platform, pinned, dispatcher, duration_model)
     if peak <= 0:
         base_name = spec["power"]["cap_base"]
         who = "bf" if base_name == "bf-peak" else spec["dispatcher"]["name"]
@@ -464,16 +459,16 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
             from dispatchlab.workload.hotstart import add_hot_start
 
             jobs, pinned = add_hot_start(jobs, platform, spec["trace"]["hot_start"])
-        cap_base_w = None
-        if power.get("cap") is not None and (spec.get("power") or {}).get(
-                "cap_base") in ("bf-peak", "own-peak"):
-            power["cap"], cap_base_w = _scaled_to_reference(spec, power, jobs, platform,
-                                                            pinned)
         dm = spec.get("duration_model")
         if dm is not None:
             from dispatchlab.sim.duration import make_duration_model
 
             power["duration_model"] = make_duration_model(dm["name"], **dm["params"])
+        cap_base_w = None
+        if power.get("cap") is not None and (spec.get("power") or {}).get(
+                "cap_base") in ("bf-peak", "own-peak"):
+            power["cap"], cap_base_w = _scaled_to_reference(
+                spec, power, jobs, platform, pinned, dispatcher, power.get("duration_model"))
         sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"],
                          max_wall=spec.get("max_wall"), pinned=pinned, **power)
         result = sim.run()
