@@ -31,7 +31,7 @@ import hashlib, json, sys, time
 from dispatchlab import Simulation
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import Platform
-from dispatchlab.workload.eurora_synth import eurora_instance
+from dispatchlab.power.eurora_synth import eurora_instance
 
 disp, n, window, arrival, seed = sys.argv[1:6]
 jobs = eurora_instance(int(n), int(window), arrival, seed=int(seed))

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dispatchlab.references import traces_dir
+from dispatchlab.core.references import traces_dir
 
 TRACES = traces_dir(Path(__file__).resolve().parents[1])
 DEFAULT_TRACES = ("CEA-Curie-2011-2.1-cln.swf.gz", "RICC-2010-2.swf.gz")

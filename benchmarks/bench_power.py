@@ -44,7 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dispatchlab.references import traces_dir
+from dispatchlab.core.references import traces_dir
 
 ROOT_DIR = Path(__file__).resolve().parents[1]
 HPC2N = "HPC2N-2002-2.2-cln.swf.gz"

@@ -1,5 +1,5 @@
 """How long the project code hash takes (campaign expansion and every worker pay it once
-per process): :func:`dispatchlab.provenance.package_code_hash` over the installed
+per process): :func:`dispatchlab.experiment.provenance.package_code_hash` over the installed
 package, best and median of ``--repeat`` (the cached ``project_code_hash`` is not timed).
 
 Usage::
@@ -18,7 +18,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from dispatchlab import provenance
+    from dispatchlab.experiment import provenance
 
     root = provenance._installed_root()
     times = []

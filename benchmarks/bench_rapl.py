@@ -1,7 +1,7 @@
 """RAPL DynShare benchmark: ``rapl-dynshare`` with 5-s periods on the 64-node Eurora
 preset over one simulated day, against a 30 s target.
 
-The day: a synthetic Eurora instance (:func:`dispatchlab.workload.eurora_synth.
+The day: a synthetic Eurora instance (:func:`dispatchlab.power.eurora_synth.
 eurora_instance`: Eurora-like sizes, wall-times, run times and dummy-model power)
 of ``--jobs`` jobs (default 1,000) arriving uniformly over 86,400 s, seed 0. The budget
 is ``--share`` (default 0.4) of the peak power of a reference uncapped run (BF without a
@@ -32,13 +32,13 @@ import time
 import numpy as np
 
 from dispatchlab import Simulation
-from dispatchlab.dispatch.budget import BF
-from dispatchlab.dispatch.rapl import RaplDynShare
+from dispatchlab.dispatch.powercap.budget import BF
+from dispatchlab.dispatch.powercap.rapl import RaplDynShare
 from dispatchlab.platform import Platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power, power_facts
-from dispatchlab.power.predictors import RealPowerPredictor
-from dispatchlab.workload.eurora_synth import eurora_instance
+from dispatchlab.power.eurora_synth import eurora_instance
+from dispatchlab.predict.power.predictors import RealPowerPredictor
 
 TARGET_S = 30.0
 DAY = 86_400

@@ -1,6 +1,6 @@
 """Report benchmark: the whole ``write_report`` and the part its statistics take.
 
-Opens a results database, times :func:`dispatchlab.report.write_report` (median of
+Opens a results database, times :func:`dispatchlab.report.html.write_report` (median of
 ``--repeat``), and separately the statistics table at the top of the report (selecting
 the runs with their code check, grouping them, bootstrapping every configuration's
 metrics and paired differences, rendering the HTML), each in this process after one
@@ -26,9 +26,9 @@ from pathlib import Path
 
 
 def _statistics_seconds(db: Path) -> float:
-    from dispatchlab.campaign import store
-    from dispatchlab.campaign.groups import group_runs
-    from dispatchlab.report import _statistics_section
+    from dispatchlab.experiment.campaign import store
+    from dispatchlab.experiment.campaign.groups import group_runs
+    from dispatchlab.report.html import _statistics_section
 
     t0 = time.perf_counter()
     con = store.open_read(db)
@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("db", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from dispatchlab.report import write_report
+    from dispatchlab.report.html import write_report
 
     warm = _statistics_seconds(args.db)
     stats = [_statistics_seconds(args.db) for _ in range(args.repeat)]

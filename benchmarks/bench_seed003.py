@@ -11,7 +11,7 @@ excepted): the campaign's results do not depend on the run order or the worker.
     python benchmarks/bench_seed003.py [--workers 2] [--check]
 
 The campaign reads ``LLNL-Thunder-2007-1.1-cln.swf.gz`` from the traces folder
-(``$DISPATCHLAB_TRACES``, see :mod:`dispatchlab.references`); the script exits with a
+(``$DISPATCHLAB_TRACES``, see :mod:`dispatchlab.core.references`); the script exits with a
 message when it is absent.
 """
 
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import duckdb
 
+from dispatchlab.core.references import traces_dir
 from dispatchlab.metrics.keys import WALL_CLOCK
-from dispatchlab.references import traces_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CAMPAIGN = ROOT / "examples" / "campaigns" / "seed003.toml"

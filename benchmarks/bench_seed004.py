@@ -9,7 +9,7 @@ dispatch passes, the decision-time stats (``result.decision_times``: sum, mean, 
 max) and, for CP methods, ``cp_passes`` and ``cp_improved_share``. Every run is done
 twice and the schedules (start, end, segments) must be identical (determinism).
 
-Instances (:func:`dispatchlab.workload.eurora_synth.eurora_instance`, seed 0):
+Instances (:func:`dispatchlab.power.eurora_synth.eurora_instance`, seed 0):
 ``400j-burst`` (400 jobs in 300 s, one burst of 400) and ``100j-uniform`` (100 jobs
 uniform over 3,600 s). Caps: 0.3 and 0.5 of the peak power of a reference uncapped
 ``bf`` run (as the campaign's ``cap_base = "bf-peak"``). Power predictor: ``real``.
@@ -36,9 +36,9 @@ from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import Platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power
-from dispatchlab.power.predictors import RealPowerPredictor
+from dispatchlab.power.eurora_synth import eurora_instance
+from dispatchlab.predict.power.predictors import RealPowerPredictor
 from dispatchlab.sim.duration import Factor, MixedFactor, NoSlowdown
-from dispatchlab.workload.eurora_synth import eurora_instance
 
 #: the campaign target: seconds per run on average
 TARGET_S = 0.85

@@ -6,8 +6,8 @@ Run it: ``python examples/custom_dispatcher.py`` (uses a synthetic workload).
 import numpy as np
 
 from dispatchlab import Dispatcher, Platform, Simulation
-from dispatchlab.checks import check_dispatcher
 from dispatchlab.dispatch import Start
+from dispatchlab.testing import check_dispatcher
 from dispatchlab.workload.synthetic import generate_synthetic
 
 

@@ -4,8 +4,8 @@ Run it: ``python examples/custom_predictor.py`` (uses a synthetic workload).
 """
 
 from dispatchlab import Platform, Predictor, Simulation
-from dispatchlab.checks import check_predictor
 from dispatchlab.dispatch import EASY
+from dispatchlab.testing import check_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
 
 

@@ -5,7 +5,7 @@
     python examples/eurora_power_coverage.py [ARCHIVE]
 
 ARCHIVE defaults to ``Eurora-PA-HPC-SIM-testdata.tar.gz`` in the traces folder
-(``$DISPATCHLAB_TRACES``, see :mod:`dispatchlab.references`).
+(``$DISPATCHLAB_TRACES``, see :mod:`dispatchlab.core.references`).
 
 Prints one line per instance size and the total (jobs counted per instance: the
 instances of one size overlap and share jobs, so a job counts once per instance it is
@@ -19,9 +19,9 @@ import tarfile
 from collections import defaultdict
 from pathlib import Path
 
+from dispatchlab.core.references import traces_dir
 from dispatchlab.platform import Platform
 from dispatchlab.power.data import EURORA_PREDICTIONS_MEMBER, attach_power
-from dispatchlab.references import traces_dir
 from dispatchlab.workload.load import load_trace
 
 ARCHIVE = (Path(sys.argv[1]) if len(sys.argv) > 1 else

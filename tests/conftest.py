@@ -1,5 +1,5 @@
 """Shared fixtures: the location of the public traces (``DISPATCHLAB_TRACES``, default
-``../shared/traces`` beside the repository; see :mod:`dispatchlab.references`)."""
+``../shared/traces`` beside the repository; see :mod:`dispatchlab.core.references`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from dispatchlab.references import traces_dir
+from dispatchlab.core.references import traces_dir
 
 # Property tests draw the same examples on every run by default (``make test``, CI): a
 # run must not pass or fail by luck, and the property tests also assert that the

@@ -25,10 +25,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dispatchlab.core.references import traces_dir
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import NodeType, Platform
 from dispatchlab.predict import make_predictor
-from dispatchlab.references import traces_dir
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
 

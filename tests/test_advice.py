@@ -1,4 +1,4 @@
-"""Pre-run and post-run warnings (:mod:`dispatchlab.advice`).
+"""Pre-run and post-run warnings (:mod:`dispatchlab.run.advice`).
 
 Each warning is checked triggered and not triggered on small tables built here, with
 the numbers computed by hand in the comments; one check runs the real SDSC SP2 trace
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.advice import load_estimate, platform_warnings, result_warnings
 from dispatchlab.dispatch import EASY, FIFO
 from dispatchlab.metrics import REJECTED
+from dispatchlab.run.advice import load_estimate, platform_warnings, result_warnings
 from dispatchlab.workload import load_trace
 from dispatchlab.workload.jobs import TraceInfo
 from dispatchlab.workload.load import offered_load

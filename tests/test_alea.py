@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from dispatchlab import Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative
-from dispatchlab.errors import InputError
 from dispatchlab.platform import read_alea_machines
 from dispatchlab.sim.result import STATUS_REJECTED
 from dispatchlab.workload import load_trace

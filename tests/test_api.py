@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import dispatchlab as dl
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.allocators import BestFit
 from dispatchlab.dispatch.orderings import FifoOrder, L2ROrder, MauiOrder
-from dispatchlab.errors import InputError
 
 OWN = '''
 from dispatchlab.dispatch import EASY

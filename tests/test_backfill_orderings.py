@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.errors import InputError
 from dispatchlab.platform import NodeType, Platform
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable

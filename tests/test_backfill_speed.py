@@ -234,7 +234,7 @@ def test_node_conservative_stop_rule_and_bound_match_the_plain_planner(w, alloc,
 def test_eurora_instances_match_the_plain_planner() -> None:
     """Seeded Eurora-like instances (64 nodes, cores/GPUs/MICs/memory): node-level EASY
     (fifo, sjf) and conservative as the plain planner."""
-    from dispatchlab.workload.eurora_synth import eurora_instance
+    from dispatchlab.power.eurora_synth import eurora_instance
 
     platform = Platform.eurora()
     for seed, arrival in ((0, "uniform"), (1, "burst")):

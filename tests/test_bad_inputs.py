@@ -24,9 +24,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.dispatch.power import EasyPC
-from dispatchlab.errors import InputError
-from dispatchlab.power import PowerCap, PowerPrediction, PowerPredictor
+from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch.powercap.capped import EasyPC
+from dispatchlab.power import PowerCap
+from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
 
 # a tiny trace: 6 jobs on 8 cores, with a Unix start time
 TRACE = "; UnixStartTime: 843480031\n; MaxProcs: 8\n" + "".join(
@@ -98,7 +99,7 @@ def _corrupt_parquet() -> bytes:
 
 def _damaged_database(path: Path) -> None:
     """A results database cut to 30 % of its size (a copy interrupted)."""
-    from dispatchlab.campaign import store
+    from dispatchlab.experiment.campaign import store
 
     store.open_write(path).close()
     data = path.read_bytes()
@@ -329,8 +330,8 @@ def test_capped_dispatcher_ignores_a_deviation_its_check_does_not_use() -> None:
 def test_a_run_checks_what_the_campaign_checked(tmp_path: Path) -> None:
     # the worker runs the same validation as load_campaign: a spec that escaped it (edited
     # by hand) fails with the same message
-    from dispatchlab.campaign.config import load_campaign
-    from dispatchlab.campaign.worker import execute_run
+    from dispatchlab.experiment.campaign.config import load_campaign
+    from dispatchlab.experiment.campaign.worker import execute_run
 
     (tmp_path / "c.toml").write_text(CAMPAIGN)
     spec = dict(load_campaign(tmp_path / "c.toml").runs[0])
@@ -343,7 +344,7 @@ def test_a_run_checks_what_the_campaign_checked(tmp_path: Path) -> None:
 
 
 def load_campaign_with_tau(folder: Path, tau: str):
-    from dispatchlab.campaign.config import load_campaign
+    from dispatchlab.experiment.campaign.config import load_campaign
 
     path = folder / "tau.toml"
     path.write_text(CAMPAIGN.replace("tau = 10.0", f"tau = {tau}"))

@@ -16,17 +16,18 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.checks import check_dispatcher
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.base import SetPower, Start
-from dispatchlab.dispatch.budget import BF, DVFS, dvfs_threshold, predicted_bsld
-from dispatchlab.dispatch.power import EasyPC
-from dispatchlab.errors import InputError
+from dispatchlab.dispatch.powercap.budget import BF, DVFS, dvfs_threshold, predicted_bsld
+from dispatchlab.dispatch.powercap.capped import EasyPC
 from dispatchlab.platform.platform import NodeType
-from dispatchlab.power import PowerCap, PowerPrediction, PowerPredictor
-from dispatchlab.power.predictors import make_power_predictor
+from dispatchlab.power import PowerCap
+from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
+from dispatchlab.predict.power.predictors import make_power_predictor
 from dispatchlab.sim.duration import NoSlowdown
 from dispatchlab.sim.result import STATUS_REJECTED
+from dispatchlab.testing import check_dispatcher
 from strategies import workloads
 
 try:
@@ -409,7 +410,7 @@ def test_node_units_screen_is_necessary_for_every_allocator(seed):
     # screen) reach the job's units wherever an allocator places it (the screen must
     # never hide a breakpoint where the head fits), and equal units_per_node's count
     from dispatchlab.dispatch.allocators import make_allocator, units_per_node
-    from dispatchlab.dispatch.budget import node_units
+    from dispatchlab.dispatch.powercap.budget import node_units
 
     rng = np.random.default_rng(seed)
     cap = rng.integers(0, 5, size=(6, 3))
@@ -470,7 +471,7 @@ def profile_shadow(disp, view, head, rows, units, pred, budget, used, running, r
 def shadows_compared(make_sim) -> dict[str, int]:
     """Run ``make_sim()``'s simulation with every node-level shadow time computed both
     lazily and from the whole profile (asserted equal); counts of what was seen."""
-    from dispatchlab.dispatch.budget import _BudgetEasy
+    from dispatchlab.dispatch.powercap.budget import _BudgetEasy
 
     seen = {"passes": 0, "started": 0, "found": 0}
     original = _BudgetEasy._node_shadow
@@ -554,10 +555,10 @@ def test_node_shadow_equals_the_profile_shadow(seed, n, kind, share, name, hot):
     # with and without a hot start) the lazily walked shadow time equals the one read
     # off the whole release profile; this pass's starts are held until their end
     from dispatchlab.dispatch import make_dispatcher
-    from dispatchlab.power.predictors import RealPowerPredictor
+    from dispatchlab.power.eurora_synth import eurora_instance
+    from dispatchlab.predict.power.predictors import RealPowerPredictor
     from dispatchlab.sim.duration import MixedFactor
-    from dispatchlab.workload.eurora_synth import eurora_instance
-    from dispatchlab.workload.hotstart import add_hot_start
+    from dispatchlab.sim.hotstart import add_hot_start
 
     platform = Platform.eurora()
     jobs = eurora_instance(n, 600, kind, seed=seed, burst_size=n) if kind == "burst" \

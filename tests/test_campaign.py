@@ -27,7 +27,9 @@ from campaign_helpers import (
     synthetic_trace,
     write_campaign,
 )
-from dispatchlab.campaign import (
+from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.experiment.campaign import (
     LocalPool,
     campaign_status,
     group_runs,
@@ -35,12 +37,10 @@ from dispatchlab.campaign import (
     run_campaign,
     select_runs,
 )
-from dispatchlab.campaign.store import SCHEMA_VERSION
-from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.errors import InputError
+from dispatchlab.experiment.campaign.store import SCHEMA_VERSION
+from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.platform import Platform
 from dispatchlab.predict import make_predictor
-from dispatchlab.provenance import run_code_hash
 from dispatchlab.sim import Simulation
 from dispatchlab.workload.load import load_trace
 from test_cli import assert_ok, assert_user_error, run_cli
@@ -494,7 +494,7 @@ def test_cli_report_and_readme_plots_snippet(tmp_path, small_trace):
                               "10:5"), "--gantt-window")
     assert not (tmp_path / "r2").exists() or not (tmp_path / "r2" / "index.html").exists()
     # the README's notebook snippet, run on this database
-    snippet = readme_block("In notebooks, `dispatchlab.plots`", "python")
+    snippet = readme_block("In notebooks, `dispatchlab.report.plots`", "python")
     os.chdir(tmp_path)
     try:
         exec(compile(snippet, "README.md", "exec"), {})
@@ -587,7 +587,7 @@ def test_concurrent_creation_of_one_database(tmp_path):
     # several coordinators creating the same new database at once: each waits for the
     # lock, the first creates the tables and the version, the others find them
     db = tmp_path / "new.duckdb"
-    code = ("import sys\nfrom dispatchlab.campaign.runner import _open_for_flush\n"
+    code = ("import sys\nfrom dispatchlab.experiment.campaign.runner import _open_for_flush\n"
             "_open_for_flush(__import__('pathlib').Path(sys.argv[1])).close()\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(db)], stderr=subprocess.PIPE,
                               text=True) for _ in range(4)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from campaign_helpers import comparable, job_digest, stored_runs, synthetic_trace, write_campaign
-from dispatchlab.campaign import load_campaign, run_campaign
+from dispatchlab.experiment.campaign import load_campaign, run_campaign
 
 
 def _dask(*args: str, log: Path) -> subprocess.Popen:

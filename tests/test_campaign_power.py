@@ -13,15 +13,15 @@ import pytest
 
 from campaign_helpers import stored_runs, synthetic_trace, write_campaign
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.campaign import load_campaign, run_campaign
-from dispatchlab.campaign.power import build_cap
-from dispatchlab.campaign.powerstats import power_rows
-from dispatchlab.campaign.worker import load_jobs, load_run_jobs
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.errors import InputError
+from dispatchlab.experiment.campaign import load_campaign, run_campaign
+from dispatchlab.experiment.campaign.power_table import build_cap
+from dispatchlab.experiment.campaign.powerstats import power_rows
+from dispatchlab.experiment.campaign.worker import load_jobs, load_run_jobs
 from dispatchlab.power import PowerCap
-from dispatchlab.power.predictors import WithPriorHistory, make_power_predictor
 from dispatchlab.power.synth import synthesize_power
+from dispatchlab.predict.power.predictors import WithPriorHistory, make_power_predictor
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.load import load_trace, offered_load
 from dispatchlab.workload.lublin import lublin_model

@@ -13,13 +13,13 @@ import pytest
 from campaign_helpers import connect, stored_runs, write_campaign
 from conftest import TRACES_DIR
 from dispatchlab import Platform, Simulation
-from dispatchlab.campaign import load_campaign, run_campaign
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.errors import InputError
+from dispatchlab.experiment.campaign import load_campaign, run_campaign
 from dispatchlab.power.accounting import platform_power
-from dispatchlab.power.predictors import RealPowerPredictor
+from dispatchlab.power.eurora_synth import eurora_instance
+from dispatchlab.predict.power.predictors import RealPowerPredictor
 from dispatchlab.workload.clean import clean
-from dispatchlab.workload.eurora_synth import eurora_instance
 
 ARCHIVE = TRACES_DIR / \
     "Eurora-PA-HPC-SIM-testdata.tar.gz"
@@ -177,7 +177,7 @@ def test_bad_burst_keys_are_one_line_errors(tmp_path, change, message):
 
 @pytest.mark.parametrize("line, groups", [("bursts = 3\n", 3), ("", 10)])
 def test_the_campaign_number_of_groups_reaches_the_instance(tmp_path, line, groups):
-    from dispatchlab.campaign.worker import load_jobs
+    from dispatchlab.experiment.campaign.worker import load_jobs
 
     text = HEAD.replace("burst_size = 12\n", line) + '[[dispatchers]]\nname = "bf"\n'
     (spec,) = load_campaign(write_campaign(tmp_path, text)).runs
@@ -196,7 +196,7 @@ def test_a_bad_duration_model_names_the_entry(tmp_path):
 
 
 def test_the_reference_peak_leaves_hot_start_jobs_out(tmp_path):
-    from dispatchlab.workload.hotstart import add_hot_start
+    from dispatchlab.sim.hotstart import add_hot_start
 
     text = HEAD.replace('burst_size = 12\n', 'burst_size = 12\nhot_start = 0.25\n') + \
         '[[dispatchers]]\nname = "ls"\n'
@@ -245,7 +245,7 @@ def hand_instance(path: Path) -> Path:
     """Three Eurora jobs submitted at 0 (16 cores a unit, exact wall-times):
     J1 32 nodes x 100 s at 3,200 W, J2 64 nodes x 100 s at 640 W, J3 32 nodes x 1,000 s
     at 3,200 W."""
-    from dispatchlab.workload.eurora_synth import write_instance
+    from dispatchlab.power.eurora_synth import write_instance
     from dispatchlab.workload.jobs import JobTable
 
     t = JobTable.from_arrays(submit=[0, 0, 0], run=[100, 100, 1000], units=[32, 64, 32],
@@ -313,7 +313,7 @@ def test_the_two_cap_bases_give_the_worked_out_caps(tmp_path, cap_base, caps):
 
 
 def test_the_reference_key_includes_the_dispatcher_only_for_own_peak(tmp_path):
-    from dispatchlab.campaign.worker import reference_key
+    from dispatchlab.experiment.campaign.worker import reference_key
 
     hand_instance(tmp_path / "hand.parquet")
     for cap_base, distinct in (("bf-peak", 1), ("own-peak", 3)):

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from conftest import TRACES_DIR
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.clean import check_filters, clean, select
 from dispatchlab.workload.jobs import SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace, render_trace_info, trace_format, trace_info

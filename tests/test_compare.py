@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.compare import run_comparison
-from dispatchlab.components import parse_component, parse_component_list
-from dispatchlab.errors import InputError
+from dispatchlab.core.components import parse_component, parse_component_list
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.compare import run_comparison
 from dispatchlab.metrics import Measure
 from dispatchlab.metrics.keys import WALL_CLOCK
 from dispatchlab.platform import Platform

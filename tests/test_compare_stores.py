@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from compare_stores import compare_stores, main
-from dispatchlab.campaign.runner import run_campaign
+from dispatchlab.experiment.campaign.runner import run_campaign
 
 QUICK = Path(__file__).resolve().parents[1] / "examples" / "campaigns" / "quick.toml"
 

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.components import (
+from dispatchlab.core.components import (
     parse_assignments,
     parse_component,
     parse_component_list,
     split_spec,
 )
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import case_match, did_you_mean, missing_file_hint
 from dispatchlab.dispatch import EASY, SJF
-from dispatchlab.errors import InputError
 from dispatchlab.predict import Inflated
-from dispatchlab.suggest import case_match, did_you_mean, missing_file_hint
 from test_cli import assert_ok, assert_user_error, run_cli, synthetic_swf
 
 OWN_MODULE = '''
@@ -218,7 +218,7 @@ def test_cli_open_ranges(swf: Path, tmp_path: Path) -> None:
 
 
 def test_cli_help_lists_registered_names() -> None:
-    from dispatchlab.components import registered_names
+    from dispatchlab.core.components import registered_names
 
     text = run_cli("simulate", "--help").stdout
     for name in registered_names("dispatcher") + registered_names("predictor"):

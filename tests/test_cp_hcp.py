@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.cp.common import (
     DispatchSkip,
     TimeControl,
@@ -32,7 +33,6 @@ from dispatchlab.dispatch.cp.common import (
 )
 from dispatchlab.dispatch.cp.dec import DEC
 from dispatchlab.dispatch.cp.hcp import HCP, HCPOnline, ewt_weights
-from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.sim.engine import Simulation
@@ -505,7 +505,7 @@ def test_properties_capacity_causality_determinism(workload, name: str) -> None:
 
 
 def test_check_dispatcher_contract() -> None:
-    from dispatchlab.checks import check_dispatcher
+    from dispatchlab.testing import check_dispatcher
 
     # small deterministic limits keep this fast (the solver still finds plans: every
     # job must end, and two runs must agree)

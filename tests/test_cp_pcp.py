@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.allocators import units_per_node
 from dispatchlab.dispatch.cp.common import (
     TimeControl,
@@ -36,7 +37,6 @@ from dispatchlab.dispatch.cp.pcp import (
     tardiness_digits,
     tardiness_objective_value,
 )
-from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.sim.engine import Simulation
@@ -516,7 +516,7 @@ def test_properties_capacity_causality_determinism(workload, name: str) -> None:
 
 
 def test_check_dispatcher_contract() -> None:
-    from dispatchlab.checks import check_dispatcher
+    from dispatchlab.testing import check_dispatcher
 
     # small limits: the contending workloads (up to ~25 waiting jobs on one pool) make
     # CP-SAT use its whole limit on many passes

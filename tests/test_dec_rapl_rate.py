@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.dispatch.rapl import DEFAULT_ARRIVALS, DecRapl, RaplDynShare
-from dispatchlab.errors import InputError
+from dispatchlab.dispatch.powercap.rapl import DEFAULT_ARRIVALS, DecRapl, RaplDynShare
 from dispatchlab.power import PowerCap
 from dispatchlab.power.data import with_power
-from dispatchlab.power.predictors import RealPowerPredictor
+from dispatchlab.power.eurora_synth import eurora_instance
+from dispatchlab.predict.power.predictors import RealPowerPredictor
 from dispatchlab.sim.duration import Factor, MixedFactor
-from dispatchlab.workload.eurora_synth import eurora_instance
 
 DEC1 = {"high__conflicts": 1, "high__presolve": False}  # DEC at the campaigns' budget
 
@@ -264,7 +264,7 @@ def test_campaign_seeds_the_dec_inside_dec_rapl(tmp_path):
     # (before, it kept CP-SAT seed 0, so on 5-minute instances DEC+RAPL, never leaving
     # DEC's mode, still differed from DEC in 14 of the 80 runs of the sweep campaign).
     # A seed given explicitly is kept.
-    from dispatchlab.campaign.config import load_campaign
+    from dispatchlab.experiment.campaign.config import load_campaign
 
     path = tmp_path / "c.toml"
     path.write_text(CAMPAIGN)

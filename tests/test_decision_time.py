@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from campaign_helpers import connect
-from dispatchlab.campaign import store
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign import store
 from dispatchlab.metrics import decision_time_stats, summarize
 from dispatchlab.metrics.keys import (
     BY_KEY,
@@ -305,7 +305,7 @@ def test_a_database_written_before_the_new_keys_gets_their_columns(db) -> None:
 
 # -------------------------------------------------------------------- the report
 def test_report_decision_cell() -> None:
-    from dispatchlab.report import _decision_cell
+    from dispatchlab.report.html import _decision_cell
 
     # seconds shown in milliseconds, 3 significant digits: 0.25 s, 0.397 s, 0.4 s
     assert _decision_cell({"mean_decision_time": 0.25, "p99_decision_time": 0.397,
@@ -319,7 +319,7 @@ def test_report_decision_cell() -> None:
 
 
 def test_report_shows_decision_time_and_facts(db, tmp_path) -> None:
-    from dispatchlab.report import DECISION_HEADER, write_report
+    from dispatchlab.report.html import DECISION_HEADER, write_report
 
     text = write_report(db, tmp_path / "rep", include_outdated=True).read_text()
     assert f">{DECISION_HEADER}</th>" in text

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.components import parse_component
+from dispatchlab.core.components import parse_component
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO, SetPower
-from dispatchlab.errors import InputError
 from dispatchlab.metrics.jobs import power_bounded_slowdown, unstretched_run
 from dispatchlab.metrics.keys import BY_KEY
 from dispatchlab.metrics.summary import summarize, summarize_table

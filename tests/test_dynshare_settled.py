@@ -20,15 +20,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.dispatch import FIFO, make_dispatcher, rapl
+from dispatchlab.dispatch import FIFO, make_dispatcher
 from dispatchlab.dispatch.base import DispatchError
-from dispatchlab.dispatch.rapl import RaplDynShare
+from dispatchlab.dispatch.powercap import rapl
+from dispatchlab.dispatch.powercap.rapl import RaplDynShare
 from dispatchlab.power import PowerCap
 from dispatchlab.power.data import with_power
-from dispatchlab.power.predictors import RealPowerPredictor
-from dispatchlab.predict.base import Predictor
+from dispatchlab.power.eurora_synth import eurora_instance
+from dispatchlab.predict.duration.base import Predictor
+from dispatchlab.predict.power.predictors import RealPowerPredictor
 from dispatchlab.sim.duration import Factor, MixedFactor
-from dispatchlab.workload.eurora_synth import eurora_instance
 
 
 def powered(watts, **cols) -> JobTable:

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.checks import check_dispatcher
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.orderings import MauiOrder, make_ordering
-from dispatchlab.errors import InputError
+from dispatchlab.testing import check_dispatcher
 
 
 def run(submit, run_s, units, cores, dispatcher, req=None):

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from dispatchlab.cli import main
 from dispatchlab.cli.common import choose_platform
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.provenance import file_sha256
 from dispatchlab.platform import (
     DEFAULT_EWT,
     EURORA_QUEUES,
@@ -36,7 +37,6 @@ from dispatchlab.platform.eurora import (
     parse_eurora_nodes,
     split_archive,
 )
-from dispatchlab.provenance import file_sha256
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 
 ARCHIVE_NAME = "Eurora-PA-HPC-SIM-testdata.tar.gz"
@@ -466,7 +466,7 @@ def test_choose_platform_preset_and_errors(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------ campaigns
 def campaign_platform(tmp_path: Path, platform: str) -> dict:
-    from dispatchlab.campaign.config import load_campaign
+    from dispatchlab.experiment.campaign.config import load_campaign
 
     trace = write(tmp_path / "t.swf", "; MaxProcs: 32\n" + "".join(
         f"{k} {k} -1 10 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n" for k in (1, 2, 3)))

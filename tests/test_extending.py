@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from dispatchlab import Dispatcher, Platform, Predictor, Simulation
-from dispatchlab.checks import check_dispatcher, check_predictor
 from dispatchlab.dispatch import DISPATCHERS, EASY, FIFO, Start
 from dispatchlab.predict import PREDICTORS
+from dispatchlab.testing import check_dispatcher, check_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def test_own_classes_by_module_path_in_the_cli_and_in_a_campaign(tmp_path, monke
     import sys
 
     from campaign_helpers import stored_runs, synthetic_trace, write_campaign
-    from dispatchlab.campaign import run_campaign
+    from dispatchlab.experiment.campaign import run_campaign
 
     examples = str(ROOT / "examples")
     monkeypatch.setenv("PYTHONPATH", examples + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -186,8 +186,8 @@ name = "custom_predictor:LastRun"
     ("json:JSONDecoder", "not a subclass of Dispatcher"),
 ])
 def test_bad_module_paths_are_clear_errors(name, needle):
+    from dispatchlab.core.errors import InputError
     from dispatchlab.dispatch import make_dispatcher
-    from dispatchlab.errors import InputError
 
     with pytest.raises(InputError, match=needle):
         make_dispatcher(name)

@@ -3,7 +3,7 @@
 Each reader gets a small valid input, mutated a few hundred times (byte flips, random
 bytes, deleted / duplicated spans, truncation, numbers replaced by huge integers,
 ``inf``, ``nan``, negatives, 5,000 digits), then read in this process under a time
-limit. The reader must either succeed or raise :class:`~dispatchlab.errors.InputError`
+limit. The reader must either succeed or raise :class:`~dispatchlab.core.errors.InputError`
 (the one ``error:`` line of the command line): any other exception is a traceback
 for the user, and running past the limit is a hang. Trace readers with a lenient mode
 also read every mutant leniently, and then no record may vanish silently: every
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from test_bad_inputs import CAMPAIGN, POWER_CSV, TRACE, _model, _platform, _power_parquet
 from test_pbs import PRO_LOG, TORQUE_LOG
 from test_sacct import EXPORT_2302
@@ -136,12 +136,12 @@ def _trace_reader(read: Callable[..., object], swf_like: bool = False
 
 def _readers(folder: Path) -> dict[str, tuple[str, bytes, Callable[[Path], None]]]:
     """reader -> (file name, valid content, read function)."""
-    from dispatchlab.campaign.config import load_campaign
-    from dispatchlab.l2r.model import load_model
+    from dispatchlab.experiment.campaign.config import load_campaign
     from dispatchlab.platform.alea import read_alea_machines
     from dispatchlab.platform.platform import load_platform_file
     from dispatchlab.power.cap import PowerCap
     from dispatchlab.power.data import read_power_table
+    from dispatchlab.rank.model import load_model
     from dispatchlab.workload.alea import read_alea
     from dispatchlab.workload.pbs import read_pbs
     from dispatchlab.workload.sacct import read_sacct

@@ -117,7 +117,7 @@ def test_no_copy_of_source_rows():
 
 
 def test_bad_parameters():
-    from dispatchlab.errors import InputError
+    from dispatchlab.core.errors import InputError
 
     model = fit_model(_small_source())
     for bad in (0, -3):

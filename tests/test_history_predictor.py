@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from dispatchlab import Platform, Simulation
-from dispatchlab.checks import check_predictor
 from dispatchlab.dispatch import EASY, FIFO
 from dispatchlab.predict import PREDICTORS, HistoryPredictor, make_predictor
-from dispatchlab.predict.history import name_prefix
+from dispatchlab.predict.duration.history import name_prefix
+from dispatchlab.testing import check_predictor
 from dispatchlab.workload import load_trace
 from dispatchlab.workload.jobs import JobTable
 

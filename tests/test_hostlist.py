@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform.hostlist import MAX_HOSTS, compress, expand, hosts
 
 FORMS = [

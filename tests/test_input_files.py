@@ -11,11 +11,11 @@ import pytest
 
 from campaign_helpers import stored_runs, synthetic_trace, write_campaign
 from dispatchlab import make_dispatcher, make_predictor
-from dispatchlab.campaign import load_campaign, run_campaign
-from dispatchlab.errors import InputError
-from dispatchlab.l2r.learn import make_learner
-from dispatchlab.l2r.model import L2RModel
-from dispatchlab.provenance import declared_input_files
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign import load_campaign, run_campaign
+from dispatchlab.experiment.provenance import declared_input_files
+from dispatchlab.rank.learn import make_learner
+from dispatchlab.rank.model import L2RModel
 
 
 def write_model(path: Path, sign: float) -> Path:
@@ -53,7 +53,7 @@ def test_l2r_declares_its_model_and_nesting_passes_it_on(tmp_path, monkeypatch):
     assert declared_input_files(make_predictor("inflated", base="walltime")) == []
     (tmp_path / "hist.txt").write_text("1\n")
     (tmp_path / "mine.py").write_text(
-        "from dispatchlab.predict.base import WalltimePredictor\n\n\n"
+        "from dispatchlab.predict.duration.base import WalltimePredictor\n\n\n"
         "class Mine(WalltimePredictor):\n"
         "    input_files = ('hist.txt',)\n")
     assert declared_input_files(make_predictor(

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dispatchlab.errors import InputError
-from dispatchlab.l2r import (
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.l2r.split import split_lists, training_size
+from dispatchlab.rank import (
     FEATURE_SETS,
     L2RModel,
     LambdaMART,
@@ -26,11 +27,9 @@ from dispatchlab.l2r import (
     load_model,
     make_learner,
     pairs,
-    split_lists,
-    training_size,
     user_jobs_before,
 )
-from dispatchlab.l2r import learn as learn_mod
+from dispatchlab.rank import learn as learn_mod
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 
 # --------------------------------------------------------------------------- split

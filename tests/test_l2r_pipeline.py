@@ -12,13 +12,10 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.orderings import L2ROrder
-from dispatchlab.errors import InputError
-from dispatchlab.l2r.features import FEATURE_SETS, fit_minmax, job_features
-from dispatchlab.l2r.learn import finish_order_scores
-from dispatchlab.l2r.model import load_model
-from dispatchlab.l2r.pipeline import (
+from dispatchlab.experiment.l2r.pipeline import (
     POLICIES,
     Prepared,
     avg_bsld,
@@ -28,8 +25,11 @@ from dispatchlab.l2r.pipeline import (
     seed_clean,
     train,
 )
-from dispatchlab.l2r.split import split_lists
+from dispatchlab.experiment.l2r.split import split_lists
 from dispatchlab.predict import make_predictor
+from dispatchlab.rank.features import FEATURE_SETS, fit_minmax, job_features
+from dispatchlab.rank.learn import finish_order_scores
+from dispatchlab.rank.model import load_model
 from dispatchlab.workload.jobs import TraceInfo
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.swf import write_swf

@@ -16,18 +16,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.checks import check_dispatcher
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.allocators import EnergyConsolidate, make_allocator
 from dispatchlab.dispatch.cp.dec import DEC, model_power
 from dispatchlab.dispatch.cp.hcp import ewt_weights
-from dispatchlab.dispatch.ls import LS
+from dispatchlab.dispatch.powercap.ls import LS
 from dispatchlab.dispatch.prb import PRB, PowerProfile
-from dispatchlab.errors import InputError
 from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.power import PowerCap
-from dispatchlab.power.predictors import make_power_predictor
+from dispatchlab.predict.power.predictors import make_power_predictor
 from dispatchlab.sim.result import STATUS_REJECTED
+from dispatchlab.testing import check_dispatcher
 from strategies import workloads
 
 

@@ -13,7 +13,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.generate import write_generated
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.lublin import (

@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from dispatchlab.advice import result_warnings
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO, make_dispatcher
-from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
+from dispatchlab.run.advice import result_warnings
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
 
@@ -109,7 +109,7 @@ def test_cp_run_facts_reach_the_summary() -> None:
 
 def test_campaign_max_wall_stores_unfinished_runs(tmp_path) -> None:
     from campaign_helpers import stored_runs, write_campaign
-    from dispatchlab.campaign import load_campaign, run_campaign
+    from dispatchlab.experiment.campaign import load_campaign, run_campaign
     from dispatchlab.workload.swf import write_swf
 
     trace = tmp_path / "slow.swf"
@@ -144,7 +144,7 @@ name = "fifo"
 
 def test_campaign_max_wall_must_be_positive(tmp_path) -> None:
     from campaign_helpers import write_campaign
-    from dispatchlab.campaign import load_campaign
+    from dispatchlab.experiment.campaign import load_campaign
 
     path = write_campaign(tmp_path, """
 [campaign]

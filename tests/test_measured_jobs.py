@@ -11,8 +11,8 @@ import pytest
 
 from campaign_helpers import connect, synthetic_trace, write_campaign
 from dispatchlab import Platform, Simulation
-from dispatchlab.campaign import run_campaign
 from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.experiment.campaign import run_campaign
 from dispatchlab.metrics import Measure
 from dispatchlab.predict import make_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
@@ -53,8 +53,8 @@ def test_jobs_parquet_has_the_per_job_slowdowns_and_the_measured_flag(tmp_path):
 
 
 def test_hot_start_dummies_are_flagged_and_not_measured(tmp_path):
-    from dispatchlab.workload.eurora_synth import eurora_instance
-    from dispatchlab.workload.hotstart import add_hot_start
+    from dispatchlab.power.eurora_synth import eurora_instance
+    from dispatchlab.sim.hotstart import add_hot_start
 
     platform = Platform.eurora()
     jobs = eurora_instance(24, 600, "burst", seed=0, burst_size=12)
@@ -107,8 +107,8 @@ def test_the_jobs_table_flags_the_lead_in_jobs(sliced_db):
 
 
 def test_report_box_plots_count_the_measured_jobs(sliced_db, tmp_path, monkeypatch):
-    from dispatchlab import plots
-    from dispatchlab.report import write_report
+    from dispatchlab.report import plots
+    from dispatchlab.report.html import write_report
 
     seen = []
     original = plots.slowdown_boxes

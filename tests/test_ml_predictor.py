@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 from conftest import TRACES_DIR
-from dispatchlab.checks import check_predictor
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.duration_accuracy import (
+    _event_order,
+    _replay,
+    evaluate_predictors,
+    prediction_metrics,
+    replay_schedule,
+)
 from dispatchlab.predict import (
     HistoryPredictor,
     Inflated,
@@ -17,13 +23,7 @@ from dispatchlab.predict import (
     Predictor,
     make_predictor,
 )
-from dispatchlab.predict.evaluate import (
-    _event_order,
-    _replay,
-    evaluate_predictors,
-    prediction_metrics,
-    replay_schedule,
-)
+from dispatchlab.testing import check_predictor
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.synthetic import generate_synthetic
 

@@ -8,12 +8,12 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from dispatchlab.checks import check_dispatcher
-from dispatchlab.components import parse_component
+from dispatchlab.core.components import parse_component
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import comparable_params, make_component
 from dispatchlab.dispatch import Dispatcher, Start
 from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator, FirstFit
-from dispatchlab.errors import InputError
-from dispatchlab.params import comparable_params, make_component
+from dispatchlab.testing import check_dispatcher
 
 
 class Spread(Allocator):
@@ -133,9 +133,9 @@ def test_check_dispatcher_runs_node_level_workloads() -> None:
 
 
 def test_node_workloads_contend() -> None:
-    from dispatchlab.checks import node_workloads
     from dispatchlab.dispatch import make_dispatcher
     from dispatchlab.sim.engine import Simulation
+    from dispatchlab.testing import node_workloads
 
     for platform, jobs in node_workloads():
         result = Simulation(platform, jobs, make_dispatcher("easy")).run()

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.orderings import (
     ORDERINGS,
     Ordering,
@@ -22,7 +23,6 @@ from dispatchlab.dispatch.orderings import (
     make_ordering,
     ratio_key,
 )
-from dispatchlab.errors import InputError
 from dispatchlab.workload.jobs import JobTable
 
 

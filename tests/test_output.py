@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from campaign_helpers import connect, stored_runs, synthetic_trace, write_campaign
-from dispatchlab.campaign import run_campaign
 from dispatchlab.cli.campaign import ProgressLines
+from dispatchlab.experiment.campaign import run_campaign
 from test_campaign_power import HEAD, POWER
 from test_cli import assert_ok, run_cli
 
@@ -215,9 +215,9 @@ def test_campaign_off_a_terminal_prints_progress_lines(tmp_path):
 def test_ctrl_c_says_what_is_stored_and_the_same_command_resumes(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from dispatchlab.campaign import runner
-    from dispatchlab.campaign.worker import execute_run
     from dispatchlab.cli import app
+    from dispatchlab.experiment.campaign import runner
+    from dispatchlab.experiment.campaign.worker import execute_run
 
     closed = []
 

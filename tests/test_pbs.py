@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
-from dispatchlab.errors import InputError
 from dispatchlab.predict import WalltimePredictor
 from dispatchlab.workload.pbs import (
     SKIP_DUPLICATE,

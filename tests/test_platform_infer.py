@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform.infer import infer_platform, peak_in_use
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 from test_cli import assert_ok, assert_user_error, run_cli

@@ -1,4 +1,4 @@
-"""dispatchlab.plots: figures from small hand-made inputs, core-lane assignment."""
+"""dispatchlab.report.plots: figures from small hand-made inputs, core-lane assignment."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from dispatchlab import plots
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.metrics import StepFunction
+from dispatchlab.report import plots
 
 
 def _boxes(ax) -> int:

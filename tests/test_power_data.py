@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform.platform import NodeType, Platform
 from dispatchlab.power.data import (
     EURORA_PREDICTIONS_MEMBER,

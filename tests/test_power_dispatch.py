@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
-from dispatchlab.dispatch.power import EasyPC, Knapsack
-from dispatchlab.errors import InputError
-from dispatchlab.power import PowerCap, PowerPrediction, PowerPredictor
+from dispatchlab.dispatch.powercap.capped import EasyPC, Knapsack
+from dispatchlab.power import PowerCap
+from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
 
 
 class Table(PowerPredictor):

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO, DispatchError
-from dispatchlab.errors import InputError
-from dispatchlab.power import PowerCap, PowerPrediction, PowerPredictor, parse_cap_value
+from dispatchlab.power import PowerCap, parse_cap_value
 from dispatchlab.power.cap import parse_window
+from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
 
 
 class Watcher(FIFO):

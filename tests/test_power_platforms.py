@@ -8,12 +8,12 @@ from click.testing import CliRunner
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.cli import app
-from dispatchlab.dispatch.power import EasyPC
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch.powercap.capped import EasyPC
 from dispatchlab.platform.choose import PRESETS, platform_for
 from dispatchlab.power import PowerCap
 from dispatchlab.power.model import job_nodes
-from dispatchlab.power.predictors import NaivePowerPredictor
+from dispatchlab.predict.power.predictors import NaivePowerPredictor
 from dispatchlab.workload.clean import units_as_nodes
 
 

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO
-from dispatchlab.errors import InputError
-from dispatchlab.power import PowerPrediction, PowerPredictor
-from dispatchlab.power.evaluate import (
+from dispatchlab.experiment.power_accuracy import (
     evaluate_power_predictors,
     power_replay_events,
     replay_power,
 )
-from dispatchlab.power.predictors import (
+from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
+from dispatchlab.predict.power.predictors import (
     POWER_PREDICTORS,
     HistoryPowerPredictor,
     MLPowerPredictor,

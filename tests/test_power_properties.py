@@ -35,11 +35,11 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.base import Reject, Start
-from dispatchlab.dispatch.power import CHECKS, EasyPC, Knapsack
+from dispatchlab.dispatch.powercap.capped import CHECKS, EasyPC, Knapsack
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power, power_facts
-from dispatchlab.power.predictors import make_power_predictor
+from dispatchlab.predict.power.predictors import make_power_predictor
 from dispatchlab.sim.result import STATUS_COMPLETED, STATUS_KILLED, STATUS_REJECTED
 from strategies import Workload, workloads
 
@@ -627,7 +627,7 @@ def test_the_fast_pass_is_algorithm_1(order: str, short: int,
     """Every capped pass of EASY+PC decided on the dispatcher's picture equals the
     plain Algorithm 1 pass on the same view, with the jobs after the head found by the
     vector screen (``_SHORT = 0``) or walked directly (``_SHORT`` above any queue)."""
-    from dispatchlab.dispatch import power
+    from dispatchlab.dispatch.powercap import capped as power
 
     monkeypatch.setattr(power, "_SHORT", short)
     seen: Counter = Counter()

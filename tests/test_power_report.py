@@ -1,4 +1,4 @@
-"""Seed 003's power-cap figures (dispatchlab.plots) and the report's power section."""
+"""Seed 003's power-cap figures (dispatchlab.report.plots) and the report's power section."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import PathPatch, Rectangle
 
 from campaign_helpers import write_campaign
-from dispatchlab import plots
-from dispatchlab.campaign import run_campaign, store
-from dispatchlab.campaign.powerstats import power_rows
-from dispatchlab.errors import InputError
-from dispatchlab.report import write_report
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign import run_campaign, store
+from dispatchlab.experiment.campaign.powerstats import power_rows
+from dispatchlab.report import plots
+from dispatchlab.report.html import write_report
 
 NAN = float("nan")
 
@@ -242,7 +242,7 @@ class _InProcess:
     describe = "in process"
 
     def execute(self, specs):
-        from dispatchlab.campaign.worker import execute_run
+        from dispatchlab.experiment.campaign.worker import execute_run
 
         for spec in specs:
             yield {**execute_run(spec), "attempts": 1}
@@ -270,9 +270,9 @@ def power_db(tmp_path_factory) -> Path:
 def no_png(monkeypatch):
     """Figures are built but not rendered (rendering dominates the report's time; the
     structure tests need the figures' presence, not their pixels)."""
-    import dispatchlab.report
+    import dispatchlab.report.html
 
-    monkeypatch.setattr(dispatchlab.report, "_png", lambda fig: "")
+    monkeypatch.setattr(dispatchlab.report.html, "_png", lambda fig: "")
 
 
 class _Page(HTMLParser):
@@ -330,7 +330,7 @@ def _pct(v) -> str:
 
 
 def test_report_power_section(power_db, tmp_path, monkeypatch):
-    monkeypatch.setattr("dispatchlab.report.DPI", 40)  # rendered, small: faster
+    monkeypatch.setattr("dispatchlab.report.html.DPI", 40)  # rendered, small: faster
     text, page = _page(write_report(power_db, tmp_path / "rep",
                                     runs_filter="campaign = 'power'"))
     assert "Power caps (Carastan-Santos et al. 2024)" in page.h2

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY, FIFO
-from dispatchlab.errors import InputError
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import (
     platform_power,
@@ -294,8 +294,8 @@ def test_match_power_series_skips_unknown_ids_and_sorts():
 def test_sample_offsets_beyond_the_engine_limit(tmp_path):
     # the engine's limit is exclusive (sim.limits): an offset of exactly 2**42 s is out,
     # in a series given as arrays and in a file
+    from dispatchlab.core.limits import TIME_LIMIT
     from dispatchlab.power.data import read_power_series
-    from dispatchlab.sim.limits import TIME_LIMIT
 
     r, _ = hand_run()
     far = {"job_id": np.array([1, 1]), "offset": np.array([0.0, float(TIME_LIMIT)]),

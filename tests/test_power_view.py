@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO, DispatchError
 from dispatchlab.dispatch.base import Allocation, SetPower, Start
-from dispatchlab.errors import InputError
 from dispatchlab.power.data import with_power
 from dispatchlab.sim.duration import DurationModel
 

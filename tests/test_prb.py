@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.checks import check_dispatcher
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import SJF
 from dispatchlab.dispatch.allocators import (
     ALLOCATORS,
@@ -27,9 +27,9 @@ from dispatchlab.dispatch.prb import (
     proactive_schedule,
     units_per_node_many,
 )
-from dispatchlab.errors import InputError
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.predict import RealPredictor, WalltimePredictor
+from dispatchlab.testing import check_dispatcher
 
 #: every ordering but l2r, which needs a model file (tests/test_l2r_pipeline.py)
 ORDERS = sorted(set(ORDERINGS) - {"l2r"})

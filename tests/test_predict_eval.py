@@ -12,9 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import TRACES_DIR
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.duration_accuracy import (
+    FIGURE_FILES,
+    evaluate_predictors,
+    replay_schedule,
+)
 from dispatchlab.predict import HistoryPredictor
-from dispatchlab.predict.evaluate import FIGURE_FILES, evaluate_predictors, replay_schedule
 from dispatchlab.workload.jobs import JobTable
 
 KTH = TRACES_DIR / "KTH-SP2-1996-2.1-cln.swf.gz"

@@ -1,4 +1,4 @@
-"""Code hashes and declared input files (dispatchlab.provenance): what changes a hash
+"""Code hashes and declared input files (dispatchlab.experiment.provenance): what changes a hash
 and what does not, own modules and their imports, and the speed of the project hash."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab import provenance
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment import provenance
 
-PACKAGE = Path(provenance.__file__).resolve().parent
+PACKAGE = Path(provenance.__file__).resolve().parents[1]
 BACKFILL = PACKAGE / "dispatch" / "backfill.py"
 
 
@@ -75,17 +75,20 @@ def test_docstring_or_comment_edit_keeps_the_project_hash(package_copy, tmp_path
 
 
 def test_excluded_modules_do_not_count(package_copy, tmp_path):
+    """The rule: every module that can affect a result counts (the run and experiment
+    layers included); only the command line and the report with its figures do not."""
     names = {name for name, _ in provenance.project_modules()}
-    assert {"dispatchlab.sim.engine", "dispatchlab.campaign.worker",
-            "dispatchlab.dispatch.backfill", "dispatchlab.metrics.summary"} <= names
-    assert not names & {"dispatchlab.report", "dispatchlab.plots", "dispatchlab.suggest",
-                        "dispatchlab.checks", "dispatchlab.campaign.store",
-                        "dispatchlab.campaign.runner", "dispatchlab.provenance"}
+    assert {"dispatchlab.sim.engine", "dispatchlab.experiment.campaign.worker",
+            "dispatchlab.dispatch.backfill", "dispatchlab.metrics.summary",
+            "dispatchlab.experiment.campaign.store", "dispatchlab.experiment.provenance",
+            "dispatchlab.core.suggest", "dispatchlab.testing"} <= names
+    assert not names & {"dispatchlab.report", "dispatchlab.report.html",
+                        "dispatchlab.report.plots", "dispatchlab.__main__"}
     assert not any(n.startswith("dispatchlab.cli") for n in names)
     root = tmp_path / "dispatchlab"
     shutil.copytree(package_copy, root)
-    (root / "report.py").write_text("REPORT_CHANGED = True\n")
-    (root / "cli_extra.py").write_text("ALSO = 1\n")
+    (root / "report" / "html.py").write_text("REPORT_CHANGED = True\n")
+    (root / "cli" / "extra.py").write_text("ALSO = 1\n")
     assert provenance.package_code_hash(root) == provenance.project_code_hash()
     (root / "sim" / "new_module.py").write_text("NEW = 1\n")  # a new module counts
     assert provenance.package_code_hash(root) != provenance.project_code_hash()

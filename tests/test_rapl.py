@@ -20,18 +20,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.checks import check_dispatcher
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO, make_dispatcher
 from dispatchlab.dispatch.base import SetPower
-from dispatchlab.dispatch.rapl import DecRapl, RaplDynShare, RaplSimple, dynshare_step
-from dispatchlab.errors import InputError
+from dispatchlab.dispatch.powercap.rapl import DecRapl, RaplDynShare, RaplSimple, dynshare_step
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power, power_facts
 from dispatchlab.power.data import with_power
-from dispatchlab.power.predictors import RealPowerPredictor
+from dispatchlab.predict.power.predictors import RealPowerPredictor
 from dispatchlab.sim.duration import Factor
+from dispatchlab.testing import check_dispatcher
 
-DYN = "dispatchlab.dispatch.rapl:RaplDynShare"
+DYN = "dispatchlab.dispatch.powercap.rapl:RaplDynShare"
 
 
 def powered(watts, **cols) -> JobTable:
@@ -248,7 +248,7 @@ def test_dead_band_skips_small_raises_and_stops_the_two_period_cycle():
 def test_measured_node_power_is_the_views():
     # the per-node measurement DynShare computes from its job-node incidence equals
     # View.node_power() (real power x level split by units), levels included
-    from dispatchlab.dispatch.rapl import _Incidence
+    from dispatchlab.dispatch.powercap.rapl import _Incidence
 
     seen = []
 

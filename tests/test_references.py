@@ -1,6 +1,6 @@
 """References a reader can follow: the README, the package's docstrings and help texts,
 the examples and the benchmarks name the papers by author and year (the full entries in
-:mod:`dispatchlab.references` and the README's "References"), point to no file outside
+:mod:`dispatchlab.core.references` and the README's "References"), point to no file outside
 the repository (the configurable traces folder aside) and to no issue number.
 
 The only ``seedNNN`` names left are file and folder names users type (campaign files,
@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab import InputError, references
-from dispatchlab.references import PAPERS, expand_traces, traces_dir
+from dispatchlab import InputError
+from dispatchlab.core import references
+from dispatchlab.core.references import PAPERS, expand_traces, traces_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +50,7 @@ SEED_BROKEN = re.compile(r"\bseed( paper)?[\s\"'#:]*\n[\s\"'#:+]*00[0-4]\b", re.
 #: where the default traces folder may be spelled out: its definition, and the places
 #: that document it
 TRACES_DEFAULT_OK = {
-    ROOT / "src" / "dispatchlab" / "references.py",
+    ROOT / "src" / "dispatchlab" / "core" / "references.py",
     ROOT / "README.md", ROOT / "Makefile",
     ROOT / "benchmarks" / "bench_power.py",
     ROOT / "examples" / "compare_dispatchers.sh",
@@ -136,7 +137,7 @@ def test_the_traces_folder_is_configurable(monkeypatch, tmp_path):
 
 
 def test_a_campaign_reads_a_trace_from_the_traces_folder(monkeypatch, tmp_path):
-    from dispatchlab.campaign.config import load_campaign
+    from dispatchlab.experiment.campaign.config import load_campaign
 
     data = tmp_path / "data"
     data.mkdir()

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
-from dispatchlab.advice import THROTTLING_WITHOUT_SLOWDOWN, result_warnings
-from dispatchlab.campaign.config import load_campaign
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import DISPATCHERS, make_dispatcher
-from dispatchlab.errors import InputError
+from dispatchlab.experiment.campaign.config import load_campaign
 from dispatchlab.power import PowerCap
-from dispatchlab.power.predictors import make_power_predictor
+from dispatchlab.power.eurora_synth import eurora_instance, write_instance
+from dispatchlab.predict.power.predictors import make_power_predictor
+from dispatchlab.run.advice import THROTTLING_WITHOUT_SLOWDOWN, result_warnings
 from dispatchlab.sim.duration import Factor, NoSlowdown
 from dispatchlab.sim.engine import check_combination, is_node_level
-from dispatchlab.workload.eurora_synth import eurora_instance, write_instance
 from test_cli import assert_ok, assert_user_error, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""dispatchlab.report: a static HTML report from a real results database."""
+"""dispatchlab.report.html: a static HTML report from a real results database."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.campaign import store
-from dispatchlab.campaign.worker import jobs_table, series_table
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign import store
+from dispatchlab.experiment.campaign.worker import jobs_table, series_table
+from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.metrics import Measure
 from dispatchlab.platform import Platform
-from dispatchlab.provenance import run_code_hash
-from dispatchlab.report import write_report
+from dispatchlab.report.html import write_report
 
 TAU = 10.0
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.campaign import store
+from dispatchlab.experiment.campaign import store
 from dispatchlab.platform import Platform
-from dispatchlab.report import write_report
+from dispatchlab.report.html import write_report
 from test_report import _outcome
 
 CHROMIUM = Path("/usr/bin/chromium")

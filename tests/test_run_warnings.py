@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from campaign_helpers import stored_runs, synthetic_trace, write_campaign
-from dispatchlab.campaign import run_campaign
-from dispatchlab.report import write_report
+from dispatchlab.experiment.campaign import run_campaign
+from dispatchlab.report.html import write_report
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

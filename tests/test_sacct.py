@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from dispatchlab import Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
-from dispatchlab.errors import InputError
 from dispatchlab.predict import WalltimePredictor
 from dispatchlab.workload.sacct import (
     SKIP_CANCELLED,

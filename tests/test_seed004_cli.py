@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dispatchlab.workload.eurora_synth import eurora_instance, write_instance
+from dispatchlab.power.eurora_synth import eurora_instance, write_instance
 from dispatchlab.workload.tables import write_csv
 from test_cli import assert_ok, assert_user_error, run_cli
 

@@ -10,23 +10,23 @@ import numpy as np
 import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY, FIFO
 from dispatchlab.dispatch.base import Allocation
-from dispatchlab.errors import InputError
-from dispatchlab.power.predictors import (
-    POWER_PREDICTORS,
-    RealPowerPredictor,
-    Underpredicted,
-    make_power_predictor,
-)
-from dispatchlab.workload.eurora_synth import (
+from dispatchlab.power.eurora_synth import (
     EURORA_MODEL,
     MIN_RUN,
     eurora_instance,
     fit_eurora_model,
     write_instance,
 )
-from dispatchlab.workload.hotstart import add_hot_start, hot_nodes
+from dispatchlab.predict.power.predictors import (
+    POWER_PREDICTORS,
+    RealPowerPredictor,
+    Underpredicted,
+    make_power_predictor,
+)
+from dispatchlab.sim.hotstart import add_hot_start, hot_nodes
 from dispatchlab.workload.jobs import OPTIONAL_FIELDS
 
 EURORA = Platform.eurora()  # nodes 0-31: 16 cores, 2 MICs; 32-63: 16 cores, 2 GPUs

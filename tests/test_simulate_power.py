@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dispatchlab.metrics.keys import BY_KEY, POWER_TABLE
-from dispatchlab.workload.eurora_synth import eurora_instance, write_instance
+from dispatchlab.power.eurora_synth import eurora_instance, write_instance
 from test_cli import assert_ok, run_cli
 
 CAP_KEYS = ("cap_mean_share", "cap_time_above_share", "cap_max_excess", "cap_mean_underuse")

@@ -7,7 +7,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.metrics import Measure
 from dispatchlab.workload.slices import Slice, default_lead_in, measure_for, plan_slices
 

@@ -1,4 +1,4 @@
-"""Statistics over runs (dispatchlab.stats): intervals are Student's t below 10 runs
+"""Statistics over runs (dispatchlab.experiment.statistics): intervals are Student's t below 10 runs
 and scipy's bootstrap from 10, pairing is by workload, degenerate and missing data are
 handled."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from dispatchlab.errors import InputError
-from dispatchlab.stats import (
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.statistics import (
     BOOTSTRAP_MIN_RUNS,
     CONFIDENCE,
     DEFAULT_SEED,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.metrics import (
     REJECTED,
     STEADY_THRESHOLD,

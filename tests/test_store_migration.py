@@ -16,8 +16,14 @@ import duckdb
 import pytest
 
 from campaign_helpers import connect
-from dispatchlab.campaign import group_runs, load_campaign, run_campaign, select_runs, store
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign import (
+    group_runs,
+    load_campaign,
+    run_campaign,
+    select_runs,
+    store,
+)
 from dispatchlab.metrics.keys import METRICS, Metric
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -12,11 +12,7 @@ import numpy as np
 import pytest
 
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.metrics import StepFunction
-from dispatchlab.platform import Platform
-from dispatchlab.predict import make_predictor
-from dispatchlab.sim import Simulation
-from dispatchlab.study import (
+from dispatchlab.experiment.study import (
     TABLE_COLUMNS,
     merge_step_functions,
     merged_distributions,
@@ -25,6 +21,10 @@ from dispatchlab.study import (
     study_figures,
     weighted_box_stats,
 )
+from dispatchlab.metrics import StepFunction
+from dispatchlab.platform import Platform
+from dispatchlab.predict import make_predictor
+from dispatchlab.sim import Simulation
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -100,7 +100,7 @@ def test_study_figures_legends_colours_and_titles(study):
     from matplotlib.colors import to_rgba
     from matplotlib.patches import PathPatch
 
-    from dispatchlab.plots import colour_map
+    from dispatchlab.report.plots import colour_map
 
     figs = study_figures(study)
     assert list(figs) == ["slowdown.png", "slowdown_by_class.png", "queue_length.png"]

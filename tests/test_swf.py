@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import TRACES_DIR
-from dispatchlab.errors import InputError
-from dispatchlab.sim.limits import TIME_LIMIT
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import TIME_LIMIT
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace

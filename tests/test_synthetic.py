@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import ALL_FIELDS, JobTable
 from dispatchlab.workload.synthetic import generate_synthetic
 

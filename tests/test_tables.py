@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import TRACES_DIR
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.swf import read_swf, write_swf

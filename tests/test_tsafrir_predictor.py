@@ -9,9 +9,9 @@ last row.
 from __future__ import annotations
 
 from dispatchlab import Platform, Simulation
-from dispatchlab.checks import check_predictor
 from dispatchlab.dispatch import FIFO
 from dispatchlab.predict import PREDICTORS, TsafrirPredictor, make_predictor
+from dispatchlab.testing import check_predictor
 from dispatchlab.workload.jobs import JobTable
 
 

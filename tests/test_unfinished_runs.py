@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from campaign_helpers import write_campaign
-from dispatchlab.campaign import run_campaign, select_runs, store
-from dispatchlab.campaign.statistics import run_statistics
 from dispatchlab.cli import app
-from dispatchlab.report import write_report
+from dispatchlab.experiment.campaign import run_campaign, select_runs, store
+from dispatchlab.experiment.campaign.statistics import run_statistics
+from dispatchlab.report.html import write_report
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.swf import write_swf
 

@@ -7,7 +7,7 @@ import numpy as np
 from dispatchlab.dispatch.base import Dispatcher, Start
 from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
 from dispatchlab.platform import NodeType, Platform
-from dispatchlab.predict.base import Predictor
+from dispatchlab.predict.duration.base import Predictor
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
 

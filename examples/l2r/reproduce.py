@@ -1,5 +1,5 @@
 """Reproduce Darrous's Table 3 (and Figures 3-4, and the cross-trace remark) with
-``dispatchlab.l2r``: train on each trace's first 70 % in both set-ups, evaluate on the
+``dispatchlab.rank``: train on each trace's first 70 % in both set-ups, evaluate on the
 rest, and write ``results.json``, ``table.md`` and ``lists.png`` into ``--out``.
 
     python examples/l2r/reproduce.py [--traces FOLDER] --out l2r-results [--ablation]
@@ -51,7 +51,7 @@ def run_one(traces: Path, out: Path, name: str, setup: str, lists: int,
     """Train and evaluate one row; ``features`` defaults to the set-up's own. The label
     simulations (``OUT/work/<trace>/<setup>``) do not depend on the features, so the
     rows of one set-up share them."""
-    from dispatchlab.l2r.pipeline import evaluate, train
+    from dispatchlab.experiment.l2r.pipeline import evaluate, train
 
     features = features or setup
     variant = setup if features == setup else f"{setup}+{features}-features"
@@ -83,7 +83,7 @@ def run_one(traces: Path, out: Path, name: str, setup: str, lists: int,
 def transfer(traces: Path, out: Path, results: list[dict], names: list[str]) -> list[dict]:
     """Models trained on one trace (causal set-up) evaluated on the others' test parts,
     with the evaluated trace's own K."""
-    from dispatchlab.l2r.pipeline import evaluate
+    from dispatchlab.experiment.l2r.pipeline import evaluate
 
     rows = []
     models = {r["trace"]: r["model"] for r in results if r["variant"] == "causal"}
@@ -158,7 +158,7 @@ def table(results: list[dict]) -> str:
 
 
 def main() -> None:
-    from dispatchlab.references import traces_dir
+    from dispatchlab.core.references import traces_dir
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--traces", type=Path,

@@ -7,7 +7,7 @@ dispatcher x predictor of the seed (plus FIFO as a baseline), then pooled.
 Writes into OUT (default ``seed000-eurora``):
 
 - ``instances.csv``: one row per instance x dispatcher x predictor (the study table
-  of :mod:`dispatchlab.study`, with the instance name);
+  of :mod:`dispatchlab.experiment.study`, with the instance name);
 - ``study.csv`` / ``study.json``: the pooled table (rewritten after every instance, with
   the figures, so an interrupted run keeps the instances it finished). Wait and
   slowdown metrics are over the jobs of all instances together; ``utilization`` and
@@ -31,16 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
-from dispatchlab.metrics import summarize
-from dispatchlab.platform import Platform
-from dispatchlab.references import traces_dir
-from dispatchlab.study import (
+from dispatchlab.core.references import traces_dir
+from dispatchlab.experiment.study import (
     STUDY_METRICS,
     TABLE_COLUMNS,
     Combination,
     StudyResult,
     run_prediction_study,
 )
+from dispatchlab.metrics import summarize
+from dispatchlab.platform import Platform
 from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import load_trace
 

@@ -21,7 +21,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from dispatchlab.campaign.store import open_read, select_runs
+from dispatchlab.experiment.campaign.store import open_read, select_runs
 
 
 def family(trace: str) -> str:

@@ -10,7 +10,7 @@ Quick start::
 
 Every component is named as on the command line (``NAME``, ``NAME:KEY=VALUE...``,
 ``NAME:PARAM=SUB:PARAM__KEY=VALUE`` for a sub-component's parameter, ``module:Class``,
-``path/file.py:Class``; see :mod:`dispatchlab.components`), by :func:`make_dispatcher`,
+``path/file.py:Class``; see :mod:`dispatchlab.core.components`), by :func:`make_dispatcher`,
 :func:`make_predictor`, :func:`make_power_predictor`, :func:`make_duration_model`,
 :func:`make_allocator` and :func:`make_ordering`::
 
@@ -19,10 +19,11 @@ Every component is named as on the command line (``NAME``, ``NAME:KEY=VALUE...``
 
 from typing import Any
 
+from dispatchlab.core import deprecation
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import Dispatcher, make_dispatcher
 from dispatchlab.dispatch.allocators import make_allocator
 from dispatchlab.dispatch.orderings import make_ordering
-from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.predict import Predictor, make_predictor
 from dispatchlab.sim import Simulation, SimulationResult
@@ -32,12 +33,14 @@ from dispatchlab.workload.load import load_trace
 
 __version__ = "0.1.0"
 
+deprecation.install()  # old module paths (before the layering) still resolve, with a warning
+
 
 def __getattr__(name: str) -> Any:
     """``make_power_predictor``, imported on first use (the power predictors' module
     costs start-up time every command would pay)."""
     if name == "make_power_predictor":
-        from dispatchlab.power.predictors import make_power_predictor
+        from dispatchlab.predict.power.predictors import make_power_predictor
 
         return make_power_predictor
     raise AttributeError(f"module 'dispatchlab' has no attribute {name!r}")

@@ -15,7 +15,7 @@ One module per command group, all registered here:
 
 Imports point one way: command modules import ``common``, this package imports the
 command modules. Every user mistake ends with exactly one ``error: ...`` line on stderr
-and exit status 2 (no traceback); see :class:`dispatchlab.errors.InputError`. A
+and exit status 2 (no traceback); see :class:`dispatchlab.core.errors.InputError`. A
 dispatcher that breaks the engine's rules (:class:`~dispatchlab.dispatch.base.
 DispatchError`, a bug in its code) ends with one ``error: ...`` line and status 1, or
 its traceback with ``DISPATCHLAB_TRACEBACK=1``.
@@ -38,8 +38,8 @@ from dispatchlab.cli.results import report, results_app
 from dispatchlab.cli.simulate import demo, simulate
 from dispatchlab.cli.study import study_app
 from dispatchlab.cli.trace import convert, generate, trace_app
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.base import DispatchError
-from dispatchlab.errors import InputError
 
 #: set to 1 to see the traceback of a dispatcher's protocol break (a bug in its code)
 TRACEBACK_ENV = "DISPATCHLAB_TRACEBACK"
@@ -51,7 +51,7 @@ class _Group(click.Group):
     def resolve_command(self, ctx, args):
         name = args[0] if args else None
         if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
-            from dispatchlab.suggest import did_you_mean
+            from dispatchlab.core.suggest import did_you_mean
 
             raise InputError(f"no such command {name!r}"
                              + did_you_mean(name, self.list_commands(ctx))

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from dispatchlab.cli.common import console
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 
 @click.group("campaign")
@@ -162,7 +162,7 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
                  rerun_where: str | None, database: Path | None,
                  progress: bool) -> None:
     """Run the unfinished runs of CAMPAIGN_FILE and store them in its database."""
-    from dispatchlab.campaign import load_campaign, run_campaign
+    from dispatchlab.experiment.campaign import load_campaign, run_campaign
 
     if workers is not None and workers < 1:
         raise InputError(f"must be >= 1, got {workers}", field="--workers")
@@ -201,7 +201,7 @@ def campaign_run(campaign_file: Path, workers: int | None, dask: str | None,
 def _interrupted(camp, database: Path | None, exc: KeyboardInterrupt, rerun: bool) -> None:
     """Ctrl-C during ``campaign run``: one line on stderr saying how many runs are
     stored and how to resume (the caller exits with status 130)."""
-    from dispatchlab.campaign import CampaignInterrupted, campaign_status
+    from dispatchlab.experiment.campaign import CampaignInterrupted, campaign_status
 
     now = ""
     if isinstance(exc, CampaignInterrupted):
@@ -226,7 +226,7 @@ def campaign_status_cmd(campaign_file: Path, database: Path | None) -> None:
     """Count the runs of CAMPAIGN_FILE that are done, failed and not run yet."""
     from rich.table import Table
 
-    from dispatchlab.campaign import campaign_status
+    from dispatchlab.experiment.campaign import campaign_status
 
     st = campaign_status(campaign_file, database=database)
     con = console()

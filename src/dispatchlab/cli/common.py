@@ -1,7 +1,7 @@
 """What the command modules share: option groups, parsing of ranges and components,
 trace loading and platform choice, consoles and summary tables.
 
-Every user mistake raises :class:`~dispatchlab.errors.InputError`; :func:`dispatchlab.
+Every user mistake raises :class:`~dispatchlab.core.errors.InputError`; :func:`dispatchlab.
 cli.main` prints it as one ``error: ...`` line and exits with status 2.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 # ------------------------------------------------------------------- parsing
 #: The end of an open range ``A:`` (beyond any trace's times and job counts).
@@ -54,7 +54,7 @@ def parse_fraction(text: str | None) -> tuple[str, float] | None:
 
 def names_help(kind: str, extra: str = "") -> str:
     """Help text listing the registered names of ``kind`` (never hand-written)."""
-    from dispatchlab.components import registered_names
+    from dispatchlab.core.components import registered_names
 
     return (" | ".join(registered_names(kind)) + " | module:Class | path/file.py:Class"
             " (NAME:KEY=VALUE sets parameters)" + extra)
@@ -84,7 +84,7 @@ def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: b
         from dispatchlab.workload.eurora import split_archive_path
 
         if split_archive_path(path) is None:  # ARCHIVE#MEMBER: a job instance in a tar
-            from dispatchlab.suggest import missing_file_hint
+            from dispatchlab.core.suggest import missing_file_hint
 
             raise InputError("no such file" + missing_file_hint(path), file=str(path))
     options = dict(reader or {})
@@ -127,7 +127,7 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
     elif platform is not None:
         path, _member = split_archive(platform)
         if not path.exists():
-            from dispatchlab.suggest import did_you_mean, missing_file_hint
+            from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 
             hint = did_you_mean(platform, list(PRESETS)) or missing_file_hint(path)
             raise InputError("platform file not found (give a TOML file, an Eurora node "
@@ -161,7 +161,7 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
     """One dispatcher from ``--dispatcher SPEC``, ``-D KEY=VALUE`` and the shorthand
     options (``--order``, ``--priority``, ``--reservations``, ``--skip``,
     ``--allocator``), which set the parameters of the same names."""
-    from dispatchlab.components import (
+    from dispatchlab.core.components import (
         component_class,
         parse_assignments,
         parse_component,
@@ -197,8 +197,8 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
         raise
     allocator_name = spec.params.get("allocator")
     if allocator_name is not None:
+        from dispatchlab.core.suggest import did_you_mean
         from dispatchlab.dispatch import ALLOCATORS
-        from dispatchlab.suggest import did_you_mean
 
         if allocator_name not in ALLOCATORS:
             raise InputError(f"unknown allocator {allocator_name!r}"
@@ -209,7 +209,7 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
 
 def predictor_spec(name: str, params: Sequence[str]):
     """One predictor from ``--predictor SPEC`` and ``-P KEY=VALUE``."""
-    from dispatchlab.components import parse_assignments, parse_component
+    from dispatchlab.core.components import parse_assignments, parse_component
 
     if "," in name and "=" not in name:
         raise InputError(f"expected one predictor here, got {name!r}", field="--predictor")
@@ -484,7 +484,7 @@ CAP_OPTIONS = options(
 def power_predictor_spec(name: str | None, params: Sequence[str]):
     """The power predictor of ``--power-predictor SPEC`` and ``-Q KEY=VALUE`` (None
     without the option)."""
-    from dispatchlab.components import parse_assignments, parse_component
+    from dispatchlab.core.components import parse_assignments, parse_component
 
     if name is None:
         if params:
@@ -529,7 +529,7 @@ def duration_model_spec(text: str | None):
     """The duration model of ``--duration-model SPEC`` (None without the option)."""
     if text is None:
         return None
-    from dispatchlab.components import parse_component
+    from dispatchlab.core.components import parse_component
 
     return parse_component(text, "duration-model", option="--duration-model")
 
@@ -567,6 +567,6 @@ def apply_hot_start(jobs, platform, share: float | None):
     rows the engine pins to their nodes (``(jobs, None)`` without the option)."""
     if share is None:
         return jobs, None
-    from dispatchlab.workload.hotstart import add_hot_start
+    from dispatchlab.sim.hotstart import add_hot_start
 
     return add_hot_start(jobs, platform, share)

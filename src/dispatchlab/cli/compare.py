@@ -24,7 +24,7 @@ from dispatchlab.cli.common import (
     names_help,
     warn,
 )
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 #: Metrics whose paired differences to the baseline are shown.
 DIFFERENCE_METRICS = ("mean_wait", "mean_slowdown", "mean_bsld", "utilization",
@@ -62,8 +62,8 @@ def _interval_table(comp, title: str):
     """One row per metric, one column per configuration (narrow for a few of them)."""
     from rich.table import Table
 
+    from dispatchlab.experiment.statistics import BOOTSTRAP_MIN_RUNS, N_RESAMPLES, format_estimate
     from dispatchlab.metrics.keys import BY_KEY, COMPARE_TABLE
-    from dispatchlab.stats import BOOTSTRAP_MIN_RUNS, N_RESAMPLES, format_estimate
 
     table = Table(title=title, caption="mean over slices of each slice's value [95 % "
                   f"interval over slices: t = Student's t below {BOOTSTRAP_MIN_RUNS} "
@@ -85,8 +85,8 @@ def _difference_table(comp):
     configuration."""
     from rich.table import Table
 
+    from dispatchlab.experiment.statistics import BOOTSTRAP_MIN_RUNS, format_difference
     from dispatchlab.metrics.keys import BY_KEY
-    from dispatchlab.stats import BOOTSTRAP_MIN_RUNS, format_difference
 
     entries = [e for e in comp.statistics if e.get("vs_baseline")]
     table = Table(title=f"paired differences to {comp.baseline} (same predictor, same "
@@ -155,10 +155,10 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     the table gives means with 95 % intervals over slices (Student's t below 10 slices,
     percentile bootstrap from 10), plus paired
     differences to --baseline."""
-    from dispatchlab.advice import platform_warnings
-    from dispatchlab.compare import run_comparison
-    from dispatchlab.components import parse_component_list
+    from dispatchlab.core.components import parse_component_list
+    from dispatchlab.experiment.compare import run_comparison
     from dispatchlab.metrics import check_tau
+    from dispatchlab.run.advice import platform_warnings
 
     check_tau(tau)
     check_overrun(overrun)
@@ -169,7 +169,7 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     if lead_in is not None and slices is None:
         raise InputError("--lead-in applies with --slices", field="--lead-in")
     if baseline is not None:
-        from dispatchlab.components import parse_component
+        from dispatchlab.core.components import parse_component
 
         baseline = parse_component(baseline, "dispatcher", option="--baseline").text
         if baseline not in [d.text for d in dspecs]:
@@ -201,7 +201,7 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     else:
         con.print(_single_table(comp, title))
     if out is not None:
-        from dispatchlab.errors import output_folder
+        from dispatchlab.core.errors import output_folder
 
         folder = output_folder(out)
         data = {

@@ -1,5 +1,5 @@
 """``dispatchlab l2r train`` / ``l2r evaluate``: learning-to-rank queue order for EASY
-(Darrous, learning-to-rank report; the pipeline is :mod:`dispatchlab.l2r.pipeline`)."""
+(Darrous, learning-to-rank report; the pipeline is :mod:`dispatchlab.experiment.l2r.pipeline`)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import TRACE_ARG, console
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 SETUP_HELP = ("causal (default: submit-time features, default cleaning) | seed (the "
               "authors' set-up: pyss cleaning, machine sizes, the leaky test features)")
 
 
 def _policies(text: str) -> list[str]:
-    from dispatchlab.l2r.pipeline import check_policies
+    from dispatchlab.experiment.l2r.pipeline import check_policies
 
     return check_policies([p for p in text.split(",") if p.strip()] or [""])
 
@@ -59,8 +59,8 @@ def train_cmd(trace: Path, lists: int, out: Path, policies: str, features: str |
               learner: str, learner_params: tuple[str, ...], setup: str, workers: int | None,
               dask: str | None, work: Path | None) -> None:
     """Label TRACE's training lists by simulation and train a ranking model."""
-    from dispatchlab.components import _parse_untyped, parse_assignments
-    from dispatchlab.l2r.pipeline import train
+    from dispatchlab.core.components import _parse_untyped, parse_assignments
+    from dispatchlab.experiment.l2r.pipeline import train
 
     params = {k: _parse_untyped(v) for k, v in
               parse_assignments(learner_params, "--learner-param").items()}
@@ -108,7 +108,7 @@ def evaluate_cmd(trace: Path, model: Path, lists: int | None, setup: str | None,
     """Simulate TRACE's test part under EASY with the learned score and the baselines."""
     from rich.table import Table
 
-    from dispatchlab.l2r.pipeline import evaluate
+    from dispatchlab.experiment.l2r.pipeline import evaluate
 
     if random_seed < 0:
         raise InputError(f"must be >= 0, got {random_seed}", field="--random-seed")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import READ_OPTIONS, TRACE_ARG, console, load, warn
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 
 @click.group("platform")

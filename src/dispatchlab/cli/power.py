@@ -15,7 +15,7 @@ from dispatchlab.cli.common import (
     console,
     load,
 )
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 
 @click.group("power")
@@ -102,8 +102,8 @@ def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
     from rich.table import Table
 
     from dispatchlab.cli.common import attach_job_power
-    from dispatchlab.components import parse_component
-    from dispatchlab.power.evaluate import evaluate_power_predictors
+    from dispatchlab.core.components import parse_component
+    from dispatchlab.experiment.power_accuracy import evaluate_power_predictors
 
     specs = [p.strip() for p in (predictors.split(",") if "=" not in predictors
                                  else [predictors])]

@@ -32,8 +32,8 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
     """Score duration predictors on TRACE's recorded schedule (no dispatcher)."""
     from rich.table import Table
 
-    from dispatchlab.components import parse_component_list
-    from dispatchlab.predict.evaluate import evaluate_predictors
+    from dispatchlab.core.components import parse_component_list
+    from dispatchlab.experiment.duration_accuracy import evaluate_predictors
 
     specs = parse_component_list(predictors, "predictor", option="--predictors")
     jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader, window=window,

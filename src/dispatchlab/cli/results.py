@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import console, fits, parse_range, print_records, print_wide
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 
 @click.group("results")
@@ -43,7 +43,7 @@ def results_query(db: Path, sql: str, limit: int, fmt: str) -> None:
     """Run SQL on DB (read-only) and print the result."""
     import duckdb
 
-    from dispatchlab.campaign.store import open_read
+    from dispatchlab.experiment.campaign.store import open_read
 
     if limit < 1:
         raise InputError(f"must be >= 1, got {limit}", field="--limit")
@@ -144,13 +144,13 @@ def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
     """Per configuration: the mean over runs of each run's metric with a 95 % interval
     (Student's t below 10 runs, percentile bootstrap from 10), and paired differences
     to --baseline."""
-    from dispatchlab.campaign.statistics import run_statistics
-    from dispatchlab.campaign.store import open_read, select_runs, split_unfinished
+    from dispatchlab.experiment.campaign.statistics import run_statistics
+    from dispatchlab.experiment.campaign.store import open_read, select_runs, split_unfinished
     from dispatchlab.metrics.keys import BY_KEY
 
     for key in metrics:
         if key not in BY_KEY:
-            from dispatchlab.suggest import did_you_mean
+            from dispatchlab.core.suggest import did_you_mean
 
             raise InputError(f"unknown metric {key!r}{did_you_mean(key, BY_KEY)}",
                              field="--metric")
@@ -182,7 +182,7 @@ def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
 
 def print_unfinished(unfinished: list[dict]) -> None:
     """List the unfinished runs left out, with how many of their jobs ended."""
-    from dispatchlab.campaign.store import describe_unfinished
+    from dispatchlab.experiment.campaign.store import describe_unfinished
 
     if not unfinished:
         return
@@ -199,13 +199,13 @@ def print_unfinished(unfinished: list[dict]) -> None:
 def _summary_section(section, metrics: tuple[str, ...], baseline: str | None):
     from rich.table import Table
 
-    from dispatchlab.metrics.keys import BY_KEY
-    from dispatchlab.stats import (
+    from dispatchlab.experiment.statistics import (
         BOOTSTRAP_MIN_RUNS,
         MIN_RUNS,
         format_difference,
         format_estimate,
     )
+    from dispatchlab.metrics.keys import BY_KEY
 
     table = Table(title=f"trace {section.trace}, platform {section.platform}",
                   caption="mean over runs of each run's value [95 % interval over runs: "
@@ -258,8 +258,8 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
     """Power caps (Carastan-Santos et al. 2024): per dispatcher x power predictor x cap, the means
     over workloads of the cap-window metrics and the turnaround change against the baseline
     run on the same workload."""
-    from dispatchlab.campaign.powerstats import power_rows
-    from dispatchlab.campaign.store import open_read, select_runs, split_unfinished
+    from dispatchlab.experiment.campaign.powerstats import power_rows
+    from dispatchlab.experiment.campaign.store import open_read, select_runs, split_unfinished
 
     con = open_read(db)
     try:
@@ -268,7 +268,7 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
         con.close()
     runs, unfinished = split_unfinished(runs, include_unfinished=include_unfinished)
     if unfinished:
-        from dispatchlab.campaign.store import describe_unfinished
+        from dispatchlab.experiment.campaign.store import describe_unfinished
 
         print(f"note: {len(unfinished):,} unfinished runs left out (stopped at their "
               "wall-clock budget; --include-unfinished uses them): "
@@ -344,8 +344,8 @@ def results_export(db: Path, fmt: str, out: Path | None, tables: str) -> None:
     """Export DB's tables to Parquet or CSV files, one per table."""
     import duckdb
 
-    from dispatchlab.campaign.store import open_read
-    from dispatchlab.errors import output_folder
+    from dispatchlab.core.errors import output_folder
+    from dispatchlab.experiment.campaign.store import open_read
 
     names = [t.strip() for t in tables.split(",")]
     unknown = [t for t in names if t not in ("runs", "jobs", "series")]
@@ -400,7 +400,7 @@ def report(db: Path, out: Path, runs_filter: str | None, gantt_run: str | None,
            gantt_window: str | None, baseline: str | None, include_outdated: bool,
            include_unfinished: bool) -> None:
     """Write a self-contained HTML report (figures and tables) of DB's runs."""
-    from dispatchlab.report import write_report
+    from dispatchlab.report.html import write_report
 
     path = write_report(db, out, runs_filter=runs_filter, gantt_run=gantt_run,
                         gantt_window=_window(gantt_window), baseline=baseline,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from dispatchlab._memory import release_free_memory
 from dispatchlab.cli.common import (
     CAP_OPTIONS,
     OVERRUN_OPTION,
@@ -38,6 +37,7 @@ from dispatchlab.cli.common import (
     summary_table,
     warn,
 )
+from dispatchlab.core.memory import release_free_memory
 
 
 def _load_notes(jobs, summary: dict) -> list[str]:
@@ -134,8 +134,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     easy:order=sjf, or -D order=sjf."""
     t0 = time.perf_counter()
 
-    from dispatchlab.advice import platform_warnings, result_warnings
     from dispatchlab.metrics import check_tau
+    from dispatchlab.run.advice import platform_warnings, result_warnings
     from dispatchlab.sim import Simulation
     from dispatchlab.sim.engine import check_combination, is_node_level
 
@@ -148,7 +148,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     check_hot_start(hot_start)
     check_overrun(overrun)
     if max_wall is not None and not (max_wall > 0 and max_wall < float("inf")):
-        from dispatchlab.errors import InputError
+        from dispatchlab.core.errors import InputError
 
         raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
                          f"{max_wall}", field="--max-wall")
@@ -234,7 +234,7 @@ def read_job_series(path: Path | None, jobs, power_file: str | None):
         return None
     import sys
 
-    from dispatchlab.errors import InputError
+    from dispatchlab.core.errors import InputError
     from dispatchlab.power.data import DEFAULT_PERIOD, match_power_series, read_power_series
 
     if power_file is None:
@@ -257,7 +257,7 @@ def write_decision_trace(path: Path, dispatcher, result) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dispatchlab.errors import InputError, output_folder
+    from dispatchlab.core.errors import InputError, output_folder
 
     log = getattr(dispatcher, "pass_log_", None)
     if log:

@@ -60,9 +60,9 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     """Simulate TRACE under every dispatcher x predictor (Galleguillos et al. 2017, section 5.2)."""
     from rich.table import Table
 
-    from dispatchlab.components import parse_component_list
+    from dispatchlab.core.components import parse_component_list
+    from dispatchlab.experiment.study import predictor_label, run_prediction_study
     from dispatchlab.metrics import check_tau
-    from dispatchlab.study import predictor_label, run_prediction_study
 
     check_tau(tau)
     # fail on a bad name before loading the trace

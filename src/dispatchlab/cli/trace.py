@@ -14,7 +14,7 @@ from dispatchlab.cli.common import (
     console,
     load,
 )
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 
 @click.group("trace")

@@ -11,6 +11,7 @@ dispatcher is one subclass of
 :class:`Dispatcher` with a ``dispatch(view)`` method; see the README.
 """
 
+from dispatchlab.core.params import build
 from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator, BestFit, FirstFit
 from dispatchlab.dispatch.backfill import EASY, Conservative
 from dispatchlab.dispatch.base import (
@@ -26,7 +27,6 @@ from dispatchlab.dispatch.base import (
 )
 from dispatchlab.dispatch.prb import PRB
 from dispatchlab.dispatch.priority import FIFO, LJF, SJF
-from dispatchlab.params import build
 
 
 class LazyRegistry(dict):
@@ -67,15 +67,15 @@ DISPATCHERS: dict[str, type[Dispatcher]] = LazyRegistry({
     "hcp-online": "dispatchlab.dispatch.cp.hcp:HCPOnline",
     "pcp": "dispatchlab.dispatch.cp.pcp:PCP",
     "pcp-online": "dispatchlab.dispatch.cp.pcp:PCPOnline",
-    "easy-pc": "dispatchlab.dispatch.power:EasyPC",
-    "knapsack": "dispatchlab.dispatch.power:Knapsack",
-    "ls": "dispatchlab.dispatch.ls:LS",
+    "easy-pc": "dispatchlab.dispatch.powercap.capped:EasyPC",
+    "knapsack": "dispatchlab.dispatch.powercap.capped:Knapsack",
+    "ls": "dispatchlab.dispatch.powercap.ls:LS",
     "dec": "dispatchlab.dispatch.cp.dec:DEC",
-    "bf": "dispatchlab.dispatch.budget:BF",
-    "dvfs": "dispatchlab.dispatch.budget:DVFS",
-    "rapl-simple": "dispatchlab.dispatch.rapl:RaplSimple",
-    "rapl-dynshare": "dispatchlab.dispatch.rapl:RaplDynShare",
-    "dec-rapl": "dispatchlab.dispatch.rapl:DecRapl",
+    "bf": "dispatchlab.dispatch.powercap.budget:BF",
+    "dvfs": "dispatchlab.dispatch.powercap.budget:DVFS",
+    "rapl-simple": "dispatchlab.dispatch.powercap.rapl:RaplSimple",
+    "rapl-dynshare": "dispatchlab.dispatch.powercap.rapl:RaplDynShare",
+    "dec-rapl": "dispatchlab.dispatch.powercap.rapl:DecRapl",
 })
 
 

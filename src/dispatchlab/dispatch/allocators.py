@@ -40,10 +40,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Params
+from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.dispatch.base import Allocation
-from dispatchlab.errors import InputError
-from dispatchlab.params import Params
-from dispatchlab.suggest import did_you_mean
 
 
 def units_per_node(request: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -237,7 +237,7 @@ def make_allocator(name: str | Allocator, **params: object) -> Allocator:
     if isinstance(name, Allocator) and not params:
         return name.clone()
     if isinstance(name, Allocator) or (isinstance(name, str) and (":" in name or params)):
-        from dispatchlab.params import make_component
+        from dispatchlab.core.params import make_component
 
         return make_component("allocator", name, **params)
     try:

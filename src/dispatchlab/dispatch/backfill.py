@@ -57,6 +57,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.allocators import (
     ALLOCATORS,
     Allocator,
@@ -73,7 +74,6 @@ from dispatchlab.dispatch.orderings import (
     make_ordering,
 )
 from dispatchlab.dispatch.profile import CoreProfile, NodeProfile, fit_totals, node_fits, planned
-from dispatchlab.errors import InputError
 from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 import numpy as np
 
-from dispatchlab.params import Params
+from dispatchlab.core.params import Params
 
 if TYPE_CHECKING:
     from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
@@ -330,7 +330,7 @@ class View:
 class Dispatcher(Params, ABC):
     """Base class of all dispatchers: override :meth:`dispatch`.
 
-    Parameters are ``__init__`` keywords (see :class:`dispatchlab.params.Params`).
+    Parameters are ``__init__`` keywords (see :class:`dispatchlab.core.params.Params`).
     ``start(engine_facts)`` is called once before the run; per-run state goes there.
     """
 
@@ -338,7 +338,7 @@ class Dispatcher(Params, ABC):
     #: False for a dispatcher that only handles counting (pooled cores) platforms: a
     #: node-level run of it is refused before it starts (an InputError from
     #: :func:`dispatchlab.sim.engine.check_combination`, which every way of building a
-    #: run calls), and :func:`dispatchlab.checks.check_dispatcher` skips its node-level
+    #: run calls), and :func:`dispatchlab.testing.check_dispatcher` skips its node-level
     #: checks
     supports_node_level: bool = True
     #: True for a dispatcher that slows running jobs: it lowers their power levels

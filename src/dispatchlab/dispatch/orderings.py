@@ -60,9 +60,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dispatchlab.errors import InputError
-from dispatchlab.params import Params
-from dispatchlab.suggest import case_match, did_you_mean
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Params
+from dispatchlab.core.suggest import case_match, did_you_mean
 
 
 class OrderKeys(NamedTuple):
@@ -336,14 +336,14 @@ class L2ROrder(Ordering):
     def input_files(self) -> tuple[str, ...]:
         """The model file, absolute (a relative ``model`` is read from the current
         directory); none without a model. Its contents join a campaign run's key (see
-        :func:`dispatchlab.provenance.declared_input_files`)."""
+        :func:`dispatchlab.experiment.provenance.declared_input_files`)."""
         if not isinstance(self.model, str) or not self.model:
             return ()
         return (str(Path(self.model).resolve()),)
 
     def start(self, view) -> None:
-        from dispatchlab.l2r.features import check_feature_set_name, job_features
-        from dispatchlab.l2r.model import L2RModel, check_feature_set
+        from dispatchlab.rank.features import check_feature_set_name, job_features
+        from dispatchlab.rank.model import L2RModel, check_feature_set
 
         if not self.model:
             raise InputError("the l2r ordering needs a model file (l2r:model=PATH)",
@@ -379,7 +379,7 @@ def make_ordering(spec: str | Ordering, field: str = "order", **params: object) 
     if isinstance(spec, Ordering) and not params:
         return spec.clone()
     if isinstance(spec, Ordering) or (isinstance(spec, str) and (":" in spec or params)):
-        from dispatchlab.params import make_component
+        from dispatchlab.core.params import make_component
 
         try:
             return make_component("ordering", spec, **params)

@@ -25,7 +25,7 @@ are re-sorted with keys evaluated at that time and every one that fits over its
 planned duration is placed. Its start-now part equals PRB's decisions; the rest is the
 reference schedule and the hint of the CP dispatchers.
 
-*Power* (Borghesi et al. 2018's LS, :class:`dispatchlab.dispatch.ls.LS`): given a
+*Power* (Borghesi et al. 2018's LS, :class:`dispatchlab.dispatch.powercap.ls.LS`): given a
 :class:`PowerBudget`, the plan also keeps the predicted power of the running jobs
 (prediction x current level, released at their estimated ends) plus the jobs it placed
 (released at their planned ends) within a budget of watts: a job fits at ``t`` only if
@@ -221,7 +221,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     ``power`` (a :class:`PowerBudget`, Borghesi et al. 2018's LS): a job also needs its predicted
     power within the budget with the power in use over its window (a
     :class:`PowerProfile`; at ``now``: the summed power of all running jobs plus the
-    jobs placed now, exactly as :class:`~dispatchlab.dispatch.ls.LS` checks). A job
+    jobs placed now, exactly as :class:`~dispatchlab.dispatch.powercap.ls.LS` checks). A job
     whose power alone exceeds the budget is never placed (-1). The start-now part then
     equals LS's decisions."""
     rows = np.asarray(rows, dtype=np.int64)

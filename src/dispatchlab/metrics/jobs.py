@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 #: ``status`` codes written by the simulator.
 COMPLETED: int = 0

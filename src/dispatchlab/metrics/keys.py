@@ -6,9 +6,9 @@ statistics over runs) is one :class:`Metric` in :data:`METRICS`. A later feature
 a metric by adding one entry here (and computing it in
 :func:`dispatchlab.metrics.summarize`); the store's columns, the tables and the
 statistics follow from this list. The store creates new columns for entries added
-after a database was written (see :mod:`dispatchlab.campaign.store`).
+after a database was written (see :mod:`dispatchlab.experiment.campaign.store`).
 
-Aggregation over runs (the statistics of :mod:`dispatchlab.stats`): the unit is a
+Aggregation over runs (the statistics of :mod:`dispatchlab.experiment.statistics`): the unit is a
 run (one workload: a seed, a slice); a configuration's value is the mean over its
 runs of each run's value, with a bootstrap interval over runs.
 

@@ -19,7 +19,7 @@ Rejected jobs are counted (``rejected``) and excluded from everything else.
 
 **Hot start** (Borghesi et al. 2018, ours where the paper is silent). A job table may carry an int
 column ``hot_start`` (1 = a dummy job that keeps a node busy from the start of a hot-start
-run, :mod:`dispatchlab.workload.hotstart`; 0 = a job of the workload). The dummies are
+run, :mod:`dispatchlab.sim.hotstart`; 0 = a job of the workload). The dummies are
 not part of the workload: :func:`summarize` drops them from every count (``total_jobs``
 included), job metric, series and utilization (the steady-state one too) and reports
 their number as ``hot_start_jobs``. A summary without the column has no
@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.metrics.jobs import (
     DEFAULT_TAU,
     KILLED,

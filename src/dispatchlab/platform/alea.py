@@ -33,7 +33,7 @@ the first cluster's nodes, then the second's, ...), with the resources, in this 
   others. A job restricted to cluster X asks ``cl_X`` = its cores per unit, so it can
   only be placed on X's nodes.
 
-Every malformed line is an :class:`~dispatchlab.errors.InputError` naming the file,
+Every malformed line is an :class:`~dispatchlab.core.errors.InputError` naming the file,
 the 1-based line and the field (``field 4 (cores)``).
 """
 
@@ -44,7 +44,7 @@ import re
 import zlib
 from pathlib import Path
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform.platform import NodeType, Platform
 
 __all__ = ["CLUSTER_PREFIX", "MEM", "SHARE", "cluster_resource", "read_alea_machines"]

@@ -51,7 +51,7 @@ import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform.platform import NodeType, Platform
 from dispatchlab.platform.queues import DEFAULT_EWT, check_ewt, queue_table
 
@@ -149,7 +149,7 @@ def _find_member(tf: tarfile.TarFile, member: str, shown: str) -> tarfile.TarInf
         names = ", ".join(m.name for m in hits[:3])
         raise InputError(f"member {member!r} is ambiguous ({names}); give more of its path",
                          file=shown)
-    from dispatchlab.suggest import close_matches
+    from dispatchlab.core.suggest import close_matches
 
     base = {PurePosixPath(m.name).name: m.name for m in files}
     near = close_matches(PurePosixPath(want).name, base)

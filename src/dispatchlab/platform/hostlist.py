@@ -19,7 +19,7 @@ The syntax is the one Slurm prints in ``sacct``'s ``NodeList`` and accepts in
 
 Anything else (an unclosed or nested bracket, a range whose high end is below its low
 end, letters or an empty item inside brackets, ``]`` without ``[``) is an
-:class:`~dispatchlab.errors.InputError` whose message quotes the list; the caller adds
+:class:`~dispatchlab.core.errors.InputError` whose message quotes the list; the caller adds
 the file, line and field. A list expanding to more than :data:`MAX_HOSTS` names is
 refused too (a typo such as ``cn[1-100000000]`` must not fill the memory).
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from itertools import product
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 __all__ = ["MAX_HOSTS", "compress", "expand", "hosts"]
 
@@ -125,7 +125,7 @@ def expand(text: str) -> list[str]:
     >>> expand("cn[001-002],r[1-2]n[1,3]")
     ['cn001', 'cn002', 'r1n1', 'r1n3', 'r2n1', 'r2n3']
 
-    Raises :class:`~dispatchlab.errors.InputError` for a malformed list.
+    Raises :class:`~dispatchlab.core.errors.InputError` for a malformed list.
     """
     text = text.strip()
     if text in EMPTY_LISTS:
@@ -156,7 +156,7 @@ def compress(names: list[str] | tuple[str, ...]) -> str:
     >>> compress(["cn003", "cn001", "gpu1", "cn002", "login"])
     'cn[001-003],gpu1,login'
 
-    Raises :class:`~dispatchlab.errors.InputError` for a name that cannot appear in a
+    Raises :class:`~dispatchlab.core.errors.InputError` for a name that cannot appear in a
     list (empty, or holding a separator or a bracket).
     """
     groups: dict[tuple[str, int], list[int]] = {}

@@ -29,7 +29,7 @@ Evidence used, in this order (the first one the trace has decides; all rules are
 4. **The header** (SWF ``MaxNodes`` and ``MaxProcs``): MaxNodes nodes of MaxProcs //
    MaxNodes cores.
 
-Without any of these, :class:`~dispatchlab.errors.InputError` says what is missing.
+Without any of these, :class:`~dispatchlab.core.errors.InputError` says what is missing.
 Without a placement, GPUs (``req_gpus``) are reported in a note but not inferred (the
 counts do not say which node a GPU was on).
 """
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform import hostlist
 
 

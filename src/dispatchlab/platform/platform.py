@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.errors import InputError, parse_toml
+from dispatchlab.core.errors import InputError, parse_toml
 
 #: The most nodes a platform may have (all types together): 2**20, some 6 times the
 #: largest machine today (Fugaku's 158,976 nodes); the capacity matrix holds a row per

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 if TYPE_CHECKING:
     from dispatchlab.platform.platform import Platform

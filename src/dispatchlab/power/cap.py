@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dispatchlab.errors import InputError
-from dispatchlab.sim.limits import check_time
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import check_time
 
 _UNITS = {"w": 1.0, "kw": 1e3, "mw": 1e6}
 

@@ -12,7 +12,7 @@ plain or ``.gz``) with the columns ``job_id`` (an integer, the trace's SWF field
 ``power_mean``, ``power_max``, ``power_std`` (W, the job's power over its whole run); other
 columns are ignored. Rows are joined on ``job_id``; a job id that appears on several
 rows of the *trace* gets the same values on each (ours). Errors
-(:class:`~dispatchlab.errors.InputError` naming the file, the CSV line where one exists,
+(:class:`~dispatchlab.core.errors.InputError` naming the file, the CSV line where one exists,
 else ``(row N)`` for Parquet, and the field):
 
 * a missing column (all missing ones are named), a value that is not a number or is
@@ -95,10 +95,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from dispatchlab.errors import InputError, one_line
+from dispatchlab.core.errors import InputError, one_line
+from dispatchlab.core.limits import beyond_limit, time_problem
 from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER
 from dispatchlab.power.model import POWER_COLUMNS, job_nodes
-from dispatchlab.sim.limits import beyond_limit, time_problem
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
     _archive_text,
@@ -684,7 +684,7 @@ def match_power_series(jobs: JobTable, series: Mapping[str, np.ndarray],
     """The samples of ``series`` (:func:`read_power_series` layout, any row order) whose
     job id is in ``jobs``, sorted by job id then offset, and a report. Documented skip,
     counted: samples of job ids not in the trace (``report.unknown_ids``,
-    ``unknown_samples``). Errors (:class:`~dispatchlab.errors.InputError` naming
+    ``unknown_samples``). Errors (:class:`~dispatchlab.core.errors.InputError` naming
     ``source`` and the field): columns of different lengths, negative or non-finite
     watts or offsets, a job with two samples at one offset (its offsets would not
     increase), no sample at all, and no sample whose job id is in the trace (the series

@@ -1,6 +1,6 @@
-"""Duration predictors behind one small protocol (see :mod:`dispatchlab.predict.base`)."""
+"""Duration predictors behind one small protocol (see :mod:`dispatchlab.predict.duration.base`)."""
 
-from dispatchlab.predict.base import (
+from dispatchlab.predict.duration.base import (
     PREDICTORS,
     Predictor,
     PredictorContext,
@@ -8,13 +8,13 @@ from dispatchlab.predict.base import (
     WalltimePredictor,
     make_predictor,
 )
-from dispatchlab.predict.history import HistoryPredictor
-from dispatchlab.predict.ml import MLPredictor
-from dispatchlab.predict.safety import Inflated
-from dispatchlab.predict.tsafrir import TsafrirPredictor
+from dispatchlab.predict.duration.history import HistoryPredictor
+from dispatchlab.predict.duration.ml import MLPredictor
+from dispatchlab.predict.duration.safety import Inflated
+from dispatchlab.predict.duration.tsafrir import TsafrirPredictor
 
 # registered here (not in base) to avoid a circular import; ``make_predictor`` reads
-# this same dict, and importing ``dispatchlab.predict.base`` runs this module first
+# this same dict, and importing ``dispatchlab.predict.duration.base`` runs this module first
 PREDICTORS["history"] = HistoryPredictor
 PREDICTORS["tsafrir"] = TsafrirPredictor
 PREDICTORS["ml"] = MLPredictor

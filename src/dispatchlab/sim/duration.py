@@ -58,8 +58,8 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.errors import InputError
-from dispatchlab.params import Params
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Params
 
 
 class DurationModel(Params, ABC):
@@ -67,7 +67,7 @@ class DurationModel(Params, ABC):
 
     A model with parameters validates them in ``_check`` (called by
     :func:`make_duration_model` and by :meth:`start`), raising
-    :class:`~dispatchlab.errors.InputError` with ``field`` the parameter's name."""
+    :class:`~dispatchlab.core.errors.InputError` with ``field`` the parameter's name."""
 
     name = "duration-model"
 
@@ -344,10 +344,10 @@ def make_duration_model(name: str, **params: Any) -> DurationModel:
     case-insensitive), ``module:Class`` or ``path/file.py:Class``, with its ``__init__``
     parameters, validated. ``name`` may also be a whole spec in the component grammar
     (``"factor:f=0.5"``, ``"mixed:profile=dvfs:seed=3"``; see
-    :mod:`dispatchlab.components`), whose parameters are typed from the class and merged
+    :mod:`dispatchlab.core.components`), whose parameters are typed from the class and merged
     with ``params``. An unknown name or parameter, or a bad value, raises
     :class:`InputError` naming the choices."""
-    from dispatchlab.params import build
+    from dispatchlab.core.params import build
 
     model = build(DURATION_MODELS, "duration-model", name, params, base=DurationModel)
     model._check()

@@ -48,6 +48,8 @@ from time import perf_counter
 
 import numpy as np
 
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import time_limit
 from dispatchlab.dispatch.allocators import units_per_node
 from dispatchlab.dispatch.base import (
     Allocation,
@@ -60,14 +62,12 @@ from dispatchlab.dispatch.base import (
     Start,
     View,
 )
-from dispatchlab.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.power.cap import PowerCap
-from dispatchlab.power.predict import PowerPredictor
-from dispatchlab.predict.base import Predictor, PredictorContext, WalltimePredictor
+from dispatchlab.predict.duration.base import Predictor, PredictorContext, WalltimePredictor
+from dispatchlab.predict.power.base import PowerPredictor
 from dispatchlab.sim.duration import DurationModel, NoSlowdown
 from dispatchlab.sim.events import CAP, KINDS, WAKE, KeyCodec
-from dispatchlab.sim.limits import time_limit
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
     STATUS_FUTURE,
@@ -87,7 +87,7 @@ def check_overrun(overrun: object, field: str = "overrun") -> str:
     """``overrun`` if it is one of :data:`OVERRUN_MODES`, else an :class:`InputError`
     naming ``field`` (the one check used by the engine, the CLI and campaign files)."""
     if overrun not in OVERRUN_MODES:
-        from dispatchlab.suggest import did_you_mean
+        from dispatchlab.core.suggest import did_you_mean
 
         hint = did_you_mean(overrun, OVERRUN_MODES) if isinstance(overrun, str) else ""
         raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}{hint}",
@@ -120,7 +120,7 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
        slows_running_jobs`) and ``duration_model`` is None (not given): without a model
        a throttled job would run as long as at full power. ``none`` given explicitly is
        accepted (the run then warns "throttling without slowdown",
-       :func:`dispatchlab.advice.result_warnings`). ``model_field``: where the caller
+       :func:`dispatchlab.run.advice.result_warnings`). ``model_field``: where the caller
        takes a model (the error names it), None when it takes none.
     2. ``dispatcher`` cannot place jobs on nodes (``supports_node_level`` False) and the
        run is node-level (``node_level`` True, :func:`is_node_level`; None: not known
@@ -982,7 +982,7 @@ class Simulation:
         """Validate the fields the engine uses; return the time limit (seconds).
 
         Times are packed with a job row into one int64 key (``state.RunningSet``), which
-        bounds them (:func:`~dispatchlab.sim.limits.time_limit`): no simulated time can
+        bounds them (:func:`~dispatchlab.core.limits.time_limit`): no simulated time can
         pass the last submission (or the last cap step, if later) plus every run (all
         jobs one after another) plus the longest requested time.
         """

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dispatchlab._memory import release_free_memory
-from dispatchlab.errors import InputError, output_folder
+from dispatchlab.core.errors import InputError, output_folder
+from dispatchlab.core.memory import release_free_memory
 from dispatchlab.metrics import Measure, summarize_table
 from dispatchlab.metrics.jobs import DEFAULT_TAU
 
@@ -94,7 +94,7 @@ class SimulationResult:
     input_rows: np.ndarray | None = None
     #: True when the dispatcher slows running jobs (``slows_running_jobs``) and the
     #: run's duration model, given explicitly, is ``none``: throttled jobs kept their
-    #: run times (:func:`dispatchlab.advice.result_warnings` warns)
+    #: run times (:func:`dispatchlab.run.advice.result_warnings` warns)
     throttling_without_slowdown: bool = False
 
     def measure_of_rows(self, measure: Measure | None) -> Measure | None:
@@ -136,7 +136,7 @@ class SimulationResult:
         return rows if hot is None else rows & ~hot
 
     def hot_start_rows(self) -> np.ndarray | None:
-        """The hot-start dummy jobs (bool per row; :mod:`dispatchlab.workload.hotstart`),
+        """The hot-start dummy jobs (bool per row; :mod:`dispatchlab.sim.hotstart`),
         None when the jobs have no ``hot_start`` column."""
         from dispatchlab.metrics.summary import hot_start_mask
 
@@ -252,10 +252,10 @@ class SimulationResult:
         ``mean_power_bsld``, ``max_power_bsld``) with :meth:`unstretched_run` as the
         original duration; hot-start dummies (job column ``hot_start``) are left out of
         the metrics (``hot_start_jobs``). ``warnings``: every warning of the run
-        (:func:`dispatchlab.advice.run_warnings`: the ones ``simulate`` prints), one
+        (:func:`dispatchlab.run.advice.run_warnings`: the ones ``simulate`` prints), one
         line of text each, ``[]`` when none."""
-        from dispatchlab.advice import run_warnings
         from dispatchlab.power.model import has_power
+        from dispatchlab.run.advice import run_warnings
 
         out = summarize_table(self.jobs, self.start, self.end, self.status,
                               self.platform.total_capacity(), tau=tau,

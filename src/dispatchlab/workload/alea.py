@@ -106,7 +106,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.platform import Platform
 from dispatchlab.platform.alea import (
     CLUSTER_PREFIX,

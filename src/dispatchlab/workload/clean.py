@@ -34,7 +34,7 @@ Optional filters (:func:`select`, also keyword arguments of :func:`clean` and of
   durations) and added to ``info.time_offset``.
 
 Rows keep their order (submit time, then file order). A bad option value raises
-:class:`~dispatchlab.errors.InputError` naming the option, and so does a window,
+:class:`~dispatchlab.core.errors.InputError` naming the option, and so does a window,
 range or fraction that selects no job.
 
 Every function returns a new table; with ``copy=False`` it may instead reuse and
@@ -51,7 +51,7 @@ from typing import Literal
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import JobTable
 
 __all__ = ["DEFAULT_REASONS", "Filters", "check_filters", "clean", "select", "units_as_nodes"]

@@ -30,7 +30,7 @@ member of a tar archive named as ``ARCHIVE#MEMBER`` (ours), e.g.
 ``MEMBER`` is the member's full name or any ending of it made of whole path components
 (``1000/hist_1000_20140331_093036.log_crypt``, or just the file name) that names exactly
 one regular file. The member is read with :mod:`tarfile`, nothing is extracted to disk.
-An archive without a member is an :class:`~dispatchlab.errors.InputError` listing a few
+An archive without a member is an :class:`~dispatchlab.core.errors.InputError` listing a few
 job instances and the syntax. Blank lines are ignored (PA's ``script.sh`` deletes them);
 line numbers are 1-based and count blank lines.
 
@@ -94,11 +94,11 @@ Errors
 A line that is not three ``__``-separated parts, a part with the wrong number of fields
 (5 in the first, 9 or 10 in the last), a job id that is not a non-negative integer, a bad
 date, node entry, wall-time, application type, or ``start < arrival`` / ``end < start``
-is an :class:`~dispatchlab.errors.InputError` ``FILE:LINE: field NAME: message`` (NAME as
+is an :class:`~dispatchlab.core.errors.InputError` ``FILE:LINE: field NAME: message`` (NAME as
 the README names the field: ``job_id``, ``arrival``, ``used nodes``, ``start``, ``end``,
 ``wall-time``, ``status``, ``application type``...). With ``lenient=True`` the line is
 skipped and counted in ``info.malformed_skipped``. A date or wall-time at or beyond the
-engine's time limit (:data:`dispatchlab.sim.limits.TIME_LIMIT`; a date before 1970) and
+engine's time limit (:data:`dispatchlab.core.limits.TIME_LIMIT`; a date before 1970) and
 an integer of more than 18 digits are such errors too. ``info.lines_read`` counts the
 non-blank lines read (jobs + duplicates skipped + malformed lines skipped).
 """
@@ -120,8 +120,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from dispatchlab.errors import InputError
-from dispatchlab.sim.limits import time_problem
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table

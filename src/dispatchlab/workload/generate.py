@@ -72,7 +72,7 @@ from pathlib import Path
 import numpy as np
 from numpy.random import PCG64, Generator
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 
 __all__ = [

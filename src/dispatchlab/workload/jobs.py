@@ -54,7 +54,7 @@ Optional columns, present when the source has them (readers of cluster logs: Slu
 ``alloc_nodes``           str: the recorded placement, ``host:cores,host:cores``
                           ("" missing); kept, never used by the simulation
 ``hot_start``             int64: 1 for the dummy jobs of a hot start (Borghesi et al. 2018's
-                          "HS = x %", :mod:`dispatchlab.workload.hotstart`), 0 for the
+                          "HS = x %", :mod:`dispatchlab.sim.hotstart`), 0 for the
                           trace's jobs
 ========================  ===========================================================
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.clean import (
     Fraction,
     JobRange,
@@ -155,7 +155,7 @@ def detect_format(path: str | Path) -> str:
         if split_archive_path(p) is not None:
             return "eurora"
     if not p.exists():
-        from dispatchlab.suggest import missing_file_hint
+        from dispatchlab.core.suggest import missing_file_hint
 
         raise InputError("no such file" + missing_file_hint(p), file=str(p))
     if p.is_dir():
@@ -259,7 +259,7 @@ def load_trace(
 
 def _check_format(name: str) -> str:
     if name not in FORMATS:
-        from dispatchlab.suggest import did_you_mean
+        from dispatchlab.core.suggest import did_you_mean
 
         raise InputError(f"unknown format {name!r}{did_you_mean(name, FORMATS)} (choose from "
                          f"{', '.join(FORMATS)})", field="--format")

@@ -114,7 +114,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 
 __all__ = [

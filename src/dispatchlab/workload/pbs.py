@@ -159,10 +159,10 @@ A line that is not ``stamp;type;id;message``, an unparsable or impossible time s
 an ``E`` record without ``ctime``/``start``/``end`` (or ``etime`` with
 ``submit_from="eligible"``), a time that is not an integer, a bad resource value
 (``walltime=1h``, ``mem=4 GB``, ``select=two:ncpus=4``, ``exec_host=n01``), ``end <
-start`` or ``start < submit``: :class:`~dispatchlab.errors.InputError` naming the file,
+start`` or ``start < submit``: :class:`~dispatchlab.core.errors.InputError` naming the file,
 the line and the field (the key); a bad value in the ``Q`` record of a kept unstarted
 job names that ``Q`` record. So is a value no table can hold: a time or duration at or
-beyond the engine's limit (:data:`dispatchlab.sim.limits.TIME_LIMIT`), a time stamp
+beyond the engine's limit (:data:`dispatchlab.core.limits.TIME_LIMIT`), a time stamp
 before 1970, more than :data:`MAX_COUNT` processors or GPUs, a size above
 :data:`MAX_BYTES`. With ``lenient=True`` the record is skipped and counted in
 ``info.malformed_skipped``. ``info.lines_read`` counts the non-blank lines (records)
@@ -189,8 +189,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from dispatchlab.errors import InputError
-from dispatchlab.sim.limits import TIME_LIMIT, time_problem
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import TIME_LIMIT, time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import CANCELLED, pbs_exit_status
 from dispatchlab.workload.swf import finish_table
@@ -365,7 +365,7 @@ def _shown(value: str) -> str:
 
 def _time(attrs: dict[str, str], key: str) -> int:
     """Unix seconds of ``key``; -1 when absent, empty or 0 (PBS writes 0 for "never").
-    A time at or beyond the engine's limit is refused (:mod:`dispatchlab.sim.limits`)."""
+    A time at or beyond the engine's limit is refused (:mod:`dispatchlab.core.limits`)."""
     value = attrs.get(key, "")
     if value in ("", "0"):
         return -1

@@ -33,7 +33,7 @@ export also has ``TimelimitRaw``, ``AllocCPUS``, ``User``, ``Group``, ``NNodes``
 ``ReqTRES`` respectively, which say the same for a job record. Required:
 ``JobIDRaw`` or ``JobID``; ``Submit`` (``Eligible`` with ``submit_from="eligible"``);
 ``Start``; ``End``; ``State``; one of ``ReqCPUS``/``AllocCPUS``/``NCPUS``. A missing
-one is an :class:`~dispatchlab.errors.InputError` naming the file, the header line and
+one is an :class:`~dispatchlab.core.errors.InputError` naming the file, the header line and
 the column. Optional: ``JobName``, ``User`` (else ``UID``), ``Group`` (else ``GID``),
 ``Account``, ``QOS``, ``Partition``, ``Eligible``, ``NNodes``, ``ReqNodes``,
 ``Timelimit``, ``TimelimitRaw``, ``ReqMem``, ``ReqTRES``, ``AllocTRES``, ``NodeList``.
@@ -190,11 +190,11 @@ A line with another number of ``|``-separated fields than the header, a value th
 cannot be read (time, count, time limit, memory, state, job id, node list), a job
 record without a submit time, or one whose ``Start`` is before its submit time (a
 negative wait, refused as the PBS reader refuses it) is an
-:class:`~dispatchlab.errors.InputError`
+:class:`~dispatchlab.core.errors.InputError`
 ``FILE:LINE: field NAME: message`` (``NAME`` as the file spells the column); with
 ``lenient=True`` such records are skipped and counted in ``info.malformed_skipped``.
 A time (or time limit) at or beyond the engine's limit
-(:data:`dispatchlab.sim.limits.TIME_LIMIT`) is such a value. Bytes that are not UTF-8
+(:data:`dispatchlab.core.limits.TIME_LIMIT`) is such a value. Bytes that are not UTF-8
 never end a read: in names they become U+FFFD, elsewhere the value is unreadable, and
 a line of a wrong field count holding such bytes (which pyarrow cannot hand over as
 text) is found by reading the file again with those bytes replaced.
@@ -244,9 +244,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import beyond_limit, time_problem
 from dispatchlab.platform.hostlist import hosts
-from dispatchlab.sim.limits import beyond_limit, time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
@@ -1166,7 +1166,7 @@ def _parse_times(col: _Col, layout: _Layout, timezone: str, submit_from: str,
 
 
 def _beyond_limit(values: np.ndarray, field: str, what: str, problems: _Problems) -> None:
-    """Flag the times at or beyond the engine's limit (:mod:`dispatchlab.sim.limits`)."""
+    """Flag the times at or beyond the engine's limit (:mod:`dispatchlab.core.limits`)."""
     far = beyond_limit(values)
     if far.any():
         problems.add_message(far, field, lambda row: str(time_problem(int(values[row]), what)))

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 
 __all__ = ["Slice", "default_lead_in", "measure_for", "plan_slices"]
 

@@ -25,11 +25,11 @@ Reading (:func:`read_swf`)
     to even) and counted per column in ``TraceInfo.rounded``;
   - magnitudes of 2**53 or more in an integer field are an error;
   - a submit, run or requested time at or beyond the engine's time limit
-    (:data:`dispatchlab.sim.limits.TIME_LIMIT`, 2**42 s) is an error (a malformed
+    (:data:`dispatchlab.core.limits.TIME_LIMIT`, 2**42 s) is an error (a malformed
     line).
 
 * A line with a wrong number of fields, or a token that is not a number, is
-  *structurally malformed*: :class:`~dispatchlab.errors.InputError` naming the
+  *structurally malformed*: :class:`~dispatchlab.core.errors.InputError` naming the
   file, the 1-based line and the field (``field 4 (run)``), unless
   ``lenient=True``, which skips the line and counts it in
   ``TraceInfo.malformed_skipped``. ``TraceInfo.lines_read`` counts every job line
@@ -95,8 +95,8 @@ from typing import IO, Literal
 
 import numpy as np
 
-from dispatchlab.errors import InputError
-from dispatchlab.sim.limits import beyond_limit, time_problem
+from dispatchlab.core.errors import InputError
+from dispatchlab.core.limits import beyond_limit, time_problem
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 
 __all__ = [
@@ -139,7 +139,7 @@ _EXACT_INT = 2**53
 _IDX = {name: i for i, name in enumerate(SWF_FIELDS)}
 _SIM_IDX = frozenset(_IDX[name] for name in SIM_FIELDS)
 #: the time fields the engine reads (field, what a message calls it): refused at or
-#: beyond :data:`dispatchlab.sim.limits.TIME_LIMIT`
+#: beyond :data:`dispatchlab.core.limits.TIME_LIMIT`
 _TIME_FIELDS = (("submit", "submit time"), ("run", "run time"), ("req_time", "requested time"))
 
 # Byte classes. Whitespace is what numpy.fromstring(sep=" ") skips (C isspace).

@@ -48,7 +48,7 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.random import PCG64, Generator
 
-from dispatchlab.errors import InputError
+from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 
 #: Probability that a job reuses one of its user's profiles (else a one-off job).

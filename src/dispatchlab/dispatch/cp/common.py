@@ -38,8 +38,8 @@ from typing import Any, Literal
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.allocators import units_per_node
-from dispatchlab.errors import InputError
 
 #: accepted values of the ``time_mode`` parameter
 TIME_MODES: tuple[str, ...] = ("deterministic", "wall")

@@ -59,13 +59,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.base import Decision, View
 from dispatchlab.dispatch.cp.common import pass_facts
 from dispatchlab.dispatch.cp.hcp import HCP, Candidates, ModelPower, PassPower
-from dispatchlab.dispatch.ls import check_margin, check_power_inputs, reject_never_fitting
 from dispatchlab.dispatch.orderings import make_ordering
+from dispatchlab.dispatch.powercap.ls import check_margin, check_power_inputs, reject_never_fitting
 from dispatchlab.dispatch.prb import PowerBudget, power_sum, running_power_prediction
-from dispatchlab.errors import InputError
 
 
 def model_power(running: np.ndarray, pred: np.ndarray, budget: float) -> ModelPower:

@@ -104,6 +104,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
@@ -124,7 +125,6 @@ from dispatchlab.dispatch.cp.common import (
     slowdown_objective_value,
 )
 from dispatchlab.dispatch.orderings import OrderKeys, job_demand, make_ordering
-from dispatchlab.errors import InputError
 
 MODEL_ORDERS: tuple[str, ...] = ("queue", "urgency")
 #: the authors' integer-weight scale of the EWT objective (5 significant digits)

@@ -163,6 +163,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.allocators import (
     Allocator,
     make_allocator,
@@ -189,7 +190,6 @@ from dispatchlab.dispatch.cp.common import (
     slowdown_objective_value,
 )
 from dispatchlab.dispatch.orderings import Ordering, OrderKeys, job_demand, make_ordering
-from dispatchlab.errors import InputError
 
 #: accepted values of the ``nodes`` parameter (see the module docstring)
 NODE_MODES: tuple[str, ...] = ("all", "room")
