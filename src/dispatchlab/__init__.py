@@ -17,33 +17,48 @@ Every component is named as on the command line (``NAME``, ``NAME:KEY=VALUE...``
     make_dispatcher("easy:order=sjf:allocator=best-fit")
 """
 
+from importlib import import_module
 from typing import Any
 
 from dispatchlab.core import deprecation
-from dispatchlab.core.errors import InputError
-from dispatchlab.dispatch import Dispatcher, make_dispatcher
-from dispatchlab.dispatch.allocators import make_allocator
-from dispatchlab.dispatch.orderings import make_ordering
-from dispatchlab.platform import Platform
-from dispatchlab.predict import Predictor, make_predictor
-from dispatchlab.sim import Simulation, SimulationResult
-from dispatchlab.sim.duration import make_duration_model
-from dispatchlab.workload.jobs import JobTable
-from dispatchlab.workload.load import load_trace
 
 __version__ = "0.1.0"
 
 deprecation.install()  # old module paths (before the layering) still resolve, with a warning
 
+#: The public names of the package root and the module each lives in, imported on first
+#: use (a module ``__getattr__``): ``import dispatchlab.dispatch`` loads no engine, and
+#: ``dispatchlab --version`` loads nothing it does not need.
+_LAZY: dict[str, str] = {
+    "Dispatcher": "dispatchlab.dispatch",
+    "make_dispatcher": "dispatchlab.dispatch",
+    "make_allocator": "dispatchlab.dispatch.allocators",
+    "make_ordering": "dispatchlab.dispatch.orderings",
+    "InputError": "dispatchlab.core.errors",
+    "Platform": "dispatchlab.platform",
+    "Predictor": "dispatchlab.predict",
+    "make_predictor": "dispatchlab.predict",
+    "make_power_predictor": "dispatchlab.predict.power.predictors",
+    "Simulation": "dispatchlab.sim",
+    "SimulationResult": "dispatchlab.sim",
+    "make_duration_model": "dispatchlab.sim.duration",
+    "JobTable": "dispatchlab.workload.jobs",
+    "load_trace": "dispatchlab.workload.load",
+}
+
 
 def __getattr__(name: str) -> Any:
-    """``make_power_predictor``, imported on first use (the power predictors' module
-    costs start-up time every command would pay)."""
-    if name == "make_power_predictor":
-        from dispatchlab.predict.power.predictors import make_power_predictor
+    """A public name of the package root, imported from its module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dispatchlab' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        return make_power_predictor
-    raise AttributeError(f"module 'dispatchlab' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 __all__ = [
