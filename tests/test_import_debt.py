@@ -23,8 +23,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dispatchlab"
 
-#: The count recorded before the layering work (347 statements in 51 modules).
-RECORDED = 347
+#: The count now (347 statements in 51 modules before the layering work).
+RECORDED = 300
 
 
 def _own(node: ast.Import | ast.ImportFrom) -> bool:

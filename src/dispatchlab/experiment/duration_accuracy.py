@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dispatchlab.core.components import parse_component
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS, job_class
 from dispatchlab.predict.duration.base import Predictor, PredictorContext
@@ -252,7 +253,6 @@ def _as_predictors(items: Iterable[str | Predictor] | Mapping[str, Predictor]
     """(label, fresh predictor) pairs: a string is a component spec in the grammar of
     :mod:`dispatchlab.core.components` (labelled by its text, e.g. ``inflated:factor=2.0``),
     a predictor object is cloned and labelled by its ``name``, a mapping gives labels."""
-    from dispatchlab.core.components import parse_component
 
     pairs: list[tuple[str, Predictor]] = []
     if isinstance(items, Mapping):

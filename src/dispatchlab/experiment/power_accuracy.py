@@ -34,6 +34,7 @@ import numpy as np
 from dispatchlab.core.errors import InputError
 from dispatchlab.power.model import POWER_COLUMNS, has_power
 from dispatchlab.predict.power.base import PowerPredictor
+from dispatchlab.predict.power.predictors import make_power_predictor
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -168,7 +169,6 @@ def evaluate_power_predictors(jobs: JobTable, platform: Platform,
     predictors (the predictions table's column prefixes; ``"actual"`` is reserved).
     :class:`InputError` when the table has no power columns or no predictor is given.
     """
-    from dispatchlab.predict.power.predictors import make_power_predictor
 
     if not has_power(jobs):
         raise InputError("evaluating power predictors needs the job power columns "

@@ -53,7 +53,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import dispatchlab
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Params, is_own_class_name, make_component
+from dispatchlab.core.suggest import missing_file_hint
 
 #: Modules of ``dispatchlab`` left out of :func:`project_code_hash` (``fnmatch``
 #: patterns on dotted module names; a package's ``__init__`` is the package's name).
@@ -164,7 +167,6 @@ def package_code_hash(root: Path, package: str = "dispatchlab") -> str:
 
 def _installed_root() -> Path:
     """The folder of the imported ``dispatchlab`` package."""
-    import dispatchlab
 
     return Path(dispatchlab.__file__).resolve().parent
 
@@ -213,7 +215,6 @@ def _external_roots() -> tuple[Path, ...]:
     import site
     import sysconfig
 
-    import dispatchlab
 
     paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
                                                  "platlib")}
@@ -314,7 +315,6 @@ def _root_module(name: str) -> tuple[Path, str | None, list[str]]:
     if is_file_module(module):
         path = Path(module).expanduser().resolve()
         if not path.is_file():
-            from dispatchlab.core.suggest import missing_file_hint
 
             raise InputError(f"no such Python file {module!r} for {name!r}"
                              + missing_file_hint(module), field="code")
@@ -358,7 +358,6 @@ def component_code_hash(name: str) -> str | None:
     registered built-in name (covered by :func:`project_code_hash`). Raises
     :class:`InputError` when the module cannot be found or parsed (computed afresh on
     every call: edits are seen at once)."""
-    from dispatchlab.core.params import is_own_class_name
 
     if not is_own_class_name(name):
         return None
@@ -420,7 +419,6 @@ def _own_input_files(component: Any) -> list[Path]:
         path = Path(item).expanduser()
         path = (path if path.is_absolute() else folder / path).resolve()
         if not path.is_file():
-            from dispatchlab.core.suggest import missing_file_hint
 
             raise InputError(f"{cls_name} declares input file {str(path)!r}, which does "
                              f"not exist{missing_file_hint(path)}", field="input_files")
@@ -434,7 +432,6 @@ def _sub_components(component: Any) -> list[Any]:
     ``nested`` map (built by :func:`dispatchlab.core.params.make_component` from the
     component grammar, so ``priority="l2r:model=m.json"`` is an ``l2r`` ordering). A
     text that names no component (EASY's ``order="priority"``) holds none."""
-    from dispatchlab.core.params import Params, make_component
 
     get_params = getattr(component, "get_params", None)
     if isinstance(component, type) or not callable(get_params):

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.platform import hostlist
+from dispatchlab.platform import Platform, hostlist
 
 
 @dataclass
@@ -71,7 +71,6 @@ class Proposal:
 
     def platform(self):
         """The proposal as a :class:`~dispatchlab.platform.Platform` (validated)."""
-        from dispatchlab.platform import Platform
 
         return Platform.from_dict({"name": self.name, "node_type": [
             {"name": n, "count": c, "capacity": dict(cap)} for n, c, cap in self.node_types]})

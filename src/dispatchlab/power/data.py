@@ -98,14 +98,17 @@ import pyarrow.parquet as pq
 from dispatchlab.core.errors import InputError, one_line
 from dispatchlab.core.limits import beyond_limit, time_problem
 from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER
+from dispatchlab.platform.platform import Platform as _Platform
 from dispatchlab.power.model import POWER_COLUMNS, job_nodes
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
     _archive_text,
     is_tar_name,
+    read_text_maybe_gzip,
     split_archive_path,
 )
 from dispatchlab.workload.jobs import JobTable
+from dispatchlab.workload.tables import local_sink
 
 if TYPE_CHECKING:
     from dispatchlab.platform.platform import Platform
@@ -497,7 +500,6 @@ def _eurora_nodes(jobs: JobTable, platform: Platform | None) -> np.ndarray:
     if used is not None and bool(np.all(np.asarray(used) > 0)):
         return np.asarray(used, dtype=np.int64)
     if platform is None:
-        from dispatchlab.platform.platform import Platform as _Platform
 
         platform = _Platform.eurora()
     fallback = job_nodes(jobs, platform)
@@ -539,7 +541,6 @@ def _attach_eurora(jobs: JobTable, source: str, text: str,
 
 
 def _plain_text(path: Path) -> str:
-    from dispatchlab.workload.eurora import read_text_maybe_gzip
 
     return read_text_maybe_gzip(path)
 
@@ -785,7 +786,6 @@ def _write_arrow(at: pa.Table, path: Path) -> None:
             else:
                 pacsv.write_csv(at, str(path))
         else:
-            from dispatchlab.workload.tables import local_sink
 
             with local_sink(path) as sink:
                 pq.write_table(at, sink)

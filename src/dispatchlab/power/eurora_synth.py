@@ -73,6 +73,7 @@ import numpy as np
 from numpy.random import PCG64, Generator
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.workload.generate import write_generated
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.swf import finish_table
 
@@ -439,7 +440,6 @@ def write_instance(table: JobTable, path: str | Path) -> None:
 
         write_parquet(table, p)
     elif name.endswith((".swf", ".swf.gz")):
-        from dispatchlab.workload.generate import write_generated
 
         write_generated(table, p, (f"; Note: {table.info.source}",
                                    f"; MaxJobs: {len(table)}", f"; MaxRecords: {len(table)}",

@@ -99,7 +99,18 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError, output_folder
 from dispatchlab.experiment.campaign import store
+from dispatchlab.experiment.campaign.groups import group_runs
+from dispatchlab.experiment.campaign.powerstats import power_rows
+from dispatchlab.experiment.campaign.statistics import run_statistics
+from dispatchlab.experiment.statistics import (
+    BOOTSTRAP_MIN_RUNS,
+    MIN_RUNS,
+    N_RESAMPLES,
+    format_difference,
+    format_estimate,
+)
 from dispatchlab.metrics import StepFunction
+from dispatchlab.metrics.keys import BY_KEY
 
 #: Default largest number of job rows per box-plot label (above: a uniform sample).
 MAX_JOBS_PER_BOX = 500_000
@@ -599,7 +610,6 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
                    max_jobs: int) -> str:
     """The "Power caps (Carastan-Santos et al. 2024)" section: ``runs`` are the done selected
     runs."""
-    from dispatchlab.experiment.campaign.powerstats import power_rows
     from dispatchlab.report import plots
 
     capped = [r for r in runs if r.get("cap") is not None]
@@ -728,7 +738,6 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
 def _table(runs: list[dict[str, Any]]) -> str:
     """Every selected run: the main columns, and per row a fold-out with every other
     column and the configuration JSON (so the table needs no side-scrolling)."""
-    from dispatchlab.metrics.keys import BY_KEY
 
     names = [DECISION_HEADER if c == "decision_time" else BY_KEY[c].label if c in BY_KEY
              else c.replace("_", " ") for c in TABLE_COLUMNS]
@@ -769,15 +778,6 @@ def _table(runs: list[dict[str, Any]]) -> str:
 def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None,
                         include_unfinished: bool = False) -> str:
     """The table at the top: per (trace, platform), one row per configuration."""
-    from dispatchlab.experiment.campaign.statistics import run_statistics
-    from dispatchlab.experiment.statistics import (
-        BOOTSTRAP_MIN_RUNS,
-        MIN_RUNS,
-        N_RESAMPLES,
-        format_difference,
-        format_estimate,
-    )
-    from dispatchlab.metrics.keys import BY_KEY
 
     sections = run_statistics(groups_runs, metrics=SUMMARY_METRICS, baseline=baseline,
                               include_unfinished=include_unfinished)
@@ -843,7 +843,6 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     ``t0 < t1``. See the module docstring for the page's content, grouping and
     defaults. The database is opened read-only
     (:func:`dispatchlab.experiment.campaign.store.open_read`: a newer schema is refused)."""
-    from dispatchlab.experiment.campaign.groups import group_runs
     from dispatchlab.report import plots
 
     if max_runs_per_figure < 1 or max_jobs_per_box < 1:

@@ -74,6 +74,8 @@ from numpy.random import PCG64, Generator
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import JobTable, TraceInfo
+from dispatchlab.workload.load import offered_load
+from dispatchlab.workload.swf import write_swf
 
 __all__ = [
     "WorkloadModel",
@@ -625,7 +627,6 @@ def scale_to_load(table: JobTable, load: float, capacity: int) -> tuple[JobTable
     ``load``; returns ``(table, factor)``. Submit times are rounded down to the second
     (so the load reached differs from ``load`` by the rounding only); job order, sizes
     and run times are unchanged. ``load`` must be > 0."""
-    from dispatchlab.workload.load import offered_load
 
     if not (isinstance(load, int | float) and not isinstance(load, bool) and load > 0
             and math.isfinite(load)):
@@ -645,7 +646,6 @@ def scale_to_load(table: JobTable, load: float, capacity: int) -> tuple[JobTable
 def write_generated(table: JobTable, path: str | Path, lines: tuple[str, ...]) -> None:
     """Write a generated table as SWF with header ``lines`` (``write_swf``: a ``.gz``
     path gives a deterministic gzip stream, so equal tables give byte-identical files)."""
-    from dispatchlab.workload.swf import write_swf
 
     table.info.header_lines = tuple(lines)
     write_swf(table, Path(path))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 from dispatchlab.workload.clean import (
     Fraction,
     JobRange,
@@ -155,7 +156,6 @@ def detect_format(path: str | Path) -> str:
         if split_archive_path(p) is not None:
             return "eurora"
     if not p.exists():
-        from dispatchlab.core.suggest import missing_file_hint
 
         raise InputError("no such file" + missing_file_hint(p), file=str(p))
     if p.is_dir():
@@ -259,7 +259,6 @@ def load_trace(
 
 def _check_format(name: str) -> str:
     if name not in FORMATS:
-        from dispatchlab.core.suggest import did_you_mean
 
         raise InputError(f"unknown format {name!r}{did_you_mean(name, FORMATS)} (choose from "
                          f"{', '.join(FORMATS)})", field="--format")

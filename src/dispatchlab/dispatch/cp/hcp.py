@@ -118,13 +118,17 @@ from dispatchlab.dispatch.cp.common import (
     check_positive_int,
     check_solver_budget,
     fit_now_mask,
+    improvement_share,
     next_queue_length,
     pass_facts,
     resource_usage,
+    run_facts,
     slowdown_digits,
     slowdown_objective_value,
 )
 from dispatchlab.dispatch.orderings import OrderKeys, job_demand, make_ordering
+from dispatchlab.dispatch.prb import PowerBudget, power_sum, proactive_schedule
+from dispatchlab.platform.queues import job_ewt
 
 MODEL_ORDERS: tuple[str, ...] = ("queue", "urgency")
 #: the authors' integer-weight scale of the EWT objective (5 significant digits)
@@ -172,7 +176,6 @@ class PassPower(NamedTuple):
 
     def take(self, positions: np.ndarray) -> PassPower:
         """The same facts for the candidates at ``positions``."""
-        from dispatchlab.dispatch.prb import PowerBudget
 
         pred = self.pred[positions]
         return PassPower(pred, self.used, self.budget,
@@ -269,7 +272,6 @@ def first_release(first_running_release: int | None, mapped_durations: np.ndarra
 
 def power_total(watts: np.ndarray) -> float:
     """The correctly rounded sum of ``watts`` (see :func:`dispatchlab.dispatch.prb.power_sum`)."""
-    from dispatchlab.dispatch.prb import power_sum
 
     return power_sum(watts)
 
@@ -321,12 +323,10 @@ class _HybridCP(Dispatcher):
     def run_facts(self) -> dict:
         """``cp_*`` facts of the run from :attr:`pass_log_` (see
         :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
-        from dispatchlab.dispatch.cp.common import run_facts
 
         return run_facts(getattr(self, "pass_log_", []))
 
     def start(self, view: View) -> None:
-        from dispatchlab.platform.queues import job_ewt
 
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
@@ -362,7 +362,6 @@ class _HybridCP(Dispatcher):
         ``ordering``, and the power budget ``power`` when given: LS's plan), as start
         offsets from now; -1 for a job the plan never places (one that does not fit the
         empty platform's nodes)."""
-        from dispatchlab.dispatch.prb import proactive_schedule
 
         plan = proactive_schedule(view, cand.rows, cand.estimate, make_ordering(ordering),
                                   self.allocator_, cand.ewt, cand.demand, power=power)
@@ -434,7 +433,6 @@ class _HybridCP(Dispatcher):
 
     def improvement_share(self) -> float:
         """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
-        from dispatchlab.dispatch.cp.common import improvement_share
 
         return improvement_share(getattr(self, "pass_log_", []))
 

@@ -183,13 +183,17 @@ from dispatchlab.dispatch.cp.common import (
     check_positive_int,
     fit_now_mask,
     hint_extends,
+    improvement_share,
     next_queue_length,
     pass_facts,
     resource_usage,
+    run_facts,
     slowdown_digits,
     slowdown_objective_value,
 )
 from dispatchlab.dispatch.orderings import Ordering, OrderKeys, job_demand, make_ordering
+from dispatchlab.dispatch.prb import proactive_schedule
+from dispatchlab.platform.queues import job_ewt
 
 #: accepted values of the ``nodes`` parameter (see the module docstring)
 NODE_MODES: tuple[str, ...] = ("all", "room")
@@ -684,7 +688,6 @@ class _PureCP(Dispatcher):
     def run_facts(self) -> dict:
         """``cp_*`` facts of the run from :attr:`pass_log_` (see
         :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
-        from dispatchlab.dispatch.cp.common import run_facts
 
         return run_facts(getattr(self, "pass_log_", []))
 
@@ -700,7 +703,6 @@ class _PureCP(Dispatcher):
         return self._decide(view, cand, prb, allocs)
 
     def start(self, view: View) -> None:
-        from dispatchlab.platform.queues import job_ewt
 
         self._check()
         self.allocator_: Allocator = make_allocator(self.allocator)
@@ -806,7 +808,6 @@ class _PureCP(Dispatcher):
                                                     dict[int, Allocation | None]]:
         """The proactive PRB plan: start offsets (-1 unplaced), unit counts on the
         modelled nodes (m x N, for the hint) and the start-now allocations by row."""
-        from dispatchlab.dispatch.prb import proactive_schedule
 
         plan = proactive_schedule(view, cand.rows, cand.estimate, self.ordering_,
                                   self.allocator_, cand.ewt, cand.demand)
@@ -922,7 +923,6 @@ class _PureCP(Dispatcher):
 
     def improvement_share(self) -> float:
         """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
-        from dispatchlab.dispatch.cp.common import improvement_share
 
         return improvement_share(getattr(self, "pass_log_", []))
 

@@ -60,6 +60,11 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign.config import _check_keys, _existing_file, _resolve, _typed
+from dispatchlab.experiment.provenance import file_sha256
+from dispatchlab.platform.eurora import split_archive
+from dispatchlab.power.cap import PowerCap, parse_cap_value
+from dispatchlab.power.model import has_power
 
 _POWER_KEYS = {"file", "synth_seed", "from_workload", "series", "period", "caps", "window",
                "window_from", "history_jobs", "cap_base"}
@@ -98,8 +103,6 @@ def _window(where, value: Any, entry: str) -> list[int] | None:
 def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
     """The checked ``[power]`` table: ``{"spec": {...}, "inputs": {...}, "caps": [...]}``
     (None without the table)."""
-    from dispatchlab.experiment.campaign.config import _check_keys, _existing_file, _resolve, _typed
-    from dispatchlab.experiment.provenance import file_sha256
 
     if "power" not in doc:
         return None
@@ -120,7 +123,6 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
             raise where.error("series = true needs synth_seed", entry)
     elif "file" in t:
         text = _typed(where, t, "file", str, entry)
-        from dispatchlab.platform.eurora import split_archive
 
         archive, member = split_archive(_resolve(base, text))
         path = _existing_file(where, archive, "power file", entry)
@@ -165,9 +167,6 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
 def cap_entries(where, base: Path, caps: Any, window: list[int] | None,
                 window_from: str) -> list[dict[str, Any]]:
     """The cap axis: ``{"label", "spec", "inputs"}`` per entry (``spec`` None: no cap)."""
-    from dispatchlab.experiment.campaign.config import _existing_file, _resolve
-    from dispatchlab.experiment.provenance import file_sha256
-    from dispatchlab.power.cap import PowerCap, parse_cap_value
 
     if caps is None:
         return [dict(NO_CAP)]
@@ -230,7 +229,6 @@ def build_cap(spec: dict[str, Any] | None, platform, jobs, measured_first: int |
     """The :class:`~dispatchlab.power.cap.PowerCap` of a cap spec (None: no cap).
     ``measured_first`` is the job row of the run's first measured job (for
     ``window_from = "measure"``)."""
-    from dispatchlab.power.cap import PowerCap, parse_cap_value
 
     if spec is None:
         return None
@@ -261,7 +259,6 @@ def run_power(spec: dict[str, Any] | None, jobs, platform):
     if spec is None:
         return jobs, None
     if spec.get("from_workload"):
-        from dispatchlab.power.model import has_power
 
         if not has_power(jobs):
             raise InputError("[power] from_workload = true, but the run's jobs carry no "

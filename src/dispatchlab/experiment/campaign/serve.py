@@ -15,11 +15,12 @@ import signal
 import sys
 from multiprocessing.connection import Connection
 
+from dispatchlab.experiment.campaign.worker import execute_run
+
 
 def serve(task_fd: int, result_fd: int) -> None:
     tasks = Connection(task_fd, writable=False)
     results = Connection(result_fd, readable=False)
-    from dispatchlab.experiment.campaign.worker import execute_run
 
     while True:
         try:

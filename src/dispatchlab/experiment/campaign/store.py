@@ -98,6 +98,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dispatchlab.core.errors import InputError, one_line
+from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.metrics.keys import METRICS, summary_values
 
 #: Raised when the file layout changes; a file with a larger number is refused.
@@ -720,7 +721,6 @@ def outdated_reason(row: dict[str, Any], memo: dict[tuple, Any] | None = None
     a code hash (stored by schema version 1) and a run whose own class cannot be
     found or parsed any more are outdated. ``memo`` caches the hashes per component
     pair across calls."""
-    from dispatchlab.experiment.provenance import run_code_hash
 
     stored = row.get("code_hash")
     if stored is None:

@@ -16,6 +16,8 @@ import json
 from typing import Any
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.metrics.jobs import check_tau
+from dispatchlab.platform.choose import platform_for
 
 #: seeds are stored as DuckDB BIGINT and seed numpy generators (which refuse negatives)
 SEED_LIMIT = 1 << 63
@@ -28,8 +30,6 @@ def validate_run(spec: dict[str, Any], memo: dict[str, Any] | None = None) -> No
     within the platform bounds (:data:`~dispatchlab.platform.platform.MAX_NODES`,
     :data:`~dispatchlab.platform.platform.MAX_CAPACITY`). ``memo`` (a dict kept across
     calls) skips platforms already built."""
-    from dispatchlab.metrics.jobs import check_tau
-    from dispatchlab.platform.choose import platform_for
 
     seed = spec["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
