@@ -273,7 +273,9 @@ class _Backfilling(Dispatcher):
         head, need = int(jobs[i]), int(units[i])
         started = [(now + planned(int(est[p])), int(units[p])) for p in range(i)]
         running = view.running
-        shadow, extra = shadow_and_extra(free, need, running.est_end, running.units, started)
+        found = shadow_and_extra(free, need, running.est_end, running.units, started)
+        assert found is not None  # complete: every running job is given
+        shadow, extra = found
         # 3. the backfill scan: the jobs after the head, in the scan order
         backfilled: list[int] = []
         for p in self._rest_in_queue_order(view, jobs, est, i + 1).tolist():
@@ -308,6 +310,7 @@ class _Backfilling(Dispatcher):
         jobs, units, est = self._queue_columns(view)
         free = view.free_cores
         prof = view.release_profile()
+        assert isinstance(prof, CoreProfile)  # a counting platform's
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []
         i = 0
@@ -344,6 +347,7 @@ class _Backfilling(Dispatcher):
         reqs = view.requests
         physical = view.free.copy()
         prof = view.release_profile()
+        assert isinstance(prof, NodeProfile)  # a node-level platform's
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []
 
