@@ -24,6 +24,9 @@ def _workload() -> JobTable:
 
 PLATFORM = dataclasses.replace(Platform.pooled(4), queues={"1": 10, "2": 1000})
 
+#: the registered (fast) EASY and its plain reference class, built by name alike
+NAMES = ["easy", "dispatchlab.dispatch.backfill:ReferenceEASY"]
+
 
 @pytest.mark.parametrize(("order", "starts"), [
     # fifo: J2 backfills at 0 (ends 50 <= shadow 100); at 50 J3 (ends 80) backfills
@@ -37,27 +40,31 @@ PLATFORM = dataclasses.replace(Platform.pooled(4), queues={"1": 10, "2": 1000})
     # walltime: ascending estimate -> J3 first
     ("walltime", [0, 100, 30, 0]),
 ])
-def test_easy_backfill_order(order: str, starts: list[int]) -> None:
-    result = Simulation(PLATFORM, _workload(), make_dispatcher("easy", order=order)).run()
+@pytest.mark.parametrize("name", NAMES)
+def test_easy_backfill_order(order: str, starts: list[int], name: str) -> None:
+    result = Simulation(PLATFORM, _workload(), make_dispatcher(name, order=order)).run()
     assert result.start.tolist() == starts
 
 
-def test_easy_urgency_follows_the_queue_table() -> None:
+@pytest.mark.parametrize("name", NAMES)
+def test_easy_urgency_follows_the_queue_table(name: str) -> None:
     # swap the EWTs: J2's queue is now the urgent one -> J2 first, as fifo
     platform = dataclasses.replace(Platform.pooled(4), queues={"1": 1000, "2": 10})
-    result = Simulation(platform, _workload(), make_dispatcher("easy", order="urgency")).run()
+    result = Simulation(platform, _workload(), make_dispatcher(name, order="urgency")).run()
     assert result.start.tolist() == [0, 100, 0, 50]
 
 
-def test_node_level_easy_with_an_ordering_and_consolidate() -> None:
+@pytest.mark.parametrize("name", NAMES)
+def test_node_level_easy_with_an_ordering_and_consolidate(name: str) -> None:
     # the same workload on one node of 4 cores: identical schedule, consolidate allocator
     platform = dataclasses.replace(Platform((NodeType("n", 1, {"core": 4, "mem": 8}),)),
                                    queues={"1": 10, "2": 1000})
-    disp = make_dispatcher("easy", order="urgency", allocator="consolidate")
+    disp = make_dispatcher(name, order="urgency", allocator="consolidate")
     result = Simulation(platform, _workload(), disp).run()
     assert result.start.tolist() == [0, 100, 30, 0]
 
 
-def test_unknown_order_is_an_input_error_with_a_suggestion() -> None:
+@pytest.mark.parametrize("name", NAMES)
+def test_unknown_order_is_an_input_error_with_a_suggestion(name: str) -> None:
     with pytest.raises(InputError, match="did you mean 'urgency'"):
-        make_dispatcher("easy", order="urgenci")
+        make_dispatcher(name, order="urgenci")

@@ -6,7 +6,9 @@ matrices and running minimum, EASY's plan kept between passes when only submissi
 happened) is compared, start for start and node for node, with a plain planner written
 here: one reservation after the other in a list-of-matrices profile, every window
 reduced from its matrices, every breakpoint and every candidate offered to the
-allocator. Random multi-resource workloads on heterogeneous platforms, with inexact
+allocator, and with the library's own reference classes (``ReferenceEASY``,
+``ReferenceConservative``), which the fast classes subclass. Random multi-resource
+workloads on heterogeneous platforms, with inexact
 estimates (estimates run out), long queues (many passes with only submissions), and
 the built-in allocators; then a few Eurora-like instances.
 """
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, Conservative
 from dispatchlab.dispatch.allocators import FirstFit, units_per_node
+from dispatchlab.dispatch.backfill import ReferenceConservative, ReferenceEASY
 from dispatchlab.dispatch.base import Allocation, Start
 from dispatchlab.dispatch.profile import NodeProfile, fit_totals, node_fits, planned
 from dispatchlab.platform import NodeType
@@ -161,10 +164,12 @@ DISPATCHERS = [
 ]
 
 
-def _pair(name, params):
+def _triple(name, params):
+    """The fast class, the plain planner written here and the reference class."""
     if name == "easy":
-        return EASY(**params), PlainEASY(**params)
-    return Conservative(**params), PlainConservative(**params)
+        return EASY(**params), PlainEASY(**params), ReferenceEASY(**params)
+    return (Conservative(**params), PlainConservative(**params),
+            ReferenceConservative(**params))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -172,8 +177,10 @@ def _pair(name, params):
 def test_fast_node_planner_matches_the_plain_one(w, disp, real):
     platform, jobs = w
     pred = RealPredictor() if real else WalltimePredictor()
-    fast, plain = _pair(*disp)
-    assert _schedule(platform, jobs, fast, pred) == _schedule(platform, jobs, plain, pred)
+    fast, plain, reference = _triple(*disp)
+    want = _schedule(platform, jobs, plain, pred)
+    assert _schedule(platform, jobs, fast, pred) == want
+    assert _schedule(platform, jobs, reference, pred) == want
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -227,23 +234,26 @@ def test_node_conservative_stop_rule_and_bound_match_the_plain_planner(w, alloc,
     allocator = LastNodesFirst() if alloc == "user" else alloc
     fast = _schedule(platform, jobs, Conservative(allocator=allocator), pred)
     assert fast == _schedule(platform, jobs, PlainConservative(allocator=allocator), pred)
+    assert fast == _schedule(platform, jobs, ReferenceConservative(allocator=allocator),
+                             pred)
     assert fast == _schedule(platform, jobs, UnstoppedConservative(allocator=allocator),
                              pred)
 
 
 def test_eurora_instances_match_the_plain_planner() -> None:
     """Seeded Eurora-like instances (64 nodes, cores/GPUs/MICs/memory): node-level EASY
-    (fifo, sjf) and conservative as the plain planner."""
+    (fifo, sjf) and conservative as the plain planner, fast and reference classes."""
     from dispatchlab.power.eurora_synth import eurora_instance
 
     platform = Platform.eurora()
     for seed, arrival in ((0, "uniform"), (1, "burst")):
         jobs = eurora_instance(60, 300, arrival, seed=seed)
         for name, params in (("easy", {}), ("easy", {"order": "sjf"}), ("conservative", {})):
-            fast, plain = _pair(name, params)
+            fast, plain, reference = _triple(name, params)
             pred = WalltimePredictor()
-            assert _schedule(platform, jobs, fast, pred) == \
-                _schedule(platform, jobs, plain, pred), (seed, name, params)
+            want = _schedule(platform, jobs, plain, pred)
+            assert _schedule(platform, jobs, fast, pred) == want, (seed, name, params)
+            assert _schedule(platform, jobs, reference, pred) == want, (seed, name, params)
 
 
 # --------------------------------------------------------------------- the profile

@@ -15,8 +15,18 @@ import pytest
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
+from dispatchlab.dispatch.backfill import ReferenceEASY
 from dispatchlab.dispatch.orderings import MauiOrder, make_ordering
 from dispatchlab.testing import check_dispatcher
+
+
+@pytest.fixture(autouse=True, params=["fast", "reference"])
+def easy_class(request, monkeypatch):
+    """Every test runs with ``EASY`` the fast (registered) class, then the plain
+    :class:`ReferenceEASY` it is pinned to."""
+    if request.param == "reference":
+        monkeypatch.setitem(globals(), "EASY", ReferenceEASY)
+    return request.param
 
 
 def run(submit, run_s, units, cores, dispatcher, req=None):

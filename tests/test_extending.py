@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from dispatchlab import Dispatcher, Platform, Predictor, Simulation
-from dispatchlab.dispatch import DISPATCHERS, EASY, FIFO, Start
+from dispatchlab.dispatch import DISPATCHERS, EASY, FIFO, Start, make_dispatcher
+from dispatchlab.dispatch.backfill import ReferenceConservative, ReferenceEASY
+from dispatchlab.dispatch.powercap.capped import ReferenceEasyPC, ReferenceKnapsack
 from dispatchlab.predict import PREDICTORS
 from dispatchlab.testing import check_dispatcher, check_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
@@ -59,6 +61,15 @@ def test_custom_predictor_passes_checks_and_learns():
 @pytest.mark.parametrize("name", sorted(DISPATCHERS))
 def test_builtin_dispatchers_pass_the_checks(name):
     check_dispatcher(DISPATCHERS[name])
+
+
+@pytest.mark.parametrize("cls", [ReferenceEASY, ReferenceConservative, ReferenceEasyPC,
+                                 ReferenceKnapsack], ids=lambda c: c.__name__)
+def test_reference_dispatchers_pass_the_checks(cls):
+    # the plain classes the registered fast ones subclass, built by module:Class
+    assert any(issubclass(d, cls) for d in DISPATCHERS.values())
+    check_dispatcher(cls)
+    assert type(make_dispatcher(f"{cls.__module__}:{cls.__name__}")) is cls
 
 
 @pytest.mark.parametrize("name", sorted(PREDICTORS))

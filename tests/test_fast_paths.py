@@ -1,5 +1,8 @@
 """Every speed shortcut must give the schedule of the plain computation.
 
+* the fast classes ``EASY`` and ``Conservative`` make the decisions of the plain
+  reference classes ``ReferenceEASY`` and ``ReferenceConservative`` (every knob:
+  orders, K reservations, priorities and scopes, explain logs);
 * EASY's Python loop (short queues) and numpy masks (long queues) agree;
 * EASY's fast path agrees with the general K-reservation planner at K = 1;
 * EASY's reuse of the previous pass when only submissions happened agrees with a
@@ -20,12 +23,17 @@ from __future__ import annotations
 from bisect import bisect_right
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative
-from dispatchlab.dispatch.backfill import shadow_and_extra
+from dispatchlab.dispatch.backfill import (
+    ReferenceConservative,
+    ReferenceEASY,
+    shadow_and_extra,
+)
 from dispatchlab.dispatch.base import Start
 from dispatchlab.dispatch.priority import ListDispatcher
 from dispatchlab.dispatch.profile import CoreProfile, planned
@@ -124,7 +132,8 @@ def test_easy_paths_agree(w, order, real, kill):
     cores, jobs = w
     pred = RealPredictor() if real else WalltimePredictor()
     overrun = "kill" if kill else "run"
-    ref = _starts(cores, jobs, NoReuseEasy(order=order), pred, overrun)
+    ref = _starts(cores, jobs, ReferenceEASY(order=order), pred, overrun)
+    assert _starts(cores, jobs, NoReuseEasy(order=order), pred, overrun) == ref
     assert _starts(cores, jobs, EASY(order=order), pred, overrun) == ref
     assert _starts(cores, jobs, NumpyEasy(order=order), pred, overrun) == ref
     assert _starts(cores, jobs, PythonEasy(order=order), pred, overrun) == ref
@@ -147,8 +156,55 @@ def test_conservative_matches_the_plain_planner(w, real, kill):
     cores, jobs = w
     pred = RealPredictor() if real else WalltimePredictor()
     overrun = "kill" if kill else "run"
-    assert _starts(cores, jobs, Conservative(), pred, overrun) == \
-        _starts(cores, jobs, PlainConservative(), pred, overrun)
+    plain = _starts(cores, jobs, PlainConservative(), pred, overrun)
+    assert _starts(cores, jobs, Conservative(), pred, overrun) == plain
+    assert _starts(cores, jobs, ReferenceConservative(), pred, overrun) == plain
+
+
+#: (fast class, reference class, parameters): every planner of the fast classes on a
+#: counting platform
+PAIRS = [
+    (EASY, ReferenceEASY, {}),
+    (EASY, ReferenceEASY, {"order": "sjf"}),
+    (EASY, ReferenceEASY, {"reservations": 2}),
+    (EASY, ReferenceEASY, {"reservations": 3, "order": "sjf"}),
+    (EASY, ReferenceEASY, {"priority": "maui:wait=0:sld=1", "scope": "queue"}),
+    (EASY, ReferenceEASY, {"priority": "maui:wait=0:size=1", "scope": "queue",
+                           "order": "sjf"}),
+    (EASY, ReferenceEASY, {"priority": "maui:wait=0:size=1", "scope": "backfill"}),
+    (EASY, ReferenceEASY, {"explain": True}),
+    (EASY, ReferenceEASY, {"explain": True, "reservations": 2}),
+    (Conservative, ReferenceConservative, {}),
+    (Conservative, ReferenceConservative, {"order": "sjf"}),
+    (Conservative, ReferenceConservative, {"explain": True}),
+]
+
+
+def _run(cores, jobs, dispatcher, predictor, overrun):
+    sim = Simulation(Platform.pooled(cores), jobs, dispatcher, predictor, overrun=overrun)
+    return sim.run().start.tolist(), sim.dispatcher
+
+
+@pytest.mark.parametrize("fast, reference, params", PAIRS,
+                         ids=[f"{f.name}-{p}" for f, _, p in PAIRS])
+def test_fast_classes_make_the_reference_decisions(fast, reference, params):
+    """The registered classes and the plain reference classes they subclass give the
+    same schedule; with ``explain``, EASY (one reservation) logs the same passes."""
+    assert issubclass(fast, reference)
+
+    @SETTINGS
+    @given(workloads(max_jobs=50), st.booleans(), st.booleans())
+    def run(w, real, kill):
+        cores, jobs = w
+        pred = RealPredictor() if real else WalltimePredictor()
+        overrun = "kill" if kill else "run"
+        got, fast_d = _run(cores, jobs, fast(**params), pred, overrun)
+        want, ref_d = _run(cores, jobs, reference(**params), pred, overrun)
+        assert got == want
+        if params.get("explain") and fast is EASY and "reservations" not in params:
+            assert fast_d.log_ == ref_d.log_
+
+    run()
 
 
 @SETTINGS

@@ -9,7 +9,12 @@ import pytest
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
-from dispatchlab.dispatch.powercap.capped import EasyPC, Knapsack
+from dispatchlab.dispatch.powercap.capped import (
+    EasyPC,
+    Knapsack,
+    ReferenceEasyPC,
+    ReferenceKnapsack,
+)
 from dispatchlab.power import PowerCap
 from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
 
@@ -24,6 +29,21 @@ class Table(PowerPredictor):
 
     def predict(self, job, now):
         return PowerPrediction(*self.rows[job])
+
+
+#: the fast classes (registered as ``easy-pc``, ``knapsack``) and the plain reference
+#: classes they are pinned to: every schedule here holds for both
+CLASSES = {"fast": (EasyPC, Knapsack), "reference": (ReferenceEasyPC, ReferenceKnapsack)}
+
+
+@pytest.fixture(autouse=True, params=list(CLASSES))
+def power_capped_classes(request, monkeypatch):
+    """Every test runs with ``EasyPC`` and ``Knapsack`` bound to the fast classes, then
+    to the reference classes."""
+    easy_pc, knapsack = CLASSES[request.param]
+    monkeypatch.setitem(globals(), "EasyPC", easy_pc)
+    monkeypatch.setitem(globals(), "Knapsack", knapsack)
+    return request.param
 
 
 def run(submit, run_s, units, cores, dispatcher, rows, cap):
@@ -158,8 +178,9 @@ def test_errors():
         Simulation(Platform.pooled(2), jobs, EasyPC()).run()
 
 
-@pytest.mark.parametrize("disp", [EasyPC(), Knapsack()])
-def test_a_job_that_never_fits_a_permanent_cap_is_rejected(disp):
+@pytest.mark.parametrize("which", ["easy-pc", "knapsack"])
+def test_a_job_that_never_fits_a_permanent_cap_is_rejected(which):
+    disp = EasyPC() if which == "easy-pc" else Knapsack()
     # cap 1000 W for the whole run; J1 alone is predicted 1500 W: rejected at its first
     # pass with the reason; J0 and J2 run (J0 0-10, J2 from 1)
     rows = [(300.0, 300.0, 0.0), (1500.0, 1500.0, 0.0), (300.0, 300.0, 0.0)]
@@ -172,4 +193,4 @@ def test_a_job_that_never_fits_a_permanent_cap_is_rejected(disp):
     # (queue order), does not fit and stops the pass: J2 starts at 10 (ratio 9 / 300 >
     # 9 / 1500)
     r = run([0, 1, 1], [10, 10, 10], [1, 1, 1], 4, disp, rows, PowerCap.window(1000.0, 0, 50))
-    assert r.start.tolist() == [0, 50, 1 if isinstance(disp, EasyPC) else 10]
+    assert r.start.tolist() == [0, 50, 1 if which == "easy-pc" else 10]

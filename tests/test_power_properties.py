@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +34,13 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.base import Reject, Start
-from dispatchlab.dispatch.powercap.capped import CHECKS, EasyPC, Knapsack
+from dispatchlab.dispatch.powercap.capped import (
+    CHECKS,
+    EasyPC,
+    Knapsack,
+    ReferenceEasyPC,
+    ReferenceKnapsack,
+)
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power, power_facts
@@ -52,14 +57,24 @@ PROPERTY = settings(max_examples=EXAMPLES, deadline=None)
 #: predict it x units
 NODE_POWER = 100.0
 
-#: the dispatchers under test, by id: check -> dispatcher
-DISPATCHERS: dict[str, Callable[[str], EasyPC | Knapsack]] = {
-    "easy-pc-fcfs": lambda check: EasyPC(order="fcfs", check=check),
-    "easy-pc-saf": lambda check: EasyPC(order="saf", check=check),
-    "knapsack-wait": lambda check: Knapsack(value="wait", check=check),
-    "knapsack-stretch": lambda check: Knapsack(value="stretch", check=check),
+#: the dispatchers under test, by id: (the fast class, registered, and the plain
+#: reference class it subclasses, their parameters but the check); every property is
+#: checked on both classes ("fast", "reference")
+DISPATCHERS: dict[str, tuple[type, type, dict[str, str]]] = {
+    "easy-pc-fcfs": (EasyPC, ReferenceEasyPC, {"order": "fcfs"}),
+    "easy-pc-saf": (EasyPC, ReferenceEasyPC, {"order": "saf"}),
+    "knapsack-wait": (Knapsack, ReferenceKnapsack, {"value": "wait"}),
+    "knapsack-stretch": (Knapsack, ReferenceKnapsack, {"value": "stretch"}),
 }
 IDS = list(DISPATCHERS)
+KINDS = ["fast", "reference"]
+
+
+def build(dispatcher_id: str, check: str,
+          kind: str = "fast") -> EasyPC | Knapsack | ReferenceEasyPC | ReferenceKnapsack:
+    """The dispatcher ``dispatcher_id`` with ``check``: its fast or reference class."""
+    fast, reference, params = DISPATCHERS[dispatcher_id]
+    return (fast if kind == "fast" else reference)(check=check, **params)
 #: ``max`` and ``mean`` (the brief's two) weighted up; the gaussians too
 CHECK_NAMES = st.sampled_from(["max", "mean", "max", "mean", *CHECKS])
 PREDICTORS = st.sampled_from(["real", "real", "real", "history", "naive"])
@@ -303,8 +318,9 @@ def note(seen: Counter, key: str) -> None:
 
 
 # ---------------------------------------------------------------------------- 1. safety
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dispatcher_id", IDS)
-def test_cap_safety(dispatcher_id: str) -> None:
+def test_cap_safety(dispatcher_id: str, kind: str) -> None:
     """Inside every capped span ``[t0, t1)`` with cap ``C``, at every time ``t``, let
     ``S`` be the jobs running at ``t`` (start <= t < end) and ``P`` those of ``S`` that
     started at or after ``t0`` (``S - P``: jobs already running when the span opened).
@@ -321,7 +337,7 @@ def test_cap_safety(dispatcher_id: str) -> None:
     @given(case=cases(), drawn_check=CHECK_NAMES, drawn_predictor=PREDICTORS)
     def run(case: Case, drawn_check: str, drawn_predictor: str) -> None:
         for check, predictor in combos(drawn_check, drawn_predictor):
-            _, r = simulate(case, DISPATCHERS[dispatcher_id](check), predictor)
+            _, r = simulate(case, build(dispatcher_id, check, kind), predictor)
             where = f"{dispatcher_id} check={check} predictor={predictor} {case.describe()}"
             pred = predictions(r)
             ran = np.flatnonzero((r.start >= 0) & (r.end > r.start)).tolist()
@@ -367,8 +383,9 @@ def test_cap_safety(dispatcher_id: str) -> None:
 
 
 # ---------------------------------------------------------------------------- 2. liveness
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dispatcher_id", IDS)
-def test_liveness_and_power_rejections(dispatcher_id: str) -> None:
+def test_liveness_and_power_rejections(dispatcher_id: str, kind: str) -> None:
     """No idling: at every event time ``t`` (submission, completion, cap step), once
     every pass at ``t`` is done, the first waiting job in the dispatcher's order does
     not fit both the free cores and the check (predicted powers, cap at ``t``) with the
@@ -391,7 +408,7 @@ def test_liveness_and_power_rejections(dispatcher_id: str) -> None:
     @given(case=cases(), drawn_check=CHECK_NAMES, drawn_predictor=PREDICTORS)
     def run(case: Case, drawn_check: str, drawn_predictor: str) -> None:
         for check, predictor in combos(drawn_check, drawn_predictor):
-            _, r = simulate(case, DISPATCHERS[dispatcher_id](check), predictor)
+            _, r = simulate(case, build(dispatcher_id, check, kind), predictor)
             where = f"{dispatcher_id} check={check} predictor={predictor} {case.describe()}"
             pred = predictions(r)
             w = case.w
@@ -444,14 +461,17 @@ def test_liveness_and_power_rejections(dispatcher_id: str) -> None:
     assert_seen(seen, tuple(must), dispatcher_id)
 
 
-class CheckedKnapsack(Knapsack):
-    """The knapsack, checking each capped pass against Algorithm 2: its starts are
-    exactly the longest prefix of the value / weight order (rejected jobs skipped) whose
-    jobs each fit the free cores and the check with the running jobs and the earlier
-    ones of the prefix."""
+class KnapsackChecks:
+    """A knapsack class mixed in, checking each capped pass against Algorithm 2: its
+    starts are exactly the longest prefix of the value / weight order (rejected jobs
+    skipped) whose jobs each fit the free cores and the check with the running jobs and
+    the earlier ones of the prefix."""
+
+    value: str
+    check: str
 
     def dispatch(self, view):
-        out = super().dispatch(view)
+        out = super().dispatch(view)  # type: ignore[misc]
         if view.cap is None:
             return out
         q = view.queue
@@ -487,8 +507,18 @@ class CheckedKnapsack(Knapsack):
         return out
 
 
+class CheckedKnapsack(KnapsackChecks, Knapsack):
+    """The fast knapsack, every capped pass checked against Algorithm 2."""
+
+
+class CheckedReferenceKnapsack(KnapsackChecks, ReferenceKnapsack):
+    """The reference knapsack, every capped pass checked against Algorithm 2."""
+
+
+@pytest.mark.parametrize("checked", [CheckedKnapsack, CheckedReferenceKnapsack],
+                         ids=KINDS)
 @pytest.mark.parametrize("value", ["wait", "stretch"])
-def test_knapsack_passes_follow_algorithm_2(value: str) -> None:
+def test_knapsack_passes_follow_algorithm_2(value: str, checked: type) -> None:
     """Per capped pass (instrumented): the knapsack starts exactly the prefix of its
     value / weight order that fits (cores and check), stopping at the first job that
     does not, even when later jobs would fit."""
@@ -497,7 +527,7 @@ def test_knapsack_passes_follow_algorithm_2(value: str) -> None:
     @PROPERTY
     @given(case=cases(), check=CHECK_NAMES, predictor=st.sampled_from(["real", "naive"]))
     def run(case: Case, check: str, predictor: str) -> None:
-        sim, _ = simulate(case, CheckedKnapsack(value=value, check=check), predictor)
+        sim, _ = simulate(case, checked(value=value, check=check), predictor)
         seen["passes"] += getattr(sim.dispatcher, "passes_checked_", 0)
         if getattr(sim.dispatcher, "stopped_before_fitting_", 0):
             note(seen, "stopped_before_a_job_that_fits")
@@ -507,8 +537,9 @@ def test_knapsack_passes_follow_algorithm_2(value: str) -> None:
 
 
 # ---------------------------------------------------------------------------- 3. capacity
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dispatcher_id", IDS)
-def test_capacity_invariants_under_caps(dispatcher_id: str) -> None:
+def test_capacity_invariants_under_caps(dispatcher_id: str, kind: str) -> None:
     """Under any cap schedule: cores in use never exceed the capacity (ends before
     starts at equal times; 0-second jobs hold nothing); no job starts before its
     submission; every job either ran (completed, or killed at its requested time under
@@ -520,7 +551,7 @@ def test_capacity_invariants_under_caps(dispatcher_id: str) -> None:
     @PROPERTY
     @given(case=cases(), check=CHECK_NAMES, predictor=PREDICTORS)
     def run(case: Case, check: str, predictor: str) -> None:
-        _, r = simulate(case, DISPATCHERS[dispatcher_id](check), predictor)
+        _, r = simulate(case, build(dispatcher_id, check, kind), predictor)
         where = f"{dispatcher_id} check={check} predictor={predictor} {case.describe()}"
         w = case.w
         deltas = []
@@ -561,7 +592,8 @@ NO_CAP = {"none": None, "all-none steps": PowerCap.from_steps([(0, None)])}
 
 @pytest.mark.parametrize("dispatcher_id", ["easy-pc-fcfs", "knapsack-wait",
                                            "knapsack-stretch"])
-def test_without_a_cap_they_are_easy(dispatcher_id: str) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_without_a_cap_they_are_easy(dispatcher_id: str, kind: str) -> None:
     """Without a cap (none at all, or a schedule whose only step is "no cap") EASY+PC
     FCFS and the knapsack give exactly EASY's schedule (start and end of every job),
     whatever the check and the power predictor. (EASY+PC SAF is not EASY: it picks its
@@ -573,7 +605,7 @@ def test_without_a_cap_they_are_easy(dispatcher_id: str) -> None:
     def run(case: Case, check: str, predictor: str, no_cap: str) -> None:
         jobs = case.table()
         plain = Simulation(case.platform(), jobs, EASY(), overrun=case.overrun).run()
-        _, r = simulate(case, DISPATCHERS[dispatcher_id](check), predictor,
+        _, r = simulate(case, build(dispatcher_id, check, kind), predictor,
                         cap=NO_CAP[no_cap])
         where = f"{dispatcher_id} check={check} {no_cap} {case.describe()}"
         assert r.start.tolist() == plain.start.tolist(), where
@@ -584,28 +616,27 @@ def test_without_a_cap_they_are_easy(dispatcher_id: str) -> None:
 
 
 @PROPERTY
-@given(case=cases(capped=False), check=CHECK_NAMES)
-def test_a_cap_that_never_binds_gives_easy(case: Case, check: str) -> None:
+@given(case=cases(capped=False), check=CHECK_NAMES, kind=st.sampled_from(KINDS))
+def test_a_cap_that_never_binds_gives_easy(case: Case, check: str, kind: str) -> None:
     """A cap from time 0 above every job set's check value (its own Algorithm 1 code
     path, not EASY's) gives EASY's schedule with EASY+PC FCFS: without power binding,
     Algorithm 1 is EASY. The cap's step at 0 adds no pass (the queue is empty then or
     the pass is the submissions' own)."""
     total = sum(case.peak) + 3 * sum(case.std) + 1
     plain = Simulation(case.platform(), case.table(), EASY(), overrun=case.overrun).run()
-    _, r = simulate(case, EasyPC(order="fcfs", check=check),
+    _, r = simulate(case, build("easy-pc-fcfs", check, kind),
                     cap=PowerCap.window(float(total)))
     assert r.start.tolist() == plain.start.tolist(), f"check={check} {case.describe()}"
 
 
 class CheckedEasyPC(EasyPC):
     """EASY+PC checking every pass against its plain implementation of Algorithm 1
-    (``_reference``, run by a twin that keeps no picture or cache): the fast pass
+    (the :class:`ReferenceEasyPC` pass, run by a twin on the same view): the fast pass
     (the dispatcher's own picture, the submissions-only shortcut, the vector screen or
     the direct walk) must make exactly the same decisions, in the same order."""
 
     def dispatch(self, view):
-        twin = EasyPC(order=self.order, check=self.check)
-        twin._cache, twin.reference_passes_ = None, 0
+        twin = ReferenceEasyPC(order=self.order, check=self.check)
         capped = not (view.cap is None and self.order == "fcfs")
         want = twin._reference(view) if capped else None
         fast_before = getattr(self, "fast_passes_", 0)
@@ -646,9 +677,37 @@ def test_the_fast_pass_is_algorithm_1(order: str, short: int,
     assert_seen(seen, ("fast_pass_started_jobs", "passes_compared"), f"{order} {short}")
 
 
-# ---------------------------------------------------------------------------- 5. determinism
 @pytest.mark.parametrize("dispatcher_id", IDS)
-def test_determinism(dispatcher_id: str) -> None:
+def test_fast_classes_make_the_reference_decisions(dispatcher_id: str) -> None:
+    """The registered (fast) class and the plain reference class it subclasses give the
+    same run under any cap schedule, check and power predictor: start and end of every
+    job, statuses and rejection reasons. Runs where the fast passes started jobs must
+    occur (the comparison is not only of EASY's passes)."""
+    fast_cls, reference_cls, _ = DISPATCHERS[dispatcher_id]
+    assert issubclass(fast_cls, reference_cls)
+    seen: Counter = Counter()
+
+    @PROPERTY
+    @given(case=cases(), check=CHECK_NAMES, predictor=PREDICTORS)
+    def run(case: Case, check: str, predictor: str) -> None:
+        sim, a = simulate(case, build(dispatcher_id, check, "fast"), predictor)
+        _, b = simulate(case, build(dispatcher_id, check, "reference"), predictor)
+        where = f"{dispatcher_id} check={check} predictor={predictor} {case.describe()}"
+        assert a.start.tolist() == b.start.tolist(), where
+        assert a.end.tolist() == b.end.tolist(), where
+        assert a.status.tolist() == b.status.tolist(), where
+        assert a.reject_reason == b.reject_reason, where
+        if sim.dispatcher.fast_passes_:
+            note(seen, "fast_passes")
+
+    run()
+    assert_seen(seen, ("fast_passes",), dispatcher_id)
+
+
+# ---------------------------------------------------------------------------- 5. determinism
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dispatcher_id", IDS)
+def test_determinism(dispatcher_id: str, kind: str) -> None:
     """The same capped configuration run twice (a fresh dispatcher, then the same
     dispatcher object again: the simulation clones it) gives identical start and end
     times, statuses, rejection reasons and power predictions."""
@@ -656,9 +715,9 @@ def test_determinism(dispatcher_id: str) -> None:
     @settings(max_examples=max(EXAMPLES // 2, 10), deadline=None)
     @given(case=cases(), check=CHECK_NAMES, predictor=PREDICTORS)
     def run(case: Case, check: str, predictor: str) -> None:
-        disp = DISPATCHERS[dispatcher_id](check)
+        disp = build(dispatcher_id, check, kind)
         _, a = simulate(case, disp, predictor)
-        _, b = simulate(case, DISPATCHERS[dispatcher_id](check), predictor)
+        _, b = simulate(case, build(dispatcher_id, check, kind), predictor)
         _, c = simulate(case, disp, predictor)
         for other in (b, c):
             assert a.start.tolist() == other.start.tolist(), case.describe()

@@ -12,7 +12,22 @@ import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative, make_dispatcher
+from dispatchlab.dispatch.backfill import ReferenceConservative, ReferenceEASY
 from dispatchlab.predict import Predictor, RealPredictor
+
+#: the backfilling classes: the fast ones (registered as ``easy``, ``conservative``) and
+#: the plain reference ones they are pinned to; every schedule here holds for both
+BACKFILL = {"fast": (EASY, Conservative), "reference": (ReferenceEASY, ReferenceConservative)}
+
+
+@pytest.fixture(autouse=True, params=list(BACKFILL))
+def backfill_classes(request, monkeypatch):
+    """Every test runs with ``EASY`` and ``Conservative`` bound to the fast classes,
+    then to the reference classes."""
+    easy, conservative = BACKFILL[request.param]
+    monkeypatch.setitem(globals(), "EASY", easy)
+    monkeypatch.setitem(globals(), "Conservative", conservative)
+    return request.param
 
 
 def simulate(submit, run, units, req, cores=10, dispatcher=None, predictor=None, **kw):
@@ -111,6 +126,9 @@ def test_easy_with_one_reservation_is_easy():
         # force the general K-reservation planner with K=1 (the fast path is EASY's own)
         b = starts(simulate(*args, dispatcher=_GeneralEasy(reservations=1)))
         assert a == b
+        # and the reference's profile planner with K=1 (the reference EASY's is the
+        # shadow time and extra cores)
+        assert starts(simulate(*args, dispatcher=_ProfileEasy())) == a
 
 
 class _GeneralEasy(EASY):
@@ -120,6 +138,15 @@ class _GeneralEasy(EASY):
         if view.queue_length == 0:
             return []
         return self._plan_counting(view, self.reservations)
+
+
+class _ProfileEasy(ReferenceEASY):
+    """The reference EASY through its K-reservation profile planner, with K=1."""
+
+    def dispatch(self, view):
+        if view.queue_length == 0:
+            return []
+        return self._reference_cores(view)
 
 
 # ----------------------------------------------------------------------- FIFO / SJF / LJF

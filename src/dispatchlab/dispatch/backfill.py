@@ -34,9 +34,17 @@ started later than the first reservation it got.
 (1 <= K; EASY only), ``allocator`` (node-level platforms only), ``explain`` (record
 every pass's shadow time, extra capacity and backfilled jobs in ``self.log_``).
 
-*Speed*: on counting platforms the per-pass scans are numpy masks over the queue's
-columns; the conservative planner stops as soon as no later job could start now (none
-fits both the free cores and the profile's minimum over its window), keeps its plan
+*Reference and fast classes*: :class:`ReferenceEASY` and :class:`ReferenceConservative`
+compute every pass from scratch as stated above, in plain loops (the classes to read,
+and to copy for a variant; by name ``dispatchlab.dispatch.backfill:ReferenceEASY``).
+:class:`EASY` and :class:`Conservative` (registered as ``easy`` and ``conservative``)
+subclass them with the fast planners below and make the same decisions: the tests run
+both classes (tests/test_fast_paths.py, tests/test_backfill_speed.py,
+tests/test_schedules.py).
+
+*Speed* (the fast classes): on counting platforms the per-pass scans are numpy masks
+over the queue's columns; the conservative planner stops as soon as no later job could
+start now (none fits both the free cores and the profile's minimum over its window), keeps its plan
 between passes when only submissions happened and starts each placement's scan at the
 previous placement when that one is dominated; none of this changes a decision of the
 pass (tests/test_fast_paths.py compares with a plain from-scratch planner). On
@@ -117,7 +125,301 @@ def shadow_and_extra(free: int, need: int, ends, held,
     return shadow, acc[bisect_right(ends, shadow)] + released_by_shadow - need
 
 
+#: the scopes of EASY's priority (see :class:`EASY`)
+SCOPES = ("backfill", "queue")
 
+
+class _Backfilling(Dispatcher):
+    """Backfilling as its definition reads: the reference planner of EASY and
+    conservative (the module docstring states the algorithm and its tie-breaks).
+
+    Every pass is computed from scratch from the view, in plain loops: on a counting
+    platform with one reservation the shadow time and extra cores of
+    :func:`shadow_and_extra` (:meth:`_reference_easy`), otherwise an availability
+    profile in which the first K waiting jobs (conservative: all of them) get their
+    earliest reservation in turn, then the backfill scan (:meth:`_reference_cores`,
+    :meth:`_reference_nodes`). It keeps no state between passes. The parameter
+    checks, the orderings and the queue order are shared with the fast planners
+    (:class:`_Backfill`), which make the same decisions."""
+
+    order: str
+    reservations: int | None
+    allocator: str
+    explain: bool
+    #: the queue priority and where it applies (EASY's parameters; conservative keeps
+    #: queue order everywhere)
+    priority: str = "fifo"
+    scope: str = "backfill"
+    call_on_empty_queue = False
+
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
+
+    def _check(self) -> None:
+        if self.scope not in SCOPES:
+            raise InputError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}",
+                             field="scope")
+        priority = make_ordering(self.priority, field="priority")
+        fcfs = type(priority) is FifoOrder
+        if isinstance(self.order, str) and self.order.lower() == "priority":
+            if fcfs:
+                raise InputError("order=priority needs a priority other than fcfs",
+                                 field="order")
+        else:
+            order = make_ordering(self.order)
+            if self.scope == "backfill" and not fcfs and type(order) is not FifoOrder:
+                raise InputError("with scope=backfill the priority orders the backfill "
+                                 "scan: give either order or priority, not both",
+                                 field="order")
+        make_allocator(self.allocator)
+        if self.reservations is not None and (
+            not isinstance(self.reservations, int) or self.reservations < 1
+        ):
+            raise InputError(f"reservations must be an integer >= 1, got {self.reservations!r}",
+                             field="reservations")
+
+    def start(self, view: View) -> None:
+        self._check()
+        self.allocator_: Allocator = make_allocator(self.allocator)
+        start_allocator(self.allocator_, view)
+        self.priority_: Ordering = make_ordering(self.priority, field="priority")
+        self.priority_.start(view)
+        #: the queue is sorted by the priority (scope=queue with a priority other than
+        #: fcfs): the head and the reservations follow it
+        self.by_priority_ = self.scope == "queue" and type(self.priority_) is not FifoOrder
+        if isinstance(self.order, str) and self.order.lower() == "priority":
+            self.ordering_: Ordering = self.priority_
+        elif self.scope == "backfill" and type(self.priority_) is not FifoOrder:
+            self.ordering_ = self.priority_  # the priority orders the backfill scan
+        else:
+            self.ordering_ = make_ordering(self.order)
+            self.ordering_.start(view)
+        kind = type(self.ordering_)
+        self._order_kind = ("fifo" if kind is FifoOrder else "sjf" if kind is SjfOrder
+                            else "keys")
+        if self._order_kind == "keys" or self.by_priority_:  # keys need EWTs and demands
+            self.ewt_ = job_ewt(view.jobs, view.platform, DEFAULT_EWT)
+            self.width_ = job_width(view.requests, view.jobs["units"],
+                                    view.capacity.sum(axis=0))
+        self.log_: list[dict] = []
+
+    def _order_positions(self, view: View, rows, ests) -> np.ndarray | None:
+        """The backfill scan order of the candidates ``rows`` (queue order) with
+        estimates ``ests``: positions into them, or None for queue order (``fifo``).
+        ``sjf`` is a stable sort by estimate; another ordering gets its keys at now
+        (queues missing from the platform's EWT table count 1800 s)."""
+        kind = self._order_kind
+        if kind == "fifo":
+            return None
+        ests = np.asarray(ests, dtype=np.int64)
+        if kind == "sjf":
+            return np.argsort(ests, kind="stable")
+        return self._sort(view, self.ordering_, rows, ests)
+
+    def _sort(self, view: View, ordering: Ordering, rows, ests) -> np.ndarray:
+        """Positions of the jobs ``rows`` (queue order, estimates ``ests``) in
+        ``ordering``'s order, keys evaluated at now."""
+        rows = np.asarray(rows, dtype=np.int64)
+        ests = np.asarray(ests, dtype=np.int64)
+        keys = OrderKeys(rows, int(view.now), view.jobs["submit"][rows], ests,
+                         self.ewt_[rows], ests * self.width_[rows])
+        return np.asarray(ordering.sort(keys), dtype=np.int64)
+
+    def _queue_columns(self, view: View):
+        """The waiting jobs ``(jobs, units, estimates)`` in reservation order: queue
+        order, or the priority's order when the queue is sorted by it."""
+        jobs, units, est, _ = view.queue
+        if self.by_priority_ and len(jobs) > 1:
+            perm = self._sort(view, self.priority_, jobs, est)
+            return jobs[perm], units[perm], est[perm]
+        return jobs, units, est
+
+    def _rest_in_queue_order(self, view: View, jobs, est, i: int) -> np.ndarray:
+        """Positions ``i..`` of the reservation-ordered columns, put back in queue order
+        (ascending job row) and then in the backfill scan order."""
+        rest = np.arange(i, len(jobs))
+        if self.by_priority_:
+            rest = rest[np.argsort(jobs[i:], kind="stable")]
+        pos = self._order_positions(view, jobs[rest], est[rest])
+        return rest if pos is None else rest[pos]
+
+    def dispatch(self, view: View) -> list[Decision]:
+        if view.queue_length == 0:
+            return []
+        if view.counting and self.reservations == 1:
+            return self._reference_easy(view)
+        if view.counting:
+            return self._reference_cores(view)
+        return self._reference_nodes(view)
+
+    def _reservations(self, view: View) -> int:
+        """K: how many waiting jobs hold a reservation (conservative: every one)."""
+        return self.reservations if self.reservations is not None else view.queue_length + 1
+
+    def _reference_easy(self, view: View) -> list[Decision]:
+        """EASY on a counting platform (module docstring, steps 1-3)."""
+        now = view.now
+        jobs, units, est = self._queue_columns(view)
+        free = view.free_cores
+        out: list[Decision] = []
+        i = 0
+        while i < len(jobs) and units[i] <= free:  # 1. start in order while they fit
+            free -= int(units[i])
+            out.append(Start(int(jobs[i])))
+            i += 1
+        if i == len(jobs):
+            return out
+        # 2. the head's shadow time and the extra cores, releasing the running jobs and
+        # the jobs just started in order of estimated end
+        head, need = int(jobs[i]), int(units[i])
+        started = [(now + planned(int(est[p])), int(units[p])) for p in range(i)]
+        running = view.running
+        found = shadow_and_extra(free, need, running.est_end, running.units, started)
+        assert found is not None  # complete: every running job is given
+        shadow, extra = found
+        # 3. the backfill scan: the jobs after the head, in the scan order
+        backfilled: list[int] = []
+        for p in self._rest_in_queue_order(view, jobs, est, i + 1).tolist():
+            if free <= 0:
+                break
+            u = int(units[p])
+            if u > free:
+                continue
+            if now + planned(int(est[p])) <= shadow:  # ends by the shadow time
+                free -= u
+            elif u <= extra:  # or fits in the extra cores, which it consumes
+                free -= u
+                extra -= u
+            else:
+                continue
+            backfilled.append(int(jobs[p]))
+            out.append(Start(int(jobs[p])))
+        if self.explain:
+            self.log_.append({"now": now, "head": head, "shadow": shadow, "extra": extra,
+                              "backfilled": backfilled, "reservations": [(head, shadow)],
+                              "started": [d.job for d in out]})
+        return out
+
+    def _reference_cores(self, view: View) -> list[Decision]:
+        """EASY with K reservations and conservative on a counting platform: walking the
+        queue (reservation order), each job takes its earliest fit in the profile
+        (running jobs and earlier reservations) and starts there when that is now and
+        it physically fits, else holds that reservation, until K jobs hold one; every
+        later job, in the scan order, starts now iff it fits the free cores and the
+        profile over its planned window ``[now, now + max(estimate, 1))``."""
+        now, k = view.now, self._reservations(view)
+        jobs, units, est = self._queue_columns(view)
+        free = view.free_cores
+        prof = view.release_profile()
+        assert isinstance(prof, CoreProfile)  # a counting platform's
+        out: list[Decision] = []
+        reserved: list[tuple[int, int]] = []
+        i = 0
+        while i < len(jobs) and len(reserved) < k:
+            job, u, d = int(jobs[i]), int(units[i]), planned(int(est[i]))
+            i += 1
+            t = prof.earliest(u, d)
+            prof.reserve(t, d, u)
+            if t == now and u <= free:
+                free -= u
+                out.append(Start(job))
+            else:
+                reserved.append((job, t))
+        for p in self._rest_in_queue_order(view, jobs, est, i).tolist():
+            u, d = int(units[p]), planned(int(est[p]))
+            if u <= free and prof.min_over(now, d) >= u:
+                prof.reserve(now, d, u)
+                free -= u
+                out.append(Start(int(jobs[p])))
+        if self.explain:
+            self.log_.append({"now": now, "reservations": reserved,
+                              "started": [d.job for d in out], "profile": prof.rows()})
+        return out
+
+    def _reference_nodes(self, view: View) -> list[Decision]:
+        """:meth:`_reference_cores` on a node-level platform: a job's earliest fit is
+        the first breakpoint of the profile (free resources per node over time) at which
+        the allocator places it for its planned duration; it starts now when that is now
+        and the allocator also places it in the physically free resources (the minimum
+        of both over its window), which it then takes; a backfill candidate starts now
+        iff the allocator places it so."""
+        now, k = view.now, self._reservations(view)
+        jobs, units, est = self._queue_columns(view)
+        reqs = view.requests
+        physical = view.free.copy()
+        prof = view.release_profile()
+        assert isinstance(prof, NodeProfile)  # a node-level platform's
+        out: list[Decision] = []
+        reserved: list[tuple[int, int]] = []
+
+        def start_now(job: int, u: int, d: int) -> bool:
+            alloc = self.allocator_.allocate(reqs[job], u,
+                                             np.minimum(physical, prof.window_min(now, d)))
+            if alloc is None:
+                return False
+            used = alloc.matrix(reqs[job], len(physical))
+            prof.reserve(now, d, used)
+            physical[...] -= used
+            out.append(Start(job, alloc))
+            return True
+
+        i = 0
+        while i < len(jobs) and len(reserved) < k:
+            job, u, d = int(jobs[i]), int(units[i]), planned(int(est[i]))
+            i += 1
+            t, alloc = prof.earliest(self.allocator_, reqs[job], u, d)
+            if not (t == now and start_now(job, u, d)):
+                prof.reserve(t, d, alloc.matrix(reqs[job], len(physical)))
+                reserved.append((job, t))
+        for p in self._rest_in_queue_order(view, jobs, est, i).tolist():
+            start_now(int(jobs[p]), int(units[p]), planned(int(est[p])))
+        if self.explain:
+            self.log_.append({"now": now, "reservations": reserved,
+                              "started": [d.job for d in out]})
+        return out
+
+
+class ReferenceEASY(_Backfilling):
+    """EASY backfilling, the reference: ``reservations=K`` protects the first K waiting
+    jobs. The plain planner of :class:`_Backfilling`; :class:`EASY` (registered as
+    ``easy``) is its fast subclass, pinned to it by the same tests. Reachable by name
+    as ``dispatchlab.dispatch.backfill:ReferenceEASY``."""
+
+    name = "easy-reference"
+
+    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering",
+                                        "priority": "ordering"}
+
+    def __init__(self, order: str = "fifo", reservations: int = 1,
+                 allocator: str = "first-fit", explain: bool = False,
+                 priority: str = "fcfs", scope: str = "backfill") -> None:
+        self.order = order
+        self.reservations = reservations
+        self.allocator = allocator
+        self.explain = explain
+        self.priority = priority
+        self.scope = scope
+
+
+class ReferenceConservative(_Backfilling):
+    """Conservative backfilling, the reference: every waiting job holds a reservation.
+    The plain planner of :class:`_Backfilling`; :class:`Conservative` (registered as
+    ``conservative``) is its fast subclass, pinned to it by the same tests. Reachable
+    by name as ``dispatchlab.dispatch.backfill:ReferenceConservative``."""
+
+    name = "conservative-reference"
+
+    def __init__(self, order: str = "fifo", allocator: str = "first-fit",
+                 explain: bool = False) -> None:
+        self.order = order
+        self.allocator = allocator
+        self.explain = explain
+
+    @property
+    def reservations(self) -> None:
+        return None
+
+
+# ------------------------------------------------------------------ the fast planners
 def _last_candidate(prof: CoreProfile, now: int, free: int, units: list[int],
                     ests: list[int], i: int, last: int) -> int:
     """The index of the last job among ``i..last`` whose units fit the free cores and
@@ -184,115 +486,19 @@ def _last_node_candidate(prof: NodeProfile, physical: np.ndarray, now: int,
 #: the built-in allocators (see :meth:`_Backfill._node_plan_kept`)
 _BUILTIN_ALLOCATORS = frozenset(ALLOCATORS.values())
 
-#: the scopes of EASY's priority (see :class:`EASY`)
-SCOPES = ("backfill", "queue")
 
-
-class _Backfill(Dispatcher):
-    order: str
-    reservations: int | None
-    allocator: str
-    explain: bool
-    #: the queue priority and where it applies (EASY's parameters; conservative keeps
-    #: queue order everywhere)
-    priority: str = "fifo"
-    scope: str = "backfill"
-    call_on_empty_queue = False
-
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
-
-    def _check(self) -> None:
-        if self.scope not in SCOPES:
-            raise InputError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}",
-                             field="scope")
-        priority = make_ordering(self.priority, field="priority")
-        fcfs = type(priority) is FifoOrder
-        if isinstance(self.order, str) and self.order.lower() == "priority":
-            if fcfs:
-                raise InputError("order=priority needs a priority other than fcfs",
-                                 field="order")
-        else:
-            order = make_ordering(self.order)
-            if self.scope == "backfill" and not fcfs and type(order) is not FifoOrder:
-                raise InputError("with scope=backfill the priority orders the backfill "
-                                 "scan: give either order or priority, not both",
-                                 field="order")
-        make_allocator(self.allocator)
-        if self.reservations is not None and (
-            not isinstance(self.reservations, int) or self.reservations < 1
-        ):
-            raise InputError(f"reservations must be an integer >= 1, got {self.reservations!r}",
-                             field="reservations")
+class _Backfill(_Backfilling):
+    """The fast planners of :class:`EASY` and :class:`Conservative` (module docstring,
+    *Speed*): the decisions of the reference planner of :class:`_Backfilling`, with
+    state kept between passes."""
 
     def start(self, view: View) -> None:
-        self._check()
-        self.allocator_: Allocator = make_allocator(self.allocator)
-        start_allocator(self.allocator_, view)
-        self.priority_: Ordering = make_ordering(self.priority, field="priority")
-        self.priority_.start(view)
-        #: the queue is sorted by the priority (scope=queue with a priority other than
-        #: fcfs): the head and the reservations follow it
-        self.by_priority_ = self.scope == "queue" and type(self.priority_) is not FifoOrder
-        if isinstance(self.order, str) and self.order.lower() == "priority":
-            self.ordering_: Ordering = self.priority_
-        elif self.scope == "backfill" and type(self.priority_) is not FifoOrder:
-            self.ordering_ = self.priority_  # the priority orders the backfill scan
-        else:
-            self.ordering_ = make_ordering(self.order)
-            self.ordering_.start(view)
-        kind = type(self.ordering_)
-        self._order_kind = ("fifo" if kind is FifoOrder else "sjf" if kind is SjfOrder
-                            else "keys")
-        if self._order_kind == "keys" or self.by_priority_:  # keys need EWTs and demands
-            self.ewt_ = job_ewt(view.jobs, view.platform, DEFAULT_EWT)
-            self.width_ = job_width(view.requests, view.jobs["units"],
-                                    view.capacity.sum(axis=0))
-        self.log_: list[dict] = []
+        super().start(view)
         self._cache: tuple | None = None
         #: conservative: the waiting jobs after the previous pass (see
         #: :meth:`_conservative_counting`)
         self._queue: tuple | None = None
         self._req_classes: tuple | None = None
-
-    def _order_positions(self, view: View, rows, ests) -> np.ndarray | None:
-        """The backfill scan order of the candidates ``rows`` (queue order) with
-        estimates ``ests``: positions into them, or None for queue order (``fifo``).
-        ``sjf`` is a stable sort by estimate; another ordering gets its keys at now
-        (queues missing from the platform's EWT table count 1800 s)."""
-        kind = self._order_kind
-        if kind == "fifo":
-            return None
-        ests = np.asarray(ests, dtype=np.int64)
-        if kind == "sjf":
-            return np.argsort(ests, kind="stable")
-        return self._sort(view, self.ordering_, rows, ests)
-
-    def _sort(self, view: View, ordering: Ordering, rows, ests) -> np.ndarray:
-        """Positions of the jobs ``rows`` (queue order, estimates ``ests``) in
-        ``ordering``'s order, keys evaluated at now."""
-        rows = np.asarray(rows, dtype=np.int64)
-        ests = np.asarray(ests, dtype=np.int64)
-        keys = OrderKeys(rows, int(view.now), view.jobs["submit"][rows], ests,
-                         self.ewt_[rows], ests * self.width_[rows])
-        return np.asarray(ordering.sort(keys), dtype=np.int64)
-
-    def _queue_columns(self, view: View):
-        """The waiting jobs ``(jobs, units, estimates)`` in reservation order: queue
-        order, or the priority's order when the queue is sorted by it."""
-        jobs, units, est, _ = view.queue
-        if self.by_priority_ and len(jobs) > 1:
-            perm = self._sort(view, self.priority_, jobs, est)
-            return jobs[perm], units[perm], est[perm]
-        return jobs, units, est
-
-    def _rest_in_queue_order(self, view: View, jobs, est, i: int) -> np.ndarray:
-        """Positions ``i..`` of the reservation-ordered columns, put back in queue order
-        (ascending job row) and then in the backfill scan order."""
-        rest = np.arange(i, len(jobs))
-        if self.by_priority_:
-            rest = rest[np.argsort(jobs[i:], kind="stable")]
-        pos = self._order_positions(view, jobs[rest], est[rest])
-        return rest if pos is None else rest[pos]
 
     def dispatch(self, view: View) -> list[Decision]:
         n = view.queue_length
@@ -864,36 +1070,21 @@ class _Backfill(Dispatcher):
             live = live[live > started]
 
 
-class EASY(_Backfill):
-    """EASY backfilling; ``reservations=K`` protects the first K waiting jobs."""
+class EASY(_Backfill, ReferenceEASY):
+    """EASY backfilling; ``reservations=K`` protects the first K waiting jobs.
+
+    The fast planners of :class:`_Backfill` with the parameters of
+    :class:`ReferenceEASY`, whose decisions they make (tests/test_fast_paths.py,
+    tests/test_backfill_speed.py run both)."""
 
     name = "easy"
 
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering",
-                                        "priority": "ordering"}
 
-    def __init__(self, order: str = "fifo", reservations: int = 1,
-                 allocator: str = "first-fit", explain: bool = False,
-                 priority: str = "fcfs", scope: str = "backfill") -> None:
-        self.order = order
-        self.reservations = reservations
-        self.allocator = allocator
-        self.explain = explain
-        self.priority = priority
-        self.scope = scope
+class Conservative(_Backfill, ReferenceConservative):
+    """Conservative backfilling: every waiting job holds a reservation.
 
-
-class Conservative(_Backfill):
-    """Conservative backfilling: every waiting job holds a reservation."""
+    The fast planners of :class:`_Backfill` with the parameters of
+    :class:`ReferenceConservative`, whose decisions they make (tests/test_fast_paths.py,
+    tests/test_backfill_speed.py run both)."""
 
     name = "conservative"
-
-    def __init__(self, order: str = "fifo", allocator: str = "first-fit",
-                 explain: bool = False) -> None:
-        self.order = order
-        self.allocator = allocator
-        self.explain = explain
-
-    @property
-    def reservations(self) -> None:
-        return None

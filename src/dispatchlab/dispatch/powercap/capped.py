@@ -46,8 +46,18 @@ with that reason, rather than left waiting forever.
 *Pooled (counting) platforms only* for now: node-level platforms are refused with an
 error (ours; node-level placement comes with the power platform presets).
 
-**Speed** (ours; the schedules are those of the plain implementation, kept as the
-*reference* passes): the dispatchers keep their own picture of the system between
+**Reference and fast classes**: :class:`ReferenceEasyPC` and :class:`ReferenceKnapsack`
+compute every capped pass from the view as stated above, in plain loops (the classes to
+read, and to copy for a variant; by name
+``dispatchlab.dispatch.powercap.capped:ReferenceEasyPC``); their passes without a cap
+are :class:`~dispatchlab.dispatch.backfill.ReferenceEASY`'s. :class:`EasyPC` and
+:class:`Knapsack` (registered as ``easy-pc`` and ``knapsack``) subclass them with the
+fast passes below (their passes without a cap are
+:class:`~dispatchlab.dispatch.backfill.EASY`'s) and make the same decisions: the tests
+run both classes (tests/test_power_properties.py, tests/test_power_dispatch.py).
+
+**Speed** (ours; the schedules are those of the reference classes, whose pass is also
+the fast classes' *reference* pass): the dispatchers keep their own picture of the system between
 passes, updated from what changed (:attr:`~dispatchlab.dispatch.base.View.changed` and
 their own decisions), instead of rebuilding it from the view at every pass:
 
@@ -96,7 +106,7 @@ from typing import ClassVar
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.dispatch.backfill import EASY
+from dispatchlab.dispatch.backfill import EASY, ReferenceEASY
 from dispatchlab.dispatch.base import Decision, Dispatcher, Reject, Start, View
 
 #: check name -> z (None: a plain sum of means or of maxima)
@@ -133,6 +143,306 @@ def fits(check: str, cap: float | None, sums: PowerSums, mean: float, peak: floa
         return sums.peak + peak <= cap
     z = CHECKS[check]
     return sums.mean + mean + z * math.sqrt(max(sums.var + std * std, 0.0)) <= cap
+
+
+# --------------------------------------------------------------------- the reference
+class _PowerCapping(Dispatcher):
+    """The power-capped dispatchers as their definitions read: the reference.
+
+    A pass in which no cap applies is EASY's (:attr:`easy_class`, the reference EASY
+    here); any other pass is computed from the view alone (:meth:`_reference`), with
+    the predicted powers summed in floating point (running jobs in order of estimated
+    end, then the jobs of the pass one by one), and no state kept between passes."""
+
+    check: str
+    call_on_empty_queue = False
+    #: the simulation must give power predictions (``check_dispatcher`` supplies them)
+    needs_power = True
+    supports_node_level = False
+    nested: ClassVar[dict[str, str]] = {}
+    #: the EASY that decides the passes without a cap
+    easy_class: ClassVar[type[ReferenceEASY]] = ReferenceEASY
+
+    def _check(self) -> None:
+        if self.check not in CHECKS:
+            raise InputError(f"check must be one of {', '.join(CHECKS)}, got "
+                             f"{self.check!r}", field="check")
+
+    def start(self, view: View) -> None:
+        self._check()
+        if not view.counting:
+            raise InputError(f"{self.name} runs on pooled (core-counting) platforms for now; "
+                             f"{view.platform.describe()} is node-level", field="platform")
+        if view.power_prediction is None:
+            raise InputError(f"{self.name} needs job power predictions: give a power "
+                             "predictor (--power-predictor)", field="power-predictor")
+        self.easy_ = self.easy_class()
+        self.easy_.start(view)
+
+    def dispatch(self, view: View) -> list[Decision]:
+        """One pass: EASY where no cap applies (:meth:`_is_easy`), else
+        :meth:`_reference`."""
+        if self._is_easy(view):
+            return self.easy_.dispatch(view)
+        return self._reference(view)
+
+    @abstractmethod
+    def _is_easy(self, view: View) -> bool:
+        """Whether this pass is plain EASY's (no cap applies)."""
+
+    @abstractmethod
+    def _reference(self, view: View) -> list[Decision]:
+        """The pass as the plain implementation computes it."""
+
+    def _never_fit(self, view: View) -> np.ndarray:
+        """Queue positions of jobs whose predicted power alone fails the check at the
+        largest cap of the rest of the run (no uncapped time ahead): they can never
+        start, and are rejected with that reason (ours: the paper's caps never made it
+        happen; without this a permanent cap would leave them waiting forever)."""
+        sched = view.cap_schedule
+        caps = [view.cap] + ([w for t, w in sched.steps if t > view.now] if sched else [])
+        q = view.queue
+        if any(c is None for c in caps) or len(q.jobs) == 0:
+            return np.zeros(0, dtype=np.int64)
+        top = max(caps)
+        mean, peak, std = self._predictions(view)
+        rows = q.jobs
+        if self.check == "mean":
+            alone = mean[rows]
+        elif self.check == "max":
+            alone = peak[rows]
+        else:
+            alone = mean[rows] + CHECKS[self.check] * std[rows]
+        return np.flatnonzero(alone > top)
+
+    def _rejects(self, view: View, never: np.ndarray) -> list[Decision]:
+        q = view.queue
+        return [self._reject(view, int(q.jobs[p])) for p in never.tolist()]
+
+    def _reject(self, view: View, j: int) -> Reject:
+        """The rejection of never-fitting job ``j`` with its reason."""
+        mean, peak, std = self._predictions(view)
+        top = max(w for w in [view.cap] + [w for t, w in view.cap_schedule.steps
+                                           if t > view.now] if w is not None)
+        return Reject(j, f"its predicted power (mean {mean[j]:,.0f} W, max {peak[j]:,.0f} W, "
+                      f"sd {std[j]:,.0f} W) fails the {self.check} check alone at the "
+                      f"largest cap left ({top:,.0f} W)")
+
+    def _predictions(self, view: View):
+        mean, peak, std = view.power_prediction
+        return mean, peak, std
+
+    def _running_sums(self, view: View) -> PowerSums:
+        mean, peak, std = self._predictions(view)
+        rows = view.running.jobs
+        lv = np.array([view.power_level(j) for j in rows.tolist()])
+        s = std[rows] * lv
+        return PowerSums(float((mean[rows] * lv).sum()), float((peak[rows] * lv).sum()),
+                         float((s * s).sum()))
+
+
+class ReferenceEasyPC(_PowerCapping):
+    """EASY+PC (Carastan-Santos et al. 2024 Algorithm 1), the reference: ``order = fcfs |
+    saf``, ``check`` (see the module docstring). Every capped pass computed from the
+    view in plain loops and floating-point sums; :class:`EasyPC` (registered as
+    ``easy-pc``) is its fast subclass, pinned to it by the same tests. Reachable by name
+    as ``dispatchlab.dispatch.powercap.capped:ReferenceEasyPC``."""
+
+    name = "easy-pc-reference"
+
+    def __init__(self, order: str = "fcfs", check: str = "mean") -> None:
+        self.order = order
+        self.check = check
+
+    def _check(self) -> None:
+        super()._check()
+        if self.order not in ("fcfs", "saf"):
+            raise InputError(f"order must be fcfs or saf, got {self.order!r}", field="order")
+
+    def _is_easy(self, view: View) -> bool:
+        return view.cap is None and self.order == "fcfs"
+
+    def _reference(self, view: View) -> list[Decision]:
+        """Algorithm 1 over the queue in the pass's order, the never-fitting jobs
+        rejected first."""
+        q = view.queue
+        if self.order == "fcfs":
+            order = np.arange(len(q.jobs))
+        else:
+            area = np.maximum(q.estimate, 1) * q.units
+            order = np.argsort(area, kind="stable")
+        never = self._never_fit(view)
+        if len(never):
+            keep = np.ones(len(q.jobs), dtype=bool)
+            keep[never] = False
+            return self._rejects(view, never) + self._easy_pc(view, order[keep[order]])
+        return self._easy_pc(view, order)
+
+    def _easy_pc(self, view: View, order: np.ndarray) -> list[Decision]:
+        """Algorithm 1 over the queue positions ``order`` (the reference)."""
+        q = view.queue
+        now, cap, check = view.now, view.cap, self.check
+        mean, peak, std = self._predictions(view)
+        free = view.free_cores
+        sums = self._running_sums(view)
+        out: list[Decision] = []
+        started: list[tuple[int, int, int]] = []  # (end, units, job)
+        pos = order.tolist()
+        jobs, units, est = q.jobs.tolist(), q.units.tolist(), q.estimate.tolist()
+        k = 0
+        while k < len(pos):
+            p = pos[k]
+            j = jobs[p]
+            if units[p] <= free and fits(check, cap, sums, mean[j], peak[j], std[j]):
+                free -= units[p]
+                sums.add(mean[j], peak[j], std[j])
+                out.append(Start(j))
+                started.append((now + max(est[p], 1), units[p], j))
+                k += 1
+                continue
+            break
+        if k == len(pos):
+            return out
+        head = pos[k]
+        shadow, extra, at_shadow, cap_s = self._shadow(view, head, free, sums, started)
+        # candidates: jobs after the head that fit the free cores and pass the check
+        # alone with the current set (a necessary condition; the walk re-checks)
+        rest = np.asarray(pos[k + 1:], dtype=np.int64)
+        if len(rest) and cap is not None:
+            rows = q.jobs[rest]
+            if check == "mean":
+                ok = sums.mean + mean[rows] <= cap
+            elif check == "max":
+                ok = sums.peak + peak[rows] <= cap
+            else:
+                ok = (sums.mean + mean[rows] + CHECKS[check]
+                      * np.sqrt(np.maximum(sums.var + std[rows] ** 2, 0.0))) <= cap
+            rest = rest[ok & (q.units[rest] <= free)]
+        elif len(rest):
+            rest = rest[q.units[rest] <= free]
+        if len(rest) and shadow is not None:
+            # long candidates must also fit what is left at the shadow time (necessary:
+            # extra only shrinks and the set at the shadow only grows)
+            long_ = now + np.maximum(q.estimate[rest], 1) > shadow
+            ok = q.units[rest] <= extra
+            if cap_s is not None:
+                rows = q.jobs[rest]
+                if check == "mean":
+                    ok &= at_shadow.mean + mean[rows] <= cap_s
+                elif check == "max":
+                    ok &= at_shadow.peak + peak[rows] <= cap_s
+                else:
+                    ok &= (at_shadow.mean + mean[rows] + CHECKS[check] * np.sqrt(
+                        np.maximum(at_shadow.var + std[rows] ** 2, 0.0))) <= cap_s
+            rest = rest[~long_ | ok]
+        for p in rest.tolist():
+            if free <= 0:
+                break
+            j, u = jobs[p], units[p]
+            if u > free or not fits(check, cap, sums, mean[j], peak[j], std[j]):
+                continue
+            if shadow is not None and now + max(est[p], 1) > shadow:
+                if u > extra or not fits(check, cap_s, at_shadow, mean[j], peak[j], std[j]):
+                    continue
+                extra -= u
+                at_shadow.add(mean[j], peak[j], std[j])
+            free -= u
+            sums.add(mean[j], peak[j], std[j])
+            out.append(Start(j))
+        return out
+
+    def _shadow(self, view: View, head: int, free: int, sums: PowerSums,
+                started: list[tuple[int, int, int]]):
+        """The head's shadow time, the extra cores at it, the predicted power set at it
+        (running then, head included) and the cap then; ``(None, ...)`` when the head
+        never fits (the reference)."""
+        q = view.queue
+        mean, peak, std = self._predictions(view)
+        j = int(q.jobs[head])
+        need = int(q.units[head])
+        running = view.running
+        releases = [(int(e), int(u), int(r)) for e, u, r in
+                    zip(running.est_end.tolist(), running.units.tolist(),
+                        running.jobs.tolist(), strict=True)]
+        releases += started
+        releases.sort()
+        steps = [] if view.cap_schedule is None else \
+            [(t, w) for t, w in view.cap_schedule.steps if t > view.now]
+        avail, s, cap = free, sums.copy(), view.cap
+        fresh = {x[2] for x in started}  # started in this pass: at full power
+        i = c = 0
+        while True:
+            t_rel = releases[i][0] if i < len(releases) else math.inf
+            t_cap = steps[c][0] if c < len(steps) else math.inf
+            t = min(t_rel, t_cap)
+            if t == math.inf:
+                return None, 0, s, cap
+            while i < len(releases) and releases[i][0] == t:
+                _, u, r = releases[i]
+                lv = 1.0 if r in fresh else view.power_level(r)
+                avail += u
+                s.add(mean[r] * lv, peak[r] * lv, std[r] * lv, sign=-1.0)
+                i += 1
+            while c < len(steps) and steps[c][0] == t:
+                cap = steps[c][1]
+                c += 1
+            if need <= avail and fits(self.check, cap, s, mean[j], peak[j], std[j]):
+                s.add(mean[j], peak[j], std[j])
+                return int(t), avail - need, s, cap
+
+
+class ReferenceKnapsack(_PowerCapping):
+    """Greedy knapsack (Carastan-Santos et al. 2024 Algorithm 2), the reference: ``value =
+    wait | stretch``, ``check``. Every capped pass computed from the view in plain
+    loops and floating-point sums; :class:`Knapsack` (registered as ``knapsack``) is its
+    fast subclass, pinned to it by the same tests. Reachable by name as
+    ``dispatchlab.dispatch.powercap.capped:ReferenceKnapsack``."""
+
+    name = "knapsack-reference"
+
+    def __init__(self, value: str = "wait", check: str = "mean") -> None:
+        self.value = value
+        self.check = check
+
+    def _check(self) -> None:
+        super()._check()
+        if self.value not in ("wait", "stretch"):
+            raise InputError(f"value must be wait or stretch, got {self.value!r}",
+                             field="value")
+
+    def _is_easy(self, view: View) -> bool:
+        return view.cap is None
+
+    def _reference(self, view: View) -> list[Decision]:
+        """Algorithm 2: the never-fitting jobs rejected, then the queue sorted by value /
+        weight, descending (ties: queue order), started in that order while they fit
+        the free cores and the check; the first that does not stops the pass."""
+        q = view.queue
+        mean, peak, std = self._predictions(view)
+        never = self._never_fit(view)
+        out: list[Decision] = self._rejects(view, never) if len(never) else []
+        skip = set(never.tolist())
+        wait = (view.now - q.submit).astype(np.float64)
+        if self.value == "wait":
+            value = wait
+        else:
+            est = np.maximum(q.estimate, 1).astype(np.float64)
+            value = (wait + est) / est
+        weight = mean[q.jobs]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(weight > 0, value / np.where(weight > 0, weight, 1), np.inf)
+        order = np.argsort(-ratio, kind="stable")  # ties: queue order
+        free, cap, sums = view.free_cores, view.cap, self._running_sums(view)
+        for p in order.tolist():
+            if p in skip:
+                continue
+            j, u = int(q.jobs[p]), int(q.units[p])
+            if u > free or not fits(self.check, cap, sums, mean[j], peak[j], std[j]):
+                break
+            free -= u
+            sums.add(mean[j], peak[j], std[j])
+            out.append(Start(j))
+        return out
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -239,29 +549,16 @@ class _Waiting:
         self.at = dict(zip(self.rows[:k].tolist(), range(k), strict=True))
 
 
-class _PowerCapped(Dispatcher):
-    check: str
-    call_on_empty_queue = False
-    #: the simulation must give power predictions (``check_dispatcher`` supplies them)
-    needs_power = True
-    supports_node_level = False
-    nested: ClassVar[dict[str, str]] = {}
+class _PowerCapped(_PowerCapping):
+    """The fast passes of :class:`EasyPC` and :class:`Knapsack` (module docstring,
+    *Speed*): the decisions of the reference passes of :class:`_PowerCapping`, on a
+    picture of the system kept between passes; a pass too close to call, or while a
+    running job's power level is not 1, is the reference's."""
 
-    def _check(self) -> None:
-        if self.check not in CHECKS:
-            raise InputError(f"check must be one of {', '.join(CHECKS)}, got "
-                             f"{self.check!r}", field="check")
+    easy_class = EASY
 
     def start(self, view: View) -> None:
-        self._check()
-        if not view.counting:
-            raise InputError(f"{self.name} runs on pooled (core-counting) platforms for now; "
-                             f"{view.platform.describe()} is node-level", field="platform")
-        if view.power_prediction is None:
-            raise InputError(f"{self.name} needs job power predictions: give a power "
-                             "predictor (--power-predictor)", field="power-predictor")
-        self.easy_ = EASY()
-        self.easy_.start(view)
+        super().start(view)
         n = len(view.jobs)
         #: z of a gaussian check, 0 for mean / max
         self._z = CHECKS[self.check] or 0
@@ -431,36 +728,34 @@ class _PowerCapped(Dispatcher):
         power level differs from 1 or when a check is too close to call exactly."""
         rejects = self._absorb(view)
         if self._is_easy(view):
+            self._cache = None
             out = self.easy_.dispatch(view)
         elif self._scaled:
-            out = self._reference(view)
+            out = self._fallback(view)
         else:
             try:
                 out = self._fast(view, rejects)
                 self.fast_passes_ += 1
             except _Ambiguous:
-                out = self._reference(view)
+                out = self._fallback(view)
         self._apply(view, out)
         return out
 
-    @abstractmethod
-    def _is_easy(self, view: View) -> bool:
-        """Whether this pass is plain EASY's (no cap applies)."""
+    def _fallback(self, view: View) -> list[Decision]:
+        """The reference pass, counted; the next pass is computed in full."""
+        self._cache = None
+        self.reference_passes_ += 1
+        return self._reference(view)
 
     @abstractmethod
     def _fast(self, view: View, rejects: list[int]) -> list[Decision]:
         """The pass on the dispatcher's picture (:class:`_Ambiguous` if too close)."""
-
-    @abstractmethod
-    def _reference(self, view: View) -> list[Decision]:
-        """The pass as the plain implementation computes it."""
 
     def _order_add(self, j: int) -> None:
         pass
 
     def _unorder(self, j: int) -> None:
         pass
-
     # ------------------------------------------------------------------ checks
     def _fits(self, cap: float, sx: int, sv: int, x: float, s2: float, mag: float,
               magv: float) -> bool:
@@ -506,166 +801,6 @@ class _PowerCapped(Dispatcher):
             if self._z:
                 slack += 2 * self._z * math.sqrt(self._rel * magv + 1e-12)
         return cap + slack - sx * _UNSCALE, max(sv * _UNSCALE, 0.0)
-
-    # ------------------------------------------------------------------ reference
-    def _never_fit(self, view: View) -> np.ndarray:
-        """Queue positions of jobs whose predicted power alone fails the check at the
-        largest cap of the rest of the run (no uncapped time ahead): they can never
-        start, and are rejected with that reason (ours: the paper's caps never made it
-        happen; without this a permanent cap would leave them waiting forever)."""
-        sched = view.cap_schedule
-        caps = [view.cap] + ([w for t, w in sched.steps if t > view.now] if sched else [])
-        q = view.queue
-        if any(c is None for c in caps) or len(q.jobs) == 0:
-            return np.zeros(0, dtype=np.int64)
-        top = max(caps)
-        mean, peak, std = self._predictions(view)
-        rows = q.jobs
-        if self.check == "mean":
-            alone = mean[rows]
-        elif self.check == "max":
-            alone = peak[rows]
-        else:
-            alone = mean[rows] + CHECKS[self.check] * std[rows]
-        return np.flatnonzero(alone > top)
-
-    def _rejects(self, view: View, never: np.ndarray) -> list[Decision]:
-        q = view.queue
-        return [self._reject(view, int(q.jobs[p])) for p in never.tolist()]
-
-    def _reject(self, view: View, j: int) -> Reject:
-        """The rejection of never-fitting job ``j`` with its reason."""
-        mean, peak, std = self._predictions(view)
-        top = max(w for w in [view.cap] + [w for t, w in view.cap_schedule.steps
-                                           if t > view.now] if w is not None)
-        return Reject(j, f"its predicted power (mean {mean[j]:,.0f} W, max {peak[j]:,.0f} W, "
-                      f"sd {std[j]:,.0f} W) fails the {self.check} check alone at the "
-                      f"largest cap left ({top:,.0f} W)")
-
-    def _predictions(self, view: View):
-        mean, peak, std = view.power_prediction
-        return mean, peak, std
-
-    def _running_sums(self, view: View) -> PowerSums:
-        mean, peak, std = self._predictions(view)
-        rows = view.running.jobs
-        lv = np.array([view.power_level(j) for j in rows.tolist()])
-        s = std[rows] * lv
-        return PowerSums(float((mean[rows] * lv).sum()), float((peak[rows] * lv).sum()),
-                         float((s * s).sum()))
-
-    def _easy_pc(self, view: View, order: np.ndarray) -> list[Decision]:
-        """Algorithm 1 over the queue positions ``order`` (the reference)."""
-        q = view.queue
-        now, cap, check = view.now, view.cap, self.check
-        mean, peak, std = self._predictions(view)
-        free = view.free_cores
-        sums = self._running_sums(view)
-        out: list[Decision] = []
-        started: list[tuple[int, int, int]] = []  # (end, units, job)
-        pos = order.tolist()
-        jobs, units, est = q.jobs.tolist(), q.units.tolist(), q.estimate.tolist()
-        k = 0
-        while k < len(pos):
-            p = pos[k]
-            j = jobs[p]
-            if units[p] <= free and fits(check, cap, sums, mean[j], peak[j], std[j]):
-                free -= units[p]
-                sums.add(mean[j], peak[j], std[j])
-                out.append(Start(j))
-                started.append((now + max(est[p], 1), units[p], j))
-                k += 1
-                continue
-            break
-        if k == len(pos):
-            return out
-        head = pos[k]
-        shadow, extra, at_shadow, cap_s = self._shadow(view, head, free, sums, started)
-        # candidates: jobs after the head that fit the free cores and pass the check
-        # alone with the current set (a necessary condition; the walk re-checks)
-        rest = np.asarray(pos[k + 1:], dtype=np.int64)
-        if len(rest) and cap is not None:
-            rows = q.jobs[rest]
-            if check == "mean":
-                ok = sums.mean + mean[rows] <= cap
-            elif check == "max":
-                ok = sums.peak + peak[rows] <= cap
-            else:
-                ok = (sums.mean + mean[rows] + CHECKS[check]
-                      * np.sqrt(np.maximum(sums.var + std[rows] ** 2, 0.0))) <= cap
-            rest = rest[ok & (q.units[rest] <= free)]
-        elif len(rest):
-            rest = rest[q.units[rest] <= free]
-        if len(rest) and shadow is not None:
-            # long candidates must also fit what is left at the shadow time (necessary:
-            # extra only shrinks and the set at the shadow only grows)
-            long_ = now + np.maximum(q.estimate[rest], 1) > shadow
-            ok = q.units[rest] <= extra
-            if cap_s is not None:
-                rows = q.jobs[rest]
-                if check == "mean":
-                    ok &= at_shadow.mean + mean[rows] <= cap_s
-                elif check == "max":
-                    ok &= at_shadow.peak + peak[rows] <= cap_s
-                else:
-                    ok &= (at_shadow.mean + mean[rows] + CHECKS[check] * np.sqrt(
-                        np.maximum(at_shadow.var + std[rows] ** 2, 0.0))) <= cap_s
-            rest = rest[~long_ | ok]
-        for p in rest.tolist():
-            if free <= 0:
-                break
-            j, u = jobs[p], units[p]
-            if u > free or not fits(check, cap, sums, mean[j], peak[j], std[j]):
-                continue
-            if shadow is not None and now + max(est[p], 1) > shadow:
-                if u > extra or not fits(check, cap_s, at_shadow, mean[j], peak[j], std[j]):
-                    continue
-                extra -= u
-                at_shadow.add(mean[j], peak[j], std[j])
-            free -= u
-            sums.add(mean[j], peak[j], std[j])
-            out.append(Start(j))
-        return out
-
-    def _shadow(self, view: View, head: int, free: int, sums: PowerSums,
-                started: list[tuple[int, int, int]]):
-        """The head's shadow time, the extra cores at it, the predicted power set at it
-        (running then, head included) and the cap then; ``(None, ...)`` when the head
-        never fits (the reference)."""
-        q = view.queue
-        mean, peak, std = self._predictions(view)
-        j = int(q.jobs[head])
-        need = int(q.units[head])
-        running = view.running
-        releases = [(int(e), int(u), int(r)) for e, u, r in
-                    zip(running.est_end.tolist(), running.units.tolist(),
-                        running.jobs.tolist(), strict=True)]
-        releases += started
-        releases.sort()
-        steps = [] if view.cap_schedule is None else \
-            [(t, w) for t, w in view.cap_schedule.steps if t > view.now]
-        avail, s, cap = free, sums.copy(), view.cap
-        fresh = {x[2] for x in started}  # started in this pass: at full power
-        i = c = 0
-        while True:
-            t_rel = releases[i][0] if i < len(releases) else math.inf
-            t_cap = steps[c][0] if c < len(steps) else math.inf
-            t = min(t_rel, t_cap)
-            if t == math.inf:
-                return None, 0, s, cap
-            while i < len(releases) and releases[i][0] == t:
-                _, u, r = releases[i]
-                lv = 1.0 if r in fresh else view.power_level(r)
-                avail += u
-                s.add(mean[r] * lv, peak[r] * lv, std[r] * lv, sign=-1.0)
-                i += 1
-            while c < len(steps) and steps[c][0] == t:
-                cap = steps[c][1]
-                c += 1
-            if need <= avail and fits(self.check, cap, s, mean[j], peak[j], std[j]):
-                s.add(mean[j], peak[j], std[j])
-                return int(t), avail - need, s, cap
-
     # ------------------------------------------------------------------ fast parts
     def _shadow_fast(self, now: int, free: int, head: int, sx: int, sv: int,
                      started: list[tuple[int, int]], cap: float | None, mag: float,
@@ -728,21 +863,12 @@ class _PowerCapped(Dispatcher):
                     continue
             return t, avail - need, sx + int(xh * _SCALE), sv + int(s2h * _SCALE), cap
 
-
-class EasyPC(_PowerCapped):
+class EasyPC(_PowerCapped, ReferenceEasyPC):
     """EASY+PC (Carastan-Santos et al. 2024 Algorithm 1): ``order = fcfs | saf``, ``check`` (see the
-    module docstring)."""
+    module docstring). The fast passes with the parameters of :class:`ReferenceEasyPC`,
+    whose decisions they make (tests/test_power_properties.py checks every pass)."""
 
     name = "easy-pc"
-
-    def __init__(self, order: str = "fcfs", check: str = "mean") -> None:
-        self.order = order
-        self.check = check
-
-    def _check(self) -> None:
-        super()._check()
-        if self.order not in ("fcfs", "saf"):
-            raise InputError(f"order must be fcfs or saf, got {self.order!r}", field="order")
 
     def start(self, view: View) -> None:
         super().start(view)
@@ -758,30 +884,6 @@ class EasyPC(_PowerCapped):
         if self._saf:
             s = self._sorted
             del s[bisect_left(s, (self._est1[j] * self._units[j], j))]
-
-    def _is_easy(self, view: View) -> bool:
-        if view.cap is None and self.order == "fcfs":
-            self._cache = None
-            return True
-        return False
-
-    def _reference(self, view: View) -> list[Decision]:
-        """The pass as the plain implementation computes it."""
-        self._cache = None
-        self.reference_passes_ += 1
-        q = view.queue
-        if self.order == "fcfs":
-            order = np.arange(len(q.jobs))
-        else:
-            area = np.maximum(q.estimate, 1) * q.units
-            order = np.argsort(area, kind="stable")
-        never = self._never_fit(view)
-        if len(never):
-            keep = np.ones(len(q.jobs), dtype=bool)
-            keep[never] = False
-            return self._rejects(view, never) + self._easy_pc(view, order[keep[order]])
-        return self._easy_pc(view, order)
-
     # ------------------------------------------------------------------ the fast pass
     def _fast(self, view: View, rejects: list[int]) -> list[Decision]:
         """One pass of Algorithm 1 on the dispatcher's picture (same decisions as
@@ -977,25 +1079,12 @@ class EasyPC(_PowerCapped):
                 nc = len(cand)
         return starts, extra, ssx, ssv
 
-
-class Knapsack(_PowerCapped):
+class Knapsack(_PowerCapped, ReferenceKnapsack):
     """Greedy knapsack (Carastan-Santos et al. 2024 Algorithm 2): ``value = wait | stretch``,
-    ``check``."""
+    ``check``. The fast passes with the parameters of :class:`ReferenceKnapsack`, whose
+    decisions they make (tests/test_power_properties.py runs both)."""
 
     name = "knapsack"
-
-    def __init__(self, value: str = "wait", check: str = "mean") -> None:
-        self.value = value
-        self.check = check
-
-    def _check(self) -> None:
-        super()._check()
-        if self.value not in ("wait", "stretch"):
-            raise InputError(f"value must be wait or stretch, got {self.value!r}",
-                             field="value")
-
-    def _is_easy(self, view: View) -> bool:
-        return view.cap is None
 
     def _fast(self, view: View, rejects: list[int]) -> list[Decision]:
         """The knapsack pass on the dispatcher's picture: the next job is the first
@@ -1039,36 +1128,5 @@ class Knapsack(_PowerCapped):
             out.append(Start(j))
             ratio[p] = -np.inf
         return out
-
-    def _reference(self, view: View) -> list[Decision]:
-        """The pass as the plain implementation computes it."""
-        self.reference_passes_ += 1
-        q = view.queue
-        mean, peak, std = self._predictions(view)
-        never = self._never_fit(view)
-        out: list[Decision] = self._rejects(view, never) if len(never) else []
-        skip = set(never.tolist())
-        wait = (view.now - q.submit).astype(np.float64)
-        if self.value == "wait":
-            value = wait
-        else:
-            est = np.maximum(q.estimate, 1).astype(np.float64)
-            value = (wait + est) / est
-        weight = mean[q.jobs]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(weight > 0, value / np.where(weight > 0, weight, 1), np.inf)
-        order = np.argsort(-ratio, kind="stable")  # ties: queue order
-        free, cap, sums = view.free_cores, view.cap, self._running_sums(view)
-        for p in order.tolist():
-            if p in skip:
-                continue
-            j, u = int(q.jobs[p]), int(q.units[p])
-            if u > free or not fits(self.check, cap, sums, mean[j], peak[j], std[j]):
-                break
-            free -= u
-            sums.add(mean[j], peak[j], std[j])
-            out.append(Start(j))
-        return out
-
-
-__all__ = ["CHECKS", "EasyPC", "Knapsack", "PowerSums", "fits"]
+__all__ = ["CHECKS", "EasyPC", "Knapsack", "PowerSums", "ReferenceEasyPC", "ReferenceKnapsack",
+           "fits"]
