@@ -687,7 +687,7 @@ def _platform_node_level(spec: dict[str, Any]) -> bool | None:
 
         platform = PRESETS[spec["builtin"]]()
     elif "file" in spec:
-        from dispatchlab.platform.platform import load_platform_file
+        from dispatchlab.platform.files import load_platform_file
 
         platform, _ = load_platform_file(spec["file"])
     else:
@@ -749,7 +749,7 @@ def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
         return {"builtin": name}, name, {}
     # a platform TOML or PA-HPC-SIM node file, or ARCHIVE#MEMBER (the archive resolved)
     from dispatchlab.platform.eurora import split_archive
-    from dispatchlab.platform.platform import load_platform_file
+    from dispatchlab.platform.files import load_platform_file
 
     archive, member = split_archive(_resolve(base, _typed(where, t, "file", str, entry)))
     path = _existing_file(where, archive, "platform file", entry)
