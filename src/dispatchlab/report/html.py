@@ -17,8 +17,8 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
 - **Statistics first.** At the top, per (trace, platform), one row per configuration:
   the mean over runs of each run's metric with a 95 % interval over runs (Student's t
   below 10 runs, percentile bootstrap from 10:
-  :func:`dispatchlab.experiment.statistics.interval_method`)
-  (:mod:`dispatchlab.experiment.campaign.statistics`), and the paired difference to the
+  :func:`dispatchlab.experiment.statistics.interval_method`;
+  :func:`dispatchlab.experiment.statistics.run_statistics`), and the paired difference to the
   ``baseline`` dispatcher with the same predictor on the same workloads. The metrics
   are :data:`SUMMARY_METRICS`, the last one the mean wall time of one dispatcher call
   (seconds, machine-dependent).
@@ -56,7 +56,7 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   assigned after the run.
 - **Power caps (Carastan-Santos et al. 2024)**, only when some selected run has a cap (``runs.cap``
   set: a campaign with a ``[power]`` table): per (trace, platform) the table of
-  :func:`dispatchlab.experiment.campaign.powerstats.power_rows` (per dispatcher x power predictor x
+  :func:`dispatchlab.experiment.statistics.power_rows` (per dispatcher x power predictor x
   cap, the means over runs of the cap-window metrics and the turnaround change against
   the baseline run on the same workload: the ``baseline`` dispatcher when given, else
   ``easy`` when the selection has it, else the first dispatcher label; at cap ``none``),
@@ -599,7 +599,7 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
                    max_jobs: int) -> str:
     """The "Power caps (Carastan-Santos et al. 2024)" section: ``runs`` are the done selected
     runs."""
-    from dispatchlab.experiment.campaign.powerstats import power_rows
+    from dispatchlab.experiment.statistics import power_rows
     from dispatchlab.report import plots
 
     capped = [r for r in runs if r.get("cap") is not None]
@@ -769,13 +769,13 @@ def _table(runs: list[dict[str, Any]]) -> str:
 def _statistics_section(groups_runs: list[dict[str, Any]], baseline: str | None,
                         include_unfinished: bool = False) -> str:
     """The table at the top: per (trace, platform), one row per configuration."""
-    from dispatchlab.experiment.campaign.statistics import run_statistics
     from dispatchlab.experiment.statistics import (
         BOOTSTRAP_MIN_RUNS,
         MIN_RUNS,
         N_RESAMPLES,
         format_difference,
         format_estimate,
+        run_statistics,
     )
     from dispatchlab.metrics.keys import BY_KEY
 
