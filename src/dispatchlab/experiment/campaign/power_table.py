@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.experiment.campaign.checks import _check_keys, _existing_file, _resolve, _typed
 
 _POWER_KEYS = {"file", "synth_seed", "from_workload", "series", "period", "caps", "window",
                "window_from", "history_jobs", "cap_base"}
@@ -98,7 +99,6 @@ def _window(where, value: Any, entry: str) -> list[int] | None:
 def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
     """The checked ``[power]`` table: ``{"spec": {...}, "inputs": {...}, "caps": [...]}``
     (None without the table)."""
-    from dispatchlab.experiment.campaign.config import _check_keys, _existing_file, _resolve, _typed
     from dispatchlab.experiment.provenance import file_sha256
 
     if "power" not in doc:
@@ -165,7 +165,6 @@ def power_table(where, base: Path, doc: dict) -> dict[str, Any] | None:
 def cap_entries(where, base: Path, caps: Any, window: list[int] | None,
                 window_from: str) -> list[dict[str, Any]]:
     """The cap axis: ``{"label", "spec", "inputs"}`` per entry (``spec`` None: no cap)."""
-    from dispatchlab.experiment.campaign.config import _existing_file, _resolve
     from dispatchlab.experiment.provenance import file_sha256
     from dispatchlab.power.cap import PowerCap, parse_cap_value
 
