@@ -1,7 +1,7 @@
 """Node-level backfilling benchmark: EASY and conservative on a Eurora-like instance.
 
 For every dispatcher it simulates ``eurora_instance(JOBS, WINDOW, ARRIVAL, seed=SEED)``
-on ``Platform.eurora()`` (64 nodes; cores, GPUs, MICs, memory per unit) in a fresh
+on ``eurora_platform()`` (64 nodes; cores, GPUs, MICs, memory per unit) in a fresh
 process and prints the simulation's wall seconds (the ``run()`` call only), jobs/s,
 the child's peak RSS (``wait4``'s rusage) and the SHA-256 prefix of the schedule (start,
 end and allocation of every job). Each case runs ``--repeat`` times (default 2): the
@@ -30,12 +30,12 @@ CHILD = r"""
 import hashlib, json, sys, time
 from dispatchlab import Simulation
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.platform import Platform
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power.eurora_synth import eurora_instance
 
 disp, n, window, arrival, seed = sys.argv[1:6]
 jobs = eurora_instance(int(n), int(window), arrival, seed=int(seed))
-sim = Simulation(Platform.eurora(), jobs, make_dispatcher(disp))
+sim = Simulation(eurora_platform(), jobs, make_dispatcher(disp))
 t0 = time.perf_counter()
 r = sim.run()
 wall = time.perf_counter() - t0
@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--src", default=None, help="source tree to run (PYTHONPATH)")
     args = parser.parse_args()
     print(f"eurora_instance({args.jobs}, {args.window}, {args.arrival!r}, "
-          f"seed={args.seed}) on Platform.eurora()"
+          f"seed={args.seed}) on eurora_platform()"
           + (f"  [src: {args.src}]" if args.src else ""))
     print(f"{'dispatcher':<14} {'jobs':>6} {'wall s':>8} {'jobs/s':>9} {'RSS MB':>8} "
           f"{'schedule sha':>13}")

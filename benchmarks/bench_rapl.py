@@ -34,7 +34,7 @@ import numpy as np
 from dispatchlab import Simulation
 from dispatchlab.dispatch.powercap.budget import BF
 from dispatchlab.dispatch.powercap.rapl import RaplDynShare
-from dispatchlab.platform import Platform
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power, power_facts
 from dispatchlab.power.eurora_synth import eurora_instance
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    platform = Platform.eurora()
+    platform = eurora_platform()
     jobs = eurora_instance(args.jobs, DAY, "uniform", seed=args.seed)
     ref = simulate(platform, jobs, BF(power_check=False), None)
     peak = float(platform_power(ref)[1].max())

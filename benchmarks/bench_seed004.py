@@ -33,7 +33,7 @@ import numpy as np
 
 from dispatchlab import Simulation
 from dispatchlab.dispatch import make_dispatcher
-from dispatchlab.platform import Platform
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.accounting import platform_power
 from dispatchlab.power.eurora_synth import eurora_instance
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dec_no_presolve:
         dec_params["presolve"] = False
 
-    platform = Platform.eurora()
+    platform = eurora_platform()
     totals: dict[str, float] = {}
     ok = True
     print(f"{'instance':13} {'cap':>4} {'method':15} {'cpu s':>7} {'wall s':>7} {'passes':>6} "

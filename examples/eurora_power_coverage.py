@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from dispatchlab.core.references import traces_dir
-from dispatchlab.platform import Platform
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power.data import EURORA_PREDICTIONS_MEMBER, attach_power
 from dispatchlab.workload.load import load_trace
 
@@ -33,7 +33,7 @@ def main() -> None:
         raise SystemExit(f"{ARCHIVE} not found: give the PA-HPC-SIM test data archive")
     with tarfile.open(ARCHIVE) as tar:
         members = sorted(m.name for m in tar.getmembers() if m.name.endswith(".log_crypt"))
-    platform = Platform.eurora()
+    platform = eurora_platform()
     per_size: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for name in members:
         jobs = load_trace(f"{ARCHIVE}#{name}")

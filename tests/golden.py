@@ -28,6 +28,7 @@ import numpy as np
 from dispatchlab.core.references import traces_dir
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import NodeType, Platform
+from dispatchlab.platform.files import trace_platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
@@ -124,7 +125,7 @@ def workload(name: str) -> tuple[Platform, JobTable, dict]:
         return Platform.homogeneous(25, 4, mem=1), jobs, extra
     if name == "alea":
         jobs = load_trace(TRACES / "alea-wagap-2013.swf.gz", jobs=(0, 1500))
-        return Platform.from_trace_header(jobs.info), jobs, extra
+        return trace_platform(jobs.info), jobs, extra
     raise KeyError(name)
 
 

@@ -15,6 +15,7 @@ import pytest
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO
 from dispatchlab.metrics import REJECTED
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.run.advice import load_estimate, platform_warnings, result_warnings
 from dispatchlab.workload import load_trace
 from dispatchlab.workload.jobs import TraceInfo
@@ -138,7 +139,7 @@ def test_eurora_burst_instance_is_not_overloaded(traces_dir: Path) -> None:
     if not archive.is_file():
         pytest.skip(f"{EURORA} not found in {traces_dir}")
     table = load_trace(f"{archive}#{BURST}")
-    platform = Platform.eurora()
+    platform = eurora_platform()
     assert f"{offered_load(table, 1024):.2f}" == "2.31"  # the old rule
     load, span = load_estimate(table, 1024)
     assert span == 29_167 and load == pytest.approx(2_243_014 / (1024 * 29_167))

@@ -20,6 +20,7 @@ from dispatchlab import Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative
 from dispatchlab.platform import read_alea_machines
+from dispatchlab.platform.files import trace_platform
 from dispatchlab.sim.result import STATUS_REJECTED
 from dispatchlab.workload import load_trace
 from dispatchlab.workload.alea import (
@@ -65,7 +66,7 @@ ONE_CLUSTER = "0\tc\t2\t4\t1\t1000\n"
 
 def simulate(path: Path, dispatcher):
     jobs = read_alea(path)
-    platform = Platform.from_trace_header(jobs.info)
+    platform = trace_platform(jobs.info)
     return jobs, Simulation(platform, jobs, dispatcher).run()
 
 
@@ -446,7 +447,7 @@ def test_plain_swf_lines_with_a_machine_file(tmp_path: Path) -> None:
     assert table.resources["mem"].tolist() == [0, 0]
     assert table.resources["cl_a"].tolist() == [0, 0]
     assert "alloc_nodes" not in table.columns
-    platform = Platform.from_trace_header(table.info)
+    platform = trace_platform(table.info)
     result = Simulation(platform, table, FIFO()).run()
     assert starts(result) == [0, 1]
     assert nodes_of(result, 0) == [0] and nodes_of(result, 1) == [0, 1]  # 1 + 1 core
@@ -462,7 +463,7 @@ def test_load_trace_detects_alea(tmp_path: Path) -> None:
 def test_from_trace_header_unchanged_for_swf(tmp_path: Path) -> None:
     path = tmp_path / "p.swf"
     path.write_text("; MaxProcs: 64\n1 0 -1 10 3 -1 -1 3 10 -1 1 1 1 1 1 1 -1 -1\n")
-    platform = Platform.from_trace_header(read_swf(path).info)
+    platform = trace_platform(read_swf(path).info)
     assert platform == Platform.pooled(64, name="MaxProcs=64")
 
 
@@ -545,7 +546,7 @@ def test_exclusive_job_waits_for_and_keeps_empty_nodes(tmp_path, dispatcher, exp
     assert starts(result) == expected
     assert nodes_of(result, 2) == [0, 1]
     assert result.allocations[2].counts.tolist() == [1, 1]
-    check_placement(jobs, result, Platform.from_trace_header(jobs.info))
+    check_placement(jobs, result, trace_platform(jobs.info))
 
 
 @pytest.mark.parametrize("dispatcher", [EASY(), Conservative(), FIFO()])
@@ -624,12 +625,12 @@ def test_real_trace_reads(alea_trace: Path) -> None:
 
 
 def test_real_trace_default_platform(alea_jobs) -> None:
-    platform = Platform.from_trace_header(alea_jobs.info)
+    platform = trace_platform(alea_jobs.info)
     assert platform.n_nodes == 68 and platform.total_capacity()["core"] == 2_176
 
 
 def test_real_trace_fifo_honours_field_21(alea_jobs) -> None:
-    platform = Platform.from_trace_header(alea_jobs.info)
+    platform = trace_platform(alea_jobs.info)
     result = Simulation(platform, alea_jobs, FIFO()).run()
     ran = result.status != STATUS_REJECTED
     # one job asks 512 GiB on one node; zewura nodes have 504.9 GiB
@@ -649,7 +650,7 @@ def alea_slice(alea_trace: Path):
 
 @pytest.mark.parametrize("dispatcher", [EASY(), Conservative()], ids=["easy", "conservative"])
 def test_real_trace_backfilling_honours_field_21(alea_slice, dispatcher) -> None:
-    platform = Platform.from_trace_header(alea_slice.info)
+    platform = trace_platform(alea_slice.info)
     result = Simulation(platform, alea_slice, dispatcher).run()
     ran = result.status != STATUS_REJECTED
     assert ran.all()

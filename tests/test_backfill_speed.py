@@ -28,6 +28,7 @@ from dispatchlab.dispatch.backfill import ReferenceConservative, ReferenceEASY
 from dispatchlab.dispatch.base import Allocation, Start
 from dispatchlab.dispatch.profile import NodeProfile, fit_totals, node_fits, planned
 from dispatchlab.platform import NodeType
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.predict import RealPredictor, WalltimePredictor
 
 
@@ -245,7 +246,7 @@ def test_eurora_instances_match_the_plain_planner() -> None:
     (fifo, sjf) and conservative as the plain planner, fast and reference classes."""
     from dispatchlab.power.eurora_synth import eurora_instance
 
-    platform = Platform.eurora()
+    platform = eurora_platform()
     for seed, arrival in ((0, "uniform"), (1, "burst")):
         jobs = eurora_instance(60, 300, arrival, seed=seed)
         for name, params in (("easy", {}), ("easy", {"order": "sjf"}), ("conservative", {})):

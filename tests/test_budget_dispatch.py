@@ -21,6 +21,7 @@ from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.base import SetPower, Start
 from dispatchlab.dispatch.powercap.budget import BF, DVFS, dvfs_threshold, predicted_bsld
 from dispatchlab.dispatch.powercap.capped import EasyPC
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.platform.platform import NodeType
 from dispatchlab.power import PowerCap
 from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
@@ -560,7 +561,7 @@ def test_node_shadow_equals_the_profile_shadow(seed, n, kind, share, name, hot):
     from dispatchlab.sim.duration import MixedFactor
     from dispatchlab.sim.hotstart import add_hot_start
 
-    platform = Platform.eurora()
+    platform = eurora_platform()
     jobs = eurora_instance(n, 600, kind, seed=seed, burst_size=n) if kind == "burst" \
         else eurora_instance(n, 600, kind, seed=seed)
     peak = float(np.asarray(jobs["power_mean"]).sum())

@@ -17,8 +17,8 @@ from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.experiment.campaign import load_campaign, run_campaign
 from dispatchlab.experiment.campaign.power_table import build_cap
-from dispatchlab.experiment.campaign.powerstats import power_rows
 from dispatchlab.experiment.campaign.worker import load_jobs, load_run_jobs
+from dispatchlab.experiment.statistics import power_rows
 from dispatchlab.power import PowerCap
 from dispatchlab.power.synth import synthesize_power
 from dispatchlab.predict.power.predictors import WithPriorHistory, make_power_predictor

@@ -12,10 +12,11 @@ import pytest
 
 from campaign_helpers import connect, stored_runs, write_campaign
 from conftest import TRACES_DIR
-from dispatchlab import Platform, Simulation
+from dispatchlab import Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.experiment.campaign import load_campaign, run_campaign
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power.accounting import platform_power
 from dispatchlab.power.eurora_synth import eurora_instance
 from dispatchlab.predict.power.predictors import RealPowerPredictor
@@ -87,7 +88,7 @@ def test_a_seed_004_campaign_runs_with_caps_on_the_reference_peak(tmp_path):
     # the reference: bf without a cap on the same instance (seed 0), real power
     jobs = clean(eurora_instance(24, 600, arrival="burst", seed=0, burst_size=12),
                  copy=False)
-    ref = Simulation(Platform.eurora(), jobs, make_dispatcher("bf"),
+    ref = Simulation(eurora_platform(), jobs, make_dispatcher("bf"),
                      power_predictor=RealPowerPredictor()).run()
     peak = float(platform_power(ref)[1].max())
     con = connect(tmp_path / "results.duckdb")
@@ -210,8 +211,8 @@ def test_the_reference_peak_leaves_hot_start_jobs_out(tmp_path):
     # the reference run, by hand: bf with the 16 dummy jobs (5 W each) pinned
     jobs = clean(eurora_instance(24, 600, arrival="burst", seed=0, burst_size=12),
                  copy=False)
-    hot, pinned = add_hot_start(jobs, Platform.eurora(), 0.25)
-    ref = Simulation(Platform.eurora(), hot, make_dispatcher("bf"),
+    hot, pinned = add_hot_start(jobs, eurora_platform(), 0.25)
+    ref = Simulation(eurora_platform(), hot, make_dispatcher("bf"),
                      power_predictor=RealPowerPredictor(), pinned=pinned).run()
     with_dummies = float(platform_power(ref)[1].max())
     ref.start = np.where(np.isin(np.arange(len(hot)), list(pinned)), -1, ref.start)

@@ -20,6 +20,7 @@ from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.dispatch.powercap.rapl import DEFAULT_ARRIVALS, DecRapl, RaplDynShare
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.data import with_power
 from dispatchlab.power.eurora_synth import eurora_instance
@@ -127,7 +128,7 @@ def test_mode_sequence_on_a_hand_instance():
 
 def power_run(jobs, disp, share, seed):
     cap = PowerCap.window(share * float(np.asarray(jobs["power_mean"]).sum()))
-    sim = Simulation(Platform.eurora(), jobs, disp, power_predictor=RealPowerPredictor(),
+    sim = Simulation(eurora_platform(), jobs, disp, power_predictor=RealPowerPredictor(),
                      cap=cap, duration_model=MixedFactor("dynshare", seed=seed))
     return sim.run(), sim.dispatcher
 

@@ -24,6 +24,7 @@ from dispatchlab.dispatch import FIFO, make_dispatcher
 from dispatchlab.dispatch.base import DispatchError
 from dispatchlab.dispatch.powercap import rapl
 from dispatchlab.dispatch.powercap.rapl import RaplDynShare
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.data import with_power
 from dispatchlab.power.eurora_synth import eurora_instance
@@ -189,7 +190,7 @@ def test_settled_runs_equal_every_period_runs(seed, n, share, f, admission,
     for name in ("requested_time", "req_time"):
         cols[name] = np.maximum(cols["run"], cols[name] // 20) // (2 if hurry else 1)
     jobs = replace(jobs, columns=cols)
-    platform = Platform.eurora()
+    platform = eurora_platform()
     peak = float(np.asarray(jobs["power_mean"]).sum())
     cap = PowerCap.window(share * peak)
     model = MixedFactor("dynshare", seed=seed) if f is None else Factor(f)
@@ -204,7 +205,7 @@ def test_dec_rapl_with_a_settled_dynshare_equals_every_period(seed):
     # 20 jobs over 2 h: DynShare (slow arrivals) most of the time, DEC during denser
     # stretches; the DynShare part resumes at every pass, in either mode.
     jobs = eurora_instance(20, 7200, "left-skewed", seed=seed)
-    platform = Platform.eurora()
+    platform = eurora_platform()
     cap = PowerCap.window(0.2 * float(np.asarray(jobs["power_mean"]).sum()))
     settled, plain = both(lambda: run(
         platform, jobs, make_dispatcher("dec-rapl", window=600, threshold=1 / 300,

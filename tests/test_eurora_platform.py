@@ -33,10 +33,12 @@ from dispatchlab.platform import (
     read_system_queues,
 )
 from dispatchlab.platform.eurora import (
+    eurora_platform,
     looks_like_node_file,
     parse_eurora_nodes,
     split_archive,
 )
+from dispatchlab.platform.files import read_platform, read_platform_toml
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 
 ARCHIVE_NAME = "Eurora-PA-HPC-SIM-testdata.tar.gz"
@@ -87,7 +89,7 @@ def assert_input_error(exc: InputError, *needles: str, file: str | None = None,
 # ------------------------------------------------------------------ the real files
 def test_preset_equals_nodes_64(archive: Path) -> None:
     real = read_eurora_nodes(f"{archive}#system_configs/nodes_#64")
-    preset = Platform.eurora()
+    preset = eurora_platform()
     assert real.node_types == preset.node_types
     assert real.resource_names == preset.resource_names == ("core", "gpu", "mic", "mem")
     assert np.array_equal(real.capacity_matrix(), preset.capacity_matrix())
@@ -111,7 +113,7 @@ def test_real_node_files(archive: Path) -> None:
 def test_real_system_queues(archive: Path) -> None:
     queues = read_system_queues(f"{archive}#test_data/system_configs/system_queues")
     assert list(queues.items()) == list(EURORA_QUEUES)
-    assert Platform.eurora().queue_ewt == queues
+    assert eurora_platform().queue_ewt == queues
 
 
 def test_cli_platform_archive_member(archive: Path) -> None:
@@ -121,7 +123,7 @@ def test_cli_platform_archive_member(archive: Path) -> None:
 
 # ----------------------------------------------------------------------- the preset
 def test_eurora_preset() -> None:
-    p = Platform.eurora()
+    p = eurora_platform()
     assert p.name == "eurora" and not p.is_pooled
     assert [(nt.name, nt.count) for nt in p.node_types] == [("mic-2.1GHz", 32),
                                                            ("gpu-3.4GHz", 32)]
@@ -306,9 +308,9 @@ TOML_NODES = '[[node_type]]\nname = "n"\ncount = 2\ncapacity = { core = 4 }\n'
 
 def test_toml_queues_table(tmp_path: Path) -> None:
     path = write(tmp_path / "p.toml", TOML_NODES + '[queues]\ndebug = 3600\n1 = 60\n')
-    p = Platform.from_toml(path)
+    p = read_platform_toml(path)
     assert p.queues == (("debug", 3600), ("1", 60))
-    assert Platform.from_file(path) == p
+    assert read_platform(path) == p
 
 
 def test_toml_queues_file(tmp_path: Path) -> None:
@@ -353,14 +355,14 @@ def test_bad_toml_queues(tmp_path: Path, text: str, field: str,
                          needles: tuple[str, ...]) -> None:
     path = write(tmp_path / "p.toml", text)
     with pytest.raises(InputError) as info:
-        Platform.from_toml(path)
+        read_platform_toml(path)
     assert_input_error(info.value, *needles, file=str(path), field=field)
 
 
 def test_missing_queues_file_names_both_files(tmp_path: Path) -> None:
     path = write(tmp_path / "p.toml", 'queues_file = "nope"\n' + TOML_NODES)
     with pytest.raises(InputError) as info:
-        Platform.from_toml(path)
+        read_platform_toml(path)
     assert_input_error(info.value, "queue file not found", str(path),
                        file=str(tmp_path / "nope"))
 
@@ -386,9 +388,9 @@ def test_file_kind_detection(tmp_path: Path) -> None:
     assert looks_like_node_file("eurora.txt", "# c\n\n0 16 0 2 33554432 0\n")
     assert not looks_like_node_file("cluster.cfg", 'name = "x"\n')
     sniffed = write(tmp_path / "machine.txt", node_line(0) + "\n" + node_line(1) + "\n")
-    assert Platform.from_file(sniffed).n_nodes == 2
+    assert read_platform(sniffed).n_nodes == 2
     toml = write(tmp_path / "machine.cfg", TOML_NODES)
-    assert Platform.from_file(toml).n_nodes == 2
+    assert read_platform(toml).n_nodes == 2
 
 
 # -------------------------------------------------------------------------- job_ewt
@@ -404,7 +406,7 @@ def test_job_ewt_named_queues() -> None:
     # code 7 has no name; -1 has no queue -> the default (1800)
     jobs = jobs_with_queues([0, 1, 2, 3, -1, 7, 0],
                             ["debug", "parallel", "R", "np_longpar"])
-    ewt = job_ewt(jobs, Platform.eurora(), 1800)
+    ewt = job_ewt(jobs, eurora_platform(), 1800)
     assert ewt.dtype == np.int64
     assert ewt.tolist() == [3600, 21600, 1800, 86400, 1800, 1800, 3600]
 
@@ -419,9 +421,9 @@ def test_job_ewt_swf_integer_queues() -> None:
 def test_job_ewt_defaults() -> None:
     jobs = jobs_with_queues([0, 1])
     assert job_ewt(jobs, Platform.homogeneous(1, 1), 42).tolist() == [42, 42]  # no table
-    assert job_ewt(jobs_with_queues([]), Platform.eurora(), 5).tolist() == []
+    assert job_ewt(jobs_with_queues([]), eurora_platform(), 5).tolist() == []
     with pytest.raises(InputError, match="default_ewt"):
-        job_ewt(jobs, Platform.eurora(), 0)
+        job_ewt(jobs, eurora_platform(), 0)
 
 
 # --------------------------------------------------------------------- command line
@@ -456,7 +458,7 @@ def test_cli_missing_archive(tmp_path: Path, capsys) -> None:
 
 
 def test_choose_platform_preset_and_errors(tmp_path: Path) -> None:
-    assert choose_platform(None, "eurora", None, None) == Platform.eurora()
+    assert choose_platform(None, "eurora", None, None) == eurora_platform()
     with pytest.raises(InputError, match=r"not found.*eurora"):
         choose_platform(None, "eurra", None, None)
     with pytest.raises(InputError, match="not found") as info:
@@ -494,7 +496,7 @@ def test_campaign_node_file_and_archive(tmp_path: Path) -> None:
     spec = run["config"]["platform"]
     assert spec["file"] == f"{tar.resolve()}#system_configs/nodes_#2"
     assert run["inputs"][str(tar.resolve())] == file_sha256(tar)
-    assert Platform.from_file(spec["file"]).n_nodes == 2
+    assert read_platform(spec["file"]).n_nodes == 2
 
 
 def test_campaign_toml_with_queues_file(tmp_path: Path) -> None:

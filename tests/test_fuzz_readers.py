@@ -138,7 +138,7 @@ def _readers(folder: Path) -> dict[str, tuple[str, bytes, Callable[[Path], None]
     """reader -> (file name, valid content, read function)."""
     from dispatchlab.experiment.campaign.config import load_campaign
     from dispatchlab.platform.alea import read_alea_machines
-    from dispatchlab.platform.platform import load_platform_file
+    from dispatchlab.platform.files import load_platform_file
     from dispatchlab.power.cap import PowerCap
     from dispatchlab.power.data import read_power_table
     from dispatchlab.rank.model import load_model

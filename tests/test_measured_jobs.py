@@ -14,6 +14,7 @@ from dispatchlab import Platform, Simulation
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.experiment.campaign import run_campaign
 from dispatchlab.metrics import Measure
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -56,7 +57,7 @@ def test_hot_start_dummies_are_flagged_and_not_measured(tmp_path):
     from dispatchlab.power.eurora_synth import eurora_instance
     from dispatchlab.sim.hotstart import add_hot_start
 
-    platform = Platform.eurora()
+    platform = eurora_platform()
     jobs = eurora_instance(24, 600, "burst", seed=0, burst_size=12)
     jobs, pinned = add_hot_start(jobs, platform, 0.25)
     result = Simulation(platform, jobs, make_dispatcher("bf"), pinned=pinned).run()

@@ -15,6 +15,8 @@ from dispatchlab.dispatch.allocators import (
     make_allocator,
     units_per_node,
 )
+from dispatchlab.platform.eurora import eurora_platform
+from dispatchlab.platform.files import read_platform_toml
 from dispatchlab.platform.platform import NodeType
 
 # --------------------------------------------------------------------------- constructors
@@ -68,7 +70,7 @@ def test_homogeneous_needs_positive_sizes(nodes: int, cores: int) -> None:
 
 
 def test_eurora() -> None:
-    p = Platform.eurora()
+    p = eurora_platform()
     assert p.name == "eurora"
     assert not p.is_pooled
     assert p.n_nodes == 64
@@ -125,7 +127,7 @@ def write(tmp_path: Path, text: str, name: str = "platform.toml") -> Path:
 
 
 def test_from_toml_two_node_types(tmp_path: Path) -> None:
-    p = Platform.from_toml(write(tmp_path, TWO_TYPES))
+    p = read_platform_toml(write(tmp_path, TWO_TYPES))
     assert p.name == "mycluster"
     assert not p.is_pooled
     assert p.n_nodes == 5
@@ -139,37 +141,37 @@ def test_from_toml_two_node_types(tmp_path: Path) -> None:
 
 
 def test_from_toml_defaults_and_pooled(tmp_path: Path) -> None:
-    p = Platform.from_toml(write(tmp_path, "[[node_type]]\ncount = 2\ncapacity = { core = 4 }\n",
+    p = read_platform_toml(write(tmp_path, "[[node_type]]\ncount = 2\ncapacity = { core = 4 }\n",
                                  name="tiny.toml"))
     assert p.name == "tiny"  # the file's stem
     assert p.node_types[0].name == "type0"
-    pooled = Platform.from_toml(write(tmp_path, 'pooled = true\n[[node_type]]\ncount = 1\n'
+    pooled = read_platform_toml(write(tmp_path, 'pooled = true\n[[node_type]]\ncount = 1\n'
                                       'capacity = { core = 64 }\n'))
     assert pooled.is_pooled and pooled.total_capacity() == {"core": 64}
 
 
 def test_from_toml_accepts_str_path(tmp_path: Path) -> None:
-    assert Platform.from_toml(str(write(tmp_path, TWO_TYPES))).n_nodes == 5
+    assert read_platform_toml(str(write(tmp_path, TWO_TYPES))).n_nodes == 5
 
 
 def test_from_toml_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "nope.toml"
     with pytest.raises(InputError, match="not found") as info:
-        Platform.from_toml(path)
+        read_platform_toml(path)
     assert info.value.file == str(path)
     assert str(path) in str(info.value)
 
 
 def test_from_toml_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read") as info:
-        Platform.from_toml(tmp_path)
+        read_platform_toml(tmp_path)
     assert info.value.file == str(tmp_path)
 
 
 def test_from_toml_syntax_error(tmp_path: Path) -> None:
     path = write(tmp_path, 'name = "x"\n[[node_type]\ncount = 2\n')
     with pytest.raises(InputError, match="invalid TOML") as info:
-        Platform.from_toml(path)
+        read_platform_toml(path)
     assert info.value.file == str(path)
     assert "line 2" in str(info.value)  # where the syntax error is
 
@@ -217,7 +219,7 @@ INVALID = [
 def test_from_toml_invalid(tmp_path: Path, text: str, field: str, needle: str) -> None:
     path = write(tmp_path, text, name="bad.toml")
     with pytest.raises(InputError) as info:
-        Platform.from_toml(path)
+        read_platform_toml(path)
     err = info.value
     msg = str(err)
     assert err.file == str(path)
@@ -353,3 +355,58 @@ def test_a_bad_efficiency_rank_is_refused_when_built_directly(rank):
 
     with pytest.raises(InputError, match="efficiency_rank must be an integer >= 0"):
         Platform((NodeType("a", 2, {"core": 4}, None, None, rank),))
+
+
+# ------------------------------------------------- readers outside the data class (issue 29)
+
+
+def test_the_data_class_imports_no_reader() -> None:
+    """``platform.platform`` is pure data: no chain of imports (TYPE_CHECKING ones
+    included) leads from it to a reader, and the package has no import cycle."""
+    import grimp
+
+    graph = grimp.build_graph("dispatchlab", cache_dir=None)
+    readers = ("alea", "eurora", "files", "queues", "choose", "infer")
+    for reader in readers:
+        assert graph.find_shortest_chain("dispatchlab.platform.platform",
+                                         f"dispatchlab.platform.{reader}") is None, reader
+    modules = sorted(m for m in graph.modules if m.startswith("dispatchlab.platform."))
+    for a in modules:
+        for b in modules:
+            if a < b:
+                assert not (graph.find_shortest_chain(a, b)
+                            and graph.find_shortest_chain(b, a)), (a, b)
+
+
+def test_the_old_reading_classmethods_warn_and_give_the_same_platform(tmp_path: Path) -> None:
+    from dispatchlab.core.deprecation import REMOVED_IN, MovedWarning
+    from dispatchlab.platform.files import platform_from_table, read_platform, trace_platform
+
+    path = write(tmp_path, TWO_TYPES)
+    info = type("Info", (), {"companions": None, "max_procs": 64, "max_nodes": None,
+                             "source": "t.swf"})()
+    cases = [(lambda: Platform.from_toml(path), read_platform_toml(path), "from_toml"),
+             (lambda: Platform.from_file(path), read_platform(path), "from_file"),
+             (lambda: Platform.from_dict({"node_type": [{"count": 1,
+                                                         "capacity": {"core": 2}}]}),
+              platform_from_table({"node_type": [{"count": 1, "capacity": {"core": 2}}]}),
+              "from_dict"),
+             (lambda: Platform.from_trace_header(info), trace_platform(info),
+              "from_trace_header"),
+             (lambda: Platform.eurora(), eurora_platform(), "eurora")]
+    for old, new, name in cases:
+        with pytest.warns(MovedWarning, match=rf"Platform\.{name} moved to .*removed in "
+                                              rf"dispatchlab {REMOVED_IN}") as seen:
+            assert old() == new
+        assert seen[0].filename == __file__  # the warning points at the caller
+
+
+def test_the_old_home_of_load_platform_file_warns(tmp_path: Path) -> None:
+    from dispatchlab.core.deprecation import MovedWarning
+    from dispatchlab.platform import files
+    from dispatchlab.platform import platform as data
+
+    with pytest.warns(MovedWarning, match="platform.platform.load_platform_file moved"):
+        assert data.load_platform_file is files.load_platform_file
+    with pytest.raises(AttributeError):
+        data.no_such_name  # noqa: B018

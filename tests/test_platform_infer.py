@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.platform.files import read_platform_toml
 from dispatchlab.platform.infer import infer_platform, peak_in_use
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 from test_cli import assert_ok, assert_user_error, run_cli
@@ -57,12 +58,11 @@ def test_from_node_counts_and_header() -> None:
 
 
 def test_toml_round_trip(tmp_path) -> None:
-    from dispatchlab.platform import Platform
 
     jobs = _jobs(submit=[0], wait=[0], run=[10], procs=[8], alloc_nodes=["a:8"])
     path = tmp_path / "p.toml"
     path.write_text(infer_platform(jobs).to_toml())
-    assert Platform.from_toml(path).total_capacity() == {"core": 8}
+    assert read_platform_toml(path).total_capacity() == {"core": 8}
 
 
 def test_cli_platform_infer(tmp_path) -> None:
@@ -115,9 +115,8 @@ def test_sacct_host_lists_give_the_hosts(tmp_path) -> None:
     assert "16 x cores16 (16 core); 4 x cores16-gpu4 (16 core, 4 gpu)" in proc.stdout
     assert "recorded placement of 20 hosts (4 with GPUs)" in proc.stdout
     assert "evenly assumed" in proc.stdout and proc.stderr == ""
-    from dispatchlab.platform import Platform
 
-    plat = Platform.from_toml(out)
+    plat = read_platform_toml(out)
     assert plat.n_nodes == 20 and plat.total_capacity() == {"core": 320, "gpu": 16}
 
 

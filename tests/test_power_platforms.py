@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab import JobTable, Simulation
 from dispatchlab.cli import app
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.powercap.capped import EasyPC
 from dispatchlab.platform.choose import PRESETS, platform_for
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.model import job_nodes
 from dispatchlab.predict.power.predictors import NaivePowerPredictor
@@ -34,7 +35,7 @@ def test_marconi100_nodes_preset_is_980_whole_nodes_simulated_by_counting():
 
 
 def test_eurora_preset_has_400_w_nodes():
-    p = Platform.eurora()
+    p = eurora_platform()
     assert [nt.max_power for nt in p.node_types] == [400.0, 400.0]
     assert [nt.idle_power for nt in p.node_types] == [None, None]
     assert p.dynamic_power_base == 64 * 400.0

@@ -14,7 +14,7 @@ from matplotlib.patches import PathPatch, Rectangle
 from campaign_helpers import write_campaign
 from dispatchlab.core.errors import InputError
 from dispatchlab.experiment.campaign import run_campaign, store
-from dispatchlab.experiment.campaign.powerstats import power_rows
+from dispatchlab.experiment.statistics import power_rows
 from dispatchlab.report import plots
 from dispatchlab.report.html import write_report
 

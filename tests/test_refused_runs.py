@@ -20,6 +20,7 @@ from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import DISPATCHERS, make_dispatcher
 from dispatchlab.experiment.campaign.config import load_campaign
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power import PowerCap
 from dispatchlab.power.eurora_synth import eurora_instance, write_instance
 from dispatchlab.predict.power.predictors import make_power_predictor
@@ -72,7 +73,7 @@ def test_exactly_the_throttling_methods_declare_that_they_slow_running_jobs():
 def power_run(name: str, **kwargs):
     """``name`` on the Eurora instance at a 5 % cap with real power predictions."""
     jobs = eurora_jobs()
-    platform = Platform.eurora()
+    platform = eurora_platform()
     cap = PowerCap.window(0.05 * platform.dynamic_power_base)
     return Simulation(platform, jobs, make_dispatcher(name), cap=cap,
                       power_predictor=make_power_predictor("real"), **kwargs)
@@ -219,7 +220,7 @@ def test_is_node_level_follows_the_engine():
     for platform, jobs, expected in ((pooled, one, False), (pooled, wide, True),
                                      (Platform.homogeneous(2, 4), one, False),
                                      (Platform.homogeneous(2, 4, gpu=1), one, True),
-                                     (Platform.eurora(), eurora_jobs(), True)):
+                                     (eurora_platform(), eurora_jobs(), True)):
         assert is_node_level(platform, jobs) is expected
         sim = Simulation(platform, jobs, make_dispatcher("fifo"))
         assert sim.counting is not expected
@@ -228,7 +229,7 @@ def test_is_node_level_follows_the_engine():
 def test_simulation_refuses_widest_first_on_eurora():
     cls = widest_first()
     with pytest.raises(InputError) as err:
-        Simulation(Platform.eurora(), eurora_jobs(), cls())
+        Simulation(eurora_platform(), eurora_jobs(), cls())
     assert err.value.field == "platform"
     assert "'widest-first' cannot place jobs on nodes" in err.value.message
     # on pooled cores it runs

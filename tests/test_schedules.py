@@ -13,6 +13,7 @@ import pytest
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO, LJF, SJF, Conservative, make_dispatcher
 from dispatchlab.dispatch.backfill import ReferenceConservative, ReferenceEASY
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.predict import Predictor, RealPredictor
 
 #: the backfilling classes: the fast ones (registered as ``easy``, ``conservative``) and
@@ -279,7 +280,7 @@ def test_multi_resource_eurora_gpu_jobs_only_on_gpu_nodes():
     jobs = JobTable.from_arrays(submit=[0] * n, run=[10] * n, units=[70, 64, 1],
                                 resources={"core": [1] * n, "gpu": [1, 1, 0],
                                            "mic": [0, 0, 1]})
-    r = Simulation(Platform.eurora(), jobs, FIFO()).run()
+    r = Simulation(eurora_platform(), jobs, FIFO()).run()
     assert r.to_arrow()["status"].to_pylist() == ["rejected", "completed", "completed"]
     alloc = r.to_arrow()["allocation"].to_pylist()
     nodes = [int(part.split(":")[0]) for part in alloc[1].split(",")]

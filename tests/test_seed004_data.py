@@ -13,6 +13,7 @@ from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY, FIFO
 from dispatchlab.dispatch.base import Allocation
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power.eurora_synth import (
     EURORA_MODEL,
     MIN_RUN,
@@ -29,7 +30,7 @@ from dispatchlab.predict.power.predictors import (
 from dispatchlab.sim.hotstart import add_hot_start, hot_nodes
 from dispatchlab.workload.jobs import OPTIONAL_FIELDS
 
-EURORA = Platform.eurora()  # nodes 0-31: 16 cores, 2 MICs; 32-63: 16 cores, 2 GPUs
+EURORA = eurora_platform()  # nodes 0-31: 16 cores, 2 MICs; 32-63: 16 cores, 2 GPUs
 KB_32GIB = 33_554_432
 ARCHIVE_NAME = "Eurora-PA-HPC-SIM-testdata.tar.gz"
 

@@ -337,3 +337,27 @@ def test_format_difference() -> None:
     assert format_difference(no_ci) == "-3.2 (x0.81)"
     no_ratio = PairedDifference(3, 2.0, 1.0, 3.0, math.nan, None, None)
     assert format_difference(no_ratio) == "2.0 [1.0, 3.0]"
+
+
+def test_one_statistics_module_and_the_old_campaign_modules_resolve_to_it():
+    """``campaign.statistics`` and ``campaign.powerstats`` were merged into
+    ``experiment.statistics``: their old names are the same module, with a warning, and
+    every public name they had is there."""
+    import importlib
+    import sys
+
+    import dispatchlab.experiment.statistics as merged
+    from dispatchlab.core.deprecation import MOVED_MODULES, MovedWarning
+
+    for old, names in (("dispatchlab.experiment.campaign.statistics",
+                        ("Section", "run_statistics")),
+                       ("dispatchlab.experiment.campaign.powerstats",
+                        ("RELATIVE_METRICS", "WINDOW_METRICS", "power_rows"))):
+        sys.modules.pop(old, None)
+        with pytest.warns(MovedWarning, match=f"{old} moved to dispatchlab.experiment.statistics"):
+            module = importlib.import_module(old)
+        assert module is merged
+        for name in names:
+            assert hasattr(merged, name), name
+        # the names from before the layering point at the merged module directly
+        assert MOVED_MODULES[old.replace("experiment.", "")] == merged.__name__

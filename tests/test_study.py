@@ -12,16 +12,19 @@ import numpy as np
 import pytest
 
 from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.experiment import study as study_module
 from dispatchlab.experiment.study import (
     TABLE_COLUMNS,
+    run_prediction_study,
+    study_figures,
+)
+from dispatchlab.metrics import StepFunction, distributions
+from dispatchlab.metrics.distributions import (
     merge_step_functions,
     merged_distributions,
-    run_prediction_study,
     slowdown_changed_mask,
-    study_figures,
     weighted_box_stats,
 )
-from dispatchlab.metrics import StepFunction
 from dispatchlab.platform import Platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.sim import Simulation
@@ -249,3 +252,16 @@ def test_cli_study_unknown_name(tmp_path, option, value):
     assert "nosuch" in lines[0]
     assert "Traceback" not in proc.stderr + proc.stdout
     assert not (tmp_path / "o").exists()
+
+
+def test_the_distributions_live_in_metrics_and_study_still_exports_them():
+    """The step-function distributions are metrics (L1); the study (L7) imports them and
+    keeps its old names; the report's plots no longer import the study."""
+    import grimp
+
+    for name in distributions.__all__:
+        assert getattr(study_module, name) is getattr(distributions, name)
+        assert getattr(distributions, name).__module__ == "dispatchlab.metrics.distributions"
+    graph = grimp.build_graph("dispatchlab", cache_dir=None)
+    assert graph.find_shortest_chain("dispatchlab.report.plots",
+                                     "dispatchlab.experiment.study") is None

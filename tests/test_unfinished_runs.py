@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from campaign_helpers import write_campaign
 from dispatchlab.cli import app
 from dispatchlab.experiment.campaign import run_campaign, select_runs, store
-from dispatchlab.experiment.campaign.statistics import run_statistics
+from dispatchlab.experiment.statistics import run_statistics
 from dispatchlab.report.html import write_report
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.swf import write_swf

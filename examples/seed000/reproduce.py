@@ -41,6 +41,7 @@ from dispatchlab.experiment.study import (
 )
 from dispatchlab.metrics import summarize
 from dispatchlab.platform import Platform
+from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import load_trace
 
@@ -108,7 +109,7 @@ def main() -> None:
     names = instances(args.archive, args.size)
     if not names:
         raise SystemExit(f"error: no {args.size}-job instance in {args.archive}")
-    platform = Platform.eurora()
+    platform = eurora_platform()
     dispatchers = args.dispatchers.split(",")
     predictors = args.predictors.split(",")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dispatchlab.experiment.campaign.powerstats import power_rows
 from dispatchlab.experiment.campaign.store import open_read, select_runs
+from dispatchlab.experiment.statistics import power_rows
 
 CHECKS = [("pc-mean", "naive", "naive"), ("pc-max", "history", "max"),
           ("pc-max", "real", "max"), ("pc-mean", "history", "mean"),

@@ -112,7 +112,7 @@ def choose_platform(jobs, platform: str | None, nodes: int | None,
     header's machine (pooled cores). ``FILE``: a platform TOML file (with an optional
     ``[queues]`` table or ``queues_file``) or a PA-HPC-SIM node file (``nodes_#64``),
     either possibly inside a tar archive as ``ARCHIVE#MEMBER``
-    (:meth:`dispatchlab.platform.Platform.from_file`)."""
+    (:func:`dispatchlab.platform.files.read_platform`)."""
     from dispatchlab.platform.choose import platform_for
     from dispatchlab.platform.eurora import split_archive
 

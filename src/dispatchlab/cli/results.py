@@ -144,8 +144,8 @@ def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
     """Per configuration: the mean over runs of each run's metric with a 95 % interval
     (Student's t below 10 runs, percentile bootstrap from 10), and paired differences
     to --baseline."""
-    from dispatchlab.experiment.campaign.statistics import run_statistics
     from dispatchlab.experiment.campaign.store import open_read, select_runs, split_unfinished
+    from dispatchlab.experiment.statistics import run_statistics
     from dispatchlab.metrics.keys import BY_KEY
 
     for key in metrics:
@@ -258,8 +258,8 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
     """Power caps (Carastan-Santos et al. 2024): per dispatcher x power predictor x cap, the means
     over workloads of the cap-window metrics and the turnaround change against the baseline
     run on the same workload."""
-    from dispatchlab.experiment.campaign.powerstats import power_rows
     from dispatchlab.experiment.campaign.store import open_read, select_runs, split_unfinished
+    from dispatchlab.experiment.statistics import power_rows
 
     con = open_read(db)
     try:

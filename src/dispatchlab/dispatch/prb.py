@@ -246,12 +246,8 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
     held: list = []  # what reservation k takes (cores, or a nodes x resources matrix)
     ending: list[tuple[int, int]] = []  # heap of (planned end, k) of reservations
     if power is not None:
-        pred_a = np.asarray(power.pred, dtype=np.float64)
+        pred_a, pbudget, pprof = _plan_power(view, power, n)
         ppred = pred_a.tolist()
-        if len(ppred) != n:
-            raise ValueError("power.pred must be aligned with rows")
-        pbudget = float(power.budget)
-        pprof = PowerProfile(now, view.running.est_end, power.running)
         # the walk's reservations start at its current time point, so with levels that
         # never rise the window's maximum is the level at t: power_t itself
         power_flat = pprof.non_increasing
@@ -265,20 +261,9 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
         reqs = view.requests[rows]
         n_nodes = phys.shape[0]
         active = np.zeros_like(phys)
-        # each job's total demand per resource: a job whose demand exceeds what is free
-        # at t summed over nodes cannot fit at t (a necessary test that spares most
-        # allocator calls; the same jobs are placed)
-        demand_m = reqs * units[:, None]
+        demand_m, classes_l, class_split = _request_classes(reqs, units)
         total_demand = demand_m.tolist()
-        # the jobs' distinct per-unit requests: the fit counts are computed per request
-        # and shared by the jobs that make it
-        classes, class_of = np.unique(reqs, axis=0, return_inverse=True)
-        class_of = class_of.reshape(-1)
-        classes_l = class_of.tolist()
         max_units = int(units.max())
-        # per class: the resources it requests and how much of each per unit (found
-        # once for every fit count of the plan)
-        class_split = [requested(c) for c in classes]
     unsched = np.arange(n, dtype=np.int64)
     # a static ordering ranks two jobs the same way at every t: sorted once
     order_all = None
@@ -352,13 +337,7 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                 c = classes_l[p]
                 fit = room.get(c)
                 if fit is None:
-                    pos, per_unit = class_split[c]
-                    if len(pos):
-                        per = units_per_node_of(pos, per_unit, free_t)
-                        fit = int(np.minimum(per, max_units).sum())
-                    else:  # a request of nothing: every node hosts max_units
-                        fit = max_units * n_nodes
-                    room[c] = fit
+                    fit = room[c] = _units_fitting(class_split[c], free_t, max_units)
                 if u > fit:
                     continue
                 alloc = allocator.allocate(reqs[p], u, free_t)
@@ -382,15 +361,64 @@ def proactive_schedule(view: View, rows: np.ndarray, estimate: np.ndarray,
                     power_t += pw
             starts[p] = t
         unsched = unsched[starts[unsched] < 0]
-        # the next time point: the next release or planned end after t
-        k = bisect_right(rel_times, t)
-        nxt = rel_times[k] if k < len(rel_times) else None
-        if ending and (nxt is None or ending[0][0] < nxt):
-            nxt = ending[0][0]
+        nxt = _next_time_point(rel_times, t, ending)
         if nxt is None:
             break  # the rest never fits the empty platform
-        t = int(nxt)
+        t = nxt
     return ProactivePlan(starts, allocations)
+
+
+def _plan_power(view: View, power: PowerBudget, n: int
+                ) -> tuple[np.ndarray, float, PowerProfile]:
+    """The power side of :func:`proactive_schedule`: the jobs' predicted power (float64,
+    aligned with the ``n`` rows, else ``ValueError``), the budget (W) and the
+    :class:`PowerProfile` of the running jobs' power until their estimated ends."""
+    pred = np.asarray(power.pred, dtype=np.float64)
+    if len(pred) != n:
+        raise ValueError("power.pred must be aligned with rows")
+    return (pred, float(power.budget),
+            PowerProfile(int(view.now), view.running.est_end, power.running))
+
+
+def _request_classes(reqs: np.ndarray, units: np.ndarray
+                     ) -> tuple[np.ndarray, list[int], list[tuple[np.ndarray, np.ndarray]]]:
+    """Node-level facts of the jobs to plan (``reqs``: per-unit requests, jobs x
+    resources; ``units`` per job): ``(demand, class_of, class_split)``.
+
+    ``demand``: each job's total demand per resource (a job whose demand exceeds what
+    is free at t summed over nodes cannot fit at t: a necessary test that spares most
+    allocator calls; the same jobs are placed). ``class_of``: each job's request class,
+    the index of its per-unit request among the distinct ones (the fit counts are
+    computed per class and shared by its jobs). ``class_split``: per class, the
+    resources it requests and how much of each per unit (:func:`requested`, found once
+    for every fit count of the plan)."""
+    classes, class_of = np.unique(reqs, axis=0, return_inverse=True)
+    return (reqs * units[:, None], class_of.reshape(-1).tolist(),
+            [requested(c) for c in classes])
+
+
+def _units_fitting(split: tuple[np.ndarray, np.ndarray], free: np.ndarray,
+                   max_units: int) -> int:
+    """How many units of a request class (``split``: :func:`requested` of its per-unit
+    request) the free matrix ``free`` (nodes x resources) hosts in total, each node
+    counted up to ``max_units`` (no allocator places more); a request of nothing: every
+    node hosts ``max_units``."""
+    pos, per_unit = split
+    if len(pos):
+        return int(np.minimum(units_per_node_of(pos, per_unit, free), max_units).sum())
+    return max_units * free.shape[0]
+
+
+def _next_time_point(rel_times: list[int], t: int,
+                     ending: list[tuple[int, int]]) -> int | None:
+    """The walk's next time point after ``t``: the next release of the profile
+    (``rel_times``, ascending) or the earliest planned end of the reservations in force
+    (``ending``, a heap), whichever comes first; None when there is neither."""
+    k = bisect_right(rel_times, t)
+    nxt = rel_times[k] if k < len(rel_times) else None
+    if ending and (nxt is None or ending[0][0] < nxt):
+        nxt = ending[0][0]
+    return None if nxt is None else int(nxt)
 
 
 class PRB(Dispatcher):

@@ -78,6 +78,14 @@ def sha256_hex(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def package_version() -> str:
+    """The installed dispatchlab version (what a campaign's runs record in ``version``
+    and its database in ``dispatchlab_version``)."""
+    from importlib.metadata import version
+
+    return version("dispatchlab")
+
+
 def file_sha256(path: str | Path) -> str:
     """SHA-256 of a file's bytes (read in 1 MiB blocks)."""
     h = hashlib.sha256()

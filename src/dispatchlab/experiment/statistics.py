@@ -45,6 +45,41 @@ that have the same runs present in one call (scipy applies the same resample ind
 to every row of a 2-D sample), which gives the intervals of separate calls with the
 same seed (equal up to floating-point rounding in the last digit: numpy sums a row of a
 3-D array of resamples in another order), in a fraction of the time.
+
+**Stored runs of a results database** (:func:`run_statistics`; ``dispatchlab results
+summary`` and the table at the top of the report; formerly
+``dispatchlab.experiment.campaign.statistics``). Runs are grouped without silent pooling
+(:func:`dispatchlab.experiment.campaign.groups.group_runs`: by campaign, trace, platform
+and the full canonical configuration; only seeds, repetitions and slices are pooled).
+Within a section (one trace and platform), each group is one configuration; its runs
+are its workloads (the ``workload`` column: seed and slice).
+:func:`compare_configurations` gives each configuration's mean over runs with a 95 %
+interval (Student's t below 10 runs, percentile bootstrap from 10) and, when a baseline
+dispatcher is named, the paired difference to the baseline dispatcher with the same
+predictor on the same workloads.
+
+**Power-cap results over stored runs** (:func:`power_rows`, Carastan-Santos et al.
+2024's way of reading a campaign; formerly ``dispatchlab.experiment.campaign.powerstats``)
+group the runs of campaigns with power (``runs.cap`` set) by campaign, trace, platform,
+dispatcher, predictor, power predictor and cap, and give per group the mean over its
+runs (workloads) of
+
+* the cap-window metrics (:data:`WINDOW_METRICS`; see
+  :mod:`dispatchlab.power.accounting`), ``above_share``: the share of its runs whose
+  power went above the cap at some time in the window, and ``above_own_share``: the
+  same counting only the times when the jobs running at the window's opening were
+  within the cap on their own (the dispatcher's own excess);
+* the change of the mean and of the maximum turnaround (end - submit of the measured
+  jobs) and of the mean wait relative to a **baseline run on the same workload**: the
+  run of the same campaign, trace, platform, predictor, workload and repetition whose
+  dispatcher is labelled ``baseline`` (default ``easy``) under the cap labelled
+  ``baseline_cap`` (default ``none``: no cap). A change is ``value / baseline - 1``
+  per run (so +0.14 is 14 % longer), averaged over the runs that have a baseline
+  (Carastan-Santos et al. 2024 section 6: "computed by (workload, powercap) group, then
+  averaged"); ``baselined`` counts them. Runs without a baseline leave those columns
+  None.
+
+Its rows come in the order their groups first appear among the runs.
 """
 
 from __future__ import annotations
@@ -52,7 +87,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
 
@@ -60,6 +95,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import did_you_mean
+from dispatchlab.experiment.campaign.groups import group_runs
+from dispatchlab.experiment.campaign.store import is_unfinished
+from dispatchlab.metrics.keys import COMPARE_TABLE
 
 #: Bootstrap resamples per interval.
 N_RESAMPLES: int = 10_000
@@ -567,3 +606,159 @@ def format_difference(
             ratio += f" [{ratio_fmt.format(d.ratio_low)}, {ratio_fmt.format(d.ratio_high)}]"
         text += f" ({ratio})"
     return text
+
+
+# ------------------------------------------------------- stored runs of a campaign
+
+
+@dataclass
+class Section:
+    """The statistics of one (trace, platform): ``rows`` as returned by
+    :func:`dispatchlab.experiment.statistics.compare_configurations` (one per configuration,
+    in group order) plus ``unfinished`` (how many of its runs are unfinished: 0 unless they were
+    included), with ``predictor`` and ``dispatcher`` of each row in ``groups``."""
+
+    trace: str
+    platform: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    groups: list[Any] = field(default_factory=list)
+
+
+def _workload(run: dict[str, Any]) -> str:
+    """What a run's statistics pair on: the ``workload`` column (seed, slice)."""
+    return run.get("workload") or f"seed={run.get('seed')}"
+
+
+def _first_repetitions(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One run per workload: the lowest repetition. Repetitions of one workload are the
+    same deterministic simulation (they differ in wall-clock fields only), so counting
+    each would inflate the number of runs behind an interval."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        key = _workload(r)
+        if key not in best or (r.get("repetition") or 0) < (best[key].get("repetition") or 0):
+            best[key] = r
+    return list(best.values())
+
+
+def run_statistics(runs: Sequence[dict[str, Any]], *, metrics: Sequence[str] | None = None,
+                   baseline: str | None = None, seed: int = 0,
+                   include_unfinished: bool = False) -> list[Section]:
+    """Statistics of done ``runs`` (rows of the ``runs`` table as dicts), one
+    :class:`Section` per (trace, platform). ``baseline`` is a dispatcher label (as in the
+    campaign file); it must exist in every section that has another dispatcher.
+
+    Unfinished runs (stopped at their wall-clock budget:
+    :func:`dispatchlab.experiment.campaign.store.is_unfinished`) are left out unless
+    ``include_unfinished``; each row says in ``unfinished`` how many of its runs are."""
+
+    keys = list(COMPARE_TABLE if metrics is None else metrics)
+    done = [r for r in runs if r.get("status") == "done"
+            and (include_unfinished or not is_unfinished(r))]
+    groups = group_runs(done)
+    sections: dict[tuple[str, str], Section] = {}
+    for g in groups:
+        sections.setdefault((g.trace, g.platform), Section(g.trace, g.platform)).groups.append(g)
+    if baseline is not None and not any(g.dispatcher == baseline for g in groups):
+
+        names = sorted({g.dispatcher for g in groups})
+        raise InputError(f"no dispatcher labelled {baseline!r} among the selected runs"
+                         f"{did_you_mean(baseline, names)} ({', '.join(names)})",
+                         field="--baseline")
+    for section in sections.values():
+        by_predictor: dict[str, list[Any]] = {}
+        for g in section.groups:
+            by_predictor.setdefault(g.predictor, []).append(g)
+        ordered = []
+        for members in by_predictor.values():
+            rows = [{"config": g.label, "workload": _workload(r),
+                     **{k: r.get(k) for k in keys}}
+                    for g in members for r in _first_repetitions(g.runs)]
+            base = next((g.label for g in members if g.dispatcher == baseline), None)
+            stats = compare_configurations(rows, metrics=keys, baseline=base, seed=seed)
+            by_label = {s["config"]: s for s in stats}
+            for g in members:
+                by_label[g.label]["unfinished"] = sum(
+                    is_unfinished(r) for r in _first_repetitions(g.runs))
+            ordered += [(g, by_label[g.label]) for g in members]
+        section.groups = [g for g, _ in ordered]
+        section.rows = [s for _, s in ordered]
+    return list(sections.values())
+
+
+# ------------------------------------------------------------ power-cap results
+
+
+#: The cap-window metrics averaged per group.
+WINDOW_METRICS: tuple[str, ...] = ("cap_mean_share", "cap_time_above_share",
+                                   "cap_time_above_own_share", "cap_max_excess",
+                                   "cap_max_excess_own", "cap_mean_underuse",
+                                   "window_start_share")
+#: Metrics compared with the baseline run (relative change).
+RELATIVE_METRICS: tuple[str, ...] = ("mean_turnaround", "max_turnaround", "mean_wait")
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def power_rows(runs: Sequence[dict[str, Any]], baseline: str = "easy",
+               baseline_cap: str = "none") -> list[dict[str, Any]]:
+    """One dict per group (see the module docstring): the labels, ``runs``,
+    ``baselined``, each of :data:`WINDOW_METRICS`, ``above_share``,
+    ``above_own_share`` and
+    ``<metric>_change`` for each of :data:`RELATIVE_METRICS`, and the group's mean of
+    ``mean_wait`` and ``mean_turnaround`` (s)."""
+    done = [r for r in runs if r.get("status") == "done" and r.get("cap") is not None]
+
+    def slot(r: dict[str, Any]) -> tuple:
+        return (r.get("campaign"), r.get("trace"), r.get("platform"), r.get("predictor"),
+                r.get("workload"), r.get("repetition"))
+
+    base = {slot(r): r for r in done
+            if r.get("dispatcher") == baseline and r.get("cap") == baseline_cap}
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in done:
+        key = (r.get("campaign"), r.get("trace"), r.get("platform"), r.get("dispatcher"),
+               r.get("predictor"), r.get("power_predictor"), r.get("cap"))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (campaign, trace, platform, dispatcher, predictor, pp, cap), members in groups.items():
+        row: dict[str, Any] = {"campaign": campaign, "trace": trace, "platform": platform,
+                               "dispatcher": dispatcher, "predictor": predictor,
+                               "power_predictor": pp, "cap": cap, "runs": len(members)}
+        for m in WINDOW_METRICS:
+            row[m] = _mean([v for r in members if (v := _num(r.get(m))) is not None])
+        above = [v for r in members if (v := _num(r.get("cap_time_above_share"))) is not None]
+        row["above_share"] = _mean([1.0 if v > 0 else 0.0 for v in above])
+        own = [v for r in members
+               if (v := _num(r.get("cap_time_above_own_share"))) is not None]
+        row["above_own_share"] = _mean([1.0 if v > 0 else 0.0 for v in own])
+        for m in ("mean_wait", "mean_turnaround"):
+            row[m] = _mean([v for r in members if (v := _num(r.get(m))) is not None])
+        changes: dict[str, list[float]] = {m: [] for m in RELATIVE_METRICS}
+        baselined = 0
+        for r in members:
+            b = base.get(slot(r))
+            if b is None:
+                continue
+            baselined += 1
+            for m in RELATIVE_METRICS:
+                v, bv = _num(r.get(m)), _num(b.get(m))
+                if v is not None and bv is not None and bv > 0:
+                    changes[m].append(v / bv - 1.0)
+        row["baselined"] = baselined
+        for m in RELATIVE_METRICS:
+            row[f"{m}_change"] = _mean(changes[m])
+        out.append(row)
+    return out

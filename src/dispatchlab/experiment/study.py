@@ -30,8 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dispatchlab.core.components import parse_component
 from dispatchlab.core.errors import InputError, output_folder
-from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction, job_columns, queue_length
+from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction, check_tau, job_columns, queue_length
+from dispatchlab.metrics.distributions import (  # moved to metrics/, still importable here
+    merge_step_functions,  # noqa: F401
+    merged_distributions,
+    slowdown_changed_mask,
+    weighted_box_stats,
+)
+from dispatchlab.metrics.keys import BY_KEY
+from dispatchlab.sim import Simulation
+from dispatchlab.sim.engine import check_combination, is_node_level
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -113,7 +123,6 @@ class StudyResult:
         window; None when the summary does not report it), and the simulation's wall
         time ``simulate_seconds``; with job power (summaries with ``energy_j``), also the
         :data:`POWER_STUDY_METRICS` (cap metrics None without a cap)."""
-        from dispatchlab.metrics.keys import BY_KEY
 
         power = any("energy_j" in run.summary for run in self.runs)
         keys = STUDY_METRICS + (POWER_STUDY_METRICS if power else ())
@@ -200,9 +209,6 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
     fails fast with :class:`~dispatchlab.core.errors.InputError`, and so is every
     combination (:func:`~dispatchlab.sim.engine.check_combination`; a missing duration
     model names ``model_field``)."""
-    from dispatchlab.core.components import parse_component
-    from dispatchlab.metrics import check_tau
-    from dispatchlab.sim import Simulation
 
     t = check_tau(tau)
     if not dispatchers or not predictors:
@@ -211,7 +217,6 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
                for d in dispatchers}
     built_p = {p: parse_component(p, "predictor", option="predictors").build()
                for p in predictors}
-    from dispatchlab.sim.engine import check_combination, is_node_level
 
     node_level = is_node_level(platform, jobs)
     for d in dispatchers:
@@ -229,76 +234,6 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
             runs.append(Combination(d, p, res.start, res.end, res.status, summary, cols))
     return StudyResult(list(dispatchers), list(predictors), t, submit, runs,
                        source=str(jobs.info.source), platform=platform.describe())
-
-
-# ------------------------------------------------------------------ pure helpers
-def slowdown_changed_mask(slowdowns: np.ndarray) -> np.ndarray:
-    """Columns (jobs) of a combinations x jobs slowdown matrix where some finite value
-    differs from 1 (NaN, i.e. rejected, never counts as a difference)."""
-    s = np.atleast_2d(np.asarray(slowdowns, dtype=np.float64))
-    return np.any(np.isfinite(s) & (s != 1.0), axis=0)
-
-
-def merge_step_functions(funcs: Sequence[StepFunction]) -> tuple[np.ndarray, np.ndarray,
-                                                                  np.ndarray]:
-    """Evaluate step functions on the union of their breakpoints.
-
-    Returns ``(times, durations, values)``: interval ``k`` is
-    ``[times[k], times[k] + durations[k])`` and ``values[i, k]`` is function ``i`` on
-    it (0 outside a function's own domain). Intervals span from the earliest start to
-    the latest end."""
-    edges = [np.append(f.times, np.int64(f.end)) for f in funcs if len(f)]
-    if not edges:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((len(funcs), 0))
-    grid = np.unique(np.concatenate(edges)).astype(np.int64)
-    times, durations = grid[:-1], np.diff(grid)
-    values = np.zeros((len(funcs), len(times)),
-                      dtype=np.result_type(*[f.values.dtype for f in funcs]))
-    for i, f in enumerate(funcs):
-        if not len(f):
-            continue
-        idx = np.searchsorted(f.times, times, side="right") - 1
-        inside = (idx >= 0) & (times < f.end)
-        values[i, inside] = f.values[idx[inside]]
-    return times, durations, values
-
-
-def merged_distributions(funcs: Sequence[StepFunction], *, exclude_all_zero: bool = True
-                         ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per function: distinct values (ascending) and the seconds each holds, on the
-    merged grid, leaving out intervals where every function is 0 (``exclude_all_zero``)."""
-    _, durations, values = merge_step_functions(funcs)
-    if exclude_all_zero and values.size:
-        keep = np.any(values != 0, axis=0)
-        durations, values = durations[keep], values[:, keep]
-    out = []
-    for row in values:
-        vals, inverse = np.unique(row, return_inverse=True)
-        secs = np.bincount(inverse, weights=durations, minlength=len(vals)).astype(np.int64)
-        out.append((vals, secs))
-    return out
-
-
-def weighted_box_stats(values: np.ndarray, weights: np.ndarray | None = None,
-                       label: str = "") -> dict[str, Any]:
-    """Box statistics for ``Axes.bxp``: min / max whiskers, quartiles (inverted-CDF
-    weighted quantiles, as :meth:`StepFunction.quantile`), median and weighted mean."""
-    v = np.asarray(values, dtype=np.float64)
-    w = np.ones(len(v)) if weights is None else np.asarray(weights, dtype=np.float64)
-    keep = np.isfinite(v) & (w > 0)
-    v, w = v[keep], w[keep]
-    if v.size == 0:
-        nan = float("nan")
-        return {"label": label, "whislo": nan, "q1": nan, "med": nan, "q3": nan,
-                "whishi": nan, "mean": nan, "fliers": [], "n": 0}
-    order = np.argsort(v, kind="stable")
-    v, w = v[order], w[order]
-    cum = np.cumsum(w)
-    idx = np.searchsorted(cum, np.array([0.25, 0.5, 0.75]) * cum[-1], side="left")
-    q1, med, q3 = v[np.minimum(idx, len(v) - 1)]
-    return {"label": label, "whislo": float(v[0]), "q1": float(q1), "med": float(med),
-            "q3": float(q3), "whishi": float(v[-1]),
-            "mean": float((v * w).sum() / w.sum()), "fliers": [], "n": float(w.sum())}
 
 
 # ------------------------------------------------------------------------ plotting

@@ -4,6 +4,8 @@
   bounded slowdown, job class), the measurement window :class:`Measure`, aggregates;
 - :mod:`dispatchlab.metrics.series`: time-weighted step functions (queue length,
   resources in use);
+- :mod:`dispatchlab.metrics.distributions`: step functions merged on their breakpoints,
+  their value distributions and weighted box statistics (the study's and report's boxes);
 - :mod:`dispatchlab.metrics.summary`: makespan, utilization, steady-state utilization,
   decision time and the JSON summary of a run (:func:`summarize`).
 """

@@ -521,15 +521,7 @@ def summarize(
     del block["jobs"]
     out.update(block)
     if unstretched_run is not None:
-        nominal = _int_array(unstretched_run, "unstretched_run")
-        if len(nominal) != len(sub):
-            raise InputError(f"unstretched_run has {len(nominal)} rows, expected "
-                             f"{len(sub)}", field="unstretched_run")
-        pb = power_bounded_slowdown(cols["wait"][rows], cols["run"][rows], nominal[rows])
-        d = describe(pb)
-        out["power_bsld_theta"] = POWER_BSLD_THETA
-        out["mean_power_bsld"] = d["mean"]
-        out["max_power_bsld"] = d["max"]
+        out.update(_power_bsld_keys(cols, rows, unstretched_run, len(sub)))
     out["by_class"] = {
         label: _block(cols, rows & (cols["job_class"] == code))
         for code, label in enumerate(_LABELS)
@@ -539,17 +531,7 @@ def summarize(
     out["first_submit"] = series.t0
     out["last_end"] = series.t1
     out["makespan"] = makespan
-    util: dict[str, float] = {}
-    run = cols["run"]
-    for name, total in cap.items():
-        if not makespan or total == 0:
-            util[name] = float("nan")
-            continue
-        # float64: units x resource x seconds can pass 2**63 on big platforms.
-        used = 0.0
-        if name in amounts:
-            used = float((amounts[name][rows].astype(np.float64) * run[rows]).sum())
-        util[name] = used / (total * makespan)
+    util = _utilization(cap, amounts, cols["run"], rows, makespan)
     primary = primary_resource(cap)
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
@@ -568,30 +550,75 @@ def summarize(
     out["steady_window"] = None if window is None else list(window)
     out["steady_fallback"] = fell_back
 
-    q = series.queue
-    out["mean_queue_length"] = q.mean()
-    out["mean_queue_length_nonempty"] = q.mean(exclude_zero=True)
-    med, p95 = q.quantile([0.5, 0.95], exclude_zero=True)
-    out["median_queue_length_nonempty"] = float(med)
-    out["p95_queue_length_nonempty"] = float(p95)
-    out["max_queue_length"] = int(q.values.max()) if len(q) else None
-
+    out.update(_queue_keys(series.queue))
     dec = decision_time_stats(decision_times)
-    out["decision_calls"] = dec["calls"]
-    out["mean_decision_time"] = dec["mean"]
-    out["p50_decision_time"] = dec["p50"]
-    out["p99_decision_time"] = dec["p99"]
-    out["max_decision_time"] = dec["max"]
-    out["total_decision_time"] = dec["total"]
-
-    facts = check_dispatcher_facts(dispatcher_facts, reserved=out)
-    passes = facts.get("cp_passes")
-    if decision_times is not None and passes is not None and passes > dec["calls"]:
-        raise InputError(f"cp_passes ({passes}) exceeds the dispatcher calls "
-                         f"({dec['calls']}): a solver pass is a dispatcher call",
-                         field="cp_passes")
-    out.update(facts)
+    out.update(_decision_keys(dec))
+    out.update(_checked_facts(dispatcher_facts, out,
+                              None if decision_times is None else dec["calls"]))
     return _json_value(out)
+
+
+def _power_bsld_keys(cols: Mapping[str, np.ndarray], rows: np.ndarray,
+                     unstretched_run: ArrayLike, n: int) -> dict[str, Any]:
+    """``power_bsld_theta``, ``mean_power_bsld`` and ``max_power_bsld`` of
+    :func:`summarize` over the measured ``rows`` (``unstretched_run``: n values, s)."""
+    nominal = _int_array(unstretched_run, "unstretched_run")
+    if len(nominal) != n:
+        raise InputError(f"unstretched_run has {len(nominal)} rows, expected "
+                         f"{n}", field="unstretched_run")
+    pb = power_bounded_slowdown(cols["wait"][rows], cols["run"][rows], nominal[rows])
+    d = describe(pb)
+    return {"power_bsld_theta": POWER_BSLD_THETA, "mean_power_bsld": d["mean"],
+            "max_power_bsld": d["max"]}
+
+
+def _utilization(cap: Mapping[str, int], amounts: Mapping[str, np.ndarray],
+                 run: np.ndarray, rows: np.ndarray,
+                 makespan: int | None) -> dict[str, float]:
+    """Resource name -> the share of ``cap`` x ``makespan`` the measured ``rows`` used
+    (unit amount x run seconds); NaN without a makespan or for a capacity of 0."""
+    util: dict[str, float] = {}
+    for name, total in cap.items():
+        if not makespan or total == 0:
+            util[name] = float("nan")
+            continue
+        # float64: units x resource x seconds can pass 2**63 on big platforms.
+        used = 0.0
+        if name in amounts:
+            used = float((amounts[name][rows].astype(np.float64) * run[rows]).sum())
+        util[name] = used / (total * makespan)
+    return util
+
+
+def _queue_keys(q: StepFunction) -> dict[str, Any]:
+    """The queue-length keys of :func:`summarize` from the measured queue ``q``."""
+    med, p95 = q.quantile([0.5, 0.95], exclude_zero=True)
+    return {"mean_queue_length": q.mean(),
+            "mean_queue_length_nonempty": q.mean(exclude_zero=True),
+            "median_queue_length_nonempty": float(med),
+            "p95_queue_length_nonempty": float(p95),
+            "max_queue_length": int(q.values.max()) if len(q) else None}
+
+
+def _decision_keys(dec: Mapping[str, Any]) -> dict[str, Any]:
+    """The decision-time keys of :func:`summarize` from :func:`decision_time_stats`."""
+    return {"decision_calls": dec["calls"], "mean_decision_time": dec["mean"],
+            "p50_decision_time": dec["p50"], "p99_decision_time": dec["p99"],
+            "max_decision_time": dec["max"], "total_decision_time": dec["total"]}
+
+
+def _checked_facts(facts: Mapping[str, Any] | None, computed: Mapping[str, Any],
+                   calls: int | None) -> dict[str, Any]:
+    """The dispatcher facts, checked (:func:`check_dispatcher_facts`, no computed key
+    replaced); ``cp_passes`` may not exceed ``calls`` (the dispatcher calls, when
+    known)."""
+    checked = check_dispatcher_facts(facts, reserved=computed)
+    passes = checked.get("cp_passes")
+    if calls is not None and passes is not None and passes > calls:
+        raise InputError(f"cp_passes ({passes}) exceeds the dispatcher calls "
+                         f"({calls}): a solver pass is a dispatcher call",
+                         field="cp_passes")
+    return checked
 
 
 def summarize_table(

@@ -4,14 +4,22 @@ readers (TOML, Alea machine files, PA-HPC-SIM/Eurora node and queue files)."""
 from dispatchlab.platform.alea import read_alea_machines
 from dispatchlab.platform.eurora import (
     EURORA_QUEUES,
+    eurora_platform,
     read_eurora_nodes,
     read_system_queues,
 )
-from dispatchlab.platform.platform import NodeType, Platform, load_platform_file
+from dispatchlab.platform.files import (
+    load_platform_file,
+    platform_from_table,
+    read_platform,
+    read_platform_toml,
+    trace_platform,
+)
+from dispatchlab.platform.platform import NodeType, Platform
 from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
 homogeneous = Platform.homogeneous
-eurora = Platform.eurora
+eurora = eurora_platform
 
 __all__ = [
     "DEFAULT_EWT",
@@ -19,10 +27,15 @@ __all__ = [
     "NodeType",
     "Platform",
     "eurora",
+    "eurora_platform",
     "homogeneous",
     "job_ewt",
     "load_platform_file",
+    "platform_from_table",
     "read_alea_machines",
     "read_eurora_nodes",
+    "read_platform",
+    "read_platform_toml",
     "read_system_queues",
+    "trace_platform",
 ]

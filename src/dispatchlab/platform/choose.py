@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dispatchlab.platform.eurora import eurora_platform
+from dispatchlab.platform.files import read_platform, trace_platform
 from dispatchlab.platform.platform import Platform
 
 #: the built-in platforms by name
-PRESETS = {"eurora": Platform.eurora, "marconi100": Platform.marconi100,
+PRESETS = {"eurora": eurora_platform, "marconi100": Platform.marconi100,
            "marconi100-nodes": Platform.marconi100_nodes}
 
 
@@ -19,7 +21,7 @@ def platform_for(spec: dict[str, Any], jobs: Any, advice: str) -> Platform:
     :data:`PRESETS`: ``eurora``, ``marconi100``,
     ``marconi100-nodes``), ``{"file": PATH}``
     (a platform TOML or a PA-HPC-SIM node file, also ``ARCHIVE#MEMBER``) or ``{}``: the
-    trace header's machine (``jobs.info``; :meth:`Platform.from_trace_header`, whose
+    trace header's machine (``jobs.info``; :func:`~dispatchlab.platform.files.trace_platform`, whose
     error ends with ``advice``). Other keys (a campaign's ``allocator``) are ignored."""
     if "cores" in spec:
         return Platform.pooled(spec["cores"])
@@ -28,5 +30,5 @@ def platform_for(spec: dict[str, Any], jobs: Any, advice: str) -> Platform:
     if "builtin" in spec:
         return PRESETS[spec["builtin"]]()
     if "file" in spec:
-        return Platform.from_file(spec["file"])
-    return Platform.from_trace_header(jobs.info, advice=advice)
+        return read_platform(spec["file"])
+    return trace_platform(jobs.info, advice=advice)

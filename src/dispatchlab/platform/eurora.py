@@ -99,7 +99,24 @@ EURORA_NODE_MAX_POWER = 400.0
 
 
 def eurora_platform() -> Platform:
-    """Eurora as in ``nodes_#64`` (see :meth:`Platform.eurora`), with its queues."""
+    """The Eurora prototype (CINECA) exactly as PA-HPC-SIM's ``nodes_#64``, with the
+    queues of its ``system_queues`` (as PA-HPC-SIM's code reads them).
+
+    64 nodes of 16 cores and 32 GiB, **in this order** (the traces' used-node ids
+    refer to it): nodes 0-31 are type ``mic-2.1GHz`` (2 MICs, 0 GPUs, 2.1 GHz cores),
+    nodes 32-63 type ``gpu-3.4GHz`` (2 GPUs, 0 MICs, 3.4 GHz). Resources ``core``,
+    ``gpu``, ``mic``, ``mem``; **memory in KB** (33,554,432 per node, the traces'
+    unit). Frequencies are labels: cores run at speed 1; the 2.1 GHz type has
+    ``efficiency_rank`` 0 and the 3.4 GHz type 1 (Borghesi et al. 2018's LS prefers the more
+    energy-efficient 2.1 GHz nodes). ``max_power`` is 400 W per
+    node for both types (PA-HPC-SIM's per-node bound on the archive's power
+    predictions, :data:`dispatchlab.platform.eurora.EURORA_NODE_MAX_POWER`; so
+    ``max_dynamic_power`` = 25,600 W); ``idle_power`` is not set (not given).
+
+    Queues (EWT in s): ``debug`` 3600, ``parallel`` 21600, ``np_longpar`` 86400,
+    ``longpar`` 86400, ``reservation`` 1800. Queues not in the table (the traces'
+    ``R``) get the caller's default, 1800 s in PA-HPC-SIM
+    (:data:`dispatchlab.platform.queues.DEFAULT_EWT`)."""
     mic = {"core": 16, "gpu": 0, "mic": 2, "mem": EURORA_MEM_KB}
     gpu = {"core": 16, "gpu": 2, "mic": 0, "mem": EURORA_MEM_KB}
     return Platform(

@@ -1,6 +1,6 @@
 """Propose a node-level platform from what a trace recorded (``dispatchlab platform
 infer``). The result is a proposal for a person to check and edit, written as a
-platform TOML file (see :meth:`dispatchlab.platform.Platform.from_toml`).
+platform TOML file (see :func:`dispatchlab.platform.files.read_platform_toml`).
 
 Evidence used, in this order (the first one the trace has decides; all rules are ours):
 
@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.platform import Platform, hostlist
+from dispatchlab.platform import hostlist
+from dispatchlab.platform.files import platform_from_table
 
 
 @dataclass
@@ -72,7 +73,7 @@ class Proposal:
     def platform(self):
         """The proposal as a :class:`~dispatchlab.platform.Platform` (validated)."""
 
-        return Platform.from_dict({"name": self.name, "node_type": [
+        return platform_from_table({"name": self.name, "node_type": [
             {"name": n, "count": c, "capacity": dict(cap)} for n, c, cap in self.node_types]})
 
 

@@ -12,23 +12,23 @@ A platform may also carry a **queue table** (``queues``): queue name -> expected
 waiting time (EWT) in integer seconds, used by dispatchers that rank jobs by their
 queue (:func:`dispatchlab.platform.queues.job_ewt`).
 
-Platform files (:meth:`Platform.from_file`, ``--platform``): a TOML file
-(:meth:`Platform.from_toml`) or a PA-HPC-SIM node file
-(:func:`dispatchlab.platform.eurora.read_eurora_nodes`), each also as a member of a tar
-archive, ``ARCHIVE#MEMBER`` (see :mod:`dispatchlab.platform.eurora`).
+This module is pure data: it reads no file. The readers live beside it: platform
+files (TOML, PA-HPC-SIM node files) and a trace's default platform in
+:mod:`dispatchlab.platform.files`, Alea machine files in :mod:`dispatchlab.platform.alea`,
+the Eurora preset and PA-HPC-SIM files in :mod:`dispatchlab.platform.eurora`. The
+classmethods that read files (``from_file``, ``from_toml``, ``from_dict``,
+``from_trace_header``, ``eurora``) remain as deprecated shims of those functions.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from dispatchlab.core.errors import InputError, parse_toml
+from dispatchlab.core.deprecation import moved_attributes, moved_callable
+from dispatchlab.core.errors import InputError
 
 #: The most nodes a platform may have (all types together): 2**20, some 6 times the
 #: largest machine today (Fugaku's 158,976 nodes); the capacity matrix holds a row per
@@ -63,6 +63,40 @@ def check_node_type(name: str, count: object, capacity: object, *, source: str |
     if not any(capacity.values()):
         raise InputError(f"node type {name!r}: every capacity is 0 (its nodes could run no "
                          "job)", file=source, field=f"{where}.capacity")
+
+
+def check_ewt(value: object, *, source: str | None = None, line: int | None = None,
+              field: str | None = None) -> int:
+    """``value`` as an EWT: an integer number of seconds > 0 (``bool`` is refused), else
+    :class:`InputError` located at ``source``/``line``/``field``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value <= 0:
+        raise InputError(f"expected waiting time must be a positive integer number of "
+                         f"seconds, got {value!r}", file=source, line=line, field=field)
+    return int(value)
+
+
+def queue_table(queues: Mapping[str, object] | Iterable[tuple[str, object]], *,
+                source: str | None = None,
+                field: str = "queues") -> tuple[tuple[str, int], ...]:
+    """A validated, immutable queue table: ``((name, ewt_seconds), ...)`` in the given
+    order. Names are non-empty strings without whitespace, unique; EWTs pass
+    :func:`check_ewt`. Errors name ``source`` and ``field.NAME``."""
+    items = list(queues.items()) if isinstance(queues, Mapping) else list(queues)
+    out: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise InputError(f"a queue entry must be a (name, seconds) pair, got {item!r}",
+                             file=source, field=field)
+        name, ewt = item
+        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+            raise InputError(f"a queue name must be a non-empty word, got {name!r}",
+                             file=source, field=field)
+        if name in seen:
+            raise InputError(f"queue {name!r} given twice", file=source, field=f"{field}.{name}")
+        seen.add(name)
+        out.append((name, check_ewt(ewt, source=source, field=f"{field}.{name}")))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -102,8 +136,6 @@ class Platform:
     max_dynamic_power: float | None = None
 
     def __post_init__(self) -> None:
-        from dispatchlab.platform.queues import queue_table
-
         object.__setattr__(self, "queues", queue_table(self.queues))
         if not self.node_types:
             raise InputError("a platform needs at least one node type")
@@ -138,8 +170,6 @@ class Platform:
 
     def with_queues(self, queues: Mapping[str, int] | Iterable[tuple[str, int]]) -> Platform:
         """This platform with its queue table replaced by ``queues`` (validated)."""
-        from dispatchlab.platform.queues import queue_table
-
         return replace(self, queues=queue_table(queues))
 
     # --- constructors -------------------------------------------------------------
@@ -152,27 +182,6 @@ class Platform:
                    is_pooled=True)
 
     @classmethod
-    def from_trace_header(cls, info: Any, advice: str = "give a platform") -> Platform:
-        """The default platform of a trace. ``info`` is the trace's ``TraceInfo``.
-
-        When ``info.companions`` names a ``machines`` file (Alea's machine file, read
-        with the trace), the node-level platform it describes
-        (:func:`dispatchlab.platform.alea.read_alea_machines`); otherwise one pool of the
-        header's MaxProcs cores (MaxNodes when MaxProcs is absent). A header with
-        neither raises :class:`InputError` ending with ``advice``."""
-        machines = (getattr(info, "companions", None) or {}).get("machines")
-        if machines:
-            from dispatchlab.platform.alea import read_alea_machines
-
-            return read_alea_machines(machines)
-        cores = info.max_procs or info.max_nodes
-        if not cores:
-            raise InputError(f"the trace header has neither MaxProcs nor MaxNodes; {advice}",
-                             file=info.source)
-        return cls.pooled(cores, name=f"MaxProcs={cores}" if info.max_procs else
-                          f"MaxNodes={cores}")
-
-    @classmethod
     def homogeneous(cls, nodes: int, cores_per_node: int, **other: int) -> Platform:
         """``nodes`` identical nodes of ``cores_per_node`` cores (and ``other`` resources)."""
         if nodes <= 0 or cores_per_node <= 0:
@@ -181,135 +190,22 @@ class Platform:
         cap = {"core": int(cores_per_node), **{k: int(v) for k, v in other.items()}}
         return cls((NodeType("node", int(nodes), cap),), name=f"{nodes}x{cores_per_node}")
 
-    @classmethod
-    def eurora(cls) -> Platform:
-        """The Eurora prototype (CINECA) exactly as PA-HPC-SIM's ``nodes_#64``, with the
-        queues of its ``system_queues`` (as PA-HPC-SIM's code reads them).
-
-        64 nodes of 16 cores and 32 GiB, **in this order** (the traces' used-node ids
-        refer to it): nodes 0-31 are type ``mic-2.1GHz`` (2 MICs, 0 GPUs, 2.1 GHz cores),
-        nodes 32-63 type ``gpu-3.4GHz`` (2 GPUs, 0 MICs, 3.4 GHz). Resources ``core``,
-        ``gpu``, ``mic``, ``mem``; **memory in KB** (33,554,432 per node, the traces'
-        unit). Frequencies are labels: cores run at speed 1; the 2.1 GHz type has
-        ``efficiency_rank`` 0 and the 3.4 GHz type 1 (Borghesi et al. 2018's LS prefers the more
-        energy-efficient 2.1 GHz nodes). ``max_power`` is 400 W per
-        node for both types (PA-HPC-SIM's per-node bound on the archive's power
-        predictions, :data:`dispatchlab.platform.eurora.EURORA_NODE_MAX_POWER`; so
-        ``max_dynamic_power`` = 25,600 W); ``idle_power`` is not set (not given).
-
-        Queues (EWT in s): ``debug`` 3600, ``parallel`` 21600, ``np_longpar`` 86400,
-        ``longpar`` 86400, ``reservation`` 1800. Queues not in the table (the traces'
-        ``R``) get the caller's default, 1800 s in PA-HPC-SIM
-        (:data:`dispatchlab.platform.queues.DEFAULT_EWT`)."""
-        from dispatchlab.platform.eurora import eurora_platform
-
-        return eurora_platform()
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> Platform:
-        """A platform file of any supported kind: TOML (:meth:`from_toml`) or a
-        PA-HPC-SIM node file (:func:`dispatchlab.platform.eurora.read_eurora_nodes`),
-        possibly ``ARCHIVE#MEMBER``. The kind is told by
-        :func:`~dispatchlab.platform.eurora.looks_like_node_file` (ours): a ``.toml``
-        name is TOML, a ``nodes_*`` name a node file, else the content decides."""
-        return load_platform_file(path)[0]
-
-    @classmethod
-    def from_toml(cls, path: str | Path) -> Platform:
-        """Read a platform file::
-
-            name = "mycluster"
-            [[node_type]]
-            name = "cpu"
-            count = 60
-            capacity = { core = 32, mem = 192000 }
-            [[node_type]]
-            name = "gpu"
-            count = 4
-            capacity = { core = 32, gpu = 4, mem = 384000 }
-            [queues]            # optional: queue name -> EWT, integer seconds > 0
-            debug = 3600
-            parallel = 21600
-
-        A node type may also give ``idle_power`` / ``max_power`` (W) and
-        ``efficiency_rank`` (integer >= 0, lower = more energy-efficient; default 0).
-        ``pooled = true`` makes it one pool (then exactly one node type with count 1).
-        ``queues_file = "system_queues"`` reads the queue table from a PA-HPC-SIM
-        ``system_queues`` file (or ``ARCHIVE#MEMBER``), relative to the TOML file's
-        folder (for a TOML inside an archive: the archive's folder); entries of a
-        ``[queues]`` table given too are added to it and override it (ours). ``path``
-        may be ``ARCHIVE#MEMBER``.
-        """
-        from dispatchlab.platform.eurora import read_source, split_archive
-
-        text, shown = read_source(path, "platform file")
-        return cls._from_toml_text(text, shown, split_archive(path)[0].parent)
-
-    @classmethod
-    def _from_toml_text(cls, text: str, source: str, base: Path) -> Platform:
-        data = parse_toml(text, source)
-        return cls.from_dict(data, source=source, base=base)
-
-    @classmethod
-    def from_dict(cls, data: dict, source: str = "<platform>",
-                  base: str | Path | None = None) -> Platform:
-        """A platform from the parsed TOML table ``data`` (keys as in :meth:`from_toml`);
-        ``source`` names it in messages, ``base`` is the folder a relative
-        ``queues_file`` is read from (default: the current folder)."""
-        unknown = set(data) - _TOML_KEYS
-        if unknown:
-            raise InputError(f"unknown keys {sorted(unknown)} (expected "
-                             f"{', '.join(sorted(_TOML_KEYS))})", file=source,
-                             field=sorted(unknown)[0])
-        types = data.get("node_type")
-        if not isinstance(types, list) or not types:
-            raise InputError("needs at least one [[node_type]] table", file=source,
-                             field="node_type")
-        out = []
-        total_nodes = 0
-        for k, t in enumerate(types):
-            where = f"node_type[{k}]"
-            if not isinstance(t, dict):
-                raise InputError("must be a table", file=source, field=where)
-            unknown = set(t) - {"name", "count", "capacity", "idle_power", "max_power",
-                                "efficiency_rank"}
-            if unknown:
-                raise InputError(f"unknown keys {sorted(unknown)}", file=source, field=where)
-            count = t.get("count")
-            cap = t.get("capacity")
-            check_node_type(str(t.get("name", f"type{k}")), count, cap, source=source,
-                            where=where)
-            total_nodes += count
-            if total_nodes > MAX_NODES:
-                raise InputError(f"the platform has more than {MAX_NODES:,} nodes",
-                                 file=source, field=f"{where}.count")
-            for key in ("idle_power", "max_power"):
-                watts = t.get(key)
-                if watts is not None and (isinstance(watts, bool)
-                                          or not isinstance(watts, int | float) or watts < 0):
-                    raise InputError(f"must be a number of watts >= 0, got {watts!r}",
-                                     file=source, field=f"{where}.{key}")
-            rank = t.get("efficiency_rank", 0)
-            if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
-                raise InputError(f"must be an integer >= 0, got {rank!r}", file=source,
-                                 field=f"{where}.efficiency_rank")
-            out.append(NodeType(str(t.get("name", f"type{k}")), count, dict(cap),
-                                t.get("idle_power"), t.get("max_power"), rank))
-        pooled = data.get("pooled", False)
-        if not isinstance(pooled, bool):
-            raise InputError(f"must be true or false, got {pooled!r}", file=source,
-                             field="pooled")
-        if pooled and (len(out) != 1 or out[0].count != 1):
-            raise InputError("a pooled platform has exactly one node type with count = 1",
-                             file=source, field="pooled")
-        queues = _toml_queues(data, source, Path(base) if base is not None else Path("."))
-        mdp = data.get("max_dynamic_power")
-        if mdp is not None and (isinstance(mdp, bool) or not isinstance(mdp, int | float)
-                                or not mdp > 0):
-            raise InputError(f"must be a number of watts > 0, got {mdp!r}", file=source,
-                             field="max_dynamic_power")
-        return cls(tuple(out), name=str(data.get("name", Path(source).stem)), is_pooled=pooled,
-                   queues=queues, max_dynamic_power=None if mdp is None else float(mdp))
+    # --- deprecated readers (moved to dispatchlab.platform.files / .eurora) -------
+    # Static methods, so each call's MovedWarning points at the caller's line; called on
+    # the class they behave as the old classmethods did (always building a Platform).
+    from_file = staticmethod(moved_callable(
+        "dispatchlab.platform.Platform.from_file", "dispatchlab.platform.files:read_platform"))
+    from_toml = staticmethod(moved_callable(
+        "dispatchlab.platform.Platform.from_toml",
+        "dispatchlab.platform.files:read_platform_toml"))
+    from_dict = staticmethod(moved_callable(
+        "dispatchlab.platform.Platform.from_dict",
+        "dispatchlab.platform.files:platform_from_table"))
+    from_trace_header = staticmethod(moved_callable(
+        "dispatchlab.platform.Platform.from_trace_header",
+        "dispatchlab.platform.files:trace_platform"))
+    eurora = staticmethod(moved_callable(
+        "dispatchlab.platform.Platform.eurora", "dispatchlab.platform.eurora:eurora_platform"))
 
     # --- power ---------------------------------------------------------------------
     @property
@@ -388,66 +284,9 @@ class Platform:
         return "; ".join(parts)
 
 
-#: Top-level keys of a platform TOML file.
-_TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file",
-                        "max_dynamic_power"})
 
-
-def _queues_file_spec(data: dict, source: str, base: Path) -> str | None:
-    """The ``queues_file`` of a TOML table (``~`` expanded, relative to ``base``), or
-    ``None`` if absent. It may read ``ARCHIVE#MEMBER``."""
-    value = data.get("queues_file")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"must be a file name, got {value!r}", file=source,
-                         field="queues_file")
-    path = Path(value).expanduser()
-    return str(path if path.is_absolute() else base / path)
-
-
-def _toml_queues(data: dict, source: str, base: Path) -> tuple[tuple[str, int], ...]:
-    """The queue table of a platform TOML: ``queues_file`` then the ``[queues]`` table
-    (whose entries add to and override the file's)."""
-    from dispatchlab.platform.eurora import read_system_queues
-    from dispatchlab.platform.queues import queue_table
-
-    table: dict[str, int] = {}
-    spec = _queues_file_spec(data, source, base)
-    if spec is not None:
-        try:
-            table.update(read_system_queues(spec))
-        except InputError as exc:  # say where the queue file was named
-            raise InputError(f"{exc.message} (the queues_file of {source})", file=exc.file,
-                             line=exc.line, field=exc.field) from None
-    given = data.get("queues")
-    if given is not None:
-        if not isinstance(given, dict):
-            raise InputError("must be a table of queue = seconds", file=source,
-                             field="queues")
-        table.update(queue_table(given, source=source))
-    return tuple(table.items())
-
-
-def load_platform_file(path: str | Path) -> tuple[Platform, tuple[Path, ...]]:
-    """:meth:`Platform.from_file`, plus the files it read (for provenance checksums):
-    the platform file or its archive, and a TOML's ``queues_file`` (or its archive)."""
-    from dispatchlab.platform.eurora import (
-        looks_like_node_file,
-        parse_eurora_nodes,
-        read_source,
-        split_archive,
-    )
-
-    text, shown = read_source(path, "platform file")
-    real = split_archive(path)[0]
-    if looks_like_node_file(shown, text):
-        return parse_eurora_nodes(text, shown), (real,)
-    base = real.parent
-    platform = Platform._from_toml_text(text, shown, base)
-    files = [real]
-    data = tomllib.loads(text)  # parsed without error just above
-    spec = _queues_file_spec(data, shown, base)
-    if spec is not None:
-        files.append(split_archive(spec)[0])
-    return platform, tuple(files)
+#: ``load_platform_file`` moved to :mod:`dispatchlab.platform.files` (old name kept with a
+#: warning until :data:`dispatchlab.core.deprecation.REMOVED_IN`).
+__getattr__ = moved_attributes(
+    "dispatchlab.platform.platform",
+    {"load_platform_file": "dispatchlab.platform.files:load_platform_file"})

@@ -46,7 +46,7 @@ server, as the archive's README says). The job's power follows PA-HPC-SIM's
 ``nodes`` is the job's ``nodes_used`` column (distinct nodes of the recorded placement,
 :mod:`dispatchlab.workload.eurora`) where it is > 0, else
 :func:`~dispatchlab.power.model.job_nodes` on ``platform`` (default
-:meth:`Platform.eurora() <dispatchlab.platform.platform.Platform.eurora>`). *Ours*:
+:func:`~dispatchlab.platform.eurora.eurora_platform`). *Ours*:
 PA-HPC-SIM divides by its job's "number of nodes", which is the number of used-node
 entries (our ``units``); the two differ for 32 of the archive's 5,930 jobs, whose
 entries name a node twice.
@@ -97,8 +97,7 @@ import pyarrow.parquet as pq
 
 from dispatchlab.core.errors import InputError, one_line
 from dispatchlab.core.limits import beyond_limit, time_problem
-from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER
-from dispatchlab.platform.platform import Platform as _Platform
+from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER, eurora_platform
 from dispatchlab.power.model import POWER_COLUMNS, job_nodes
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
@@ -500,8 +499,7 @@ def _eurora_nodes(jobs: JobTable, platform: Platform | None) -> np.ndarray:
     if used is not None and bool(np.all(np.asarray(used) > 0)):
         return np.asarray(used, dtype=np.int64)
     if platform is None:
-
-        platform = _Platform.eurora()
+        platform = eurora_platform()
     fallback = job_nodes(jobs, platform)
     if used is None:
         return fallback

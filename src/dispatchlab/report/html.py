@@ -17,8 +17,8 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
 - **Statistics first.** At the top, per (trace, platform), one row per configuration:
   the mean over runs of each run's metric with a 95 % interval over runs (Student's t
   below 10 runs, percentile bootstrap from 10:
-  :func:`dispatchlab.experiment.statistics.interval_method`)
-  (:mod:`dispatchlab.experiment.campaign.statistics`), and the paired difference to the
+  :func:`dispatchlab.experiment.statistics.interval_method`;
+  :func:`dispatchlab.experiment.statistics.run_statistics`), and the paired difference to the
   ``baseline`` dispatcher with the same predictor on the same workloads. The metrics
   are :data:`SUMMARY_METRICS`, the last one the mean wall time of one dispatcher call
   (seconds, machine-dependent).
@@ -56,7 +56,7 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   assigned after the run.
 - **Power caps (Carastan-Santos et al. 2024)**, only when some selected run has a cap (``runs.cap``
   set: a campaign with a ``[power]`` table): per (trace, platform) the table of
-  :func:`dispatchlab.experiment.campaign.powerstats.power_rows` (per dispatcher x power predictor x
+  :func:`dispatchlab.experiment.statistics.power_rows` (per dispatcher x power predictor x
   cap, the means over runs of the cap-window metrics and the turnaround change against
   the baseline run on the same workload: the ``baseline`` dispatcher when given, else
   ``easy`` when the selection has it, else the first dispatcher label; at cap ``none``),
@@ -100,14 +100,14 @@ import numpy as np
 from dispatchlab.core.errors import InputError, output_folder
 from dispatchlab.experiment.campaign import store
 from dispatchlab.experiment.campaign.groups import group_runs
-from dispatchlab.experiment.campaign.powerstats import power_rows
-from dispatchlab.experiment.campaign.statistics import run_statistics
 from dispatchlab.experiment.statistics import (
     BOOTSTRAP_MIN_RUNS,
     MIN_RUNS,
     N_RESAMPLES,
     format_difference,
     format_estimate,
+    power_rows,
+    run_statistics,
 )
 from dispatchlab.metrics import StepFunction
 from dispatchlab.metrics.keys import BY_KEY

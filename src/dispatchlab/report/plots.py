@@ -12,7 +12,7 @@ Conventions:
   simulation used); axes show them as hours or days from a stated origin;
 - box plots (as in Galleguillos et al. 2017) show min / max whiskers, the quartile box, the
   median line and the mean as a triangle, with statistics from
-  :func:`dispatchlab.experiment.study.weighted_box_stats` (inverted-CDF quantiles); NaN values
+  :func:`dispatchlab.metrics.distributions.weighted_box_stats` (inverted-CDF quantiles); NaN values
   (rejected jobs) are ignored; on a log axis values below the axis floor (e.g. 0) are
   drawn at the floor;
 - step functions are :class:`~dispatchlab.metrics.StepFunction` objects; statistics over
@@ -60,8 +60,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.experiment.study import merged_distributions, weighted_box_stats
 from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction
+from dispatchlab.metrics.distributions import merged_distributions, weighted_box_stats
 
 #: Default largest number of jobs :func:`gantt` draws.
 GANTT_MAX_JOBS = 3000
@@ -301,7 +301,8 @@ def queue_length_distribution(series: Mapping[str, StepFunction], *,
 
     Every second of a run weighs the same; the periods where the queue is empty in
     *every* series are left out (so idle periods do not pile up at 0). Computed on the
-    union of the series' breakpoints (:func:`dispatchlab.experiment.study.merged_distributions`).
+    union of the series' breakpoints
+    (:func:`dispatchlab.metrics.distributions.merged_distributions`).
     Log y axis; 0 (an empty queue while another series has a queue) is drawn at the
     bottom edge. Boxes coloured by ``groups`` / ``colours``, legend group -> colour."""
     labels = list(series)

@@ -653,8 +653,8 @@ def read_alea(path: str | Path, *, lenient: bool = False,
     ``machines``: the machine file (default: :func:`find_machines` beside the trace; an
     :class:`InputError` when there is none). The table's ``info.format`` is ``"alea"``
     and ``info.companions["machines"]`` names the machine file, so
-    :meth:`Platform.from_trace_header` simulates on it. ``lenient=True`` skips malformed
-    lines (counted in ``info.malformed_skipped``) instead of raising.
+    :func:`~dispatchlab.platform.files.trace_platform` simulates on it. ``lenient=True``
+    skips malformed lines (counted in ``info.malformed_skipped``) instead of raising.
     """
     path = Path(path)
     extras = _scan(path)

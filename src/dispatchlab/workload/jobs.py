@@ -68,10 +68,11 @@ Integer columns that stand for names (``user``, ``group``, ``queue``, ``app``,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -270,16 +271,12 @@ class JobTable:
         """The table as a pyarrow Table: one column per entry of ``columns``, one
         ``res_<name>`` column per resource, the :class:`TraceInfo` as JSON in the schema
         metadata (the layout of :func:`dispatchlab.workload.tables.write_parquet`)."""
-        from dispatchlab.workload.tables import table_to_arrow
-
         return table_to_arrow(self)
 
     def to_pandas(self) -> pd.DataFrame:
         """The table as a pandas DataFrame (the columns of :meth:`to_arrow`; needs
         pandas, which dispatchlab does not require: :class:`ImportError` saying so
         when it is absent)."""
-        from dispatchlab.workload.tables import arrow_to_pandas
-
         return arrow_to_pandas(self.to_arrow())
 
     @property
@@ -355,3 +352,49 @@ class JobTable:
 
     def source_path(self) -> Path | None:
         return None if self.info.source.startswith("<") else Path(self.info.source)
+
+
+# ------------------------------------------------ the Arrow layout of a job table
+
+#: Parquet schema-metadata key holding the TraceInfo JSON.
+INFO_KEY = b"dispatchlab.trace_info"
+#: Prefix of the resource columns.
+RES_PREFIX = "res_"
+
+
+def info_to_dict(info: TraceInfo) -> dict[str, Any]:
+    """A JSON-ready dict of ``info``."""
+    d = asdict(info)
+    d["header_lines"] = list(info.header_lines)
+    return d
+
+
+def table_to_arrow(table: JobTable, *, with_info: bool = True) -> pa.Table:
+    """The table as a pyarrow Table (zero-copy for numeric columns): one column per
+    entry of ``columns``, one ``res_<name>`` (:data:`RES_PREFIX`) column per resource,
+    the :class:`TraceInfo` as JSON under :data:`INFO_KEY` in the schema metadata
+    (``with_info``). pyarrow is imported on first use (not at start-up)."""
+    import pyarrow as pa
+
+    names: list[str] = []
+    arrays: list[pa.Array] = []
+    for name, col in table.columns.items():
+        names.append(name)
+        arrays.append(pa.array(np.asarray(col)))
+    for name, col in table.resources.items():
+        names.append(RES_PREFIX + name)
+        arrays.append(pa.array(np.asarray(col, dtype=np.int64)))
+    metadata = {INFO_KEY: json.dumps(info_to_dict(table.info)).encode()} if with_info else None
+    return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
+
+
+def arrow_to_pandas(table: pa.Table) -> Any:
+    """``table.to_pandas()`` (a pandas DataFrame; dictionary columns become
+    categoricals). pandas is not a dependency of dispatchlab: without it this raises
+    :class:`ImportError` naming the package to install."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        raise ImportError("to_pandas() needs pandas, which is not installed (pip install "
+                          "pandas); to_arrow() gives the same table without it") from None
+    return table.to_pandas()

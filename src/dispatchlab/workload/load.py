@@ -358,8 +358,8 @@ def trace_capacity(table: JobTable, platform: Platform | None = None) -> Capacit
 
     With a platform: its total of the primary resource (``"core"`` when it has cores,
     else its first resource). Without: the header's MaxProcs, or MaxNodes when MaxProcs
-    is absent (as :meth:`Platform.from_trace_header` does), counted in cores; a header
-    with neither gives ``amount = None``.
+    is absent (as :func:`~dispatchlab.platform.files.trace_platform` does), counted in
+    cores; a header with neither gives ``amount = None``.
     """
     if platform is not None:
         from dispatchlab.metrics import primary_resource

@@ -88,10 +88,10 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, NamedTuple
 
 import numpy as np
 
@@ -261,6 +261,54 @@ def _blank(buf: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     buf[np.cumsum(delta[:-1], dtype=np.int8).view(bool)] = _SPACE
 
 
+class _Tokens(NamedTuple):
+    """One chunk cut into lines and tokens (byte offsets into ``buf``)."""
+
+    buf: np.ndarray  # the chunk's bytes, a copy: rejected lines get blanked in it
+    starts: np.ndarray  # first byte of each line
+    nl: np.ndarray  # the newline ending each line
+    tok_s: np.ndarray  # first byte of each token
+    tok_e: np.ndarray  # one past the last byte of each token
+    ftok: np.ndarray  # first token of each line
+    ntok: np.ndarray  # tokens of each line
+
+
+def _tokenize(data: bytes) -> _Tokens:
+    """Cut a block of whole lines into lines and whitespace-separated tokens."""
+    buf = np.frombuffer(data, dtype=np.uint8).copy()
+    nl = np.flatnonzero(buf == _NL)
+    starts = np.empty_like(nl)
+    starts[:1] = 0
+    starts[1:] = nl[:-1] + 1
+    # token boundaries: a token starts at a non-blank byte after a blank one
+    ws = _WS[buf]
+    mark = ~ws
+    mark[1:] &= ws[:-1]
+    tok_s = np.flatnonzero(mark)
+    mark = ~ws
+    mark[:-1] &= ws[1:]
+    tok_e = np.flatnonzero(mark) + 1
+    del mark, ws
+    ftok = np.searchsorted(tok_s, starts)  # first token of each line
+    ntok = np.diff(ftok, append=tok_s.size)  # tokens per line
+    return _Tokens(buf, starts, nl, tok_s, tok_e, ftok, ntok)
+
+
+def _needs_float(tk: _Tokens, job: np.ndarray, bad: np.ndarray) -> bool:
+    """Whether the chunk's numbers must be parsed as float64 instead of int64: a token
+    with an exponent, or a token of more than 18 characters among the fields of a good
+    job line."""
+    buf = tk.buf
+    if np.any((buf == ord("e")) | (buf == ord("E"))):
+        return True
+    long_tok = np.flatnonzero(tk.tok_e - tk.tok_s > 18)
+    if not long_tok.size:
+        return False
+    lines = np.searchsorted(tk.nl, tk.tok_s[long_tok])
+    inside = job[lines] & ~bad[lines] & (long_tok - tk.ftok[lines] < N_FIELDS)
+    return bool(inside.any())
+
+
 class _Parser:
     """Accumulates the columns of an SWF file fed chunk by chunk."""
 
@@ -311,42 +359,90 @@ class _Parser:
     # -- one chunk -------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
-        """Parse a block of whole lines (``data`` ends with a newline)."""
+        """Parse a block of whole lines (``data`` ends with a newline).
+
+        The steps: cut the block into lines and tokens (:func:`_tokenize`); keep the
+        comments and find the job lines (:meth:`_job_lines`); refuse lines with the
+        wrong number of fields (:meth:`_check_field_counts`) and tokens that cannot be
+        numbers (:meth:`_reject_non_numbers`); parse every job line's numbers at once
+        (:meth:`_parse_numbers`), as floats (:meth:`_float_columns`) when a token has an
+        exponent or is long, else as integers with the decimal points handled
+        (:meth:`_int_columns`); check the values the simulation relies on
+        (:meth:`_check_sim_values`); report the problems (an :class:`InputError`
+        unless lenient) and store the good rows (:meth:`_store`). A rejected line is
+        blanked in the byte buffer, so that the numbers of the others parse."""
         base = self.lines_seen
         self.bytes_seen += len(data)
-        buf = np.frombuffer(data, dtype=np.uint8).copy()
-        nl = np.flatnonzero(buf == _NL)
-        nlines = nl.size
-        self.lines_seen += nlines
-        starts = np.empty_like(nl)
-        starts[:1] = 0
-        starts[1:] = nl[:-1] + 1
+        tk = _tokenize(data)
+        self.lines_seen += tk.nl.size
+        job, comment = self._job_lines(data, tk)
+        bad = np.zeros(tk.nl.size, dtype=bool)
+        problems: list[tuple[int, int, str]] = []
+        self._check_field_counts(tk, job, comment, bad, problems)
 
-        # token boundaries: a token starts at a non-blank byte after a blank one
-        ws = _WS[buf]
-        mark = ~ws
-        mark[1:] &= ws[:-1]
-        tok_s = np.flatnonzero(mark)
-        mark = ~ws
-        mark[:-1] &= ws[1:]
-        tok_e = np.flatnonzero(mark) + 1
-        del mark, ws
-        ftok = np.searchsorted(tok_s, starts)  # first token of each line
-        ntok = np.diff(ftok, append=tok_s.size)  # tokens per line
-        has = ntok > 0
-        first = np.zeros(nlines, dtype=np.uint8)
-        first[has] = buf[tok_s[ftok[has]]]
+        def reject(lines: np.ndarray) -> None:
+            lines = np.unique(lines)
+            lines = lines[~bad[lines]]
+            bad[lines] = True
+            _blank(tk.buf, tk.starts[lines], tk.nl[lines])
+
+        dots, dtok = self._reject_non_numbers(data, tk, problems, reject)
+        slow = _needs_float(tk, job, bad)
+        vals, keep, kl = self._parse_numbers(data, tk, job, bad, problems, reject, slow,
+                                             dots, base)
+        nk = kl.size
+        if nk == 0:
+            if problems and not self.lenient:
+                self._fail(base, problems)
+            self.skipped += int(bad.sum())
+            return
+
+        mat = vals.reshape(nk, N_FIELDS)
+        del vals
+        bad_rows = np.zeros(nk, dtype=bool)
+
+        def tok_text(rows: np.ndarray, j: int) -> str:
+            t = int(tk.ftok[kl[rows[0]]]) + j
+            return self._token(data, tk.tok_s, tk.tok_e, t)
+
+        if slow:
+            cols = self._float_columns(mat, kl, bad_rows, problems, tok_text)
+        else:
+            cols = self._int_columns(mat, tk, keep, kl, dots, dtok, bad_rows, problems,
+                                     tok_text)
+        del mat
+        self._check_sim_values(cols, kl, bad_rows, problems)
+
+        if problems and not self.lenient:
+            self._fail(base, problems)
+        self.skipped += int(bad.sum()) + int(bad_rows.sum())
+        cols.append(kl + (base + 1))
+        self._store(cols, bad_rows)
+
+    # -- the steps of one chunk --------------------------------------------------------
+
+    def _job_lines(self, data: bytes, tk: _Tokens) -> tuple[np.ndarray, np.ndarray]:
+        """Per line of the chunk: whether it is a job line (not blank, not a comment)
+        and whether it is a comment (masks). Keeps the comments' text and counts the
+        job lines in ``records``."""
+        has = tk.ntok > 0
+        first = np.zeros(tk.nl.size, dtype=np.uint8)
+        first[has] = tk.buf[tk.tok_s[tk.ftok[has]]]
         comment = first == _SEMI
         job = has & ~comment
         self.records += int(np.count_nonzero(job))
         for i in np.flatnonzero(comment).tolist():
-            text = data[int(starts[i]) : int(nl[i])].decode("utf-8", "replace")
+            text = data[int(tk.starts[i]) : int(tk.nl[i])].decode("utf-8", "replace")
             self.comments.append(text.rstrip("\r"))
+        return job, comment
 
-        bad = np.zeros(nlines, dtype=bool)
-        problems: list[tuple[int, int, str]] = []
-
-        # field count per line
+    def _check_field_counts(self, tk: _Tokens, job: np.ndarray, comment: np.ndarray,
+                            bad: np.ndarray, problems: list[tuple[int, int, str]]) -> None:
+        """Job lines with fewer than :data:`N_FIELDS` fields are bad, and so are lines
+        with more unless ``ignore_extra`` (then their extra fields are blanked); the
+        comment and bad lines are blanked in ``tk.buf`` (a problem per kind: its first
+        line)."""
+        ntok, starts, nl = tk.ntok, tk.starts, tk.nl
         few = job & (ntok < N_FIELDS)
         many = job & (ntok > N_FIELDS)
         if few.any():
@@ -372,23 +468,24 @@ class _Parser:
         if self.ignore_extra:
             ext = many & ~bad
             if ext.any():  # blank everything after the 18th token
-                a.append(tok_e[ftok[ext] + N_FIELDS - 1])
+                a.append(tk.tok_e[tk.ftok[ext] + N_FIELDS - 1])
                 b.append(nl[ext])
-        _blank(buf, np.concatenate(a), np.concatenate(b))
+        _blank(tk.buf, np.concatenate(a), np.concatenate(b))
 
-        def reject(lines: np.ndarray) -> None:
-            lines = np.unique(lines)
-            lines = lines[~bad[lines]]
-            bad[lines] = True
-            _blank(buf, starts[lines], nl[lines])
-
-        # characters that cannot be part of a number
+    def _reject_non_numbers(self, data: bytes, tk: _Tokens,
+                            problems: list[tuple[int, int, str]],
+                            reject: Callable[[np.ndarray], None]
+                            ) -> tuple[np.ndarray, np.ndarray]:
+        """Reject the lines with a character that cannot be part of a number or a token
+        with two decimal points. Returns the positions of the decimal points left in
+        ``tk.buf`` and the token of each."""
+        buf, nl, tok_s, ftok = tk.buf, tk.nl, tk.tok_s, tk.ftok
         badc = np.flatnonzero(~_ALLOWED[buf])
         if badc.size:
             lines = np.searchsorted(nl, badc)
             t = int(np.searchsorted(tok_s, badc[0], side="right")) - 1
             i = int(lines[0])
-            tok = self._token(data, tok_s, tok_e, t)
+            tok = self._token(data, tok_s, tk.tok_e, t)
             problems.append((i, t - int(ftok[i]), f"not a number: '{tok}'"))
             reject(lines)
 
@@ -400,26 +497,29 @@ class _Parser:
             if dup.size:
                 lines = np.searchsorted(nl, dots[dup])
                 i, t = int(lines[0]), int(dtok[dup[0]])
-                tok = self._token(data, tok_s, tok_e, t)
+                tok = self._token(data, tok_s, tk.tok_e, t)
                 problems.append((i, t - int(ftok[i]), f"not a number: '{tok}'"))
                 reject(lines)
+        return dots, dtok
 
-        # exponents or long tokens: parse as float64 instead of int64
-        slow = bool(np.any((buf == ord("e")) | (buf == ord("E"))))
-        if not slow:
-            long_tok = np.flatnonzero(tok_e - tok_s > 18)
-            if long_tok.size:
-                lines = np.searchsorted(nl, tok_s[long_tok])
-                inside = job[lines] & ~bad[lines] & (long_tok - ftok[lines] < N_FIELDS)
-                slow = bool(inside.any())
-
-        # numbers
+    def _parse_numbers(self, data: bytes, tk: _Tokens, job: np.ndarray, bad: np.ndarray,
+                       problems: list[tuple[int, int, str]],
+                       reject: Callable[[np.ndarray], None], slow: bool,
+                       dots: np.ndarray, base: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every good job line's numbers in one ``np.fromstring`` call: ``(values,
+        keep, kl)`` with ``keep`` the good job lines (mask), ``kl`` their indices and
+        ``values`` their :data:`N_FIELDS` numbers each, in line order (float64 when
+        ``slow``, else int64 with the decimal points removed). When numpy refuses the
+        text, the bad lines are found (:meth:`_locate`) and rejected and the parse is
+        tried again (three times at most)."""
+        buf = tk.buf
         for _ in range(3):
             keep = job & ~bad
             kl = np.flatnonzero(keep)
             nk = kl.size
             if nk == 0:
-                break
+                return np.zeros(0), keep, kl
             vals: np.ndarray | None
             try:
                 if slow:
@@ -431,8 +531,8 @@ class _Parser:
             except ValueError:
                 vals = None
             if vals is not None and vals.size == nk * N_FIELDS:
-                break
-            found = self._locate(data, starts, nl, kl)
+                return vals, keep, kl
+            found = self._locate(data, tk.starts, tk.nl, kl)
             if not found:
                 raise InputError(
                     f"cannot parse the numbers of lines {base + kl[0] + 1}-{base + kl[-1] + 1}",
@@ -440,103 +540,113 @@ class _Parser:
                 )
             problems.append(found[0])
             reject(np.array([f[0] for f in found], dtype=np.int64))
-        else:  # pragma: no cover - the locator always finds the bad lines
-            raise InputError("cannot parse the numbers", file=self.path, line=base + 1)
+        # the locator always finds the bad lines
+        raise InputError("cannot parse the numbers", file=self.path,  # pragma: no cover
+                         line=base + 1)
 
-        if nk == 0:
-            if problems and not self.lenient:
-                self._fail(base, problems)
-            self.skipped += int(bad.sum())
-            return
-
-        assert vals is not None
-        mat = vals.reshape(nk, N_FIELDS)
-        del vals
-        row_of_line = np.cumsum(keep) - 1
-        bad_rows = np.zeros(nk, dtype=bool)
+    def _float_columns(self, mat: np.ndarray, kl: np.ndarray, bad_rows: np.ndarray,
+                       problems: list[tuple[int, int, str]],
+                       tok_text: Callable[[np.ndarray, int], str]) -> list[np.ndarray]:
+        """The columns of ``mat`` (float64, one row per job line ``kl``): float fields as
+        they are (an infinite value is a bad row), the others as int64: values beyond
+        2**53 are bad rows; a fraction is a bad row in a field the simulation uses, and
+        rounded (counted in ``rounded``) in the others."""
         cols: list[np.ndarray] = []
-
-        def tok_text(rows: np.ndarray, j: int) -> str:
-            t = int(ftok[kl[rows[0]]]) + j
-            return self._token(data, tok_s, tok_e, t)
-
-        if slow:
-            for j in range(N_FIELDS):
-                col = mat[:, j]
-                if j in _FLOAT_COLS:
-                    inf = np.flatnonzero(~np.isfinite(col))
-                    if inf.size:
-                        problems.append(
-                            (int(kl[inf[0]]), j, f"value out of range: '{tok_text(inf, j)}'")
-                        )
-                        bad_rows[inf] = True
-                    cols.append(col.copy())
-                    continue
-                huge = np.flatnonzero(~(np.abs(col) < _EXACT))
-                if huge.size:
+        for j in range(N_FIELDS):
+            col = mat[:, j]
+            if j in _FLOAT_COLS:
+                inf = np.flatnonzero(~np.isfinite(col))
+                if inf.size:
                     problems.append(
-                        (int(kl[huge[0]]), j, f"value out of range: '{tok_text(huge, j)}'")
+                        (int(kl[inf[0]]), j, f"value out of range: '{tok_text(inf, j)}'")
                     )
-                    bad_rows[huge] = True
-                    col = np.where(bad_rows, 0.0, col)
-                frac = np.flatnonzero(col != np.floor(col))
-                if frac.size:
-                    if j in _SIM_IDX:
-                        problems.append(
-                            (int(kl[frac[0]]), j, f"not a whole number: '{tok_text(frac, j)}'")
-                        )
-                        bad_rows[frac] = True
-                    else:
-                        name = SWF_FIELDS[j]
-                        self.rounded[name] = self.rounded.get(name, 0) + int(frac.size)
-                    col = np.rint(col)
-                cols.append(col.astype(np.int64))
-        else:
-            keep_dot = keep[np.searchsorted(nl, dots)] if dots.size else np.zeros(0, bool)
-            dots, dtok = dots[keep_dot], dtok[keep_dot]
-            dline = np.searchsorted(nl, dots)
-            dfield = dtok - ftok[dline]
-            drow = row_of_line[dline]
-            ddig = tok_e[dtok] - dots - 1  # digits after the decimal point
-            for j in range(N_FIELDS):
-                col = mat[:, j]
-                sel = dfield == j
-                if j in _FLOAT_COLS:
-                    fcol = col.astype(np.float64)
-                    if sel.any():
-                        r = drow[sel]
-                        fcol[r] = col[r] / np.power(10.0, ddig[sel])
-                    cols.append(fcol)
-                    continue
-                col = col.copy()
+                    bad_rows[inf] = True
+                cols.append(col.copy())
+                continue
+            huge = np.flatnonzero(~(np.abs(col) < _EXACT))
+            if huge.size:
+                problems.append(
+                    (int(kl[huge[0]]), j, f"value out of range: '{tok_text(huge, j)}'")
+                )
+                bad_rows[huge] = True
+                col = np.where(bad_rows, 0.0, col)
+            frac = np.flatnonzero(col != np.floor(col))
+            if frac.size:
+                if j in _SIM_IDX:
+                    problems.append(
+                        (int(kl[frac[0]]), j, f"not a whole number: '{tok_text(frac, j)}'")
+                    )
+                    bad_rows[frac] = True
+                else:
+                    name = SWF_FIELDS[j]
+                    self.rounded[name] = self.rounded.get(name, 0) + int(frac.size)
+                col = np.rint(col)
+            cols.append(col.astype(np.int64))
+        return cols
+
+    def _int_columns(self, mat: np.ndarray, tk: _Tokens, keep: np.ndarray, kl: np.ndarray,
+                     dots: np.ndarray, dtok: np.ndarray, bad_rows: np.ndarray,
+                     problems: list[tuple[int, int, str]],
+                     tok_text: Callable[[np.ndarray, int], str]) -> list[np.ndarray]:
+        """The columns of ``mat`` (int64 parsed without the decimal points, one row per
+        job line ``kl``), each token with a decimal point scaled back: float fields
+        divided by 10**(digits after the point); in the others a whole value is
+        divided exactly, a fraction is a bad row in a field the simulation uses and
+        rounded (counted in ``rounded``) in the others. Values beyond 2**53 are bad
+        rows (set to 0)."""
+        nl, ftok = tk.nl, tk.ftok
+        row_of_line = np.cumsum(keep) - 1
+        keep_dot = keep[np.searchsorted(nl, dots)] if dots.size else np.zeros(0, bool)
+        dots, dtok = dots[keep_dot], dtok[keep_dot]
+        dline = np.searchsorted(nl, dots)
+        dfield = dtok - ftok[dline]
+        drow = row_of_line[dline]
+        ddig = tk.tok_e[dtok] - dots - 1  # digits after the decimal point
+        cols: list[np.ndarray] = []
+        for j in range(N_FIELDS):
+            col = mat[:, j]
+            sel = dfield == j
+            if j in _FLOAT_COLS:
+                fcol = col.astype(np.float64)
                 if sel.any():
                     r = drow[sel]
-                    scale = np.power(np.int64(10), ddig[sel])
-                    q, rem = np.divmod(col[r], scale)
-                    whole = rem == 0
-                    col[r[whole]] = q[whole]
-                    if not whole.all():
-                        fr = r[~whole]
-                        if j in _SIM_IDX:
-                            problems.append(
-                                (int(kl[fr[0]]), j, f"not a whole number: '{tok_text(fr, j)}'")
-                            )
-                            bad_rows[fr] = True
-                        else:
-                            name = SWF_FIELDS[j]
-                            self.rounded[name] = self.rounded.get(name, 0) + int(fr.size)
-                            col[fr] = np.rint(col[fr] / scale[~whole]).astype(np.int64)
-                huge = np.flatnonzero((col >= _EXACT_INT) | (col <= -_EXACT_INT))
-                if huge.size:
-                    problems.append(
-                        (int(kl[huge[0]]), j, f"value out of range: '{tok_text(huge, j)}'")
-                    )
-                    bad_rows[huge] = True
-                    col[huge] = 0
-                cols.append(col)
-        del mat
+                    fcol[r] = col[r] / np.power(10.0, ddig[sel])
+                cols.append(fcol)
+                continue
+            col = col.copy()
+            if sel.any():
+                r = drow[sel]
+                scale = np.power(np.int64(10), ddig[sel])
+                q, rem = np.divmod(col[r], scale)
+                whole = rem == 0
+                col[r[whole]] = q[whole]
+                if not whole.all():
+                    fr = r[~whole]
+                    if j in _SIM_IDX:
+                        problems.append(
+                            (int(kl[fr[0]]), j, f"not a whole number: '{tok_text(fr, j)}'")
+                        )
+                        bad_rows[fr] = True
+                    else:
+                        name = SWF_FIELDS[j]
+                        self.rounded[name] = self.rounded.get(name, 0) + int(fr.size)
+                        col[fr] = np.rint(col[fr] / scale[~whole]).astype(np.int64)
+            huge = np.flatnonzero((col >= _EXACT_INT) | (col <= -_EXACT_INT))
+            if huge.size:
+                problems.append(
+                    (int(kl[huge[0]]), j, f"value out of range: '{tok_text(huge, j)}'")
+                )
+                bad_rows[huge] = True
+                col[huge] = 0
+            cols.append(col)
+        return cols
 
-        # values the simulation relies on
+    @staticmethod
+    def _check_sim_values(cols: list[np.ndarray], kl: np.ndarray, bad_rows: np.ndarray,
+                          problems: list[tuple[int, int, str]]) -> None:
+        """The values the simulation relies on: a submit time for a job with processors
+        and a run time, no negative requested time but -1, times within the engine's
+        limit (:mod:`dispatchlab.core.limits`); a row failing one is bad."""
         submit, run, req_time = cols[_IDX["submit"]], cols[_IDX["run"]], cols[_IDX["req_time"]]
         units = np.where(
             cols[_IDX["req_procs"]] != -1, cols[_IDX["req_procs"]], cols[_IDX["alloc_procs"]]
@@ -572,12 +682,11 @@ class _Parser:
                                  str(time_problem(int(col[far[0]]), what))))
                 bad_rows[far] = True
 
-        if problems and not self.lenient:
-            self._fail(base, problems)
-        self.skipped += int(bad.sum()) + int(bad_rows.sum())
+    def _store(self, cols: list[np.ndarray], bad_rows: np.ndarray) -> None:
+        """Append the rows of ``cols`` (the 18 fields and the line number) that are not
+        ``bad_rows`` to the output columns."""
         ok = ~bad_rows if bad_rows.any() else slice(None)
-        cols.append(kl + (base + 1))
-        k = nk - int(bad_rows.sum())
+        k = bad_rows.size - int(bad_rows.sum())
         if k == 0:  # every job line of the chunk skipped (lenient): nothing to store
             return
         self._reserve(self.n + k)

@@ -28,7 +28,7 @@ import csv
 import gzip
 import json
 import re
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,18 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
+from dispatchlab.workload.jobs import (  # the Arrow layout is the table's own (jobs.py)
+    ALL_FIELDS,
+    FLOAT_FIELDS,
+    INFO_KEY,
+    RES_PREFIX,
+    SWF_FIELDS,
+    JobTable,
+    TraceInfo,
+    arrow_to_pandas,
+    info_to_dict,
+    table_to_arrow,
+)
 from dispatchlab.workload.swf import SIM_FIELDS, finish_table
 
 __all__ = [
@@ -55,18 +66,7 @@ __all__ = [
     "write_parquet",
 ]
 
-#: Parquet schema-metadata key holding the TraceInfo JSON.
-INFO_KEY = b"dispatchlab.trace_info"
-#: Prefix of the resource columns.
-RES_PREFIX = "res_"
 _EXACT = float(2**53)
-
-
-def info_to_dict(info: TraceInfo) -> dict[str, Any]:
-    """A JSON-ready dict of ``info``."""
-    d = asdict(info)
-    d["header_lines"] = list(info.header_lines)
-    return d
 
 
 def info_from_dict(d: dict[str, Any]) -> TraceInfo:
@@ -76,32 +76,6 @@ def info_from_dict(d: dict[str, Any]) -> TraceInfo:
     if "header_lines" in kwargs:
         kwargs["header_lines"] = tuple(kwargs["header_lines"])
     return TraceInfo(**kwargs)
-
-
-def table_to_arrow(table: JobTable, *, with_info: bool = True) -> pa.Table:
-    """The table as a pyarrow Table (zero-copy for numeric columns)."""
-    names: list[str] = []
-    arrays: list[pa.Array] = []
-    for name, col in table.columns.items():
-        names.append(name)
-        arrays.append(pa.array(np.asarray(col)))
-    for name, col in table.resources.items():
-        names.append(RES_PREFIX + name)
-        arrays.append(pa.array(np.asarray(col, dtype=np.int64)))
-    metadata = {INFO_KEY: json.dumps(info_to_dict(table.info)).encode()} if with_info else None
-    return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
-
-
-def arrow_to_pandas(table: pa.Table) -> Any:
-    """``table.to_pandas()`` (a pandas DataFrame; dictionary columns become
-    categoricals). pandas is not a dependency of dispatchlab: without it this raises
-    :class:`ImportError` naming the package to install."""
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        raise ImportError("to_pandas() needs pandas, which is not installed (pip install "
-                          "pandas); to_arrow() gives the same table without it") from None
-    return table.to_pandas()
 
 
 def write_parquet(table: JobTable, path: str | Path) -> None:

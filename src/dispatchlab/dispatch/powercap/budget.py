@@ -115,7 +115,15 @@ from dispatchlab.dispatch.allocators import (
     units_per_node,
     units_per_node_of,
 )
-from dispatchlab.dispatch.base import Decision, Dispatcher, Reject, SetPower, Start, View
+from dispatchlab.dispatch.base import (
+    Decision,
+    Dispatcher,
+    QueueColumns,
+    Reject,
+    SetPower,
+    Start,
+    View,
+)
 from dispatchlab.dispatch.profile import planned
 
 _NEVER = 1 << 62
@@ -278,27 +286,9 @@ class _BudgetEasy(Dispatcher):
         submits = q.submit.tolist()
         out: list[Decision] = []
         skip: set[int] = set()
-        used = 0.0  # predicted power of the running jobs and of this pass's starts
-        pred = [0.0] * n
-        top: float | None = None
         running = view.running
-        run_power: list[float] = []
-        if budget is not None:
-            pm = view.power_prediction[0]
-            pq = np.nan_to_num(np.asarray(pm[q.jobs], dtype=np.float64), nan=0.0)
-            pred = pq.tolist()
-            top = self._top_budget(view)
-            if top is not None:
-                for p in np.flatnonzero(pq > top).tolist():
-                    reason = self._never_fits(view, rows[p], units[p], pred[p], top)
-                    if reason is not None:
-                        skip.add(p)
-                        out.append(Reject(rows[p], reason))
-            rj = running.jobs.tolist()
-            pr = np.nan_to_num(np.asarray(pm[running.jobs], dtype=np.float64), nan=0.0)
-            run_power = [float(p) * view.power_level(r)
-                         for p, r in zip(pr.tolist(), rj, strict=True)]
-            used = math.fsum(run_power)
+        # used: predicted power of the running jobs and of this pass's starts
+        pq, pred, top, run_power, used = self._pass_power(view, budget, rows, units, out, skip)
 
         counting = view.counting
         reqs = view.requests
@@ -399,16 +389,7 @@ class _BudgetEasy(Dispatcher):
         # necessary conditions over all candidates at once (free and the power left
         # only shrink during the scan; try_start re-checks everything), the shadow
         # time's last: when no job fits now, no shadow time is needed
-        cand = np.asarray(rest, dtype=np.int64)
-        if counting:
-            keep = q.units[cand] <= free
-        else:
-            # the job's total request within the free total of each resource
-            total = reqs[q.jobs[cand]] * q.units[cand][:, None]
-            keep = (total <= physical.sum(axis=0)).all(axis=1)
-        if budget is not None and not self.reduces:
-            keep &= pq[cand] + used <= budget
-        cand = cand[keep]
+        cand = self._may_start_now(q, reqs, rest, free, physical, pq, used, budget)
         if not len(cand):
             return out
         shadow = self._shadow(view, head, rows, units, pred, budget, used, running,
@@ -423,6 +404,59 @@ class _BudgetEasy(Dispatcher):
                 continue
             try_start(p, shadow)
         return out
+
+    def _pass_power(self, view: View, budget: float | None, rows: list[int],
+                    units: list[int], out: list[Decision], skip: set[int]
+                    ) -> tuple[np.ndarray | None, list[float], float | None, list[float],
+                               float]:
+        """The power facts of one pass: ``(pq, pred, top, run_power, used)``.
+
+        Without a budget: no predictions (``pq`` None, ``pred`` all 0.0, ``top`` None,
+        nothing running counted, ``used`` 0.0). With one: ``pq`` / ``pred`` the queued
+        jobs' predicted power (NaN -> 0, array and list, queue order), ``top`` the
+        largest budget of the run (:meth:`_top_budget`), ``run_power`` each running
+        job's predicted power at its current level and ``used`` their exact sum. Queued
+        jobs above ``top`` that can never fit (:meth:`_never_fits`) are rejected: a
+        :class:`Reject` appended to ``out`` and their position added to ``skip``."""
+        if budget is None:
+            return None, [0.0] * len(rows), None, [], 0.0
+        pm = view.power_prediction[0]
+        pq = np.nan_to_num(np.asarray(pm[view.queue.jobs], dtype=np.float64), nan=0.0)
+        pred = pq.tolist()
+        top = self._top_budget(view)
+        if top is not None:
+            for p in np.flatnonzero(pq > top).tolist():
+                reason = self._never_fits(view, rows[p], units[p], pred[p], top)
+                if reason is not None:
+                    skip.add(p)
+                    out.append(Reject(rows[p], reason))
+        running = view.running
+        rj = running.jobs.tolist()
+        pr = np.nan_to_num(np.asarray(pm[running.jobs], dtype=np.float64), nan=0.0)
+        run_power = [float(p) * view.power_level(r)
+                     for p, r in zip(pr.tolist(), rj, strict=True)]
+        return pq, pred, top, run_power, math.fsum(run_power)
+
+    def _may_start_now(self, q: QueueColumns, reqs: np.ndarray, rest: list[int], free: int,
+                       physical: np.ndarray | None, pq: np.ndarray | None, used: float,
+                       budget: float | None) -> np.ndarray:
+        """The queue positions of ``rest`` (int64 array, same order) that pass the
+        necessary conditions of starting now: their units within ``free`` cores
+        (counting, ``physical`` None) or their total request (``reqs``: the per-unit
+        requests of every job) within the free total of each resource (node level);
+        without reductions, their predicted power within the budget left. Free
+        resources and power only shrink during a pass, so a position left out could
+        not start later in it either."""
+        cand = np.asarray(rest, dtype=np.int64)
+        if physical is None:
+            keep = q.units[cand] <= free
+        else:
+            # the job's total request within the free total of each resource
+            total = reqs[q.jobs[cand]] * q.units[cand][:, None]
+            keep = (total <= physical.sum(axis=0)).all(axis=1)
+        if budget is not None and not self.reduces:
+            keep &= pq[cand] + used <= budget
+        return cand[keep]
 
     def _shadow(self, view: View, head: int, rows, units, pred, budget, used: float,
                 running, run_power: list[float], started, counting: bool) -> int | None:

@@ -65,7 +65,15 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.core.errors import InputError, parse_toml
-from dispatchlab.experiment.provenance import file_sha256
+from dispatchlab.experiment.campaign.checks import (
+    _check_keys,
+    _existing_file,
+    _resolve,
+    _typed,
+    _unknown,
+    _Where,
+)
+from dispatchlab.experiment.provenance import file_sha256, package_version
 
 KEY_LENGTH = 20
 
@@ -118,16 +126,6 @@ class Campaign:
 
 #: the most repetitions of one configuration (each is a run to expand and store)
 MAX_REPETITIONS = 10_000
-
-
-class _Where:
-    """Error context: campaign file and entry name."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def error(self, message: str, entry: str) -> InputError:
-        return InputError(message, file=str(self.path), field=entry)
 
 
 # ------------------------------------------------------------------------ keys
@@ -245,45 +243,6 @@ def legacy_config_key(campaign: str, config_text: str | None, seed: Any) -> str 
 # ------------------------------------------------------------------ small checks
 
 
-def _unknown(word: str, allowed: set[str] | tuple[str, ...]) -> str:
-    """``'word'`` followed by the closest allowed names, if any."""
-    from dispatchlab.core.suggest import did_you_mean
-
-    return f"{word!r}{did_you_mean(word, allowed)}"
-
-
-def _check_keys(where: _Where, table: Any, allowed: set[str], entry: str) -> dict[str, Any]:
-    """``table`` if it is a table with only ``allowed`` keys; else an error naming each
-    unknown key with the closest allowed one."""
-    if not isinstance(table, dict):
-        raise where.error(f"expected a table, got {type(table).__name__}", entry)
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        names = ", ".join(_unknown(k, allowed) for k in unknown)
-        raise where.error(f"unknown key(s) {names}; allowed: {', '.join(sorted(allowed))}",
-                          entry)
-    return table
-
-
-def _typed(where: _Where, table: dict, key: str, types: type | tuple, entry: str,
-           default: Any = None) -> Any:
-    """``table[key]`` (or ``default``) checked against ``types`` (a bool is not an int)."""
-    value = table.get(key, default)
-    if value is None:
-        return None
-    allowed = types if isinstance(types, tuple) else (types,)
-    if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, types):
-        raise where.error(f"{key} must be {_type_names(allowed)}, got {value!r}", entry)
-    return value
-
-
-def _type_names(types: tuple) -> str:
-    """``"an integer or a number"`` for ``(int, float)``."""
-    return " or ".join({"int": "an integer", "float": "a number", "str": "a string",
-                        "bool": "true or false", "list": "an array",
-                        "dict": "a table"}.get(t.__name__, t.__name__) for t in types)
-
-
 def _pair(where: _Where, table: dict, key: str, entry: str) -> list[int] | None:
     """``table[key]`` as ``[A, B]`` with ``0 <= A < B`` (None when absent)."""
     value = table.get(key)
@@ -304,27 +263,6 @@ def _label(where: _Where, table: dict, entry: str, default: str) -> str:
     if not label:
         raise where.error("label must not be empty", entry)
     return label
-
-
-def _resolve(base: Path, text: str) -> Path:
-    """A path from the campaign file: a leading ``$DISPATCHLAB_TRACES`` replaced by the
-    traces folder (:func:`dispatchlab.core.references.traces_dir`), ``~`` expanded, relative
-    to ``base``."""
-    from dispatchlab.core.references import expand_traces
-
-    p = Path(expand_traces(text)).expanduser()
-    return p if p.is_absolute() else (base / p)
-
-
-def _existing_file(where: _Where, path: Path, what: str, entry: str) -> Path:
-    """``path`` resolved, or an error with the nearest names in its folder."""
-    from dispatchlab.core.suggest import missing_file_hint
-
-    if not path.exists():
-        raise where.error(f"{what} not found: {path}{missing_file_hint(path)}", entry)
-    if not path.is_file():
-        raise where.error(f"{what} is not a file: {path}", entry)
-    return path.resolve()
 
 
 # ---------------------------------------------------------------------- traces
@@ -687,7 +625,7 @@ def _platform_node_level(spec: dict[str, Any]) -> bool | None:
 
         platform = PRESETS[spec["builtin"]]()
     elif "file" in spec:
-        from dispatchlab.platform.platform import load_platform_file
+        from dispatchlab.platform.files import load_platform_file
 
         platform, _ = load_platform_file(spec["file"])
     else:
@@ -749,7 +687,7 @@ def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
         return {"builtin": name}, name, {}
     # a platform TOML or PA-HPC-SIM node file, or ARCHIVE#MEMBER (the archive resolved)
     from dispatchlab.platform.eurora import split_archive
-    from dispatchlab.platform.platform import load_platform_file
+    from dispatchlab.platform.files import load_platform_file
 
     archive, member = split_archive(_resolve(base, _typed(where, t, "file", str, entry)))
     path = _existing_file(where, archive, "platform file", entry)
@@ -1214,7 +1152,6 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
             power: _Power | None = None) -> list[dict[str, Any]]:
     """Every run of the product minus the exclusions; two runs with one key (entries
     that differ only by label) and an exclusion that matches nothing are errors."""
-    from dispatchlab.experiment.campaign.store import package_version
     from dispatchlab.experiment.campaign.validate import validate_run
 
     version = package_version()

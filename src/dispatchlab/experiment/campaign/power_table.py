@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.experiment.campaign.config import _check_keys, _existing_file, _resolve, _typed
+from dispatchlab.experiment.campaign.checks import _check_keys, _existing_file, _resolve, _typed
 from dispatchlab.experiment.provenance import file_sha256
 from dispatchlab.platform.eurora import split_archive
 from dispatchlab.power.cap import PowerCap, parse_cap_value

@@ -98,7 +98,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dispatchlab.core.errors import InputError, one_line
-from dispatchlab.experiment.provenance import run_code_hash
+from dispatchlab.experiment.provenance import package_version, run_code_hash
 from dispatchlab.metrics.keys import METRICS, summary_values
 
 #: Raised when the file layout changes; a file with a larger number is refused.
@@ -191,13 +191,6 @@ def _duckdb():
     import duckdb
 
     return duckdb
-
-
-def package_version() -> str:
-    """The installed dispatchlab version."""
-    from importlib.metadata import version
-
-    return version("dispatchlab")
 
 
 def damage_errors() -> tuple[type[Exception], ...]:

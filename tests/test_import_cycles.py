@@ -1,0 +1,96 @@
+"""Import cycles inside the package may only go away (a ratchet, like ``.importlinter``).
+
+A cycle is a set of modules each reachable from the others through imports (a strongly
+connected component of grimp's import graph: module-level, function-body and
+``TYPE_CHECKING`` imports all count). :data:`KNOWN` lists today's cycles; a new cycle,
+or a module joining a known one, fails. When a cycle is broken, remove it here.
+"""
+
+from __future__ import annotations
+
+import grimp
+
+#: Today's cycles (each a set of modules under ``dispatchlab.``).
+KNOWN: list[frozenset[str]] = [
+    # the component kernel: core.params/components reach the registries of every
+    # component package, which import core.params (the registry work removes it)
+    frozenset({
+        "core.components", "core.params", "dispatch", "dispatch.allocators",
+        "dispatch.backfill", "dispatch.base", "dispatch.orderings", "dispatch.prb",
+        "dispatch.priority", "dispatch.profile", "predict", "predict.duration.base",
+        "predict.duration.history", "predict.duration.ml", "predict.duration.safety",
+        "predict.duration.tsafrir", "predict.power.base", "predict.power.predictors",
+        "sim.duration",
+    }),
+    # sim.result writes files with run.advice (the run-configuration work moves it)
+    frozenset({"run.advice", "sim.result"}),
+    # campaign: config plans slices with worker.cleaned_length, the worker stores with
+    # store.with_run_key, the store reads old rows with config.legacy_config_key
+    frozenset({"experiment.campaign.config", "experiment.campaign.store",
+               "experiment.campaign.worker"}),
+]
+
+
+def import_cycles() -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm,
+    iterative), names without the ``dispatchlab.`` prefix."""
+    graph = grimp.build_graph("dispatchlab", cache_dir=None)
+    adjacent = {m: sorted(graph.find_modules_directly_imported_by(m))
+                for m in sorted(graph.modules)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for root in adjacent:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, k = work.pop()
+            if k == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if k < len(adjacent[node]):
+                work.append((node, k + 1))
+                nxt = adjacent[node][k]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if work:  # back in the parent: carry the low-link up
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                members = set()
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    members.add(m)
+                    if m == node:
+                        break
+                if len(members) > 1:
+                    found.append(frozenset(m.removeprefix("dispatchlab.") for m in members))
+    return found
+
+
+def test_no_new_import_cycle() -> None:
+    for cycle in import_cycles():
+        assert any(cycle <= known for known in KNOWN), (
+            f"a new import cycle (or a module joined a known one): {sorted(cycle)}; move "
+            "the shared piece to a module both can import")
+
+
+def test_the_broken_cycles_stay_broken() -> None:
+    """The cycles of issue 29 broken so far: inside platform (readers out of the data
+    class), workload (the Arrow layout in jobs.py), plots <-> study (the distributions
+    in metrics) and campaign config <-> power_table (the checks in campaign.checks) and
+    config <-> store (package_version in provenance)."""
+    cycles = import_cycles()
+    for package in ("platform", "workload", "metrics", "report"):
+        assert not any(m.startswith(package + ".") for c in cycles for m in c), package
+    for module in ("experiment.study", "experiment.campaign.power_table",
+                   "experiment.campaign.checks"):
+        assert not any(module in c for c in cycles), module
