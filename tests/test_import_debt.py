@@ -24,7 +24,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dispatchlab"
 
 #: The count recorded before the layering work (347 statements in 51 modules).
-RECORDED = 347
+RECORDED = 304
 
 
 def _own(node: ast.Import | ast.ImportFrom) -> bool:

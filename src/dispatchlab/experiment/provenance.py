@@ -53,7 +53,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.core.components import registry_of
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Params
+from dispatchlab.core.registry import is_own_class_name
 
 #: Modules of ``dispatchlab`` left out of :func:`project_code_hash` (``fnmatch``
 #: patterns on dotted module names; a package's ``__init__`` is the package's name).
@@ -202,7 +205,8 @@ def dependency_versions() -> dict[str, str]:
 
 def is_file_module(module: str) -> bool:
     """True when the module part of ``module:Class`` is a file path (``.py``, or it
-    contains a path separator), as :func:`dispatchlab.core.params.resolve` decides."""
+    contains a path separator), as
+    :meth:`dispatchlab.core.registry.Registry.resolve` decides."""
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
@@ -230,7 +234,7 @@ def _is_own(path: Path) -> bool:
 
 def _search_path() -> list[str]:
     """Where ``module:Class`` names are looked up: ``sys.path`` and the current
-    directory (as :func:`dispatchlab.core.params.resolve` makes it importable)."""
+    directory (as :meth:`dispatchlab.core.registry.Registry.resolve` makes it importable)."""
     cwd = os.getcwd()
     return [*sys.path, cwd] if cwd not in sys.path and "" not in sys.path else list(sys.path)
 
@@ -358,8 +362,6 @@ def component_code_hash(name: str) -> str | None:
     registered built-in name (covered by :func:`project_code_hash`). Raises
     :class:`InputError` when the module cannot be found or parsed (computed afresh on
     every call: edits are seen at once)."""
-    from dispatchlab.core.params import is_own_class_name
-
     if not is_own_class_name(name):
         return None
     hashes = sorted(_file_source_hash(p) for p in own_module_files(name))
@@ -431,10 +433,9 @@ def _own_input_files(component: Any) -> list[Path]:
 def _sub_components(component: Any) -> list[Any]:
     """The sub-components held by ``component``'s parameters: every parameter value
     that is a component instance, and every text value of a parameter listed in its
-    ``nested`` map (built by :func:`dispatchlab.core.params.make_component` from the
-    component grammar, so ``priority="l2r:model=m.json"`` is an ``l2r`` ordering). A
+    ``nested`` map (built by its registry, :meth:`~dispatchlab.core.registry.Registry.build`, from
+    the component grammar, so ``priority="l2r:model=m.json"`` is an ``l2r`` ordering). A
     text that names no component (EASY's ``order="priority"``) holds none."""
-    from dispatchlab.core.params import Params, make_component
 
     get_params = getattr(component, "get_params", None)
     if isinstance(component, type) or not callable(get_params):
@@ -446,7 +447,7 @@ def _sub_components(component: Any) -> list[Any]:
             out.append(value)
         elif isinstance(value, str) and key in nested:
             try:
-                out.append(make_component(nested[key], value))
+                out.append(registry_of(nested[key]).build(value))
             except (InputError, TypeError, ValueError):
                 continue  # not a component name: the component reads no file through it
     return out
