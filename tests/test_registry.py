@@ -168,3 +168,19 @@ def test_importing_dispatch_loads_no_cp_dispatcher() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_helpers_of_before_registries_warn_and_still_work() -> None:
+    from dispatchlab.core import params
+    from dispatchlab.core.deprecation import MovedWarning
+    from dispatchlab.dispatch import DISPATCHERS, EASY
+
+    with pytest.warns(MovedWarning, match="params.build moved to .*Registry.build"):
+        easy = params.build(DISPATCHERS, "dispatcher", "easy:order=sjf", {})
+    assert isinstance(easy, EASY) and easy.order == "sjf"
+    with pytest.warns(MovedWarning, match="canonical_name moved"):
+        assert params.canonical_name({"square": Square}, "shape", "SQUARE") == "square"
+    with pytest.warns(MovedWarning, match="is_own_class_name moved"):
+        assert params.is_own_class_name("mod:Cls")
+    with pytest.warns(MovedWarning, match="component_registry moved"):
+        assert params.component_registry("dispatcher") == (DISPATCHERS, DISPATCHERS.base)

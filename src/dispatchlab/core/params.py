@@ -9,14 +9,14 @@ clone-able (a campaign builds fresh copies from a config) and gives a readable `
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from dispatchlab.core.components import registry_of
+from dispatchlab.core.deprecation import REMOVED_IN, MovedWarning, moved_attributes
+from dispatchlab.core.registry import Registry
 from dispatchlab.core.suggest import did_you_mean
-
-if TYPE_CHECKING:
-    from dispatchlab.core.registry import Registry
 
 #: The type of :attr:`Params.nested`: parameter name -> the registry of the component
 #: kind it holds (or, in classes written before registries, the kind's name).
@@ -122,3 +122,54 @@ def make_component(kind: str | Registry[Any], spec: str | Params, **params: Any)
     (``"maui:wait=0:sld=1"``) or an instance (cloned), with ``params`` set on it:
     :meth:`Registry.build <dispatchlab.core.registry.Registry.build>`."""
     return registry_of(kind).build(spec, **params)
+
+
+# ------------------------------------------------ before registries (removed in 0.3.0)
+#: ``is_own_class_name`` moved unchanged
+__getattr__ = moved_attributes(__name__, {
+    "is_own_class_name": "dispatchlab.core.registry:is_own_class_name"})
+
+
+def _warn(old: str, new: str) -> None:
+    """The :class:`MovedWarning` of a function below, pointing at its caller."""
+    warnings.warn(f"{__name__}.{old} moved to {new}; the old name is removed in "
+                  f"dispatchlab {REMOVED_IN}", MovedWarning, stacklevel=3)
+
+
+def _registry(registry: Mapping[str, type] | Registry[Any], kind: str,
+              base: type | None = None) -> Registry[Any]:
+    return registry if isinstance(registry, Registry) else Registry(kind, base, registry)
+
+
+def component_registry(kind: str) -> tuple[Registry[Any], type | None]:
+    """Deprecated: the registry of ``kind`` is
+    :func:`dispatchlab.core.components.registry_of` (its base class ``.base``)."""
+    _warn("component_registry", "dispatchlab.core.components.registry_of")
+    registry = registry_of(kind)
+    return registry, registry.base
+
+
+def component_aliases(kind: str) -> dict[str, str]:
+    """Deprecated: use ``registry_of(kind).aliases``."""
+    _warn("component_aliases", "dispatchlab.core.registry.Registry.aliases")
+    return registry_of(kind).aliases
+
+
+def canonical_name(registry: Mapping[str, type], kind: str, name: str) -> str:
+    """Deprecated: use :meth:`dispatchlab.core.registry.Registry.canonical`."""
+    _warn("canonical_name", "dispatchlab.core.registry.Registry.canonical")
+    return _registry(registry, kind).canonical(name)
+
+
+def resolve(registry: Mapping[str, type], kind: str, name: str,
+            base: type | None = None) -> type:
+    """Deprecated: use :meth:`dispatchlab.core.registry.Registry.resolve`."""
+    _warn("resolve", "dispatchlab.core.registry.Registry.resolve")
+    return _registry(registry, kind, base).resolve(name)
+
+
+def build(registry: Mapping[str, type], kind: str, name: str, params: dict[str, Any],
+          base: type | None = None) -> Any:
+    """Deprecated: use :meth:`dispatchlab.core.registry.Registry.build`."""
+    _warn("build", "dispatchlab.core.registry.Registry.build")
+    return _registry(registry, kind, base).build(name, **params)
