@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.core.components import parse_spec, registry_of
+from dispatchlab.core.components import parse_component, parse_spec, registry_of
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Params
 from dispatchlab.core.registry import Registry
@@ -74,6 +74,8 @@ def test_alias_and_case() -> None:
     assert isinstance(reg.build("box", side=3), Square)
     # an alias is a name: 'box:side=2' parses, 'box:2' asks for KEY=VALUE
     assert parse_spec("box:side=2", reg) == ("square", {"side": 2})
+    spec = parse_component("Box:side=2", reg)  # a kind of one's own builds too
+    assert (spec.kind, spec.name, spec.build().side) == ("shape", "square", 2)
     with pytest.raises(InputError, match="expected KEY=VALUE after 'box'"):
         parse_spec("box:2", reg)
 

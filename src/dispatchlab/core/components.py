@@ -204,11 +204,13 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
 @dataclass(frozen=True)
 class ComponentSpec:
     """A component named by the grammar: ``kind``, canonical ``name`` and typed
-    ``params`` (only those given; defaults are the class's)."""
+    ``params`` (only those given; defaults are the class's). ``registry`` is the
+    registry of a kind not listed in :data:`KINDS` (None for those: found by name)."""
 
     kind: str
     name: str
     params: dict[str, Any] = field(default_factory=dict)
+    registry: Registry[Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def text(self) -> str:
@@ -218,7 +220,8 @@ class ComponentSpec:
     def build(self) -> Any:
         """A fresh instance, built and validated by the kind's registry
         (:meth:`dispatchlab.core.registry.Registry.build`, as ``make_dispatcher`` does)."""
-        return registry_of(self.kind).build(self.name, **self.params)
+        registry = self.registry if self.registry is not None else registry_of(self.kind)
+        return registry.build(self.name, **self.params)
 
 
 def parse_spec(text: str, registry: str | Registry[Any], *, option: str | None = None,
@@ -274,7 +277,7 @@ def parse_component(text: str, kind: str | Registry[Any], *, option: str | None 
     kind = registry.kind
     option = option or f"--{kind}"
     name, params = parse_spec(text, registry, option=option, extra=extra, typed=typed)
-    spec = ComponentSpec(kind, name, params)
+    spec = ComponentSpec(kind, name, params, None if kind in KINDS else registry)
     try:
         spec.build()
     except InputError as exc:  # name the parameter the message is about
