@@ -12,16 +12,6 @@ import grimp
 
 #: Today's cycles (each a set of modules under ``dispatchlab.``).
 KNOWN: list[frozenset[str]] = [
-    # the component kernel: core.params/components reach the registries of every
-    # component package, which import core.params (the registry work removes it)
-    frozenset({
-        "core.components", "core.params", "dispatch", "dispatch.allocators",
-        "dispatch.backfill", "dispatch.base", "dispatch.orderings", "dispatch.prb",
-        "dispatch.priority", "dispatch.profile", "predict", "predict.duration.base",
-        "predict.duration.history", "predict.duration.ml", "predict.duration.safety",
-        "predict.duration.tsafrir", "predict.power.base", "predict.power.predictors",
-        "sim.duration",
-    }),
     # sim.result writes files with run.advice (the run-configuration work moves it)
     frozenset({"run.advice", "sim.result"}),
     # campaign: config plans slices with worker.cleaned_length, the worker stores with

@@ -30,36 +30,76 @@ suggestions.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.suggest import did_you_mean
 
+
+class Registry(Protocol):
+    """What the grammar needs of a registry (:class:`dispatchlab.core.registry.Registry`
+    is the one implementation): declared here so that the grammar does not import the
+    registry module, which imports the grammar to parse its specs."""
+
+    kind: str
+    aliases: Mapping[str, str]
+
+    def names(self) -> list[str]: ...
+
+    def canonical(self, name: str) -> str: ...
+
+    def resolve(self, name: str) -> type: ...
+
+    def build(self, spec: Any, **params: Any) -> Any: ...
+
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 
+#: The component kinds by name -> where their registry lives (``module:NAME``), for
+#: callers that name a kind by text (``parse_component(text, "dispatcher")``, an own
+#: class's ``nested = {"allocator": "allocator"}``); the module is imported on first
+#: use, as a registry's lazy entries are.
+KINDS: dict[str, str] = {
+    "dispatcher": "dispatchlab.dispatch:DISPATCHERS",
+    "predictor": "dispatchlab.predict:PREDICTORS",
+    "allocator": "dispatchlab.dispatch.allocators:ALLOCATORS",
+    "ordering": "dispatchlab.dispatch.orderings:ORDERINGS",
+    "power-predictor": "dispatchlab.predict.power.predictors:POWER_PREDICTORS",
+    "duration-model": "dispatchlab.sim.duration:DURATION_MODELS",
+}
 
-def _registry(kind: str) -> tuple[dict[str, type], type]:
-    from dispatchlab.core.params import component_registry
 
-    return component_registry(kind)
+def load_object(spec: str) -> Any:
+    """The object a ``"module:NAME"`` string names (the module is imported)."""
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
-def registered_names(kind: str) -> list[str]:
-    """The registered names of ``kind`` ("dispatcher" or "predictor"), in registry order
+def registry_of(kind: str | Registry) -> Registry:
+    """The registry of a component kind given by name (:data:`KINDS`); a registry is
+    returned as is. An unknown kind name is a ValueError (a programming error)."""
+    if not isinstance(kind, str):
+        return kind
+    home = KINDS.get(kind)
+    if home is None:
+        raise ValueError(f"unknown component kind {kind!r}")
+    return load_object(home)
+
+
+def registered_names(kind: str | Registry) -> list[str]:
+    """The registered names of ``kind`` (a registry or a kind name), in registry order
     (help texts list these, never a hand-written list)."""
-    return list(_registry(kind)[0])
+    return registry_of(kind).names()
 
 
-def component_class(kind: str, name: str) -> type:
+def component_class(kind: str | Registry, name: str) -> type:
     """The class a component name refers to (registered, ``module:Class`` or file)."""
-    from dispatchlab.core.params import canonical_name, resolve
-
-    registry, base = _registry(kind)
-    return resolve(registry, kind, canonical_name(registry, kind, name), base)
+    return registry_of(kind).resolve(name)
 
 
 def split_spec(text: str, option: str) -> tuple[str, dict[str, str]]:
@@ -118,8 +158,6 @@ def _parse_untyped(value: str) -> Any:
 def _admits_text(annotation: Any) -> bool:
     """Whether a parameter annotation (a string under postponed evaluation, or a type)
     lists ``str`` as a union member."""
-    import typing
-
     if isinstance(annotation, str):
         return "str" in {part.strip() for part in annotation.split("|")}
     return annotation is str or str in typing.get_args(annotation)
@@ -132,7 +170,7 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
     ``head__param`` keys address a sub-component's parameter (``allocator__x``): the
     value is typed from the class of the sub-component named in ``given`` (the values
     parsed so far) or, when not given, by the parameter's default."""
-    sig = inspect.signature(cls.__init__)
+    sig = inspect.signature(cls.__init__)  # type: ignore[misc]
     params = {k: p for k, p in sig.parameters.items() if k != "self"}
     head, sep, rest = key.partition("__")
     if sep and head in params:
@@ -142,13 +180,11 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
             raise InputError(f"parameter {head!r} of {kind} {name!r} is not a component "
                              f"(it has no parameters of its own), so {key!r} is not a "
                              "parameter", field=option)
-        from dispatchlab.core.params import canonical_name, resolve
-
-        registry, base = _registry(sub_kind)
-        sub_name = canonical_name(registry, sub_kind, current)
-        sub_cls = resolve(registry, sub_kind, sub_name, base)
-        return typed_value(sub_cls, rest, value, kind=f"{sub_kind} of {kind} {name!r}",
-                           name=sub_name, option=option)
+        sub = registry_of(sub_kind)
+        sub_name = sub.canonical(current)
+        return typed_value(sub.resolve(sub_name), rest, value,
+                           kind=f"{sub.kind} of {kind} {name!r}", name=sub_name,
+                           option=option)
     if key not in params:
         raise InputError(f"{kind} {name!r} has no parameter {key!r}"
                          f"{did_you_mean(key, params)} (parameters: "
@@ -182,11 +218,13 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
 @dataclass(frozen=True)
 class ComponentSpec:
     """A component named by the grammar: ``kind``, canonical ``name`` and typed
-    ``params`` (only those given; defaults are the class's)."""
+    ``params`` (only those given; defaults are the class's). ``registry`` is the
+    registry of a kind not listed in :data:`KINDS` (None for those: found by name)."""
 
     kind: str
     name: str
     params: dict[str, Any] = field(default_factory=dict)
+    registry: Registry | None = field(default=None, compare=False, repr=False)
 
     @property
     def text(self) -> str:
@@ -194,51 +232,34 @@ class ComponentSpec:
         return self.name + "".join(f":{k}={v}" for k, v in self.params.items())
 
     def build(self) -> Any:
-        """A fresh instance (``make_dispatcher`` / ``make_predictor``: validated)."""
-        if self.kind == "dispatcher":
-            from dispatchlab.dispatch import make_dispatcher
-
-            return make_dispatcher(self.name, **self.params)
-        if self.kind == "power-predictor":
-            from dispatchlab.predict.power.predictors import make_power_predictor
-
-            return make_power_predictor(self.name, **self.params)
-        if self.kind == "duration-model":
-            from dispatchlab.sim.duration import make_duration_model
-
-            return make_duration_model(self.name, **self.params)
-        if self.kind == "predictor":
-            from dispatchlab.predict import make_predictor
-
-            return make_predictor(self.name, **self.params)
-        from dispatchlab.core.params import make_component
-
-        return make_component(self.kind, self.name, **self.params)
+        """A fresh instance, built and validated by the kind's registry
+        (:meth:`dispatchlab.core.registry.Registry.build`, as ``make_dispatcher`` does)."""
+        registry = self.registry if self.registry is not None else registry_of(self.kind)
+        return registry.build(self.name, **self.params)
 
 
-def parse_spec(text: str, kind: str, *, option: str | None = None,
+def parse_spec(text: str, registry: str | Registry, *, option: str | None = None,
                extra: Mapping[str, str] | None = None,
                typed: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """Parse ``text`` in the grammar into the canonical name and the typed parameters,
-    without building the component: the one parser behind :func:`parse_component`
-    (the command line, campaign files) and every ``make_*`` function of the Python API
-    (through :func:`dispatchlab.core.params.build`). ``extra`` holds ``-D``/``-P``
+    """Parse ``text`` in the grammar against ``registry`` (a registry, or a kind name
+    of :data:`KINDS`) into the canonical name and the typed parameters, without
+    building the component: the one parser behind :func:`parse_component` (the command
+    line, campaign files) and every ``make_*`` function of the Python API (through
+    :meth:`dispatchlab.core.registry.Registry.build`). ``extra`` holds ``-D``/``-P``
     assignments (text values, typed like inline ones; an inline and an extra value for
     one key is an error); ``typed`` holds values already typed (keyword arguments of a
     ``make_*`` call, the legacy options such as ``--order``); a key given twice is an
     error. ``option`` names the command-line option (or API field) in errors."""
-    from dispatchlab.core.params import canonical_name, component_aliases, resolve
-
+    reg = registry_of(registry)
+    kind = reg.kind
     option = option or f"--{kind}"
-    registry, base = _registry(kind)
     name, raw = split_spec(text, option)
     head, colon, rest = name.partition(":")
-    if colon and head.lower() in {k.lower() for k in registry} | set(
-            component_aliases(kind)):
+    if colon and head.lower() in {k.lower() for k in reg.names()} | set(reg.aliases):
         raise InputError(f"expected KEY=VALUE after {head!r}, got {rest!r} in {text!r}",
                          field=option)
-    name = canonical_name(registry, kind, name)
-    cls = resolve(registry, kind, name, base)
+    name = reg.canonical(name)
+    cls = reg.resolve(name)
     params: dict[str, Any] = {}
     given = dict(typed or {})
     # plain keys first: a sub-component's name types its ``name__param`` keys
@@ -260,15 +281,17 @@ def parse_spec(text: str, kind: str, *, option: str | None = None,
     return name, params
 
 
-def parse_component(text: str, kind: str, *, option: str | None = None,
+def parse_component(text: str, kind: str | Registry, *, option: str | None = None,
                     extra: Mapping[str, str] | None = None,
                     typed: Mapping[str, Any] | None = None) -> ComponentSpec:
     """Parse ``text`` in the grammar into a :class:`ComponentSpec` (:func:`parse_spec`)
-    and validate it by building one instance. ``option`` names the command-line option
-    in errors."""
+    and validate it by building one instance. ``kind`` is a registry or a kind name
+    of :data:`KINDS`; ``option`` names the command-line option in errors."""
+    registry = registry_of(kind)
+    kind = registry.kind
     option = option or f"--{kind}"
-    name, params = parse_spec(text, kind, option=option, extra=extra, typed=typed)
-    spec = ComponentSpec(kind, name, params)
+    name, params = parse_spec(text, registry, option=option, extra=extra, typed=typed)
+    spec = ComponentSpec(kind, name, params, None if kind in KINDS else registry)
     try:
         spec.build()
     except InputError as exc:  # name the parameter the message is about
@@ -281,18 +304,19 @@ def parse_component(text: str, kind: str, *, option: str | None = None,
     return spec
 
 
-def parse_component_list(values: Iterable[str], kind: str, *,
+def parse_component_list(values: Iterable[str], kind: str | Registry, *,
                          option: str | None = None) -> list[ComponentSpec]:
     """Several specs: the option repeated, and/or a comma-separated list of plain names
     (``--dispatcher easy,sjf``; a spec with parameters is given alone). Duplicates are
     an error."""
-    option = option or f"--{kind}"
+    registry = registry_of(kind)
+    option = option or f"--{registry.kind}"
     specs: list[ComponentSpec] = []
     for value in values:
         items = [value] if "=" in value else [v for v in value.split(",")]
         if any(not v.strip() for v in items):
             raise InputError(f"expected comma-separated names, got {value!r}", field=option)
-        specs.extend(parse_component(v, kind, option=option) for v in items)
+        specs.extend(parse_component(v, registry, option=option) for v in items)
     seen: set[str] = set()
     for s in specs:
         if s.text in seen:

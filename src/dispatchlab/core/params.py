@@ -8,16 +8,27 @@ clone-able (a campaign builds fresh copies from a config) and gives a readable `
 
 from __future__ import annotations
 
-import importlib
 import inspect
+import warnings
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
+
+from dispatchlab.core.components import registry_of
+from dispatchlab.core.deprecation import REMOVED_IN, MovedWarning, moved_attributes
+from dispatchlab.core.registry import Registry
+from dispatchlab.core.suggest import did_you_mean
+
+#: The type of :attr:`Params.nested`: parameter name -> the registry of the component
+#: kind it holds (or, in classes written before registries, the kind's name).
+Nested = Mapping[str, "Registry[Any] | str"]
 
 
 class Params:
     """Mixin: ``get_params``, ``set_params``, ``clone`` and ``repr`` from ``__init__``.
 
     **Nested components.** A parameter listed in the class attribute ``nested``
-    (parameter name -> component kind, e.g. ``{"allocator": "allocator"}``) holds a
+    (parameter name -> the registry of its component kind, e.g. ``{"allocator":
+    ALLOCATORS}``; a kind name such as ``"allocator"`` works too) holds a
     sub-component: a registered name (``"best-fit"``) or an instance. Its own parameters
     are reached with ``name__param`` keys, as in scikit-learn: ``set_params(
     allocator__x=1)`` replaces a name by an instance of that component with ``x=1``;
@@ -25,8 +36,8 @@ class Params:
     ``clone`` clones sub-components too.
     """
 
-    #: parameter name -> component kind of the parameters that hold a sub-component
-    nested: ClassVar[dict[str, str]] = {}
+    #: parameter name -> registry of the parameters that hold a sub-component
+    nested: ClassVar[Nested] = {}
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -64,8 +75,6 @@ class Params:
                 nested.setdefault(head, {})[rest] = value
                 continue
             if key not in valid:
-                from dispatchlab.core.suggest import did_you_mean
-
                 raise ValueError(f"{type(self).__name__} has no parameter {key!r}"
                                  + did_you_mean(key, sorted(valid)))
             setattr(self, key, value)
@@ -80,11 +89,11 @@ class Params:
         value = getattr(self, name)
         if isinstance(value, Params):
             return value.clone()
-        kind = self.nested.get(name)
-        if kind is None or not isinstance(value, str):
+        registry = self.nested.get(name)
+        if registry is None or not isinstance(value, str):
             raise ValueError(f"parameter {name!r} of {type(self).__name__} is not a "
                              "component (it has no parameters of its own)")
-        return make_component(kind, value)
+        return registry_of(registry).build(value)
 
     def clone(self) -> Self:
         """A fresh, unstarted copy with the same parameters (sub-components cloned)."""
@@ -106,230 +115,61 @@ def comparable_params(params: dict[str, Any]) -> dict[str, Any]:
             for k, v in params.items()}
 
 
-def component_registry(kind: str) -> tuple[dict[str, type], type]:
-    """The registry and base class of a component kind: ``dispatcher``, ``predictor``,
-    ``allocator``, ``ordering``, ``power-predictor`` or ``duration-model``."""
-    if kind == "dispatcher":
-        from dispatchlab.dispatch import DISPATCHERS, Dispatcher
+def make_component(kind: str | Registry[Any], spec: str | Params, **params: Any) -> Any:
+    """An instance of a component of ``kind`` (its registry, or a kind name of
+    :data:`~dispatchlab.core.components.KINDS`) from a registered name,
+    ``module:Class``, ``path/file.py:Class``, a spec in the component grammar
+    (``"maui:wait=0:sld=1"``) or an instance (cloned), with ``params`` set on it:
+    :meth:`Registry.build <dispatchlab.core.registry.Registry.build>`."""
+    return registry_of(kind).build(spec, **params)
 
-        return DISPATCHERS, Dispatcher
-    if kind == "predictor":
-        from dispatchlab.predict import PREDICTORS, Predictor
 
-        return PREDICTORS, Predictor
-    if kind == "allocator":
-        from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator
+# ------------------------------------------------ before registries (removed in 0.3.0)
+#: ``is_own_class_name`` moved unchanged
+__getattr__ = moved_attributes(__name__, {
+    "is_own_class_name": "dispatchlab.core.registry:is_own_class_name"})
 
-        return ALLOCATORS, Allocator
-    if kind == "ordering":
-        from dispatchlab.dispatch.orderings import ORDERINGS, Ordering
 
-        return ORDERINGS, Ordering
-    if kind == "power-predictor":
-        from dispatchlab.predict.power.base import PowerPredictor
-        from dispatchlab.predict.power.predictors import POWER_PREDICTORS
+def _warn(old: str, new: str) -> None:
+    """The :class:`MovedWarning` of a function below, pointing at its caller."""
+    warnings.warn(f"{__name__}.{old} moved to {new}; the old name is removed in "
+                  f"dispatchlab {REMOVED_IN}", MovedWarning, stacklevel=3)
 
-        return POWER_PREDICTORS, PowerPredictor
-    if kind == "duration-model":
-        from dispatchlab.sim.duration import DURATION_MODELS, DurationModel
 
-        return DURATION_MODELS, DurationModel
-    raise ValueError(f"unknown component kind {kind!r}")
+def _registry(registry: Mapping[str, type] | Registry[Any], kind: str,
+              base: type | None = None) -> Registry[Any]:
+    return registry if isinstance(registry, Registry) else Registry(kind, base, registry)
+
+
+def component_registry(kind: str) -> tuple[Registry[Any], type | None]:
+    """Deprecated: the registry of ``kind`` is
+    :func:`dispatchlab.core.components.registry_of` (its base class ``.base``)."""
+    _warn("component_registry", "dispatchlab.core.components.registry_of")
+    registry = registry_of(kind)
+    return registry, registry.base
 
 
 def component_aliases(kind: str) -> dict[str, str]:
-    """Other names (lower case) accepted for registered names of ``kind``: ``fcfs`` for
-    the ``fifo`` ordering."""
-    if kind == "ordering":
-        from dispatchlab.dispatch.orderings import ALIASES
-
-        return ALIASES
-    return {}
+    """Deprecated: use ``registry_of(kind).aliases``."""
+    _warn("component_aliases", "dispatchlab.core.registry.Registry.aliases")
+    return registry_of(kind).aliases
 
 
-def make_component(kind: str, spec: str | Params, **params: Any) -> Any:
-    """An instance of a ``kind`` component from a registered name, ``module:Class``,
-    ``path/file.py:Class``, a spec in the component grammar (``"maui:wait=0:sld=1"``)
-    or an instance (cloned), with ``params`` set on it."""
-    if isinstance(spec, Params):
-        inst = spec.clone()
-        return inst.set_params(**params) if params else inst
-    registry, base = component_registry(kind)
-    plain = {k: v for k, v in params.items() if "__" not in k}
-    inst = build(registry, kind, spec, plain, base=base)
-    deep = {k: v for k, v in params.items() if "__" in k}
-    return inst.set_params(**deep) if deep else inst
+def canonical_name(registry: Mapping[str, type], kind: str, name: str) -> str:
+    """Deprecated: use :meth:`dispatchlab.core.registry.Registry.canonical`."""
+    _warn("canonical_name", "dispatchlab.core.registry.Registry.canonical")
+    return _registry(registry, kind).canonical(name)
 
 
-def _import_file(path_text: str, kind: str, name: str):
-    """Import a module from a ``.py`` file path (``path/file.py:Class`` names). The
-    module is registered in ``sys.modules`` under a name derived from its resolved
-    path, so one file is imported once per process."""
-    import hashlib
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    from dispatchlab.core.errors import InputError
-
-    path = Path(path_text).expanduser().resolve()
-    if not path.is_file():
-        from dispatchlab.core.suggest import missing_file_hint
-
-        raise InputError(f"no such Python file {path_text!r} for {kind} {name!r}"
-                         + missing_file_hint(path_text), field=kind)
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
-    mod_name = f"_dispatchlab_user_{path.stem}_{digest}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    if spec is None or spec.loader is None:
-        raise InputError(f"cannot import {path_text!r} as Python for {kind} {name!r}",
-                         field=kind)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
-    # the file's own folder is importable, so it may import its sibling modules
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[mod_name]
-        raise InputError(f"importing {path_text!r} for {kind} {name!r} failed: "
-                         f"{type(exc).__name__}: {exc}", field=kind) from None
-    return module
-
-
-def _import_module(module: str, kind: str, name: str):
-    """Import ``module`` by name; the current directory is importable (as for
-    ``python -m``), so a module next to where the command runs is found."""
-    import os
-    import sys
-
-    from dispatchlab.core.errors import InputError
-
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise InputError(f"cannot import module {module!r} for {kind} {name!r}: {exc} "
-                         "(is it in the current directory or on PYTHONPATH? A file "
-                         "path works too: path/file.py:Class)", field=kind) from None
-    except Exception as exc:
-        raise InputError(f"importing module {module!r} for {kind} {name!r} failed: "
-                         f"{type(exc).__name__}: {exc}", field=kind) from None
-
-
-def is_own_class_name(name: str) -> bool:
-    """True for ``module:Class`` and ``path/file.py:Class`` names (not registered)."""
-    return ":" in name
-
-
-def canonical_name(registry: dict[str, type], kind: str, name: str) -> str:
-    """The name as stored: a registered name in its registered spelling (a name that
-    differs only by case is accepted: ``EASY`` -> ``easy``); ``module:Class`` and file
-    names unchanged. An unknown registered name raises :class:`InputError` with
-    suggestions."""
-    from dispatchlab.core.errors import InputError
-    from dispatchlab.core.suggest import case_match, did_you_mean
-
-    if is_own_class_name(name):
-        return name
-    if name in registry:
-        return name
-    alias = component_aliases(kind).get(name.lower())
-    if alias is not None:
-        return alias
-    match = case_match(name, registry)
-    if match is not None:
-        return match
-    raise InputError(f"unknown {kind} {name!r}{did_you_mean(name, registry)} (choose "
-                     f"from {', '.join(registry)}, or give module:Class or "
-                     "path/file.py:Class)", field=kind)
-
-
-def resolve(registry: dict[str, type], kind: str, name: str,
+def resolve(registry: Mapping[str, type], kind: str, name: str,
             base: type | None = None) -> type:
-    """The class for ``name``: a registered name (case-insensitive), ``"module:Class"``
-    (imported; the current directory is importable) or ``"path/file.py:Class"``, so a
-    class of your own works in every command and in campaign worker processes, as long
-    as its module is importable there. ``base`` is the class it must derive from."""
-    from dispatchlab.core.errors import InputError
-
-    if not is_own_class_name(name):
-        return registry[canonical_name(registry, kind, name)]
-    module, _, attr = name.rpartition(":")
-    if module.endswith(".py") or "/" in module or "\\" in module:
-        mod = _import_file(module, kind, name)
-    else:
-        mod = _import_module(module, kind, name)
-    try:
-        cls = getattr(mod, attr)
-    except AttributeError:
-        from dispatchlab.core.suggest import did_you_mean
-
-        classes = [k for k, v in vars(mod).items() if isinstance(v, type)]
-        raise InputError(f"module {module!r} has no {attr!r} ({kind} {name!r})"
-                         + did_you_mean(attr, classes), field=kind) from None
-    if not isinstance(cls, type) or (base is not None and not issubclass(cls, base)):
-        expected = base.__name__ if base is not None else "a class"
-        raise InputError(f"{name!r} is not a subclass of {expected}", field=kind)
-    return cls
+    """Deprecated: use :meth:`dispatchlab.core.registry.Registry.resolve`."""
+    _warn("resolve", "dispatchlab.core.registry.Registry.resolve")
+    return _registry(registry, kind, base).resolve(name)
 
 
-def _check_names(cls: type, kind: str, name: str, keys: list[str]) -> None:
-    """An :class:`~dispatchlab.core.errors.InputError` with the nearest parameter name
-    ("did you mean") for a key ``cls.__init__`` does not take (a class taking
-    ``**kwargs`` accepts any)."""
-    from dispatchlab.core.errors import InputError
-    from dispatchlab.core.suggest import did_you_mean
-
-    try:
-        sig = inspect.signature(cls.__init__)
-    except (TypeError, ValueError):
-        return
-    names = [k for k, p in sig.parameters.items()
-             if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
-        return
-    for key in keys:
-        if key not in names:
-            raise InputError(f"{kind} {name!r} has no parameter {key!r}"
-                             f"{did_you_mean(key, names)} (parameters: "
-                             f"{', '.join(names) or 'none'})", field=kind)
-
-
-def build(registry: dict[str, type], kind: str, name: str, params: dict[str, Any],
+def build(registry: Mapping[str, type], kind: str, name: str, params: dict[str, Any],
           base: type | None = None) -> Any:
-    """Build ``cls(**params)`` for ``name`` (see :func:`resolve`); an unknown name or bad
-    parameters raise :class:`~dispatchlab.core.errors.InputError` naming the choices
-    (``kind``: "dispatcher", "predictor", ...).
-
-    ``name`` may be a whole spec in the component grammar of
-    :mod:`dispatchlab.core.components` (``"easy:order=sjf"``, ``"easy:allocator=best-fit"``,
-    ``"mymod:Cls:alpha=0.5"``), parsed by :func:`dispatchlab.core.components.parse_spec`:
-    its values are typed from the class and merged with ``params`` (a key given in both
-    is an error). Every ``make_*`` function builds through here, so the Python API
-    accepts what the command line accepts."""
-    from dispatchlab.core.errors import InputError
-
-    if isinstance(name, str) and ":" in name:  # NAME:KEY=VALUE..., module:Class[:K=V...]
-        from dispatchlab.core.components import parse_spec
-
-        name, params = parse_spec(name, kind, option=kind, typed=params)
-    cls = resolve(registry, kind, name, base)
-    plain = {k: v for k, v in params.items() if "__" not in k}
-    deep = {k: v for k, v in params.items() if "__" in k}
-    _check_names(cls, kind, name, [*plain, *(k.partition("__")[0] for k in deep)])
-    try:
-        inst = cls(**plain)
-        return inst.set_params(**deep) if deep else inst
-    except TypeError as exc:
-        raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=kind) from None
-    except ValueError as exc:
-        if not deep:
-            raise
-        raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=kind) from None
+    """Deprecated: use :meth:`dispatchlab.core.registry.Registry.build`."""
+    _warn("build", "dispatchlab.core.registry.Registry.build")
+    return _registry(registry, kind, base).build(name, **params)

@@ -11,7 +11,7 @@ dispatcher is one subclass of
 :class:`Dispatcher` with a ``dispatch(view)`` method; see the README.
 """
 
-from dispatchlab.core.params import build
+from dispatchlab.core.registry import Registry
 from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator, BestFit, FirstFit
 from dispatchlab.dispatch.backfill import EASY, Conservative
 from dispatchlab.dispatch.base import (
@@ -29,34 +29,17 @@ from dispatchlab.dispatch.prb import PRB
 from dispatchlab.dispatch.priority import FIFO, LJF, SJF
 
 
-class LazyRegistry(dict):
-    """A name -> class registry whose entries may be ``"module:Class"`` strings,
-    imported on first access: the CP dispatchers live in :mod:`dispatchlab.dispatch.cp`,
-    which imports OR-Tools, and a run of another dispatcher must not load it."""
-
-    def __getitem__(self, name: str) -> type:
-        value = super().__getitem__(name)
-        if isinstance(value, str):
-            import importlib
-
-            module, _, attr = value.partition(":")
-            value = getattr(importlib.import_module(module), attr)
-            super().__setitem__(name, value)
-        return value
-
-    def get(self, name: str, default=None):  # type: ignore[override]
-        if name not in self:
-            return default
-        return self[name]
-
-    def values(self):  # type: ignore[override]
-        return [self[k] for k in self]
-
-    def items(self):  # type: ignore[override]
-        return [(k, self[k]) for k in self]
+def _validate(dispatcher: Dispatcher) -> None:
+    """Refuse a bad combination of a dispatcher's parameters (its ``_check``, if any)."""
+    check = getattr(dispatcher, "_check", None)
+    if check is not None:
+        check()
 
 
-DISPATCHERS: dict[str, type[Dispatcher]] = LazyRegistry({
+#: The registered dispatchers. The CP dispatchers and the power cappers are lazy
+#: ``module:Class`` entries, imported on first use: :mod:`dispatchlab.dispatch.cp`
+#: imports OR-Tools, and a run of another dispatcher must not load it.
+DISPATCHERS: Registry[Dispatcher] = Registry("dispatcher", Dispatcher, {
     "fifo": FIFO,
     "sjf": SJF,
     "ljf": LJF,
@@ -76,17 +59,15 @@ DISPATCHERS: dict[str, type[Dispatcher]] = LazyRegistry({
     "rapl-simple": "dispatchlab.dispatch.powercap.rapl:RaplSimple",
     "rapl-dynshare": "dispatchlab.dispatch.powercap.rapl:RaplDynShare",
     "dec-rapl": "dispatchlab.dispatch.powercap.rapl:DecRapl",
-})
+}, validate=_validate)
 
 
-def make_dispatcher(name: str, **params: object) -> Dispatcher:
+def make_dispatcher(name: str | Dispatcher, **params: object) -> Dispatcher:
     """Build a dispatcher by registered name, or ``"module:Class"`` for a class of your
-    own, with its ``__init__`` parameters."""
-    disp = build(DISPATCHERS, "dispatcher", name, params, base=Dispatcher)
-    check = getattr(disp, "_check", None)
-    if check is not None:
-        check()
-    return disp
+    own, with its ``__init__`` parameters (:meth:`DISPATCHERS.build
+    <dispatchlab.core.registry.Registry.build>`: a spec in the component grammar, such
+    as ``"easy:order=sjf"``, works too; the dispatcher is validated)."""
+    return DISPATCHERS.build(name, **params)
 
 
 __all__ = [

@@ -42,6 +42,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Params
+from dispatchlab.core.registry import Registry
 from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.dispatch.base import Allocation
 
@@ -221,12 +222,13 @@ def start_allocator(allocator: Allocator, view) -> None:
     allocator.use_platform(view.platform)
 
 
-ALLOCATORS: dict[str, type[Allocator]] = {
+#: The registered allocators (component kind ``allocator``).
+ALLOCATORS: Registry[Allocator] = Registry("allocator", Allocator, {
     "first-fit": FirstFit,
     "best-fit": BestFit,
     "consolidate": Consolidate,
     "energy-consolidate": EnergyConsolidate,
-}
+})
 
 
 def make_allocator(name: str | Allocator, **params: object) -> Allocator:
@@ -237,9 +239,7 @@ def make_allocator(name: str | Allocator, **params: object) -> Allocator:
     if isinstance(name, Allocator) and not params:
         return name.clone()
     if isinstance(name, Allocator) or (isinstance(name, str) and (":" in name or params)):
-        from dispatchlab.core.params import make_component
-
-        return make_component("allocator", name, **params)
+        return ALLOCATORS.build(name, **params)
     try:
         return ALLOCATORS[name]()
     except (KeyError, TypeError):

@@ -66,6 +66,7 @@ from typing import ClassVar
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Nested
 from dispatchlab.dispatch.allocators import (
     ALLOCATORS,
     Allocator,
@@ -74,6 +75,7 @@ from dispatchlab.dispatch.allocators import (
 )
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
+    ORDERINGS,
     FifoOrder,
     Ordering,
     OrderKeys,
@@ -152,7 +154,7 @@ class _Backfilling(Dispatcher):
     scope: str = "backfill"
     call_on_empty_queue = False
 
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS, "order": ORDERINGS}
 
     def _check(self) -> None:
         if self.scope not in SCOPES:
@@ -386,8 +388,8 @@ class ReferenceEASY(_Backfilling):
 
     name = "easy-reference"
 
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering",
-                                        "priority": "ordering"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS, "order": ORDERINGS,
+                                "priority": ORDERINGS}
 
     def __init__(self, order: str = "fifo", reservations: int = 1,
                  allocator: str = "first-fit", explain: bool = False,

@@ -62,6 +62,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Params
+from dispatchlab.core.registry import Registry
 from dispatchlab.core.suggest import case_match, did_you_mean
 
 
@@ -360,14 +361,15 @@ class L2ROrder(Ordering):
         return _by_score(keys, self.score_[np.asarray(keys.rows, dtype=np.int64)])
 
 
-ORDERINGS: dict[str, type[Ordering]] = {
+#: The registered orderings (component kind ``ordering``), with their aliases.
+ORDERINGS: Registry[Ordering] = Registry("ordering", Ordering, {
     cls.name: cls
     for cls in (FifoOrder, SjfOrder, UrgencyOrder, EwtOrder, WalltimeOrder, SlowdownOrder,
                 MauiOrder, RandomOrder, L2ROrder)
-}
+}, aliases={"fcfs": "fifo"})
 
-#: other names accepted by :func:`make_ordering`
-ALIASES: dict[str, str] = {"fcfs": "fifo"}
+#: other names (lower case) accepted by :func:`make_ordering` (``ORDERINGS.aliases``)
+ALIASES: dict[str, str] = ORDERINGS.aliases
 
 
 def make_ordering(spec: str | Ordering, field: str = "order", **params: object) -> Ordering:
@@ -379,10 +381,8 @@ def make_ordering(spec: str | Ordering, field: str = "order", **params: object) 
     if isinstance(spec, Ordering) and not params:
         return spec.clone()
     if isinstance(spec, Ordering) or (isinstance(spec, str) and (":" in spec or params)):
-        from dispatchlab.core.params import make_component
-
         try:
-            return make_component("ordering", spec, **params)
+            return ORDERINGS.build(spec, **params)
         except InputError as exc:
             raise InputError(exc.message, field=field) from None
         except (TypeError, ValueError) as exc:

@@ -54,7 +54,9 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from dispatchlab.core.params import Nested
 from dispatchlab.dispatch.allocators import (
+    ALLOCATORS,
     Allocator,
     make_allocator,
     requested,
@@ -63,6 +65,7 @@ from dispatchlab.dispatch.allocators import (
 )
 from dispatchlab.dispatch.base import Allocation, Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.orderings import (
+    ORDERINGS,
     Ordering,
     OrderKeys,
     job_demand,
@@ -432,7 +435,7 @@ class PRB(Dispatcher):
 
     name = "prb"
     call_on_empty_queue = False
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS, "order": ORDERINGS}
 
     def __init__(self, order: str = "urgency", allocator: str = "consolidate",
                  default_ewt: int = 1800) -> None:

@@ -17,7 +17,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
+from dispatchlab.core.params import Nested
+from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 
 #: below this many jobs, :func:`skip_walk` loops in Python (cheaper than numpy calls)
@@ -55,7 +56,7 @@ class ListDispatcher(Dispatcher):
     allocator: str
     call_on_empty_queue = False
 
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
 
     def start(self, view: View) -> None:
         self.allocator_: Allocator = make_allocator(self.allocator)

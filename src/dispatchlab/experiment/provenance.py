@@ -54,8 +54,10 @@ from pathlib import Path
 from typing import Any
 
 import dispatchlab
+from dispatchlab.core.components import registry_of
 from dispatchlab.core.errors import InputError
-from dispatchlab.core.params import Params, is_own_class_name, make_component
+from dispatchlab.core.params import Params
+from dispatchlab.core.registry import is_own_class_name
 from dispatchlab.core.suggest import missing_file_hint
 
 #: Modules of ``dispatchlab`` left out of :func:`project_code_hash` (``fnmatch``
@@ -212,7 +214,8 @@ def dependency_versions() -> dict[str, str]:
 
 def is_file_module(module: str) -> bool:
     """True when the module part of ``module:Class`` is a file path (``.py``, or it
-    contains a path separator), as :func:`dispatchlab.core.params.resolve` decides."""
+    contains a path separator), as
+    :meth:`dispatchlab.core.registry.Registry.resolve` decides."""
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
@@ -239,7 +242,7 @@ def _is_own(path: Path) -> bool:
 
 def _search_path() -> list[str]:
     """Where ``module:Class`` names are looked up: ``sys.path`` and the current
-    directory (as :func:`dispatchlab.core.params.resolve` makes it importable)."""
+    directory (as :meth:`dispatchlab.core.registry.Registry.resolve` makes it importable)."""
     cwd = os.getcwd()
     return [*sys.path, cwd] if cwd not in sys.path and "" not in sys.path else list(sys.path)
 
@@ -437,8 +440,8 @@ def _own_input_files(component: Any) -> list[Path]:
 def _sub_components(component: Any) -> list[Any]:
     """The sub-components held by ``component``'s parameters: every parameter value
     that is a component instance, and every text value of a parameter listed in its
-    ``nested`` map (built by :func:`dispatchlab.core.params.make_component` from the
-    component grammar, so ``priority="l2r:model=m.json"`` is an ``l2r`` ordering). A
+    ``nested`` map (built by its registry, :meth:`~dispatchlab.core.registry.Registry.build`, from
+    the component grammar, so ``priority="l2r:model=m.json"`` is an ``l2r`` ordering). A
     text that names no component (EASY's ``order="priority"``) holds none."""
 
     get_params = getattr(component, "get_params", None)
@@ -451,7 +454,7 @@ def _sub_components(component: Any) -> list[Any]:
             out.append(value)
         elif isinstance(value, str) and key in nested:
             try:
-                out.append(make_component(nested[key], value))
+                out.append(registry_of(nested[key]).build(value))
             except (InputError, TypeError, ValueError):
                 continue  # not a component name: the component reads no file through it
     return out

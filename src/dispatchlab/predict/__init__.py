@@ -13,13 +13,6 @@ from dispatchlab.predict.duration.ml import MLPredictor
 from dispatchlab.predict.duration.safety import Inflated
 from dispatchlab.predict.duration.tsafrir import TsafrirPredictor
 
-# registered here (not in base) to avoid a circular import; ``make_predictor`` reads
-# this same dict, and importing ``dispatchlab.predict.duration.base`` runs this module first
-PREDICTORS["history"] = HistoryPredictor
-PREDICTORS["tsafrir"] = TsafrirPredictor
-PREDICTORS["ml"] = MLPredictor
-PREDICTORS["inflated"] = Inflated
-
 __all__ = [
     "PREDICTORS",
     "HistoryPredictor",

@@ -60,6 +60,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Params
+from dispatchlab.core.registry import Registry
 
 
 class DurationModel(Params, ABC):
@@ -330,13 +331,18 @@ class CPIModel(DurationModel):
         return _cpi_exact(self._cpi(job), level)
 
 
+def _validate(model: DurationModel) -> None:
+    """Refuse bad parameters of a duration model (its ``_check``)."""
+    model._check()
+
+
 #: The registered duration models (component kind ``duration-model``).
-DURATION_MODELS: dict[str, type[DurationModel]] = {
+DURATION_MODELS: Registry[DurationModel] = Registry("duration-model", DurationModel, {
     "none": NoSlowdown,
     "factor": Factor,
     "mixed": MixedFactor,
     "cpi": CPIModel,
-}
+}, validate=_validate)
 
 
 def make_duration_model(name: str, **params: Any) -> DurationModel:
@@ -347,8 +353,4 @@ def make_duration_model(name: str, **params: Any) -> DurationModel:
     :mod:`dispatchlab.core.components`), whose parameters are typed from the class and merged
     with ``params``. An unknown name or parameter, or a bad value, raises
     :class:`InputError` naming the choices."""
-    from dispatchlab.core.params import build
-
-    model = build(DURATION_MODELS, "duration-model", name, params, base=DurationModel)
-    model._check()
-    return model
+    return DURATION_MODELS.build(name, **params)

@@ -60,10 +60,12 @@ from typing import ClassVar
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Nested
+from dispatchlab.dispatch.allocators import ALLOCATORS
 from dispatchlab.dispatch.base import Decision, View
 from dispatchlab.dispatch.cp.common import pass_facts
 from dispatchlab.dispatch.cp.hcp import HCP, Candidates, ModelPower, PassPower
-from dispatchlab.dispatch.orderings import make_ordering
+from dispatchlab.dispatch.orderings import ORDERINGS, make_ordering
 from dispatchlab.dispatch.powercap.ls import check_margin, check_power_inputs, reject_never_fitting
 from dispatchlab.dispatch.prb import PowerBudget, power_sum, running_power_prediction
 
@@ -98,7 +100,7 @@ class DEC(HCP):
     needs_power = True
     #: a power-capping method: the command line refuses it without a cap
     needs_cap = True
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS, "order": ORDERINGS}
 
     def __init__(self, q_length: int = 100, model_order: str = "queue", order: str = "ewt",
                  default_ewt: int = 1800, allocator: str = "energy-consolidate",

@@ -105,7 +105,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.dispatch.allocators import Allocator, make_allocator, start_allocator
+from dispatchlab.core.params import Nested
+from dispatchlab.dispatch.allocators import ALLOCATORS, Allocator, make_allocator, start_allocator
 from dispatchlab.dispatch.base import Decision, Dispatcher, Start, View
 from dispatchlab.dispatch.cp.common import (
     ModelSaver,
@@ -297,7 +298,7 @@ class _HybridCP(Dispatcher):
     call_on_empty_queue = False
 
     allocator: str
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
     default_ewt: int
     time_limit: float
     max_time_limit: float

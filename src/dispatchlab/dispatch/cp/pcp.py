@@ -164,7 +164,9 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Nested
 from dispatchlab.dispatch.allocators import (
+    ALLOCATORS,
     Allocator,
     make_allocator,
     start_allocator,
@@ -662,7 +664,7 @@ class _PureCP(Dispatcher):
     q_length: int
     nodes: str
     allocator: str
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
     time_limit: float
     max_time_limit: float
     time_mode: str

@@ -107,7 +107,9 @@ from typing import ClassVar
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Nested
 from dispatchlab.dispatch.allocators import (
+    ALLOCATORS,
     Allocator,
     make_allocator,
     requested,
@@ -198,7 +200,7 @@ class _BudgetEasy(Dispatcher):
     needs_power = True
     #: a power-capping method: the command line refuses it without a cap
     needs_cap = True
-    nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
 
     # ------------------------------------------------------------------ set-up
     def _check(self) -> None:

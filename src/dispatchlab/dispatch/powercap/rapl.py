@@ -166,6 +166,8 @@ from typing import ClassVar
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Nested
+from dispatchlab.dispatch import DISPATCHERS
 from dispatchlab.dispatch.base import (
     Allocation,
     Changes,
@@ -664,7 +666,7 @@ class DecRapl(Dispatcher):
     #: throttles running jobs through its DynShare part (SetPower): a run needs an
     #: explicit duration model
     slows_running_jobs: ClassVar[bool] = True
-    nested: ClassVar[dict[str, str]] = {"high": "dispatcher", "low": "dispatcher"}
+    nested: ClassVar[Nested] = {"high": DISPATCHERS, "low": DISPATCHERS}
 
     @property
     def call_on_empty_queue(self) -> bool:  # type: ignore[override]
@@ -710,13 +712,7 @@ class DecRapl(Dispatcher):
         return int(k)
 
     def _build(self, spec: str | Dispatcher) -> Dispatcher:
-        from dispatchlab.core.params import make_component
-
-        disp = make_component("dispatcher", spec)
-        check = getattr(disp, "_check", None)
-        if check is not None:
-            check()
-        return disp
+        return DISPATCHERS.build(spec)  # validated
 
     def start(self, view: View) -> None:
         self._check()

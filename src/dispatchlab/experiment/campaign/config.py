@@ -12,8 +12,8 @@ the file and the entry.
 Each run becomes a JSON-able *spec* (see :func:`load_campaign`) holding its
 **configuration** (``spec["config"]``): the trace's reading and selection options
 (with the slice plan), the platform, each component's canonical name
-(:func:`dispatchlab.core.params.canonical_name`; a ``path/file.py:Class`` name is made
-absolute, relative to the campaign file's folder) and its *full* parameters
+(:meth:`dispatchlab.core.registry.Registry.canonical`; a ``path/file.py:Class`` name is
+made absolute, relative to the campaign file's folder) and its *full* parameters
 (``get_params()``: defaults included; values that are not JSON by ``repr``), tau,
 overrun, measure, seed, repetition and slice.
 
@@ -64,7 +64,9 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.core.components import parse_component, registry_of
 from dispatchlab.core.errors import InputError, parse_toml
+from dispatchlab.core.registry import is_own_class_name
 from dispatchlab.experiment.campaign.checks import (
     _check_keys,
     _existing_file,
@@ -182,36 +184,15 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _maker(kind: str) -> tuple[dict[str, type], Any]:
-    """The registry and the factory of a component kind (dispatcher, predictor)."""
-    if kind == "dispatcher":
-        from dispatchlab.dispatch import DISPATCHERS, make_dispatcher
-
-        return DISPATCHERS, make_dispatcher
-    if kind == "power-predictor":
-        from dispatchlab.predict.power.predictors import POWER_PREDICTORS, make_power_predictor
-
-        return POWER_PREDICTORS, make_power_predictor
-    if kind == "duration-model":
-        from dispatchlab.sim.duration import DURATION_MODELS, make_duration_model
-
-        return DURATION_MODELS, make_duration_model
-    from dispatchlab.predict import PREDICTORS, make_predictor
-
-    return PREDICTORS, make_predictor
-
-
 def _legacy_component(comp: dict[str, Any], kind: str, seed: Any) -> dict[str, Any]:
     """A schema-1 component entry in today's form: canonical name, full parameters
     when the class can still be built (else the stored ones), and ``seeded`` guessed
     as the seed parameters whose value is the run's seed."""
-    from dispatchlab.core.params import canonical_name
-
     name, params = comp.get("name", ""), dict(comp.get("params") or {})
-    registry, make = _maker(kind)
+    registry = registry_of(kind)
     try:
-        name = canonical_name(registry, kind, name)
-        params = jsonable(make(name, **params).get_params(deep=True))
+        name = registry.canonical(name)
+        params = jsonable(registry.build(name, **params).get_params(deep=True))
     except Exception:  # an old class gone, or bad parameters: keep what was stored
         pass
     seeded = [p for p in _SEED_PARAMS if p in params and params[p] == seed]
@@ -734,7 +715,6 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     """One ``[[dispatchers]]`` / ``[[predictors]]`` entry, built once to check it:
     label, canonical name, given and full parameters, seeded parameters, declared
     input files and the code hash of an own class."""
-    from dispatchlab.core.params import canonical_name, is_own_class_name
     from dispatchlab.experiment import provenance
 
     entry = f"{kind.replace('-', '_')}s[{i}]"
@@ -744,10 +724,10 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     if typed is None:
         raise where.error(f"a {kind} needs name = \"...\"", entry)
     params = dict(_typed(where, t, "params", dict, entry, {}))
-    registry, make = _maker(kind)
+    registry = registry_of(kind)
     try:
-        name = canonical_name(registry, kind, _absolute_name(base, typed))
-        component = make(name, **params)
+        name = registry.canonical(_absolute_name(base, typed))
+        component = registry.build(name, **params)
         inputs = {str(p): file_sha256(p) for p in [
             *provenance.declared_input_files(component),
             *provenance.nested_own_class_files(component)]}
@@ -787,8 +767,6 @@ def _duration_model(where: _Where, base: Path, value: Any, entry: str) -> dict[s
     """A dispatcher entry's ``duration_model``: a spec in the component grammar
     (``"factor:f=0.5"``) or a table ``{name = "...", params = {...}}``."""
     if isinstance(value, str):
-        from dispatchlab.core.components import parse_component
-
         try:
             spec = parse_component(value, "duration-model", option=entry)
         except InputError as exc:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dispatchlab.core.params import Params, build
+from dispatchlab.core.params import Params
+from dispatchlab.core.registry import Registry
 
 if TYPE_CHECKING:
     from dispatchlab.workload.jobs import JobTable
@@ -108,13 +109,19 @@ class RealPredictor(Predictor):
         return self._actual
 
 
-PREDICTORS: dict[str, type[Predictor]] = {
+#: The registered duration predictors (component kind ``predictor``); the ones of
+#: other modules are lazy entries (their modules import this one).
+PREDICTORS: Registry[Predictor] = Registry("predictor", Predictor, {
     "walltime": WalltimePredictor,
     "real": RealPredictor,
-}
+    "history": "dispatchlab.predict.duration.history:HistoryPredictor",
+    "tsafrir": "dispatchlab.predict.duration.tsafrir:TsafrirPredictor",
+    "ml": "dispatchlab.predict.duration.ml:MLPredictor",
+    "inflated": "dispatchlab.predict.duration.safety:Inflated",
+})
 
 
 def make_predictor(name: str, **params: object) -> Predictor:
     """Build a predictor by registered name (``walltime``, ``real``, ``history``, ...)
     or ``"module:Class"`` for a class of your own, with its ``__init__`` parameters."""
-    return build(PREDICTORS, "predictor", name, params, base=Predictor)
+    return PREDICTORS.build(name, **params)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.predict.duration.base import Predictor, make_predictor
+from dispatchlab.core.params import Nested
+from dispatchlab.predict.duration.base import PREDICTORS, Predictor, make_predictor
 
 if TYPE_CHECKING:
     from dispatchlab.predict.duration.base import PredictorContext
@@ -32,7 +33,7 @@ class Inflated(Predictor):
     """
 
     name = "inflated"
-    nested: ClassVar[dict[str, str]] = {"base": "predictor"}
+    nested: ClassVar[Nested] = {"base": PREDICTORS}
 
     def __init__(self, base: str | Predictor = "history", factor: float = 1.5) -> None:
         self.base = base

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.core.params import build
+from dispatchlab.core.registry import Registry
 from dispatchlab.power.model import POWER_COLUMNS, has_power, job_nodes
 from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
 
@@ -1068,14 +1068,14 @@ class Underpredicted(PowerPredictor):
 
 
 #: registered power predictors by name
-POWER_PREDICTORS: dict[str, type[PowerPredictor]] = {
+POWER_PREDICTORS: Registry[PowerPredictor] = Registry(FIELD, PowerPredictor, {
     "naive": NaivePowerPredictor,
     "real": RealPowerPredictor,
     "history": HistoryPowerPredictor,
     "per-user": PerUserPowerPredictor,
     "ml": MLPowerPredictor,
     "underpredicted": Underpredicted,
-}
+})
 
 
 def make_power_predictor(name: str, **params: Any) -> PowerPredictor:
@@ -1084,4 +1084,4 @@ def make_power_predictor(name: str, **params: Any) -> PowerPredictor:
     ``"path/file.py:Class"`` for a class of your own, with its ``__init__`` parameters.
     An unknown name or bad parameters raise :class:`InputError` (``field
     "power-predictor"``, with a did-you-mean suggestion)."""
-    return build(POWER_PREDICTORS, FIELD, name, params, base=PowerPredictor)
+    return POWER_PREDICTORS.build(name, **params)
