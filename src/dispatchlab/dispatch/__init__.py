@@ -20,6 +20,7 @@ from dispatchlab.dispatch.base import (
     Dispatcher,
     DispatchError,
     Reject,
+    Requirements,
     SetPower,
     SetSpeed,
     Start,
@@ -83,9 +84,7 @@ def make_dispatcher(name: str, **params: object) -> Dispatcher:
     """Build a dispatcher by registered name, or ``"module:Class"`` for a class of your
     own, with its ``__init__`` parameters."""
     disp = build(DISPATCHERS, "dispatcher", name, params, base=Dispatcher)
-    check = getattr(disp, "_check", None)
-    if check is not None:
-        check()
+    disp.validate()
     return disp
 
 
@@ -106,6 +105,7 @@ __all__ = [
     "Dispatcher",
     "FirstFit",
     "Reject",
+    "Requirements",
     "SetPower",
     "SetSpeed",
     "Start",

@@ -201,7 +201,7 @@ class _Backfill(Dispatcher):
 
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator", "order": "ordering"}
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         if self.scope not in SCOPES:
             raise InputError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}",
                              field="scope")
@@ -225,7 +225,7 @@ class _Backfill(Dispatcher):
                              field="reservations")
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         self.priority_: Ordering = make_ordering(self.priority, field="priority")

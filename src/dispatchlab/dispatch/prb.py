@@ -412,14 +412,14 @@ class PRB(Dispatcher):
         self.allocator = allocator
         self.default_ewt = default_ewt
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         """Validate the parameters (InputError naming the field)."""
         check_ewt(self.default_ewt, field="default_ewt")
         make_ordering(self.order, field="order")
         make_allocator(self.allocator)
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self._after: tuple[int, int, int] | None = None
         self.ordering_: Ordering = make_ordering(self.order)
         self.ordering_.start(view)

@@ -54,6 +54,8 @@ class ListDispatcher(Dispatcher):
 
     allocator: str
     call_on_empty_queue = False
+    #: walk past jobs that do not fit (SJF's and LJF's parameter; False for the others)
+    skip: bool = False
 
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
 
@@ -116,7 +118,7 @@ class ListDispatcher(Dispatcher):
         n = len(jobs)
         if n == 0:
             return []
-        skip = getattr(self, "skip", False)
+        skip = self.skip
         if view.counting and not skip and self.descending is not None:
             started = self._strict_by_estimate(jobs, units, _est, view.free_cores)
             if started is not None:

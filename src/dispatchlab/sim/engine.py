@@ -60,7 +60,6 @@ from dispatchlab.dispatch.base import (
     SetPower,
     SetSpeed,
     Start,
-    View,
 )
 from dispatchlab.platform import Platform
 from dispatchlab.power.cap import PowerCap
@@ -78,6 +77,7 @@ from dispatchlab.sim.result import (
     SimulationResult,
 )
 from dispatchlab.sim.state import RunningSet, WaitingQueue
+from dispatchlab.sim.view import EngineView
 from dispatchlab.workload.jobs import JobTable
 
 OVERRUN_MODES = ("run", "kill")
@@ -116,19 +116,21 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
     one check that every way of building a run calls (:class:`Simulation`, the
     ``simulate``, ``compare`` and ``study`` commands, campaign files at load time).
 
-    1. ``dispatcher`` slows running jobs (:attr:`~dispatchlab.dispatch.base.Dispatcher.
-       slows_running_jobs`) and ``duration_model`` is None (not given): without a model
-       a throttled job would run as long as at full power. ``none`` given explicitly is
+    1. ``dispatcher`` slows running jobs (``requires.slows_running_jobs``, see
+       :class:`~dispatchlab.dispatch.requirements.Requirements`) and
+       ``duration_model`` is None (not given): without a model a throttled job would
+       run as long as at full power. ``none`` given explicitly is
        accepted (the run then warns "throttling without slowdown",
        :func:`dispatchlab.run.advice.result_warnings`). ``model_field``: where the caller
        takes a model (the error names it), None when it takes none.
-    2. ``dispatcher`` cannot place jobs on nodes (``supports_node_level`` False) and the
+    2. ``dispatcher`` cannot place jobs on nodes (``requires.node_level`` False) and the
        run is node-level (``node_level`` True, :func:`is_node_level`; None: not known
        yet, not checked); the error names ``platform_field``.
 
     Each refusal is one :class:`InputError` line."""
-    name = getattr(dispatcher, "name", None) or type(dispatcher).__name__
-    if getattr(dispatcher, "slows_running_jobs", False) and duration_model is None:
+    name = dispatcher.name or type(dispatcher).__name__
+    requires = dispatcher.requires
+    if requires.slows_running_jobs and duration_model is None:
         from dispatchlab.sim.duration import DURATION_MODELS
 
         models = ", ".join(DURATION_MODELS)
@@ -141,7 +143,7 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
                              "predictions --duration-model' or in a campaign",
                              field="dispatcher")
         raise InputError(what, field=model_field)
-    if node_level and not getattr(dispatcher, "supports_node_level", True):
+    if node_level and not requires.node_level:
         raise InputError(f"dispatcher {name!r} cannot place jobs on nodes (it declares "
                          "supports_node_level = False) and this run is node-level (the "
                          "platform has more than cores, or jobs ask for more than one core "
@@ -213,6 +215,10 @@ class Simulation:
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
+        #: what the dispatcher needs (read once: see Dispatcher.requires)
+        self.requires = self.dispatcher.requires
+        # passes on an empty queue may be skipped (see _pass)
+        self._skip_empty = not self.requires.empty_queue_pass
         self.predictor = (predictor or WalltimePredictor()).clone()
         # predictors that learn nothing are not called at completions
         self._observes = type(self.predictor).observe is not Predictor.observe
@@ -326,7 +332,8 @@ class Simulation:
         self._node_power: tuple[int, int, np.ndarray] | None = None
         self.pinned = self._check_pinned(pinned)
         self._pinned_started: list[int] = []
-        self._woken = False  # a requested wake-up fired at this timestamp
+        #: a wake-up asked for by the dispatcher fired at this time point
+        self.woken = False
         self._pending_wakes: dict[int, int] = {}  # wake-ups asked for, per time
         self._withdrawn_wakes: dict[int, int] = {}  # of those, withdrawn, per time
         self._static_estimates: array | None = None
@@ -367,7 +374,7 @@ class Simulation:
                 raise DispatchError(f"{self.predictor!r}: static_estimates() must give one "
                                     "estimate >= 0 per job")
             self._static_estimates = static = _int_buffer(static)
-        view = View(self)
+        view = EngineView(self)
         self.duration_model.start(jobs)
         if self.power_predictor is not None:
             self.power_predictor.start(jobs, self.platform)
@@ -407,7 +414,7 @@ class Simulation:
                 finished = False  # the wall-clock budget is spent: stop here
                 break
             if now != self.now:
-                self._woken = False
+                self.woken = False
             self.now = view.now = now
             events_before = self.events
             # the events of this time point in key order: completions (rank 0, in job
@@ -479,7 +486,7 @@ class Simulation:
 
     def _throttling_without_slowdown(self) -> bool:
         """The dispatcher slows running jobs and the duration model is ``none``."""
-        return bool(getattr(self.dispatcher, "slows_running_jobs", False)
+        return bool(self.requires.slows_running_jobs
                     and type(self.duration_model) is NoSlowdown)
 
     def _segment_columns(self) -> dict[str, np.ndarray] | None:
@@ -600,7 +607,7 @@ class Simulation:
                 withdrawn[now] -= 1
             return False
         self.events += 1
-        self._woken = True
+        self.woken = True
         return True
 
     def _on_cap(self, index: int) -> None:
@@ -694,15 +701,16 @@ class Simulation:
         heapq.heappush(self._events, (end << self._tshift) | job)
 
     # ------------------------------------------------------------------ a pass
-    def _pass(self, view: View) -> None:
+    def _pass(self, view: EngineView) -> None:
         self.passes += 1
         ends = self.running.ends
         if ends and ends[0] <= self.now:
             self._expire()
-        if not self.queue.jobs and not self._woken and \
-                not getattr(self.dispatcher, "call_on_empty_queue", True):
+        if self._skip_empty and not self.queue.jobs and not self.woken and \
+                not self.dispatcher.call_on_empty_queue:
             return  # the dispatcher declared it has nothing to do without waiting jobs
-            # (read at every pass: a dispatcher may change it during a run)
+            # (its live call_on_empty_queue is read at every such pass: a dispatcher
+            # may ask for them for a while during a run)
         t0 = perf_counter()
         decisions = self.dispatcher.dispatch(view)
         self._decision_times.append(perf_counter() - t0)
@@ -872,6 +880,15 @@ class Simulation:
             return rows, [self._units[r] for r in rows], [self._est0[r] for r in rows]
         get = itemgetter(*rows)  # one C call per column
         return rows, list(get(self._units)), list(get(self._est0))
+
+    def power_level(self, job: int) -> float:
+        """The power level (0-1] of running job row ``job`` (1 unless changed)."""
+        return self._level.get(job, 1.0)
+
+    def estimated_end(self, job: int) -> int:
+        """The raw planned end (s) of job row ``job`` while it runs (may lie in the
+        past when it outlives its estimate; -1 before it starts)."""
+        return self._est_end[job]
 
     def changes_since_pass(self) -> Changes:
         """Jobs submitted, completed and re-estimated since the dispatcher's last call."""

@@ -119,8 +119,8 @@ class DEC(HCP):
         """The reference plan's and stage 2's ordering: ``order``."""
         return self.order
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         if not isinstance(self.order, str):
             raise InputError(f"an ordering is a name, got {self.order!r}", field="order")
         make_ordering(self.order, field="order")

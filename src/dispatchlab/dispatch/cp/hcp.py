@@ -293,6 +293,9 @@ class _HybridCP(Dispatcher):
     """Machinery shared by :class:`HCP` and :class:`HCPOnline` (not registered)."""
 
     call_on_empty_queue = False
+    #: one record per pass in pass_log_ (:func:`~.common.pass_facts`)
+    keeps_pass_log: ClassVar[bool] = True
+    pass_log_: list[dict[str, Any]]
 
     allocator: str
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
@@ -306,7 +309,7 @@ class _HybridCP(Dispatcher):
     save_models: str | None = None
     save_every: int = 1
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
         ModelSaver.check(self.save_models, self.save_every)
@@ -323,16 +326,16 @@ class _HybridCP(Dispatcher):
         :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
         from dispatchlab.dispatch.cp.common import run_facts
 
-        return run_facts(getattr(self, "pass_log_", []))
+        return run_facts(self.pass_log_)
 
     def start(self, view: View) -> None:
         from dispatchlab.platform.queues import job_ewt
 
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
-        self.pass_log_: list[dict[str, Any]] = []
+        self.pass_log_ = []
         self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
         self.saver_.start()
         self.totals_: np.ndarray = np.asarray(view.capacity, dtype=np.int64).sum(axis=0) \
@@ -436,7 +439,7 @@ class _HybridCP(Dispatcher):
         """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
         from dispatchlab.dispatch.cp.common import improvement_share
 
-        return improvement_share(getattr(self, "pass_log_", []))
+        return improvement_share(self.pass_log_)
 
 
 class HCP(_HybridCP):
@@ -465,8 +468,8 @@ class HCP(_HybridCP):
         self.conflicts = conflicts
         self.presolve = presolve
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         check_choice(self.model_order, "model_order", MODEL_ORDERS)
         check_positive_int(self.feedback_rounds, "feedback_rounds", minimum=0)
         check_solver_budget(self.conflicts, self.presolve)

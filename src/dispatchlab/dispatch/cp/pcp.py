@@ -655,6 +655,9 @@ class _PureCP(Dispatcher):
     """Machinery shared by :class:`PCP` and :class:`PCPOnline` (not registered)."""
 
     call_on_empty_queue = False
+    #: one record per pass in pass_log_ (:func:`~.common.pass_facts`)
+    keeps_pass_log: ClassVar[bool] = True
+    pass_log_: list[dict[str, Any]]
     q_length: int
     nodes: str
     allocator: str
@@ -668,7 +671,7 @@ class _PureCP(Dispatcher):
     #: the ordering of the PRB reference plan
     reference_order: str = "urgency"
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
         check_choice(self.nodes, "nodes", NODE_MODES)
@@ -686,7 +689,7 @@ class _PureCP(Dispatcher):
         :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
         from dispatchlab.dispatch.cp.common import run_facts
 
-        return run_facts(getattr(self, "pass_log_", []))
+        return run_facts(self.pass_log_)
 
     def _keep_alive(self, view: View, cand, prb: np.ndarray, prb_now: dict,
                     decisions: list[Decision]) -> list[Decision]:
@@ -702,13 +705,13 @@ class _PureCP(Dispatcher):
     def start(self, view: View) -> None:
         from dispatchlab.platform.queues import job_ewt
 
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         self.ordering_: Ordering = make_ordering(self.reference_order)
         self.ordering_.start(view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self._ewt_default())
-        self.pass_log_: list[dict[str, Any]] = []
+        self.pass_log_ = []
         self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
         self.saver_.start()
         if view.counting:
@@ -924,7 +927,7 @@ class _PureCP(Dispatcher):
         """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
         from dispatchlab.dispatch.cp.common import improvement_share
 
-        return improvement_share(getattr(self, "pass_log_", []))
+        return improvement_share(self.pass_log_)
 
 
 class PCP(_PureCP):
@@ -960,8 +963,8 @@ class PCP(_PureCP):
         self.save_models = save_models
         self.save_every = save_every
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         if isinstance(self.default_ewt, bool) or not isinstance(
                 self.default_ewt, int | np.integer) or self.default_ewt <= 0:
             raise InputError(f"must be an integer number of seconds > 0, got "
@@ -1068,8 +1071,8 @@ class PCPOnline(OnlineControl, _PureCP):
     node packing only for the jobs that start now; ``nodes`` is ignored; see
     :func:`build_pooled_model`)."""
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         check_choice(self.model, "model", MODEL_FORMS)
 
     name = "pcp-online"

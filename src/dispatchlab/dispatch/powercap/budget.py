@@ -193,7 +193,7 @@ class _BudgetEasy(Dispatcher):
     nested: ClassVar[dict[str, str]] = {"allocator": "allocator"}
 
     # ------------------------------------------------------------------ set-up
-    def _check(self) -> None:
+    def validate(self) -> None:
         m = self.margin
         if isinstance(m, bool) or not isinstance(m, int | float) or not 0 < m <= 1:
             raise InputError(f"margin must be in (0, 1], got {m!r}", field="margin")
@@ -207,7 +207,7 @@ class _BudgetEasy(Dispatcher):
         return True
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         use_platform = getattr(self.allocator_, "use_platform", None)
@@ -556,8 +556,8 @@ class BF(_BudgetEasy):
         self.power_check = power_check
         self.allocator = allocator
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         s = self.cap_scale
         if isinstance(s, bool) or not isinstance(s, int | float) or not 0 < s < math.inf:
             raise InputError(f"cap_scale must be > 0, got {s!r}", field="cap_scale")
@@ -589,8 +589,8 @@ class DVFS(_BudgetEasy):
         self.bsld_theta = bsld_theta
         self.allocator = allocator
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         t = self.bsld_theta
         if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < math.inf:
             raise InputError(f"bsld_theta must be >= 0 seconds, got {t!r}",

@@ -108,8 +108,8 @@ class LS(PRB):
         super().__init__(order=order, allocator=allocator, default_ewt=default_ewt)
         self.margin = margin
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         check_margin(self.margin)
 
     def start(self, view: View) -> None:

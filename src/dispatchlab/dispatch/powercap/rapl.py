@@ -161,7 +161,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -171,6 +171,7 @@ from dispatchlab.dispatch.base import (
     Changes,
     Decision,
     Dispatcher,
+    Requirements,
     SetPower,
     Start,
     View,
@@ -301,8 +302,10 @@ class _Admitting(Dispatcher):
     needs_job_power = True
     #: throttles running jobs (SetPower): a run needs an explicit duration model
     slows_running_jobs: ClassVar[bool] = True
+    #: the admission dispatcher, built in ``start``
+    admit_: Dispatcher | None = None
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         a = self.admission
         if a is None or a == "none":
             return
@@ -319,7 +322,7 @@ class _Admitting(Dispatcher):
         return BF(cap_scale=float(self.admission))
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.admit_ = self._admission_dispatcher()
         self.admit_.start(view)
         #: view.changes when the admission last ran and decided nothing (None: run it)
@@ -334,7 +337,7 @@ class _Admitting(Dispatcher):
         come from end events superseded by level changes; BF is a function of the
         queue, the free resources, the running jobs with their levels and estimated
         ends, and the cap, so it would decide nothing again."""
-        if view.queue_length == 0 and not getattr(self.admit_, "call_on_empty_queue", True):
+        if view.queue_length == 0 and not self.admit_.call_on_empty_queue:
             return []
         changes = view.changes
         if self.admit_mark_ == changes and not view.changed.submitted:
@@ -345,7 +348,7 @@ class _Admitting(Dispatcher):
         return out
 
     def run_facts(self) -> dict:
-        admit = getattr(self, "admit_", None)
+        admit = self.admit_
         return {} if admit is None else admit.run_facts()
 
 
@@ -370,8 +373,8 @@ class RaplDynShare(_Admitting):
         self.admission = admission
         self.deadband = deadband
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         p = self.period
         if isinstance(p, bool) or not isinstance(p, int | float) or p < 1 or p != int(p):
             raise InputError(f"period must be a whole number of seconds >= 1, got {p!r}",
@@ -631,17 +634,23 @@ class RaplSimple(_Admitting):
 
 
 # ----------------------------------------------------------------------------- DEC+RAPL
-class _ComponentView(View):
-    """The view a switch component sees: the engine's, with ``changed`` gathered since
-    the component's own previous call."""
+class _ComponentView:
+    """The view a switch component sees: the run's view (every member read through,
+    see :class:`View`), with its own ``now`` and ``changed`` (gathered since the
+    component's own previous call)."""
 
     def __init__(self, view: View) -> None:
-        super().__init__(view._engine)
+        self._view = view
+        self.now = view.now
         self.changed_ = Changes((), (), ())
 
     @property
-    def changed(self) -> Changes:  # type: ignore[override]
+    def changed(self) -> Changes:
         return self.changed_
+
+    def __getattr__(self, name: str) -> Any:
+        # only for members not defined here (not now, changed, changed_)
+        return getattr(self._view, name)
 
 
 class DecRapl(Dispatcher):
@@ -665,12 +674,22 @@ class DecRapl(Dispatcher):
     #: explicit duration model
     slows_running_jobs: ClassVar[bool] = True
     nested: ClassVar[dict[str, str]] = {"high": "dispatcher", "low": "dispatcher"}
+    #: the two dispatchers (high, low), built in ``start``
+    parts_: tuple[Dispatcher, ...] = ()
 
     @property
-    def call_on_empty_queue(self) -> bool:  # type: ignore[override]
+    def call_on_empty_queue(self) -> bool:
         """False, but True while a component wants every event (a settled DynShare)."""
-        return any(getattr(part, "call_on_empty_queue", False)
-                   for part in getattr(self, "parts_", ()))
+        return any(part.call_on_empty_queue for part in self.parts_)
+
+    @property
+    def requires(self) -> Requirements:
+        """Its own declarations joined with its two parts' requirements (see
+        :meth:`Requirements.union`): the parts are built from ``high`` and ``low`` (an
+        InputError when one is not a dispatcher)."""
+        own = Requirements.declared_by(self)
+        parts = self.parts_ or (self._build(self.high), self._build(self.low))
+        return own.union(*(part.requires for part in parts))
 
     def __init__(self, high: str | Dispatcher = "dec",
                  low: str | Dispatcher = "rapl-dynshare", window: int = 1800,
@@ -684,7 +703,7 @@ class DecRapl(Dispatcher):
         self.arrivals = arrivals
         self.handover = handover
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         if self.estimator not in ESTIMATORS:
             raise InputError(f"estimator must be one of {', '.join(ESTIMATORS)}, got "
                              f"{self.estimator!r}", field="estimator")
@@ -713,19 +732,19 @@ class DecRapl(Dispatcher):
         from dispatchlab.core.params import make_component
 
         disp = make_component("dispatcher", spec)
-        check = getattr(disp, "_check", None)
-        if check is not None:
-            check()
+        if not isinstance(disp, Dispatcher):
+            raise InputError(f"{spec!r} is not a dispatcher", field="dispatcher")
+        disp.validate()
         return disp
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.parts_ = (self._build(self.high), self._build(self.low))
         self.views_ = (_ComponentView(view), _ComponentView(view))
         # per component: submitted, completed, reestimated, pinned since its last call
         self.pending_: tuple[list[list[int]], ...] = ([[], [], [], []], [[], [], [], []])
         for part, pview in zip(self.parts_, self.views_, strict=True):
-            part.start(pview)
+            part.start(cast(View, pview))  # it stands for the run's view
         self._reset_rate()
         self.mode_: int | None = None  # 0 high, 1 low
         self.passes_ = [0, 0]
@@ -788,7 +807,7 @@ class DecRapl(Dispatcher):
             resume = getattr(part, "resume", None)
             if resume is not None:  # a settled DynShare keeps its timing
                 pview.now = view.now
-                due = resume(pview) or due
+                due = resume(cast(View, pview)) or due
         if self.estimator == "window":
             mode = 0 if self.rate(view.now) >= self.threshold else 1
         else:  # re-evaluated at arrivals only: between them the mode stays
@@ -799,7 +818,7 @@ class DecRapl(Dispatcher):
                 self._over_budget(view):
             mode = 1  # ours: DynShare first throttles what it admitted under the budget
         if view.queue_length == 0 and not (view.woken or due) and \
-                not getattr(self.parts_[mode], "call_on_empty_queue", True):
+                not self.parts_[mode].call_on_empty_queue:
             return []  # called only for another component (see call_on_empty_queue)
         if self.mode_ is not None and mode != self.mode_:
             self.switches_ += 1
@@ -810,7 +829,7 @@ class DecRapl(Dispatcher):
         pview.changed_ = Changes(*(tuple(items) for items in pend))
         for items in pend:
             items.clear()
-        out = self.parts_[mode].dispatch(pview)
+        out = self.parts_[mode].dispatch(cast(View, pview))
         started = [d.job for d in out if type(d) is Start]
         self.starts_[mode] += len(started)
         self.pending_[1 - mode][3].extend(started)
@@ -826,8 +845,8 @@ class DecRapl(Dispatcher):
         return view.running_power() > cap * (1 + 1e-9)
 
     def run_facts(self) -> dict:
-        parts = getattr(self, "parts_", None)
-        if parts is None:
+        parts = self.parts_
+        if not parts:
             return {}
         return {**parts[1].run_facts(), **parts[0].run_facts(),
                 "decrapl_high_passes": self.passes_[0], "decrapl_low_passes": self.passes_[1],
