@@ -132,7 +132,7 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
     ``head__param`` keys address a sub-component's parameter (``allocator__x``): the
     value is typed from the class of the sub-component named in ``given`` (the values
     parsed so far) or, when not given, by the parameter's default."""
-    sig = inspect.signature(cls.__init__)
+    sig = inspect.signature(cls.__init__)  # type: ignore[misc]  # a class's own __init__
     params = {k: p for k, p in sig.parameters.items() if k != "self"}
     head, sep, rest = key.partition("__")
     if sep and head in params:

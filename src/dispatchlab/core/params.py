@@ -288,7 +288,7 @@ def _check_names(cls: type, kind: str, name: str, keys: list[str]) -> None:
     from dispatchlab.core.suggest import did_you_mean
 
     try:
-        sig = inspect.signature(cls.__init__)
+        sig = inspect.signature(cls.__init__)  # type: ignore[misc]  # a class's own __init__
     except (TypeError, ValueError):
         return
     names = [k for k, p in sig.parameters.items()

@@ -45,15 +45,15 @@ class LazyRegistry(dict):
             super().__setitem__(name, value)
         return value
 
-    def get(self, name: str, default=None):  # type: ignore[override]
+    def get(self, name: str, default=None):
         if name not in self:
             return default
         return self[name]
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [self[k] for k in self]
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return [(k, self[k]) for k in self]
 
 

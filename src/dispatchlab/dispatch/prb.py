@@ -498,7 +498,7 @@ class PRB(Dispatcher):
             cand = np.flatnonzero(q.units <= free)
             if len(cand) <= 1:
                 # nothing fits, or one job that fits: it starts whatever the order
-                out = [Start(int(q.jobs[c])) for c in cand]
+                out: list[Decision] = [Start(int(q.jobs[c])) for c in cand]
                 self._after = (view.changes, free - int(q.units[cand].sum()), last_row)
                 return out
             rows, units, est, submit = q.jobs[cand], q.units[cand], q.estimate[cand], q.submit[cand]

@@ -105,8 +105,8 @@ class ListDispatcher(Dispatcher):
             free = view.free_cores
             taken, chunk = 0, 1  # most passes stop at a blocked head
             while True:
-                rows, units, _ = view.queue_head(taken + chunk)
-                for job, u in zip(rows[taken:], units[taken:], strict=True):
+                rows, head_units, _ = view.queue_head(taken + chunk)
+                for job, u in zip(rows[taken:], head_units[taken:], strict=True):
                     if u > free:
                         return out
                     free -= u
@@ -125,6 +125,8 @@ class ListDispatcher(Dispatcher):
                 return started
         order = self.order(view)
         if view.counting:
+            if order is None:  # queue order, from a subclass's order()
+                order = np.arange(n)
             free = view.free_cores
             u_sorted = units[order]
             if not skip:

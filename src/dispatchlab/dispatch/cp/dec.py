@@ -155,7 +155,9 @@ class DEC(HCP):
             return self._hybrid_pass(view, self._modelled(view))
         margin = float(self.margin)
         budget = margin * float(cap)
-        pred = np.asarray(view.power_prediction[0], dtype=np.float64)
+        prediction = view.power_prediction
+        assert prediction is not None  # requires.power_predictions (checked in start)
+        pred = np.asarray(prediction[0], dtype=np.float64)
         out = reject_never_fitting(self.name, view, q.jobs, pred, margin)
         cand = self._modelled_within(view, pred, budget)
         if len(cand.rows) == 0:

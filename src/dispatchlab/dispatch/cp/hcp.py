@@ -623,6 +623,7 @@ class HCPOnline(OnlineControl, _HybridCP):
             # ours: they all fit now together: "all start now" is the model's optimum
             # (a solved pass); only the mapping on nodes can postpone a job
             zeros = np.zeros(len(cand.rows), np.int64)
+            decisions: list[Decision]
             decisions, _, _ = self._map_now(view, cand, zeros)
             self._keep_alive(view, decisions, zeros)
             self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
@@ -648,7 +649,7 @@ class HCPOnline(OnlineControl, _HybridCP):
         outcome = self.control_.solve(rm.model, rm.starts, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
-        decisions: list[Decision] = []
+        decisions = []
         if outcome.values is not None:
             plan = np.asarray(outcome.values, dtype=np.int64)
             decisions, _, _ = self._map_now(view, cand, plan)

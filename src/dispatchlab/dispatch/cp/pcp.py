@@ -158,7 +158,7 @@ best (before any fallback), ``prb_objective`` the reference plan's; ``status``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -190,6 +190,7 @@ from dispatchlab.dispatch.cp.common import (
     slowdown_objective_value,
 )
 from dispatchlab.dispatch.orderings import Ordering, OrderKeys, job_demand, make_ordering
+from dispatchlab.dispatch.profile import NodeProfile
 
 #: accepted values of the ``nodes`` parameter (see the module docstring)
 NODE_MODES: tuple[str, ...] = ("all", "room")
@@ -408,7 +409,8 @@ def feasible_hint(problem: PlanProblem, offsets: np.ndarray,
                     continue
                 alloc = np.zeros(n_nodes, dtype=np.int64)
                 left = int(problem.units[j])
-                for n in sorted(range(n_nodes), key=lambda n, k=k: (-int(k[n]), n)):
+                # the nodes by decreasing units that fit there, then by node
+                for n in np.lexsort((np.arange(n_nodes), -k)).tolist():
                     take = min(left, int(k[n]))
                     alloc[n] = take
                     left -= take
@@ -627,6 +629,7 @@ def prb_allocations(view: View, cand: Candidates, offsets: np.ndarray,
     now = int(view.now)
     start_allocator(allocator, view)
     prof = view.release_profile()
+    assert isinstance(prof, NodeProfile)  # node level (counting returned above)
     phys = np.array(view.free, dtype=np.int64, copy=True)
     reqs = np.asarray(view.requests)[cand.rows]
     n_nodes = phys.shape[0]
@@ -992,12 +995,13 @@ class PCP(_PureCP):
             rounds += 1
             det += last.deterministic_time
             wall += last.wall_time
-            if last.values is not None and (best is None or last.objective < best.objective):
-                best = last
+            if last.values is not None and (best is None or cast(int, last.objective)
+                                            < cast(int, best.objective)):
+                best = last  # (a solution has an objective value)
             if last.status in ("OPTIMAL", "INFEASIBLE", "MODEL_INVALID"):
                 solved = last.status == "OPTIMAL"
                 break
-            if best is not None and any(v == 0 for v in best.values[:m]):
+            if best is not None and any(v == 0 for v in cast(tuple, best.values)[:m]):
                 solved = True
                 break
         assert last is not None
@@ -1128,7 +1132,8 @@ class PCPOnline(OnlineControl, _PureCP):
         if (prb == 0).all():
             self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                    True)
-            decisions = self._reference_is_optimal(view, cand, prb, prb_now, prb_obj)
+            decisions: list[Decision] = self._reference_is_optimal(view, cand, prb, prb_now,
+                                                                   prb_obj)
             self.skip_.record(usage, len(decisions))
             return decisions
         if pooled:  # ours: hint = PRB's start times
@@ -1144,7 +1149,7 @@ class PCPOnline(OnlineControl, _PureCP):
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
-        decisions: list[Decision] = []
+        decisions = []
         if outcome.values is not None:
             offsets, units = pm.values_to_plan(outcome.values, len(used_nodes))
             decisions = self._decide(view, cand, offsets,

@@ -284,7 +284,9 @@ class _BudgetEasy(Dispatcher):
         running = view.running
         run_power: list[float] = []
         if budget is not None:
-            pm = view.power_prediction[0]
+            prediction = view.power_prediction
+            assert prediction is not None  # requires.power_predictions (checked in start)
+            pm = prediction[0]
             pq = np.nan_to_num(np.asarray(pm[q.jobs], dtype=np.float64), nan=0.0)
             pred = pq.tolist()
             top = self._top_budget(view)
@@ -305,9 +307,9 @@ class _BudgetEasy(Dispatcher):
         alloc_ = self.allocator_
         # ``free``: free cores (counting) or, on node level, 1 while any node has any
         # free resource (a coarse "something may still start" flag)
+        physical: np.ndarray  # node level only (never read on counting platforms)
         if counting:
             free = view.free_cores
-            physical = None
         else:
             physical = view.free.copy()
             free = int(bool(physical.any()))
@@ -518,6 +520,7 @@ class _BudgetEasy(Dispatcher):
             while ir < nrel and rel_t[ir] <= t:
                 r = rel_j[ir]
                 a = view.allocation(r)
+                assert a is not None  # node level: every running job has one
                 amounts = requests[r].tolist()
                 for n, c in zip(a.nodes.tolist(), a.counts.tolist(), strict=True):
                     add(n, amounts, c)

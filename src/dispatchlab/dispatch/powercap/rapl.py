@@ -278,7 +278,8 @@ class _Incidence:
             self.first = np.arange(len(rows), dtype=np.int64)
             self.nodes = units.astype(np.float64)
             return
-        allocs: list[Allocation] = [view.allocation(int(j)) for j in rows.tolist()]
+        # node level: every running job has an allocation
+        allocs = cast(list[Allocation], [view.allocation(int(j)) for j in rows.tolist()])
         sizes = np.fromiter((len(al.nodes) for al in allocs), dtype=np.int64,
                             count=len(allocs))
         self.entry_node = np.concatenate([al.nodes for al in allocs]).astype(np.int64)
@@ -337,13 +338,15 @@ class _Admitting(Dispatcher):
         come from end events superseded by level changes; BF is a function of the
         queue, the free resources, the running jobs with their levels and estimated
         ends, and the cap, so it would decide nothing again."""
-        if view.queue_length == 0 and not self.admit_.call_on_empty_queue:
+        admit = self.admit_
+        assert admit is not None  # built in start
+        if view.queue_length == 0 and not admit.call_on_empty_queue:
             return []
         changes = view.changes
         if self.admit_mark_ == changes and not view.changed.submitted:
             return []
         self.admission_runs_ += 1
-        out = self.admit_.dispatch(view)
+        out = admit.dispatch(view)
         self.admit_mark_ = None if out else changes
         return out
 
@@ -395,8 +398,9 @@ class RaplDynShare(_Admitting):
         self.ticks_ = 0
         self.skipped_ticks_ = 0  # measurements skipped in settled periods
         self.gap_: bool | None = None  # whether the last measurement restarted
-        #: allocations after the consecutive measurements that changed nothing
-        self.quiet_hist_: list[np.ndarray] = []
+        #: allocations after the consecutive measurements that changed nothing (None
+        #: when none was made: np.array_equal compares those too)
+        self.quiet_hist_: list[Any] = []
         self.quiet_mark_ = -1  # view.changes at the last entry of quiet_hist_
         self.expiry_wake_: int | None = None  # the wake-up asked for while settled
         #: (time, allocation cycle) while settled, else None
@@ -571,6 +575,7 @@ class RaplDynShare(_Admitting):
             inc.floor = _floor_levels(watts, inc.nodes)
             inc.known = watts > 0
         new = np.maximum(np.minimum(new, 1.0), inc.floor)
+        assert inc.known is not None  # set with the floor
         new = np.where(inc.known, new, levels)  # unknown or 0 W: left alone
         lower = new < levels - LEVEL_TOLERANCE
         raise_ = (new > levels + LEVEL_TOLERANCE) & (
@@ -677,7 +682,7 @@ class DecRapl(Dispatcher):
     #: the two dispatchers (high, low), built in ``start``
     parts_: tuple[Dispatcher, ...] = ()
 
-    @property
+    @property  # type: ignore[misc]  # computed from the parts: not settable like the base's
     def call_on_empty_queue(self) -> bool:
         """False, but True while a component wants every event (a settled DynShare)."""
         return any(part.call_on_empty_queue for part in self.parts_)
@@ -790,7 +795,7 @@ class DecRapl(Dispatcher):
             return 0.0
         if c == 1:
             return float(self.threshold)
-        oldest = self.first_ if self.all_ else arrivals[0]
+        oldest = arrivals[0] if not self.all_ else cast(int, self.first_)  # set: c >= 1
         span = arrivals[-1] - oldest
         return math.inf if span <= 0 else (c - 1) / float(span)
 
@@ -827,8 +832,8 @@ class DecRapl(Dispatcher):
         pview, pend = self.views_[mode], self.pending_[mode]
         pview.now = view.now
         pview.changed_ = Changes(*(tuple(items) for items in pend))
-        for items in pend:
-            items.clear()
+        for pending in pend:
+            pending.clear()
         out = self.parts_[mode].dispatch(cast(View, pview))
         started = [d.job for d in out if type(d) is Start]
         self.starts_[mode] += len(started)
