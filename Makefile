@@ -22,11 +22,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
+	$(BIN)/mypy  # the typed contract: core/, dispatch/, sim/view.py ([tool.mypy])
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports  # the import contract, .importlinter
+	$(BIN)/mypy  # the typed contract: core/, dispatch/, sim/view.py ([tool.mypy])
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sim.py $(TRACES)/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative

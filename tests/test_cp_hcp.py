@@ -341,17 +341,17 @@ def test_parameter_errors() -> None:
     from dispatchlab.dispatch.cp.common import check_control_params
 
     with pytest.raises(InputError, match="q_length"):
-        HCP(q_length=0)._check()
+        HCP(q_length=0).validate()
     with pytest.raises(InputError, match="model_order"):
-        HCP(model_order="sjf")._check()
+        HCP(model_order="sjf").validate()
     with pytest.raises(InputError, match="time_limit"):
-        HCPOnline(time_limit=0)._check()
+        HCPOnline(time_limit=0).validate()
     with pytest.raises(InputError, match="time_mode"):
-        HCPOnline(time_mode="cpu")._check()
+        HCPOnline(time_mode="cpu").validate()
     with pytest.raises(InputError, match="feedback_rounds"):
-        HCP(feedback_rounds=-1)._check()
+        HCP(feedback_rounds=-1).validate()
     with pytest.raises(InputError, match="default_ewt"):
-        HCP(default_ewt=0)._check()
+        HCP(default_ewt=0).validate()
     check_control_params(1.0, 16.0, "wall", 3)  # fine
 
 

@@ -427,17 +427,17 @@ def test_no_fit_skips_the_solver() -> None:
 
 def test_parameter_errors() -> None:
     with pytest.raises(InputError, match="nodes"):
-        PCP(nodes="some")._check()
+        PCP(nodes="some").validate()
     with pytest.raises(InputError, match="q_length"):
-        PCPOnline(q_length=0)._check()
+        PCPOnline(q_length=0).validate()
     with pytest.raises(InputError, match="default_ewt"):
-        PCP(default_ewt=0)._check()
+        PCP(default_ewt=0).validate()
     with pytest.raises(InputError, match="max_k"):
-        PCPOnline(max_k=0)._check()
+        PCPOnline(max_k=0).validate()
     with pytest.raises(InputError, match="time_mode"):
-        PCP(time_mode="cpu")._check()
+        PCP(time_mode="cpu").validate()
     with pytest.raises(InputError, match="allocator"):
-        PCP(allocator="nope")._check()
+        PCP(allocator="nope").validate()
 
 
 def test_queue_ewt_from_the_platform() -> None:
@@ -560,9 +560,9 @@ def test_save_models_writes_sampled_passes(cls, tmp_path) -> None:
             assert len(proto.solution_hint.vars) == len(facts["jobs"]) * 2  # s_j, x_j0
             assert proto.HasField("objective")
     with pytest.raises(InputError, match="save_every"):
-        cls(save_models=str(tmp_path), save_every=0)._check()
+        cls(save_models=str(tmp_path), save_every=0).validate()
     with pytest.raises(InputError, match="save_models"):
-        cls(save_models=3)._check()
+        cls(save_models=3).validate()
 
 
 def hint_solves(pb_txt) -> bool:
@@ -767,7 +767,7 @@ def test_pcp_online_same_schedule_across_processes() -> None:
 
 def test_pcp_online_model_parameter_error() -> None:
     with pytest.raises(InputError, match="pooled"):
-        PCPOnline(model="pool")._check()
+        PCPOnline(model="pool").validate()
 
 
 def test_hcp_online_save_models(tmp_path) -> None:

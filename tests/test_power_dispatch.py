@@ -168,11 +168,11 @@ def test_capped_runs_respect_the_predicted_power_and_capacity():
 
 def test_errors():
     with pytest.raises(InputError):
-        EasyPC(check="median")._check()
+        EasyPC(check="median").validate()
     with pytest.raises(InputError):
-        EasyPC(order="sjf")._check()
+        EasyPC(order="sjf").validate()
     with pytest.raises(InputError):
-        Knapsack(value="size")._check()
+        Knapsack(value="size").validate()
     jobs = JobTable.from_arrays(submit=[0], run=[1], units=[1])
     with pytest.raises(InputError, match="power predictor"):
         Simulation(Platform.pooled(2), jobs, EasyPC()).run()

@@ -277,13 +277,13 @@ def test_proactive_schedule_leaves_misfits_unscheduled() -> None:
 def test_parameters_are_checked() -> None:
     for bad in (0, -5, 1.5, True, "1800"):
         with pytest.raises(InputError) as info:
-            PRB(default_ewt=bad)._check()
+            PRB(default_ewt=bad).validate()
         assert info.value.field == "default_ewt"
     with pytest.raises(InputError, match="did you mean 'urgency'") as info:
-        PRB(order="urgncy")._check()
+        PRB(order="urgncy").validate()
     assert info.value.field == "order"
     with pytest.raises(InputError) as info:
-        PRB(allocator="worst-fit")._check()
+        PRB(allocator="worst-fit").validate()
     assert info.value.field == "allocator"
     jobs = JobTable.from_arrays(submit=[0], run=[1], units=[1])
     with pytest.raises(InputError):

@@ -19,7 +19,10 @@ What is checked:
   node-level multi-resource platforms (cores, GPUs, memory on 2-3 node types), where no
   node's capacity of any resource may be exceeded (checked from the allocations).
   A dispatcher that only handles pooled (counting) platforms declares
-  ``supports_node_level = False`` and skips those;
+  ``supports_node_level = False`` (``requires.node_level``) and skips those; the
+  check runs give a power predictor and a cap, or a duration model, to a dispatcher
+  whose requirements (``Dispatcher.requires``) ask for them, and the report lists
+  those requirements;
 * for a predictor: estimates are integers >= 0, two runs give identical estimates, and
   it is causal: the estimates of the first half of a FIFO run do not change when the
   second half of the trace is removed (under FIFO the early jobs' schedule does not
@@ -34,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.core.params import comparable_params
-from dispatchlab.dispatch.base import Dispatcher
+from dispatchlab.dispatch.base import Dispatcher, Requirements
 from dispatchlab.dispatch.priority import FIFO
 from dispatchlab.platform import Platform
 from dispatchlab.power import PowerCap
@@ -197,16 +200,17 @@ class _PerUnitPower(PowerPredictor):
         return PowerPrediction(100.0 * u, 150.0 * u, 20.0 * u ** 0.5)
 
 
-def _power_inputs(inst: Dispatcher) -> dict:
-    """For a dispatcher that declares ``needs_power = True``: a power predictor and a
-    cap of 1,000 W on [0, 20000) for the check runs (the workloads have 8-32 cores, so
-    the cap binds), so that its power path runs; for one that declares
-    ``slows_running_jobs``, the duration model ``factor:f=1`` (a throttled job's
-    remaining run stretches in proportion to its power cut); nothing for the others."""
+def _power_inputs(requires: Requirements) -> dict:
+    """For a dispatcher that needs power predictions (``requires.power_predictions``):
+    a power predictor and a cap of 1,000 W on [0, 20000) for the check runs (the
+    workloads have 8-32 cores, so the cap binds), so that its power path runs; for one
+    that slows running jobs (``requires.slows_running_jobs``), the duration model
+    ``factor:f=1`` (a throttled job's remaining run stretches in proportion to its
+    power cut); nothing for the others."""
     out: dict = {}
-    if getattr(inst, "needs_power", False):
+    if requires.power_predictions:
         out.update(power_predictor=_PerUnitPower(), cap=PowerCap.window(1000.0, 0, 20_000))
-    if getattr(inst, "slows_running_jobs", False):
+    if requires.slows_running_jobs:
         from dispatchlab.sim.duration import Factor
 
         out["duration_model"] = Factor(f=1.0)
@@ -214,23 +218,33 @@ def _power_inputs(inst: Dispatcher) -> dict:
 
 
 def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: int = 6,
-                     seed: int = 0) -> dict[str, int]:
-    """Run the dispatcher contract checks (see the module docstring)."""
+                     seed: int = 0) -> dict[str, Any]:
+    """Run the dispatcher contract checks (see the module docstring). Returns the
+    workloads and jobs checked and the requirements the dispatcher declares
+    (``"requires"``: :meth:`Requirements.as_dict`, e.g. ``{"node_level": False,
+    ...}``), which decided the check runs' inputs and workloads."""
     inst = _instance(dispatcher, Dispatcher)
     _check_params(inst, isinstance(dispatcher, type))
+    inst.validate()
+    requires = inst.requires
+    if not isinstance(requires, Requirements):
+        raise AssertionError(f"{type(inst).__name__}.requires must be a Requirements, got "
+                             f"{requires!r}")
     jobs_checked = 0
-    power = _power_inputs(inst)
+    power = _power_inputs(requires)
     for k, (platform, jobs) in enumerate(contending_workloads(workloads, seed)):
         where = f"{inst!r} on workload {k} ({len(jobs)} jobs, {platform.describe()})"
-        first = Simulation(platform, jobs, inst, **power).run()
+        sim = Simulation(platform, jobs, inst, **power)
+        first = sim.run()
         _check_capacity(first, platform.total_capacity()["core"], where)
+        _check_pass_log(sim.dispatcher, requires, where)
         second = Simulation(platform, jobs, inst.clone(), **power).run()
         if not (np.array_equal(first.start, second.start)
                 and np.array_equal(first.end, second.end)):
             raise AssertionError(f"{where}: two runs gave different schedules")
         jobs_checked += len(jobs)
     n_node = 0
-    if getattr(inst, "supports_node_level", True):
+    if requires.node_level:
         for k, (platform, jobs) in enumerate(node_workloads(max(workloads // 2, 1), seed)):
             where = (f"{inst!r} on node-level workload {k} ({len(jobs)} jobs, "
                      f"{platform.describe()})")
@@ -245,7 +259,19 @@ def check_dispatcher(dispatcher: type[Dispatcher] | Dispatcher, *, workloads: in
                 raise AssertionError(f"{where}: two runs gave different schedules")
             jobs_checked += len(jobs)
             n_node += 1
-    return {"workloads": workloads + n_node, "jobs": jobs_checked}
+    return {"workloads": workloads + n_node, "jobs": jobs_checked,
+            "requires": requires.as_dict()}
+
+
+def _check_pass_log(ran: Dispatcher, requires: Requirements, where: str) -> None:
+    """A dispatcher that declares a pass log (``requires.pass_log``) holds a list of
+    dicts in ``pass_log_`` after its run, one per pass it logged."""
+    if not requires.pass_log:
+        return
+    log = ran.pass_log_
+    if not isinstance(log, list) or not all(isinstance(rec, dict) for rec in log):
+        raise AssertionError(f"{where}: it declares a pass log (keeps_pass_log) but its "
+                             f"pass_log_ is not a list of dicts: {type(log).__name__}")
 
 
 def check_predictor(predictor: type[Predictor] | Predictor, *, workloads: int = 6,

@@ -535,20 +535,22 @@ def duration_model_spec(text: str | None):
 
 
 def check_power_inputs(dispatcher, cap, jobs, power_predictor) -> None:
-    """A power-capping dispatcher (``needs_cap``) without a cap, or one that reads
-    measured job power (``needs_job_power``) on jobs without power: one clear error."""
-    name = getattr(dispatcher, "name", type(dispatcher).__name__)
-    if getattr(dispatcher, "needs_cap", False) and cap is None:
+    """What the dispatcher's requirements (``dispatcher.requires``) ask for and the run
+    lacks: a cap (``requires.cap``), job power data (``requires.job_power``) or a power
+    predictor (``requires.power_predictions``); one clear error."""
+    name = dispatcher.name or type(dispatcher).__name__
+    requires = dispatcher.requires
+    if requires.cap and cap is None:
         raise InputError(f"dispatcher {name!r} caps power: give a power cap (--cap or "
                          "--cap-file)", field="--cap")
-    if getattr(dispatcher, "needs_job_power", False):
+    if requires.job_power:
         from dispatchlab.power.model import has_power
 
         if not has_power(jobs):
             raise InputError(f"dispatcher {name!r} reads the jobs' measured power: give job "
                              "power data (--power FILE, e.g. from 'dispatchlab power "
                              "synth')", field="--power")
-    if getattr(dispatcher, "needs_power", False) and power_predictor is None:
+    if requires.power_predictions and power_predictor is None:
         raise InputError(f"dispatcher {name!r} needs job power predictions: give a power "
                          "predictor (--power-predictor, e.g. real or history)",
                          field="--power-predictor")

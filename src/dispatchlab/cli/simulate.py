@@ -250,16 +250,16 @@ def read_job_series(path: Path | None, jobs, power_file: str | None):
 
 
 def write_decision_trace(path: Path, dispatcher, result) -> None:
-    """``--trace-decisions``: the dispatcher's per-pass log (``pass_log_``: CP solver
-    facts) as Parquet, or, for a dispatcher without one, one row per dispatcher call
-    with its decision time (s)."""
+    """``--trace-decisions``: the per-pass log of a dispatcher that keeps one
+    (``requires.pass_log``, its ``pass_log_``: CP solver facts) as Parquet, or, for a
+    dispatcher without one, one row per dispatcher call with its decision time (s)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from dispatchlab.core.errors import InputError, output_folder
 
-    log = getattr(dispatcher, "pass_log_", None)
+    log = dispatcher.pass_log_ if dispatcher.requires.pass_log else None
     if log:
         table = pa.Table.from_pylist(list(log))
     else:

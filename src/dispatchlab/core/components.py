@@ -47,7 +47,9 @@ class Registry(Protocol):
     registry module, which imports the grammar to parse its specs."""
 
     kind: str
-    aliases: Mapping[str, str]
+
+    @property
+    def aliases(self) -> Mapping[str, str]: ...
 
     def names(self) -> list[str]: ...
 
@@ -55,7 +57,7 @@ class Registry(Protocol):
 
     def resolve(self, name: str) -> type: ...
 
-    def build(self, spec: Any, **params: Any) -> Any: ...
+    def build(self, spec: Any, /, **params: Any) -> Any: ...
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -80,9 +82,10 @@ def load_object(spec: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def registry_of(kind: str | Registry) -> Registry:
-    """The registry of a component kind given by name (:data:`KINDS`); a registry is
-    returned as is. An unknown kind name is a ValueError (a programming error)."""
+def registry_of(kind: str | Registry) -> Any:
+    """The registry (a :class:`dispatchlab.core.registry.Registry`) of a component kind
+    given by name (:data:`KINDS`); a registry is returned as is. An unknown kind name
+    is a ValueError (a programming error)."""
     if not isinstance(kind, str):
         return kind
     home = KINDS.get(kind)
@@ -170,7 +173,7 @@ def typed_value(cls: type, key: str, value: str, *, kind: str, name: str,
     ``head__param`` keys address a sub-component's parameter (``allocator__x``): the
     value is typed from the class of the sub-component named in ``given`` (the values
     parsed so far) or, when not given, by the parameter's default."""
-    sig = inspect.signature(cls.__init__)  # type: ignore[misc]
+    sig = inspect.signature(cls.__init__)  # type: ignore[misc]  # a class's own __init__
     params = {k: p for k, p in sig.parameters.items() if k != "self"}
     head, sep, rest = key.partition("__")
     if sep and head in params:
@@ -288,19 +291,19 @@ def parse_component(text: str, kind: str | Registry, *, option: str | None = Non
     and validate it by building one instance. ``kind`` is a registry or a kind name
     of :data:`KINDS`; ``option`` names the command-line option in errors."""
     registry = registry_of(kind)
-    kind = registry.kind
-    option = option or f"--{kind}"
+    kind_name: str = registry.kind
+    option = option or f"--{kind_name}"
     name, params = parse_spec(text, registry, option=option, extra=extra, typed=typed)
-    spec = ComponentSpec(kind, name, params, None if kind in KINDS else registry)
+    spec = ComponentSpec(kind_name, name, params, None if kind_name in KINDS else registry)
     try:
         spec.build()
     except InputError as exc:  # name the parameter the message is about
         message = exc.message
-        if exc.field and exc.field != kind and exc.field not in message:
-            message = f"parameter {exc.field!r} of {kind} {name!r}: {message}"
+        if exc.field and exc.field != kind_name and exc.field not in message:
+            message = f"parameter {exc.field!r} of {kind_name} {name!r}: {message}"
         raise InputError(message, field=option) from None
     except (TypeError, ValueError) as exc:
-        raise InputError(f"bad parameters for {kind} {name!r}: {exc}", field=option) from None
+        raise InputError(f"bad parameters for {kind_name} {name!r}: {exc}", field=option) from None
     return spec
 
 

@@ -28,7 +28,7 @@ import importlib.util
 import sys
 import warnings
 from collections.abc import Callable
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
 #: The release that removes every old path listed here.
@@ -93,7 +93,8 @@ class MovedWarning(DeprecationWarning):
 
 def _warn(old: str, new: str) -> None:
     # point at the first frame outside the import machinery and this module
-    depth, frame = 1, sys._getframe(1)
+    depth = 1
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename.startswith("<frozen")
         or "importlib" in frame.f_code.co_filename

@@ -20,6 +20,7 @@ from dispatchlab.dispatch.base import (
     Dispatcher,
     DispatchError,
     Reject,
+    Requirements,
     SetPower,
     SetSpeed,
     Start,
@@ -30,10 +31,8 @@ from dispatchlab.dispatch.priority import FIFO, LJF, SJF
 
 
 def _validate(dispatcher: Dispatcher) -> None:
-    """Refuse a bad combination of a dispatcher's parameters (its ``_check``, if any)."""
-    check = getattr(dispatcher, "_check", None)
-    if check is not None:
-        check()
+    """Refuse a bad combination of a dispatcher's parameters (:meth:`Dispatcher.validate`)."""
+    dispatcher.validate()
 
 
 #: The registered dispatchers. The CP dispatchers and the power cappers are lazy
@@ -87,6 +86,7 @@ __all__ = [
     "Dispatcher",
     "FirstFit",
     "Reject",
+    "Requirements",
     "SetPower",
     "SetSpeed",
     "Start",

@@ -44,7 +44,7 @@ from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Params
 from dispatchlab.core.registry import Registry
 from dispatchlab.core.suggest import did_you_mean
-from dispatchlab.dispatch.base import Allocation
+from dispatchlab.dispatch.allocation import Allocation
 
 
 def units_per_node(request: np.ndarray, free: np.ndarray) -> np.ndarray:

@@ -156,7 +156,7 @@ class _Backfilling(Dispatcher):
 
     nested: ClassVar[Nested] = {"allocator": ALLOCATORS, "order": ORDERINGS}
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         if self.scope not in SCOPES:
             raise InputError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}",
                              field="scope")
@@ -180,7 +180,7 @@ class _Backfilling(Dispatcher):
                              field="reservations")
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         self.priority_: Ordering = make_ordering(self.priority, field="priority")

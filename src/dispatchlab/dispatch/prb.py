@@ -443,14 +443,14 @@ class PRB(Dispatcher):
         self.allocator = allocator
         self.default_ewt = default_ewt
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         """Validate the parameters (InputError naming the field)."""
         check_ewt(self.default_ewt, field="default_ewt")
         make_ordering(self.order, field="order")
         make_allocator(self.allocator)
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self._after: tuple[int, int, int] | None = None
         self.ordering_: Ordering = make_ordering(self.order)
         self.ordering_.start(view)
@@ -529,7 +529,7 @@ class PRB(Dispatcher):
             cand = np.flatnonzero(q.units <= free)
             if len(cand) <= 1:
                 # nothing fits, or one job that fits: it starts whatever the order
-                out = [Start(int(q.jobs[c])) for c in cand]
+                out: list[Decision] = [Start(int(q.jobs[c])) for c in cand]
                 self._after = (view.changes, free - int(q.units[cand].sum()), last_row)
                 return out
             rows, units, est, submit = q.jobs[cand], q.units[cand], q.estimate[cand], q.submit[cand]

@@ -55,6 +55,8 @@ class ListDispatcher(Dispatcher):
 
     allocator: str
     call_on_empty_queue = False
+    #: walk past jobs that do not fit (SJF's and LJF's parameter; False for the others)
+    skip: bool = False
 
     nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
 
@@ -104,8 +106,8 @@ class ListDispatcher(Dispatcher):
             free = view.free_cores
             taken, chunk = 0, 1  # most passes stop at a blocked head
             while True:
-                rows, units, _ = view.queue_head(taken + chunk)
-                for job, u in zip(rows[taken:], units[taken:], strict=True):
+                rows, head_units, _ = view.queue_head(taken + chunk)
+                for job, u in zip(rows[taken:], head_units[taken:], strict=True):
                     if u > free:
                         return out
                     free -= u
@@ -117,13 +119,15 @@ class ListDispatcher(Dispatcher):
         n = len(jobs)
         if n == 0:
             return []
-        skip = getattr(self, "skip", False)
+        skip = self.skip
         if view.counting and not skip and self.descending is not None:
             started = self._strict_by_estimate(jobs, units, _est, view.free_cores)
             if started is not None:
                 return started
         order = self.order(view)
         if view.counting:
+            if order is None:  # queue order, from a subclass's order()
+                order = np.arange(n)
             free = view.free_cores
             u_sorted = units[order]
             if not skip:

@@ -29,8 +29,8 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
+from dispatchlab.dispatch.allocation import Allocation
 from dispatchlab.dispatch.allocators import Allocator
-from dispatchlab.dispatch.base import Allocation
 
 
 def planned(estimate: int) -> int:
@@ -240,7 +240,10 @@ class NodeProfile:
         for t in sorted(by_time):
             self.times.append(t)
             self.free.append(self.free[-1] + by_time[t])
-        self._stack = self._pmin = None
+        #: the matrices of ``free`` stacked (times x nodes x resources) and their
+        #: running minimum, made on demand
+        self._stack: np.ndarray | None = None
+        self._pmin: np.ndarray | None = None
         self._own = False  # whether the stack is this profile's alone (see reserve)
         self._keep = False  # whether reserve keeps the stack (once it was asked for)
         self._monotone = False  # not checked: the running minimum is computed

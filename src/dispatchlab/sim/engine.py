@@ -60,7 +60,6 @@ from dispatchlab.dispatch.base import (
     SetPower,
     SetSpeed,
     Start,
-    View,
 )
 from dispatchlab.platform import Platform
 from dispatchlab.power.cap import PowerCap
@@ -78,6 +77,7 @@ from dispatchlab.sim.result import (
     SimulationResult,
 )
 from dispatchlab.sim.state import RunningSet, WaitingQueue
+from dispatchlab.sim.view import EngineView
 from dispatchlab.workload.jobs import JobTable
 
 OVERRUN_MODES = ("run", "kill")
@@ -116,19 +116,21 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
     one check that every way of building a run calls (:class:`Simulation`, the
     ``simulate``, ``compare`` and ``study`` commands, campaign files at load time).
 
-    1. ``dispatcher`` slows running jobs (:attr:`~dispatchlab.dispatch.base.Dispatcher.
-       slows_running_jobs`) and ``duration_model`` is None (not given): without a model
-       a throttled job would run as long as at full power. ``none`` given explicitly is
+    1. ``dispatcher`` slows running jobs (``requires.slows_running_jobs``, see
+       :class:`~dispatchlab.dispatch.requirements.Requirements`) and
+       ``duration_model`` is None (not given): without a model a throttled job would
+       run as long as at full power. ``none`` given explicitly is
        accepted (the run then warns "throttling without slowdown",
        :func:`dispatchlab.run.advice.result_warnings`). ``model_field``: where the caller
        takes a model (the error names it), None when it takes none.
-    2. ``dispatcher`` cannot place jobs on nodes (``supports_node_level`` False) and the
+    2. ``dispatcher`` cannot place jobs on nodes (``requires.node_level`` False) and the
        run is node-level (``node_level`` True, :func:`is_node_level`; None: not known
        yet, not checked); the error names ``platform_field``.
 
     Each refusal is one :class:`InputError` line."""
-    name = getattr(dispatcher, "name", None) or type(dispatcher).__name__
-    if getattr(dispatcher, "slows_running_jobs", False) and duration_model is None:
+    name = dispatcher.name or type(dispatcher).__name__
+    requires = dispatcher.requires
+    if requires.slows_running_jobs and duration_model is None:
         from dispatchlab.sim.duration import DURATION_MODELS
 
         models = ", ".join(DURATION_MODELS)
@@ -141,7 +143,7 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
                              "predictions --duration-model' or in a campaign",
                              field="dispatcher")
         raise InputError(what, field=model_field)
-    if node_level and not getattr(dispatcher, "supports_node_level", True):
+    if node_level and not requires.node_level:
         raise InputError(f"dispatcher {name!r} cannot place jobs on nodes (it declares "
                          "supports_node_level = False) and this run is node-level (the "
                          "platform has more than cores, or jobs ask for more than one core "
@@ -203,6 +205,34 @@ class Simulation:
         pinned: dict[int, Allocation | None] | None = None,
     ) -> None:
         check_overrun(overrun)
+        self._set_components(platform, jobs, dispatcher, predictor, duration_model, cap,
+                             power_predictor)
+        if max_wall is not None and (isinstance(max_wall, bool)
+                                     or not isinstance(max_wall, int | float)
+                                     or not max_wall > 0 or not math.isfinite(max_wall)):
+            raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
+                             f"{max_wall!r}", field="max_wall")
+        self.overrun = overrun
+        self._progress = progress
+        self.max_wall = max_wall
+        self._ran = False
+        # the duration each job will be simulated for
+        run, requested = jobs["run"], jobs["requested_time"]
+        self.sim_run = np.minimum(run, requested) if overrun == "kill" else run.copy()
+        self.time_limit = self._check_jobs()
+        # the state, in four parts (each method says what it holds)
+        self._set_resources(platform, jobs, dispatcher, duration_model)
+        self._set_jobs_queue_and_running(jobs)
+        self._set_clock_and_events(jobs)
+        self._set_power_and_rates(jobs, overrun)
+        self.pinned = self._check_pinned(pinned)
+
+    def _set_components(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                        predictor: Predictor | None, duration_model: DurationModel | None,
+                        cap: PowerCap | None, power_predictor: PowerPredictor | None
+                        ) -> None:
+        """What runs: the inputs and the components, cloned (the originals stay
+        unstarted), and what the dispatcher requires."""
         self.duration_model = (duration_model or NoSlowdown()).clone()
         if cap is not None and not isinstance(cap, PowerCap):
             raise TypeError(f"cap must be a PowerCap, got {type(cap).__name__}")
@@ -213,25 +243,19 @@ class Simulation:
         self.platform = platform
         self.jobs = jobs
         self.dispatcher = dispatcher.clone()
+        #: what the dispatcher needs (read once: see Dispatcher.requires)
+        self.requires = self.dispatcher.requires
+        # passes on an empty queue may be skipped (see _pass)
+        self._skip_empty = not self.requires.empty_queue_pass
         self.predictor = (predictor or WalltimePredictor()).clone()
         # predictors that learn nothing are not called at completions
         self._observes = type(self.predictor).observe is not Predictor.observe
-        self.overrun = overrun
-        self._progress = progress
-        if max_wall is not None and (isinstance(max_wall, bool)
-                                     or not isinstance(max_wall, int | float)
-                                     or not max_wall > 0 or not math.isfinite(max_wall)):
-            raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
-                             f"{max_wall!r}", field="max_wall")
-        self.max_wall = max_wall
-        self._ran = False
 
-        n = len(jobs)
-        run, requested = jobs["run"], jobs["requested_time"]
-        # the duration each job will be simulated for
-        self.sim_run = np.minimum(run, requested) if overrun == "kill" else run.copy()
-        self.time_limit = self._check_jobs()
-
+    def _set_resources(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                       duration_model: DurationModel | None) -> None:
+        """Resources: the per-unit requests, counting or node-level mode (and the
+        combination check that depends on it), capacity and what is free (cores, the
+        free matrix), and the allocations of running and started jobs."""
         # per-unit requests in platform resource order (jobs x resources)
         names = platform.resource_names
         unknown = set(jobs.resources) - set(names)
@@ -239,7 +263,7 @@ class Simulation:
             if jobs.resources[r].any():
                 raise InputError(f"jobs request resource {r!r}, which the platform lacks "
                                  f"(it has {', '.join(names)})", field="resources")
-        self.requests = np.zeros((n, len(names)), dtype=np.int64)
+        self.requests = np.zeros((len(jobs), len(names)), dtype=np.int64)
         for k, r in enumerate(names):
             if r in jobs.resources:
                 self.requests[:, k] = jobs.resources[r]
@@ -252,7 +276,18 @@ class Simulation:
         self.capacity = self._capacity.view()
         self.capacity.flags.writeable = False
         self.total_cores = int(self._capacity[:, core_k].sum()) if core_k >= 0 else 0
+        self.allocations: dict[int, Allocation] = {}  # running jobs (node level)
+        self.allocation_log: dict[int, Allocation] = {}  # every started job (node level)
+        self.free_cores = self.total_cores
+        self._free = self._capacity.copy()
+        self.free_view = self._free.view()
+        self.free_view.flags.writeable = False
+        self._core_k = core_k
 
+    def _set_jobs_queue_and_running(self, jobs: JobTable) -> None:
+        """Per-job state (units, simulated run, start, end, estimate at submission,
+        planned end, status) and the waiting queue and running set built on it."""
+        n = len(jobs)
         # Per-job state lives in compact array.array buffers (fast scalar access from
         # Python, 8 bytes a job); the numpy arrays below are views of the same memory.
         self._units = _int_buffer(jobs["units"])
@@ -267,17 +302,18 @@ class Simulation:
         self.estimate0 = np.frombuffer(self._est0, dtype=np.int64)
         self.est_end = np.frombuffer(self._est_end, dtype=np.int64)
         self.status = np.frombuffer(self._status, dtype=np.int8)
-
         self.reject_reason: dict[int, str] = {}
         self.queue = WaitingQueue(jobs["units"], self.estimate0, jobs["submit"])
         self.running = RunningSet(jobs["units"], n)
-        self.allocations: dict[int, Allocation] = {}  # running jobs (node level)
-        self.allocation_log: dict[int, Allocation] = {}  # every started job (node level)
-        self.free_cores = self.total_cores
-        self._free = self._capacity.copy()
-        self.free_view = self._free.view()
-        self.free_view.flags.writeable = False
-        self._core_k = core_k
+        self._static_estimates: array | None = None
+        self._final_expired: set[int] = set()
+        self._pinned_started: list[int] = []
+
+    def _set_clock_and_events(self, jobs: JobTable) -> None:
+        """The clock and the events: now, the event heap and its key codec, each running
+        job's scheduled end, the dispatcher's wake-ups, the counters (events, passes,
+        changes) and what happened since the dispatcher's previous pass."""
+        self.now = 0
         # the event queue: a heap of keys (time, kind rank, payload) (see sim.events),
         # merged in run() with the pre-sorted stream of submissions
         self._codec = KeyCodec(self.running.shift)
@@ -285,9 +321,36 @@ class Simulation:
         self._tshift = self._codec.time_shift
         self._pmask = self._codec.payload_mask
         self._wake_seq = 0
-        self._sched_end = _int_buffer(np.full(n, -1))  # scheduled end (speed changes move it)
+        # scheduled end (speed changes move it)
+        self._sched_end = _int_buffer(np.full(len(jobs), -1))
+        #: a wake-up asked for by the dispatcher fired at this time point
+        self.woken = False
+        self._pending_wakes: dict[int, int] = {}  # wake-ups asked for, per time
+        self._withdrawn_wakes: dict[int, int] = {}  # of those, withdrawn, per time
+        # counts changes to running jobs not made by the dispatcher's own starts
+        # (completions, new estimates, speed changes): lets a dispatcher know that only
+        # new submissions happened since its previous pass
+        self.changes = 0
+        # what happened since the dispatcher's previous call (see View.changed), and a
+        # version of the running set (starts, ends, new estimates) for the cached
+        # release profile
+        self._submitted: list[int] = []
+        self._completed: list[int] = []
+        self._reestimated: list[int] = []
+        self._running_version = 0
+        self._profile: tuple[int, int, object] | None = None
+        self.events = 0
+        self.passes = 0
+        self._decision_times = array("d")
+
+    def _set_power_and_rates(self, jobs: JobTable, overrun: str) -> None:
+        """Power and rates: the exact rate changes of running jobs (speed, work left,
+        planned end, power level, kills) and their log, the power predictions, and the
+        jobs' measured power."""
+        n = len(jobs)
         self._kill = overrun == "kill"
-        self._trace_run = _int_buffer(run)  # the trace's run times (rate changes, kills)
+        # the trace's run times (rate changes, kills)
+        self._trace_run = _int_buffer(jobs["run"])
         # rate changes (SetSpeed / SetPower) of running jobs, exact: the speed, the
         # nominal work left at a time and the exact planned end as reduced integer
         # fractions (numerator, denominator > 0; plain ints are much cheaper than
@@ -324,29 +387,6 @@ class Simulation:
             self.job_power_view = np.asarray(jobs["power_mean"], dtype=np.float64).view()
             self.job_power_view.flags.writeable = False
         self._node_power: tuple[int, int, np.ndarray] | None = None
-        self.pinned = self._check_pinned(pinned)
-        self._pinned_started: list[int] = []
-        self._woken = False  # a requested wake-up fired at this timestamp
-        self._pending_wakes: dict[int, int] = {}  # wake-ups asked for, per time
-        self._withdrawn_wakes: dict[int, int] = {}  # of those, withdrawn, per time
-        self._static_estimates: array | None = None
-        self._final_expired: set[int] = set()
-        self.now = 0
-        # counts changes to running jobs not made by the dispatcher's own starts
-        # (completions, new estimates, speed changes): lets a dispatcher know that only
-        # new submissions happened since its previous pass
-        self.changes = 0
-        # what happened since the dispatcher's previous call (see View.changed), and a
-        # version of the running set (starts, ends, new estimates) for the cached
-        # release profile
-        self._submitted: list[int] = []
-        self._completed: list[int] = []
-        self._reestimated: list[int] = []
-        self._running_version = 0
-        self._profile: tuple[int, int, object] | None = None
-        self.events = 0
-        self.passes = 0
-        self._decision_times = array("d")
 
     # ------------------------------------------------------------------ the run
     def run(self) -> SimulationResult:
@@ -367,7 +407,7 @@ class Simulation:
                 raise DispatchError(f"{self.predictor!r}: static_estimates() must give one "
                                     "estimate >= 0 per job")
             self._static_estimates = static = _int_buffer(static)
-        view = View(self)
+        view = EngineView(self)
         self.duration_model.start(jobs)
         if self.power_predictor is not None:
             self.power_predictor.start(jobs, self.platform)
@@ -407,7 +447,7 @@ class Simulation:
                 finished = False  # the wall-clock budget is spent: stop here
                 break
             if now != self.now:
-                self._woken = False
+                self.woken = False
             self.now = view.now = now
             events_before = self.events
             # the events of this time point in key order: completions (rank 0, in job
@@ -479,7 +519,7 @@ class Simulation:
 
     def _throttling_without_slowdown(self) -> bool:
         """The dispatcher slows running jobs and the duration model is ``none``."""
-        return bool(getattr(self.dispatcher, "slows_running_jobs", False)
+        return bool(self.requires.slows_running_jobs
                     and type(self.duration_model) is NoSlowdown)
 
     def _segment_columns(self) -> dict[str, np.ndarray] | None:
@@ -600,7 +640,7 @@ class Simulation:
                 withdrawn[now] -= 1
             return False
         self.events += 1
-        self._woken = True
+        self.woken = True
         return True
 
     def _on_cap(self, index: int) -> None:
@@ -694,15 +734,16 @@ class Simulation:
         heapq.heappush(self._events, (end << self._tshift) | job)
 
     # ------------------------------------------------------------------ a pass
-    def _pass(self, view: View) -> None:
+    def _pass(self, view: EngineView) -> None:
         self.passes += 1
         ends = self.running.ends
         if ends and ends[0] <= self.now:
             self._expire()
-        if not self.queue.jobs and not self._woken and \
-                not getattr(self.dispatcher, "call_on_empty_queue", True):
+        if self._skip_empty and not self.queue.jobs and not self.woken and \
+                not self.dispatcher.call_on_empty_queue:
             return  # the dispatcher declared it has nothing to do without waiting jobs
-            # (read at every pass: a dispatcher may change it during a run)
+            # (its live call_on_empty_queue is read at every such pass: a dispatcher
+            # may ask for them for a while during a run)
         t0 = perf_counter()
         decisions = self.dispatcher.dispatch(view)
         self._decision_times.append(perf_counter() - t0)
@@ -872,6 +913,15 @@ class Simulation:
             return rows, [self._units[r] for r in rows], [self._est0[r] for r in rows]
         get = itemgetter(*rows)  # one C call per column
         return rows, list(get(self._units)), list(get(self._est0))
+
+    def power_level(self, job: int) -> float:
+        """The power level (0-1] of running job row ``job`` (1 unless changed)."""
+        return self._level.get(job, 1.0)
+
+    def estimated_end(self, job: int) -> int:
+        """The raw planned end (s) of job row ``job`` while it runs (may lie in the
+        past when it outlives its estimate; -1 before it starts)."""
+        return self._est_end[job]
 
     def changes_since_pass(self) -> Changes:
         """Jobs submitted, completed and re-estimated since the dispatcher's last call."""

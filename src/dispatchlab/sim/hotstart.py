@@ -50,7 +50,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.dispatch.base import Allocation
+from dispatchlab.dispatch.allocation import Allocation
 from dispatchlab.platform.platform import Platform
 from dispatchlab.power.model import POWER_COLUMNS, has_power
 from dispatchlab.workload.jobs import FLOAT_FIELDS, JobTable

@@ -351,8 +351,8 @@ class OnlineControl:
     run, the round control (:class:`TimeControl` with ``stop="stable"``), the current
     queue length (``cur_q_length_``, reset to ``q_length``) and the dispatch skip."""
 
-    def _check(self) -> None:
-        super()._check()  # type: ignore[misc]
+    def validate(self) -> None:
+        super().validate()  # type: ignore[misc]
         check_positive_int(self.max_k, "max_k")  # type: ignore[attr-defined]
 
     def start(self, view: Any) -> None:

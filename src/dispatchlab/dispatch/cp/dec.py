@@ -121,8 +121,8 @@ class DEC(HCP):
         """The reference plan's and stage 2's ordering: ``order``."""
         return self.order
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         if not isinstance(self.order, str):
             raise InputError(f"an ordering is a name, got {self.order!r}", field="order")
         make_ordering(self.order, field="order")
@@ -157,7 +157,9 @@ class DEC(HCP):
             return self._hybrid_pass(view, self._modelled(view))
         margin = float(self.margin)
         budget = margin * float(cap)
-        pred = np.asarray(view.power_prediction[0], dtype=np.float64)
+        prediction = view.power_prediction
+        assert prediction is not None  # requires.power_predictions (checked in start)
+        pred = np.asarray(prediction[0], dtype=np.float64)
         out = reject_never_fitting(self.name, view, q.jobs, pred, margin)
         cand = self._modelled_within(view, pred, budget)
         if len(cand.rows) == 0:

@@ -296,6 +296,9 @@ class _HybridCP(Dispatcher):
     """Machinery shared by :class:`HCP` and :class:`HCPOnline` (not registered)."""
 
     call_on_empty_queue = False
+    #: one record per pass in pass_log_ (:func:`~.common.pass_facts`)
+    keeps_pass_log: ClassVar[bool] = True
+    pass_log_: list[dict[str, Any]]
 
     allocator: str
     nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
@@ -309,7 +312,7 @@ class _HybridCP(Dispatcher):
     save_models: str | None = None
     save_every: int = 1
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
         ModelSaver.check(self.save_models, self.save_every)
@@ -325,15 +328,15 @@ class _HybridCP(Dispatcher):
         """``cp_*`` facts of the run from :attr:`pass_log_` (see
         :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
 
-        return run_facts(getattr(self, "pass_log_", []))
+        return run_facts(self.pass_log_)
 
     def start(self, view: View) -> None:
 
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self.default_ewt)
-        self.pass_log_: list[dict[str, Any]] = []
+        self.pass_log_ = []
         self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
         self.saver_.start()
         self.totals_: np.ndarray = np.asarray(view.capacity, dtype=np.int64).sum(axis=0) \
@@ -435,7 +438,7 @@ class _HybridCP(Dispatcher):
     def improvement_share(self) -> float:
         """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
 
-        return improvement_share(getattr(self, "pass_log_", []))
+        return improvement_share(self.pass_log_)
 
 
 class HCP(_HybridCP):
@@ -464,8 +467,8 @@ class HCP(_HybridCP):
         self.conflicts = conflicts
         self.presolve = presolve
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         check_choice(self.model_order, "model_order", MODEL_ORDERS)
         check_positive_int(self.feedback_rounds, "feedback_rounds", minimum=0)
         check_solver_budget(self.conflicts, self.presolve)
@@ -619,6 +622,7 @@ class HCPOnline(OnlineControl, _HybridCP):
             # ours: they all fit now together: "all start now" is the model's optimum
             # (a solved pass); only the mapping on nodes can postpone a job
             zeros = np.zeros(len(cand.rows), np.int64)
+            decisions: list[Decision]
             decisions, _, _ = self._map_now(view, cand, zeros)
             self._keep_alive(view, decisions, zeros)
             self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
@@ -644,7 +648,7 @@ class HCPOnline(OnlineControl, _HybridCP):
         outcome = self.control_.solve(rm.model, rm.starts, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
-        decisions: list[Decision] = []
+        decisions = []
         if outcome.values is not None:
             plan = np.asarray(outcome.values, dtype=np.int64)
             decisions, _, _ = self._map_now(view, cand, plan)

@@ -158,7 +158,7 @@ best (before any fallback), ``prb_objective`` the reference plan's; ``status``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -195,6 +195,7 @@ from dispatchlab.dispatch.cp.common import (
 )
 from dispatchlab.dispatch.orderings import Ordering, OrderKeys, job_demand, make_ordering
 from dispatchlab.dispatch.prb import proactive_schedule
+from dispatchlab.dispatch.profile import NodeProfile
 from dispatchlab.platform.queues import job_ewt
 
 #: accepted values of the ``nodes`` parameter (see the module docstring)
@@ -414,7 +415,8 @@ def feasible_hint(problem: PlanProblem, offsets: np.ndarray,
                     continue
                 alloc = np.zeros(n_nodes, dtype=np.int64)
                 left = int(problem.units[j])
-                for n in sorted(range(n_nodes), key=lambda n, k=k: (-int(k[n]), n)):
+                # the nodes by decreasing units that fit there, then by node
+                for n in np.lexsort((np.arange(n_nodes), -k)).tolist():
                     take = min(left, int(k[n]))
                     alloc[n] = take
                     left -= take
@@ -633,6 +635,7 @@ def prb_allocations(view: View, cand: Candidates, offsets: np.ndarray,
     now = int(view.now)
     start_allocator(allocator, view)
     prof = view.release_profile()
+    assert isinstance(prof, NodeProfile)  # node level (counting returned above)
     phys = np.array(view.free, dtype=np.int64, copy=True)
     reqs = np.asarray(view.requests)[cand.rows]
     n_nodes = phys.shape[0]
@@ -661,6 +664,9 @@ class _PureCP(Dispatcher):
     """Machinery shared by :class:`PCP` and :class:`PCPOnline` (not registered)."""
 
     call_on_empty_queue = False
+    #: one record per pass in pass_log_ (:func:`~.common.pass_facts`)
+    keeps_pass_log: ClassVar[bool] = True
+    pass_log_: list[dict[str, Any]]
     q_length: int
     nodes: str
     allocator: str
@@ -674,7 +680,7 @@ class _PureCP(Dispatcher):
     #: the ordering of the PRB reference plan
     reference_order: str = "urgency"
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         check_control_params(self.time_limit, self.max_time_limit, self.time_mode, self.seed)
         check_positive_int(self.q_length, "q_length")
         check_choice(self.nodes, "nodes", NODE_MODES)
@@ -691,7 +697,7 @@ class _PureCP(Dispatcher):
         """``cp_*`` facts of the run from :attr:`pass_log_` (see
         :func:`dispatchlab.dispatch.cp.common.run_facts`)."""
 
-        return run_facts(getattr(self, "pass_log_", []))
+        return run_facts(self.pass_log_)
 
     def _keep_alive(self, view: View, cand, prb: np.ndarray, prb_now: dict,
                     decisions: list[Decision]) -> list[Decision]:
@@ -706,13 +712,13 @@ class _PureCP(Dispatcher):
 
     def start(self, view: View) -> None:
 
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         self.ordering_: Ordering = make_ordering(self.reference_order)
         self.ordering_.start(view)
         self.ewt_: np.ndarray = job_ewt(view.jobs, view.platform, self._ewt_default())
-        self.pass_log_: list[dict[str, Any]] = []
+        self.pass_log_ = []
         self.saver_ = ModelSaver(self.save_models, self.save_every, self.name)
         self.saver_.start()
         if view.counting:
@@ -926,7 +932,7 @@ class _PureCP(Dispatcher):
     def improvement_share(self) -> float:
         """Share of solver passes whose plan improved on PRB's (0.0 before a run)."""
 
-        return improvement_share(getattr(self, "pass_log_", []))
+        return improvement_share(self.pass_log_)
 
 
 class PCP(_PureCP):
@@ -962,8 +968,8 @@ class PCP(_PureCP):
         self.save_models = save_models
         self.save_every = save_every
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         if isinstance(self.default_ewt, bool) or not isinstance(
                 self.default_ewt, int | np.integer) or self.default_ewt <= 0:
             raise InputError(f"must be an integer number of seconds > 0, got "
@@ -991,12 +997,13 @@ class PCP(_PureCP):
             rounds += 1
             det += last.deterministic_time
             wall += last.wall_time
-            if last.values is not None and (best is None or last.objective < best.objective):
-                best = last
+            if last.values is not None and (best is None or cast(int, last.objective)
+                                            < cast(int, best.objective)):
+                best = last  # (a solution has an objective value)
             if last.status in ("OPTIMAL", "INFEASIBLE", "MODEL_INVALID"):
                 solved = last.status == "OPTIMAL"
                 break
-            if best is not None and any(v == 0 for v in best.values[:m]):
+            if best is not None and any(v == 0 for v in cast(tuple, best.values)[:m]):
                 solved = True
                 break
         assert last is not None
@@ -1070,8 +1077,8 @@ class PCPOnline(OnlineControl, _PureCP):
     node packing only for the jobs that start now; ``nodes`` is ignored; see
     :func:`build_pooled_model`)."""
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         check_choice(self.model, "model", MODEL_FORMS)
 
     name = "pcp-online"
@@ -1127,7 +1134,8 @@ class PCPOnline(OnlineControl, _PureCP):
         if (prb == 0).all():
             self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                    True)
-            decisions = self._reference_is_optimal(view, cand, prb, prb_now, prb_obj)
+            decisions: list[Decision] = self._reference_is_optimal(view, cand, prb, prb_now,
+                                                                   prb_obj)
             self.skip_.record(usage, len(decisions))
             return decisions
         if pooled:  # ours: hint = PRB's start times
@@ -1143,7 +1151,7 @@ class PCPOnline(OnlineControl, _PureCP):
         outcome = self.control_.solve(pm.model, pm.variables, hint, objective)
         self.cur_q_length_ = next_queue_length(self.cur_q_length_, int(self.q_length),
                                                outcome.solved)
-        decisions: list[Decision] = []
+        decisions = []
         if outcome.values is not None:
             offsets, units = pm.values_to_plan(outcome.values, len(used_nodes))
             decisions = self._decide(view, cand, offsets,

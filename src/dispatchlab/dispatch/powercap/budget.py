@@ -203,7 +203,7 @@ class _BudgetEasy(Dispatcher):
     nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
 
     # ------------------------------------------------------------------ set-up
-    def _check(self) -> None:
+    def validate(self) -> None:
         m = self.margin
         if isinstance(m, bool) or not isinstance(m, int | float) or not 0 < m <= 1:
             raise InputError(f"margin must be in (0, 1], got {m!r}", field="margin")
@@ -217,7 +217,7 @@ class _BudgetEasy(Dispatcher):
         return True
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.allocator_: Allocator = make_allocator(self.allocator)
         start_allocator(self.allocator_, view)
         use_platform = getattr(self.allocator_, "use_platform", None)
@@ -297,6 +297,7 @@ class _BudgetEasy(Dispatcher):
         alloc_ = self.allocator_
         # ``free``: free cores (counting) or, on node level, 1 while any node has any
         # free resource (a coarse "something may still start" flag)
+        physical: np.ndarray | None  # node level only (None on counting platforms)
         if counting:
             free = view.free_cores
             physical = None
@@ -320,6 +321,7 @@ class _BudgetEasy(Dispatcher):
             key = req.tobytes()
             if u >= failed.get(key, _NEVER):  # (allocators place iff the units fit)
                 return False, None, 0
+            assert physical is not None  # node level
             a = alloc_.allocate(req, u, physical)
             if a is None:
                 failed[key] = u
@@ -338,6 +340,7 @@ class _BudgetEasy(Dispatcher):
                 free -= units[p]
                 started.append((end, power, units[p]))
             else:
+                assert physical is not None  # node level
                 m = a.matrix(reqs[j], n_nodes)
                 physical[...] -= m
                 free = int(bool(physical.any()))
@@ -422,7 +425,9 @@ class _BudgetEasy(Dispatcher):
         :class:`Reject` appended to ``out`` and their position added to ``skip``."""
         if budget is None:
             return None, [0.0] * len(rows), None, [], 0.0
-        pm = view.power_prediction[0]
+        prediction = view.power_prediction
+        assert prediction is not None  # requires.power_predictions (checked in start)
+        pm = prediction[0]
         pq = np.nan_to_num(np.asarray(pm[view.queue.jobs], dtype=np.float64), nan=0.0)
         pred = pq.tolist()
         top = self._top_budget(view)
@@ -457,6 +462,7 @@ class _BudgetEasy(Dispatcher):
             total = reqs[q.jobs[cand]] * q.units[cand][:, None]
             keep = (total <= physical.sum(axis=0)).all(axis=1)
         if budget is not None and not self.reduces:
+            assert pq is not None  # predictions exist whenever a budget does
             keep &= pq[cand] + used <= budget
         return cand[keep]
 
@@ -554,6 +560,7 @@ class _BudgetEasy(Dispatcher):
             while ir < nrel and rel_t[ir] <= t:
                 r = rel_j[ir]
                 a = view.allocation(r)
+                assert a is not None  # node level: every running job has one
                 amounts = requests[r].tolist()
                 for n, c in zip(a.nodes.tolist(), a.counts.tolist(), strict=True):
                     add(n, amounts, c)
@@ -592,8 +599,8 @@ class BF(_BudgetEasy):
         self.power_check = power_check
         self.allocator = allocator
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         s = self.cap_scale
         if isinstance(s, bool) or not isinstance(s, int | float) or not 0 < s < math.inf:
             raise InputError(f"cap_scale must be > 0, got {s!r}", field="cap_scale")
@@ -625,8 +632,8 @@ class DVFS(_BudgetEasy):
         self.bsld_theta = bsld_theta
         self.allocator = allocator
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         t = self.bsld_theta
         if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < math.inf:
             raise InputError(f"bsld_theta must be >= 0 seconds, got {t!r}",

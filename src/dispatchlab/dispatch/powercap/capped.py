@@ -163,13 +163,13 @@ class _PowerCapping(Dispatcher):
     #: the EASY that decides the passes without a cap
     easy_class: ClassVar[type[ReferenceEASY]] = ReferenceEASY
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         if self.check not in CHECKS:
             raise InputError(f"check must be one of {', '.join(CHECKS)}, got "
                              f"{self.check!r}", field="check")
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         if not view.counting:
             raise InputError(f"{self.name} runs on pooled (core-counting) platforms for now; "
                              f"{view.platform.describe()} is node-level", field="platform")
@@ -254,8 +254,8 @@ class ReferenceEasyPC(_PowerCapping):
         self.order = order
         self.check = check
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         if self.order not in ("fcfs", "saf"):
             raise InputError(f"order must be fcfs or saf, got {self.order!r}", field="order")
 
@@ -404,8 +404,8 @@ class ReferenceKnapsack(_PowerCapping):
         self.value = value
         self.check = check
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         if self.value not in ("wait", "stretch"):
             raise InputError(f"value must be wait or stretch, got {self.value!r}",
                              field="value")
@@ -691,15 +691,14 @@ class _PowerCapped(_PowerCapping):
         self._scaled.discard(j)
 
     def _reestimate(self, view: View, jobs: tuple[int, ...]) -> None:
-        """New estimated ends (or power levels) of running jobs: re-read them."""
-        running = view.running
-        end_of = dict(zip(running.jobs.tolist(), running.est_end.tolist(), strict=True))
+        """New estimated ends (or power levels) of running jobs: re-read them (each
+        O(1), :meth:`View.estimated_end`)."""
         for j in jobs:
             if j not in self._running:
                 continue
             key, u, xi, vi = self._running[j]
             del self._run[bisect_left(self._run, key)]
-            key = (end_of[j] << self._shift) | j
+            key = (view.estimated_end(j) << self._shift) | j
             insort(self._run, key)
             self._running[j] = (key, u, xi, vi)
             if view.power_level(j) != 1.0:

@@ -68,9 +68,10 @@ def largest_cap_left(view: View) -> float | None:
     time ahead (or now) is uncapped."""
     sched = view.cap_schedule
     caps = [view.cap] + ([w for t, w in sched.steps if t > view.now] if sched else [])
-    if any(c is None for c in caps):
+    known = [c for c in caps if c is not None]
+    if len(known) < len(caps):
         return None
-    return float(max(caps))
+    return float(max(known))
 
 
 def never_fitting(view: View, rows: np.ndarray, pred: np.ndarray,
@@ -108,8 +109,8 @@ class LS(PRB):
         super().__init__(order=order, allocator=allocator, default_ewt=default_ewt)
         self.margin = margin
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         check_margin(self.margin)
 
     def start(self, view: View) -> None:
@@ -121,7 +122,9 @@ class LS(PRB):
         cap = view.cap
         if cap is None:
             return None
-        pred = np.asarray(view.power_prediction[0], dtype=np.float64)[rows]
+        prediction = view.power_prediction
+        assert prediction is not None  # requires.power_predictions (checked in start)
+        pred = np.asarray(prediction[0], dtype=np.float64)[rows]
         return PowerBudget(pred, float(self.margin) * float(cap),
                            running_power_prediction(view))
 
@@ -145,7 +148,9 @@ class LS(PRB):
             return []
         margin = float(self.margin)
         budget = margin * float(cap)
-        pred = np.asarray(view.power_prediction[0], dtype=np.float64)
+        prediction = view.power_prediction
+        assert prediction is not None  # requires.power_predictions (checked in start)
+        pred = np.asarray(prediction[0], dtype=np.float64)
         used = power_sum(running_power_prediction(view))
         out = reject_never_fitting(self.name, view, q.jobs, pred, margin)
         # a rejected job's power alone exceeds the budget: the check below skips it

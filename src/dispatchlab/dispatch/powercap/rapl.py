@@ -161,7 +161,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -173,6 +173,7 @@ from dispatchlab.dispatch.base import (
     Changes,
     Decision,
     Dispatcher,
+    Requirements,
     SetPower,
     Start,
     View,
@@ -279,7 +280,8 @@ class _Incidence:
             self.first = np.arange(len(rows), dtype=np.int64)
             self.nodes = units.astype(np.float64)
             return
-        allocs: list[Allocation] = [view.allocation(int(j)) for j in rows.tolist()]
+        # node level: every running job has an allocation
+        allocs = cast(list[Allocation], [view.allocation(int(j)) for j in rows.tolist()])
         sizes = np.fromiter((len(al.nodes) for al in allocs), dtype=np.int64,
                             count=len(allocs))
         self.entry_node = np.concatenate([al.nodes for al in allocs]).astype(np.int64)
@@ -303,8 +305,10 @@ class _Admitting(Dispatcher):
     needs_job_power = True
     #: throttles running jobs (SetPower): a run needs an explicit duration model
     slows_running_jobs: ClassVar[bool] = True
+    #: the admission dispatcher, built in ``start``
+    admit_: Dispatcher | None = None
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         a = self.admission
         if a is None or a == "none":
             return
@@ -321,7 +325,7 @@ class _Admitting(Dispatcher):
         return BF(cap_scale=float(self.admission))
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.admit_ = self._admission_dispatcher()
         self.admit_.start(view)
         #: view.changes when the admission last ran and decided nothing (None: run it)
@@ -336,18 +340,20 @@ class _Admitting(Dispatcher):
         come from end events superseded by level changes; BF is a function of the
         queue, the free resources, the running jobs with their levels and estimated
         ends, and the cap, so it would decide nothing again."""
-        if view.queue_length == 0 and not getattr(self.admit_, "call_on_empty_queue", True):
+        admit = self.admit_
+        assert admit is not None  # built in start
+        if view.queue_length == 0 and not admit.call_on_empty_queue:
             return []
         changes = view.changes
         if self.admit_mark_ == changes and not view.changed.submitted:
             return []
         self.admission_runs_ += 1
-        out = self.admit_.dispatch(view)
+        out = admit.dispatch(view)
         self.admit_mark_ = None if out else changes
         return out
 
     def run_facts(self) -> dict:
-        admit = getattr(self, "admit_", None)
+        admit = self.admit_
         return {} if admit is None else admit.run_facts()
 
 
@@ -372,8 +378,8 @@ class RaplDynShare(_Admitting):
         self.admission = admission
         self.deadband = deadband
 
-    def _check(self) -> None:
-        super()._check()
+    def validate(self) -> None:
+        super().validate()
         p = self.period
         if isinstance(p, bool) or not isinstance(p, int | float) or p < 1 or p != int(p):
             raise InputError(f"period must be a whole number of seconds >= 1, got {p!r}",
@@ -394,8 +400,9 @@ class RaplDynShare(_Admitting):
         self.ticks_ = 0
         self.skipped_ticks_ = 0  # measurements skipped in settled periods
         self.gap_: bool | None = None  # whether the last measurement restarted
-        #: allocations after the consecutive measurements that changed nothing
-        self.quiet_hist_: list[np.ndarray] = []
+        #: allocations after the consecutive measurements that changed nothing (None
+        #: when none was made: np.array_equal compares those too)
+        self.quiet_hist_: list[Any] = []
         self.quiet_mark_ = -1  # view.changes at the last entry of quiet_hist_
         self.expiry_wake_: int | None = None  # the wake-up asked for while settled
         #: (time, allocation cycle) while settled, else None
@@ -570,6 +577,7 @@ class RaplDynShare(_Admitting):
             inc.floor = _floor_levels(watts, inc.nodes)
             inc.known = watts > 0
         new = np.maximum(np.minimum(new, 1.0), inc.floor)
+        assert inc.known is not None  # set with the floor
         new = np.where(inc.known, new, levels)  # unknown or 0 W: left alone
         lower = new < levels - LEVEL_TOLERANCE
         raise_ = (new > levels + LEVEL_TOLERANCE) & (
@@ -633,17 +641,23 @@ class RaplSimple(_Admitting):
 
 
 # ----------------------------------------------------------------------------- DEC+RAPL
-class _ComponentView(View):
-    """The view a switch component sees: the engine's, with ``changed`` gathered since
-    the component's own previous call."""
+class _ComponentView:
+    """The view a switch component sees: the run's view (every member read through,
+    see :class:`View`), with its own ``now`` and ``changed`` (gathered since the
+    component's own previous call)."""
 
     def __init__(self, view: View) -> None:
-        super().__init__(view._engine)
+        self._view = view
+        self.now = view.now
         self.changed_ = Changes((), (), ())
 
     @property
-    def changed(self) -> Changes:  # type: ignore[override]
+    def changed(self) -> Changes:
         return self.changed_
+
+    def __getattr__(self, name: str) -> Any:
+        # only for members not defined here (not now, changed, changed_)
+        return getattr(self._view, name)
 
 
 class DecRapl(Dispatcher):
@@ -667,12 +681,22 @@ class DecRapl(Dispatcher):
     #: explicit duration model
     slows_running_jobs: ClassVar[bool] = True
     nested: ClassVar[Nested] = {"high": DISPATCHERS, "low": DISPATCHERS}
+    #: the two dispatchers (high, low), built in ``start``
+    parts_: tuple[Dispatcher, ...] = ()
+
+    @property  # type: ignore[misc]  # computed from the parts: not settable like the base's
+    def call_on_empty_queue(self) -> bool:
+        """False, but True while a component wants every event (a settled DynShare)."""
+        return any(part.call_on_empty_queue for part in self.parts_)
 
     @property
-    def call_on_empty_queue(self) -> bool:  # type: ignore[override]
-        """False, but True while a component wants every event (a settled DynShare)."""
-        return any(getattr(part, "call_on_empty_queue", False)
-                   for part in getattr(self, "parts_", ()))
+    def requires(self) -> Requirements:
+        """Its own declarations joined with its two parts' requirements (see
+        :meth:`Requirements.union`): the parts are built from ``high`` and ``low`` (an
+        InputError when one is not a dispatcher)."""
+        own = Requirements.declared_by(self)
+        parts = self.parts_ or (self._build(self.high), self._build(self.low))
+        return own.union(*(part.requires for part in parts))
 
     def __init__(self, high: str | Dispatcher = "dec",
                  low: str | Dispatcher = "rapl-dynshare", window: int = 1800,
@@ -686,7 +710,7 @@ class DecRapl(Dispatcher):
         self.arrivals = arrivals
         self.handover = handover
 
-    def _check(self) -> None:
+    def validate(self) -> None:
         if self.estimator not in ESTIMATORS:
             raise InputError(f"estimator must be one of {', '.join(ESTIMATORS)}, got "
                              f"{self.estimator!r}", field="estimator")
@@ -715,13 +739,13 @@ class DecRapl(Dispatcher):
         return DISPATCHERS.build(spec)  # validated
 
     def start(self, view: View) -> None:
-        self._check()
+        self.validate()
         self.parts_ = (self._build(self.high), self._build(self.low))
         self.views_ = (_ComponentView(view), _ComponentView(view))
         # per component: submitted, completed, reestimated, pinned since its last call
         self.pending_: tuple[list[list[int]], ...] = ([[], [], [], []], [[], [], [], []])
         for part, pview in zip(self.parts_, self.views_, strict=True):
-            part.start(pview)
+            part.start(cast(View, pview))  # it stands for the run's view
         self._reset_rate()
         self.mode_: int | None = None  # 0 high, 1 low
         self.passes_ = [0, 0]
@@ -767,7 +791,7 @@ class DecRapl(Dispatcher):
             return 0.0
         if c == 1:
             return float(self.threshold)
-        oldest = self.first_ if self.all_ else arrivals[0]
+        oldest = arrivals[0] if not self.all_ else cast(int, self.first_)  # set: c >= 1
         span = arrivals[-1] - oldest
         return math.inf if span <= 0 else (c - 1) / float(span)
 
@@ -784,7 +808,7 @@ class DecRapl(Dispatcher):
             resume = getattr(part, "resume", None)
             if resume is not None:  # a settled DynShare keeps its timing
                 pview.now = view.now
-                due = resume(pview) or due
+                due = resume(cast(View, pview)) or due
         if self.estimator == "window":
             mode = 0 if self.rate(view.now) >= self.threshold else 1
         else:  # re-evaluated at arrivals only: between them the mode stays
@@ -795,7 +819,7 @@ class DecRapl(Dispatcher):
                 self._over_budget(view):
             mode = 1  # ours: DynShare first throttles what it admitted under the budget
         if view.queue_length == 0 and not (view.woken or due) and \
-                not getattr(self.parts_[mode], "call_on_empty_queue", True):
+                not self.parts_[mode].call_on_empty_queue:
             return []  # called only for another component (see call_on_empty_queue)
         if self.mode_ is not None and mode != self.mode_:
             self.switches_ += 1
@@ -804,9 +828,9 @@ class DecRapl(Dispatcher):
         pview, pend = self.views_[mode], self.pending_[mode]
         pview.now = view.now
         pview.changed_ = Changes(*(tuple(items) for items in pend))
-        for items in pend:
-            items.clear()
-        out = self.parts_[mode].dispatch(pview)
+        for pending in pend:
+            pending.clear()
+        out = self.parts_[mode].dispatch(cast(View, pview))
         started = [d.job for d in out if type(d) is Start]
         self.starts_[mode] += len(started)
         self.pending_[1 - mode][3].extend(started)
@@ -822,8 +846,8 @@ class DecRapl(Dispatcher):
         return view.running_power() > cap * (1 + 1e-9)
 
     def run_facts(self) -> dict:
-        parts = getattr(self, "parts_", None)
-        if parts is None:
+        parts = self.parts_
+        if not parts:
             return {}
         return {**parts[1].run_facts(), **parts[0].run_facts(),
                 "decrapl_high_passes": self.passes_[0], "decrapl_low_passes": self.passes_[1],

@@ -745,7 +745,7 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     out = {"label": _label(where, t, entry, default_label), "name": name, "params": params,
            "full": jsonable(full), "seeded": seeded, "accepts": sorted(full),
            "inputs": inputs, "code": code,
-           "needs_power": bool(getattr(component, "needs_power", False))}
+           "needs_power": kind == "dispatcher" and component.requires.power_predictions}
     if "duration_model" in t:
         out["duration_model"] = _duration_model(where, base, t["duration_model"],
                                                 f"{entry}.duration_model")
