@@ -6,7 +6,7 @@ Quick start::
     from dispatchlab.dispatch import EASY
     jobs = load_trace("KTH-SP2-1996-2.1-cln.swf.gz")
     result = Simulation(Platform.pooled(100), jobs, EASY()).run()
-    print(result.summary()["mean_wait"])
+    print(run_summary(result)["mean_wait"])  # from dispatchlab.run.outputs
 
 Every component is named as on the command line (``NAME``, ``NAME:KEY=VALUE...``,
 ``NAME:PARAM=SUB:PARAM__KEY=VALUE`` for a sub-component's parameter, ``module:Class``,

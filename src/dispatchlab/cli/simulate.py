@@ -136,6 +136,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
 
     from dispatchlab.metrics import check_tau
     from dispatchlab.run.advice import platform_warnings, result_warnings
+    from dispatchlab.run.outputs import run_summary, write_result, write_schedule_swf
     from dispatchlab.sim import Simulation
     from dispatchlab.sim.engine import check_combination, is_node_level
 
@@ -189,9 +190,10 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     for text in result_warnings(result):
         warn(text)
     if out is not None:
-        summary = result.write(out, tau=tau, measure=measure_spec, started_at=t0, csv=csv)
+        summary = write_result(result, out, tau=tau, measure=measure_spec, started_at=t0,
+                               csv=csv)
     else:
-        summary = result.summary(tau=tau, measure=measure_spec)
+        summary = run_summary(result, tau=tau, measure=measure_spec)
         summary["wall_seconds"] = time.perf_counter() - t0
     con = console()
     title = run_header(f"{Path(trace).name} on {plat.describe()}", cap_spec, plat,
@@ -203,7 +205,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         extra = ", platform_power.parquet" if job_series is not None else ""
         con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'}{extra} and summary.json[/dim]")
     if swf_out is not None:
-        result.write_swf(swf_out)
+        write_schedule_swf(result, swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
 
 
@@ -288,6 +290,7 @@ def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
     from dispatchlab.platform import Platform
     from dispatchlab.predict import RealPredictor, WalltimePredictor
+    from dispatchlab.run.outputs import run_summary
     from dispatchlab.sim import Simulation
     from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -304,6 +307,6 @@ def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     rows = []
     for name, disp, pred in runs:
         result = Simulation(plat, table, disp, pred).run()
-        rows.append((name, result.summary()))
+        rows.append((name, run_summary(result)))
     con.print(summary_table(rows, title="dispatchers compared (estimates: requested "
                                         "time unless noted)"))

@@ -25,6 +25,7 @@ from typing import Any
 
 from dispatchlab.core.components import ComponentSpec
 from dispatchlab.core.errors import InputError
+from dispatchlab.run.outputs import run_summary
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def _simulate(task: tuple) -> dict[str, Any]:
     from dispatchlab.sim import Simulation
 
     result = Simulation(platform, table, dspec.build(), pspec.build(), overrun=overrun).run()
-    summary = result.summary(tau=tau, measure=Measure.parse(measure_text))
+    summary = run_summary(result, tau=tau, measure=Measure.parse(measure_text))
     summary["simulate_seconds"] = result.wall_seconds
     return summary
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError, output_folder
 from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction, job_columns, queue_length
+from dispatchlab.run.outputs import run_summary
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -224,7 +225,7 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
             res = Simulation(platform, jobs, built_d[d], built_p[p], cap=cap,
                              power_predictor=power_predictor,
                              duration_model=duration_model).run()
-            summary = res.summary(tau=t)
+            summary = run_summary(res, tau=t)
             cols = job_columns(submit, res.start, res.end, res.status, tau=t)
             runs.append(Combination(d, p, res.start, res.end, res.status, summary, cols))
     return StudyResult(list(dispatchers), list(predictors), t, submit, runs,
