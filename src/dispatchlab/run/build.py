@@ -28,14 +28,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dispatchlab.core.components import ComponentSpec
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.memory import release_free_memory
+from dispatchlab.core.suggest import did_you_mean, missing_file_hint
+from dispatchlab.platform.choose import PRESETS, platform_for
+from dispatchlab.platform.eurora import split_archive
+from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
+from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.engine import Simulation, check_combination, is_node_level
+from dispatchlab.sim.hotstart import add_hot_start
+from dispatchlab.workload.alea import for_platform
+from dispatchlab.workload.eurora import split_archive_path
+from dispatchlab.workload.load import load_trace
 
 if TYPE_CHECKING:
     from dispatchlab.platform import Platform
-    from dispatchlab.power.cap import PowerCap
     from dispatchlab.workload.jobs import JobTable
 
 __all__ = ["OPEN_END", "Assembled", "Report", "apply_hot_start", "attach_job_power",
@@ -107,19 +117,13 @@ def load_jobs(source: TraceSource, *, clean: bool = True) -> JobTable:
     """Read, clean and select the trace of ``source``
     (:func:`dispatchlab.workload.load.load_trace`; ``clean=False``: the trace as read,
     for conversion and inference, where nothing may be lost)."""
-    from dispatchlab.workload.load import load_trace
-
     if source.extra_fields not in ("error", "ignore"):
         raise InputError(f"must be 'error' or 'ignore', got {source.extra_fields!r}",
                          field="--extra-fields")
     path = Path(source.path)
-    if not path.exists():
-        from dispatchlab.workload.eurora import split_archive_path
-
-        if split_archive_path(path) is None:  # ARCHIVE#MEMBER: a job instance in a tar
-            from dispatchlab.core.suggest import missing_file_hint
-
-            raise InputError("no such file" + missing_file_hint(path), file=str(path))
+    # ARCHIVE#MEMBER names a job instance inside a tar: no file of that name
+    if not path.exists() and split_archive_path(path) is None:
+        raise InputError("no such file" + missing_file_hint(path), file=str(path))
     options = dict(source.reader_options)
     if options.get("columns") is not None:
         options["columns"] = [c.strip() for c in options["columns"].split(",")]
@@ -145,9 +149,6 @@ def choose_platform(jobs: JobTable, choice: PlatformChoice) -> Platform:
     (``nodes_#64``), either possibly inside a tar archive as ``ARCHIVE#MEMBER``; a
     homogeneous machine of ``nodes`` x ``cores_per_node``; or the trace header's
     machine (pooled cores)."""
-    from dispatchlab.platform.choose import PRESETS, platform_for
-    from dispatchlab.platform.eurora import split_archive
-
     platform, nodes, cores_per_node = choice.platform, choice.nodes, choice.cores_per_node
     if platform is not None and (nodes is not None or cores_per_node is not None):
         raise InputError("give either --platform or --nodes/--cores-per-node, not both",
@@ -158,8 +159,6 @@ def choose_platform(jobs: JobTable, choice: PlatformChoice) -> Platform:
     elif platform is not None:
         path, _member = split_archive(platform)
         if not path.exists():
-            from dispatchlab.core.suggest import did_you_mean, missing_file_hint
-
             hint = did_you_mean(platform, list(PRESETS)) or missing_file_hint(path)
             raise InputError("platform file not found (give a TOML file, an Eurora node "
                              f"file, ARCHIVE#MEMBER or a preset: {', '.join(PRESETS)})"
@@ -178,8 +177,6 @@ def fit_jobs(jobs: JobTable, platform: Platform, report: Report = _silent) -> Jo
     warning saying so (:func:`dispatchlab.workload.alea.for_platform`)."""
     if jobs.info.format != "alea":
         return jobs
-    from dispatchlab.workload.alea import for_platform
-
     jobs, note = for_platform(jobs, platform.total_capacity())
     if note:
         report("warning", note)
@@ -192,8 +189,6 @@ def power_cap(cap: str | None, window: str | None, cap_file: str | Path | None,
     """The :class:`~dispatchlab.power.cap.PowerCap` of ``cap`` (a fraction of the
     platform's maximum dynamic power, or watts) on ``window`` ``T0:T1``, or of the cap
     schedule ``cap_file`` (None without either)."""
-    from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
-
     if cap_file is not None:
         if cap is not None or window is not None:
             raise InputError("give either --cap-file or --cap (and --cap-window)",
@@ -256,13 +251,10 @@ def check_power_inputs(dispatcher: Any, cap: PowerCap | None, jobs: JobTable,
     if getattr(dispatcher, "needs_cap", False) and cap is None:
         raise InputError(f"dispatcher {name!r} caps power: give a power cap (--cap or "
                          "--cap-file)", field="--cap")
-    if getattr(dispatcher, "needs_job_power", False):
-        from dispatchlab.power.model import has_power
-
-        if not has_power(jobs):
-            raise InputError(f"dispatcher {name!r} reads the jobs' measured power: give job "
-                             "power data (--power FILE, e.g. from 'dispatchlab power "
-                             "synth')", field="--power")
+    if getattr(dispatcher, "needs_job_power", False) and not has_power(jobs):
+        raise InputError(f"dispatcher {name!r} reads the jobs' measured power: give job "
+                         "power data (--power FILE, e.g. from 'dispatchlab power "
+                         "synth')", field="--power")
     if getattr(dispatcher, "needs_power", False) and power_predictor is None:
         raise InputError(f"dispatcher {name!r} needs job power predictions: give a power "
                          "predictor (--power-predictor, e.g. real or history)",
@@ -275,8 +267,6 @@ def apply_hot_start(jobs: JobTable, platform: Platform, share: float | None
     the rows the engine pins to their nodes (``(jobs, None)`` without a hot start)."""
     if share is None:
         return jobs, None
-    from dispatchlab.sim.hotstart import add_hot_start
-
     return add_hot_start(jobs, platform, share)
 
 
@@ -286,8 +276,6 @@ def build_component(component: Component | None, field: str) -> Any:
     predictor, power_predictor, duration_model), None for None."""
     if component is None:
         return None
-    from dispatchlab.core.components import ComponentSpec
-
     return ComponentSpec(_KINDS[field], component.name, dict(component.params)).build()
 
 
@@ -309,8 +297,6 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
             raise InputError("the run configuration names no trace and no job table "
                              "was given", field="trace")
         jobs = load_jobs(config.trace)
-        from dispatchlab.core.memory import release_free_memory
-
         release_free_memory()
     plat = choose_platform(jobs, config.platform) if platform is None else platform
     jobs = fit_jobs(jobs, plat, say)
