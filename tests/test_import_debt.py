@@ -23,8 +23,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dispatchlab"
 
-#: The count recorded before the layering work (347 statements in 51 modules).
-RECORDED = 347
+#: The count recorded before the layering work was 347 statements in 51 modules; 330
+#: since the run layer took the writers of ``sim/result.py`` and the run assembly of
+#: ``cli/common.py`` with its imports at the module's head.
+RECORDED = 330
 
 
 def _own(node: ast.Import | ast.ImportFrom) -> bool:
