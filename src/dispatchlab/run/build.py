@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from dispatchlab.core.components import ComponentSpec
 from dispatchlab.core.errors import InputError
@@ -99,7 +99,7 @@ def parse_range(text: str | None, option: str, cast: Callable[[str], Any] = int,
     return lo, hi
 
 
-def parse_fraction(text: str | None) -> tuple[str, float] | None:
+def parse_fraction(text: str | None) -> tuple[Literal["first", "last"], float] | None:
     """``first:F`` or ``last:F`` (0 < F <= 1; checked by the loader)."""
     if text is None:
         return None
@@ -107,7 +107,7 @@ def parse_fraction(text: str | None) -> tuple[str, float] | None:
     if len(parts) != 2 or parts[0] not in ("first", "last"):
         raise InputError(f"expected first:F or last:F, got {text!r}", field="--fraction")
     try:
-        return parts[0], float(parts[1])
+        return cast(Literal["first", "last"], parts[0]), float(parts[1])
     except ValueError:
         raise InputError(f"expected a number after ':', got {text!r}",
                          field="--fraction") from None
@@ -132,7 +132,7 @@ def load_jobs(source: TraceSource, *, clean: bool = True) -> JobTable:
         format=source.format,
         reader_options=options,
         lenient=source.lenient,
-        extra_fields=source.extra_fields,
+        extra_fields=cast(Literal["error", "ignore"], source.extra_fields),
         drop_overrun=source.drop_overrun,
         max_procs=True if source.max_procs else None,
         window=parse_range(source.window, "--window"),
