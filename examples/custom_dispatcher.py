@@ -7,6 +7,7 @@ import numpy as np
 
 from dispatchlab import Dispatcher, Platform, Simulation
 from dispatchlab.dispatch import Start
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.testing import check_dispatcher
 from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -36,4 +37,4 @@ if __name__ == "__main__":
     check_dispatcher(WidestFirst)  # the contract checks, on seeded random workloads
     jobs = generate_synthetic(2000, cores=64, seed=7)
     result = Simulation(Platform.pooled(64), jobs, WidestFirst()).run()
-    print(result.summary()["mean_wait"])
+    print(run_summary(result)["mean_wait"])

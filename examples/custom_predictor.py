@@ -5,6 +5,7 @@ Run it: ``python examples/custom_predictor.py`` (uses a synthetic workload).
 
 from dispatchlab import Platform, Predictor, Simulation
 from dispatchlab.dispatch import EASY
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.testing import check_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -35,4 +36,4 @@ if __name__ == "__main__":
     check_predictor(LastRun)  # parameters, determinism and causality checks
     jobs = generate_synthetic(2000, cores=64, seed=7)
     result = Simulation(Platform.pooled(64), jobs, EASY(), LastRun()).run()
-    print(result.summary()["mean_bsld"])
+    print(run_summary(result)["mean_bsld"])

@@ -17,6 +17,7 @@ from dispatchlab.dispatch import EASY, FIFO
 from dispatchlab.metrics import REJECTED
 from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.run.advice import load_estimate, platform_warnings, result_warnings
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.workload import load_trace
 from dispatchlab.workload.jobs import TraceInfo
 from dispatchlab.workload.load import offered_load
@@ -144,7 +145,7 @@ def test_eurora_burst_instance_is_not_overloaded(traces_dir: Path) -> None:
     load, span = load_estimate(table, 1024)
     assert span == 29_167 and load == pytest.approx(2_243_014 / (1024 * 29_167))
     assert platform_warnings(table, platform) == []
-    summary = Simulation(platform, table, EASY()).run().summary()
+    summary = run_summary(Simulation(platform, table, EASY()).run())
     assert summary["mean_wait"] == 0 and summary["utilization"] == pytest.approx(load)
 
 

@@ -41,6 +41,7 @@ from dispatchlab.experiment.campaign.store import SCHEMA_VERSION
 from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.platform import Platform
 from dispatchlab.predict import make_predictor
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim import Simulation
 from dispatchlab.workload.load import load_trace
 from test_cli import assert_ok, assert_user_error, run_cli
@@ -170,7 +171,7 @@ def test_stored_results_equal_a_direct_simulation(tmp_path, small_trace):
                if r["dispatcher"] == "easy-sjf" and r["predictor"] == "real")
     direct = Simulation(Platform.pooled(64), load_trace(small_trace),
                         make_dispatcher("easy", order="sjf"), make_predictor("real")).run()
-    summary = direct.summary(tau=10.0)
+    summary = run_summary(direct, tau=10.0)
     for column in ("jobs", "mean_wait", "mean_bsld", "p95_bsld", "utilization", "makespan"):
         assert row[column] == pytest.approx(summary[column]), column
     con = connect(tmp_path / "results.duckdb")

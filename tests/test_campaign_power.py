@@ -22,6 +22,7 @@ from dispatchlab.experiment.statistics import power_rows
 from dispatchlab.power import PowerCap
 from dispatchlab.power.synth import synthesize_power
 from dispatchlab.predict.power.predictors import WithPriorHistory, make_power_predictor
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.workload.clean import clean
 from dispatchlab.workload.load import load_trace, offered_load
 from dispatchlab.workload.lublin import lublin_model
@@ -147,7 +148,7 @@ def test_stored_capped_runs_equal_a_direct_simulation(tmp_path):
     cap = PowerCap.window(0.02 * 955_080.0, 0, 30000)
     direct = Simulation(platform, jobs, make_dispatcher("easy-pc", check="gaussian99"),
                         cap=cap, power_predictor=make_power_predictor("history")).run()
-    s = direct.summary(tau=10.0)
+    s = run_summary(direct, tau=10.0)
     for key in ("mean_wait", "max_turnaround", "cap_mean_share", "cap_time_above_share",
                 "cap_time_above_own_share", "window_start_share", "energy_j"):
         assert row[key] == pytest.approx(s[key]), key

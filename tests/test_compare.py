@@ -14,6 +14,7 @@ from dispatchlab.experiment.compare import run_comparison
 from dispatchlab.metrics import Measure
 from dispatchlab.metrics.keys import WALL_CLOCK
 from dispatchlab.platform import Platform
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim import Simulation
 from dispatchlab.workload.clean import select
 from dispatchlab.workload.load import load_trace
@@ -47,8 +48,9 @@ def test_slices_runs_equal_direct_simulations(swf: Path) -> None:
         s = comp.slices[run.slice]
         table = select(jobs, copy=True, jobs=(s.first, s.stop))
         disp = parse_component(run.dispatcher, "dispatcher").build()
-        direct = Simulation(plat, table, disp, parse_component("walltime", "predictor").build()
-                            ).run().summary(measure=Measure.parse("index:20:220"))
+        pred = parse_component("walltime", "predictor").build()
+        direct = run_summary(Simulation(plat, table, disp, pred).run(),
+                             measure=Measure.parse("index:20:220"))
         assert run.summary["measured_jobs"] == 200
         assert _schedule_part(run.summary) == _schedule_part(direct)
     # statistics: one entry per configuration, paired with the baseline on 3 slices

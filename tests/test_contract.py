@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from dispatchlab import Simulation
-from dispatchlab.cli.common import check_power_inputs
 from dispatchlab.core.deprecation import MovedWarning
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import DISPATCHERS, FIFO, Dispatcher, make_dispatcher
@@ -19,6 +18,7 @@ from dispatchlab.dispatch.base import Requirements, View
 from dispatchlab.dispatch.requirements import DECLARATIONS
 from dispatchlab.dispatch.view import View as ProtocolView
 from dispatchlab.predict.duration.base import Predictor
+from dispatchlab.run.build import check_power_inputs
 from dispatchlab.sim.duration import Factor
 from dispatchlab.sim.view import EngineView
 from dispatchlab.testing import check_dispatcher, contending_workloads, node_workloads

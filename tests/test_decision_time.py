@@ -27,6 +27,7 @@ from dispatchlab.metrics.keys import (
     summary_values,
 )
 from dispatchlab.metrics.summary import check_dispatcher_facts
+from dispatchlab.run.outputs import run_summary
 
 # Two jobs on 2 cores (s): job 0 submit 0, start 0, end 10; job 1 submit 0, start 10,
 # end 20. Enough for a valid summary; the tests here look at the other keys.
@@ -201,7 +202,7 @@ def test_a_simulation_summary_has_every_decision_key() -> None:
 
     result = Simulation(Platform.pooled(32), generate_synthetic(60, cores=32, seed=3),
                         make_dispatcher("easy"), make_predictor("walltime")).run()
-    s = result.summary()
+    s = run_summary(result)
     x = result.decision_times
     assert s["decision_calls"] == len(x) > 0
     assert s["p50_decision_time"] <= s["p99_decision_time"] <= s["max_decision_time"]

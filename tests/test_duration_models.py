@@ -23,6 +23,7 @@ from dispatchlab.dispatch import FIFO, SetPower
 from dispatchlab.metrics.jobs import power_bounded_slowdown, unstretched_run
 from dispatchlab.metrics.keys import BY_KEY
 from dispatchlab.metrics.summary import summarize, summarize_table
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim import engine as engine_module
 from dispatchlab.sim.duration import (
     DURATION_MODELS,
@@ -395,7 +396,7 @@ def test_power_bsld_by_hand():
     jobs = with_power(JobTable.from_arrays(submit=[0, 50], run=[1000, 100], units=[1, 1]))
     _, r = run_one(None, {500: [SetPower(0, 0.5)]}, Factor(f=1.0), jobs=jobs)
     assert r.start.tolist() == [0, 1500] and r.end.tolist() == [1500, 1600]
-    s = r.summary()
+    s = run_summary(r)
     assert s["mean_power_bsld"] == pytest.approx((1.5 + 1550 / 300) / 2)
     assert s["max_power_bsld"] == pytest.approx(1550 / 300)
     assert s["power_bsld_theta"] == 300.0
@@ -409,7 +410,7 @@ def test_power_bsld_by_hand():
     _, r = run_one(None, {500: [SetPower(0, 0.5)]}, Factor(f=1.0), jobs=jobs,
                    overrun="kill")
     assert r.end.tolist() == [1200, 1300]
-    s = r.summary()
+    s = run_summary(r)
     assert s["mean_power_bsld"] == pytest.approx((1.2 + 1250 / 300) / 2)
     # a trace run longer than the request, killed at 800 unthrottled: unstretched 800
     assert unstretched_run([1000], [800], "kill").tolist() == [800]
@@ -418,7 +419,7 @@ def test_power_bsld_by_hand():
 
 def test_power_bsld_only_in_runs_with_job_power():
     jobs = JobTable.from_arrays(submit=[0, 50], run=[1000, 100], units=[1, 1])
-    s = Simulation(Platform.pooled(1), jobs, FIFO()).run().summary()
+    s = run_summary(Simulation(Platform.pooled(1), jobs, FIFO()).run())
     assert "mean_power_bsld" not in s and BY_KEY["mean_power_bsld"].value(s) is None
     # the function: at least 1, theta bounds short jobs: (0 + 100) / 300 -> 1;
     # (10 + 50) / 300 -> 1; (0 + 2000) / 1000 = 2; (500 + 100) / 300 = 2
@@ -473,7 +474,7 @@ def test_hot_start_rows_are_left_out_of_the_summary():
 def test_hot_start_in_a_run_and_bad_values():
     jobs = with_columns(hot_table(), hot_start=[1, 0, 0, 0])
     r = Simulation(Platform.pooled(2), jobs, FIFO()).run()
-    s = r.summary()
+    s = run_summary(r)
     assert s["hot_start_jobs"] == 1 and s["jobs"] == 3 and s["total_jobs"] == 3
     assert BY_KEY["hot_start_jobs"].value(s) == 1
     with pytest.raises(InputError, match="hot_start must be 0 or 1"):

@@ -15,6 +15,7 @@ from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import FIFO, make_dispatcher
 from dispatchlab.platform import Platform
 from dispatchlab.run.advice import result_warnings
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
 
@@ -47,14 +48,14 @@ def test_a_run_past_its_budget_stops_and_keeps_what_it_did() -> None:
         e["jobs_not_submitted"] == 200
     # the jobs kept all ended: FIFO on one core, each 15 s, starts back to back
     assert (result.end >= 0).all() and (result.start >= 0).all()
-    summary = result.summary()
+    summary = run_summary(result)
     assert summary["finished"] == 0 and summary["unfinished"]["stopped_at"] > 0
     assert result_warnings(result)[0].startswith("NOT FINISHED")
 
 
 def test_a_run_within_its_budget_is_finished() -> None:
     result = Simulation(Platform.pooled(1), _jobs(20), FIFO(), max_wall=60).run()
-    assert result.finished and result.summary()["finished"] == 1
+    assert result.finished and run_summary(result)["finished"] == 1
     assert len(result.jobs) == 20
 
 
@@ -102,7 +103,7 @@ def test_cp_run_facts_reach_the_summary() -> None:
                                 requested_time=[100, 60, 10])
     result = Simulation(Platform.pooled(2), jobs,
                         make_dispatcher("hcp-online", time_limit=0.1)).run()
-    s = result.summary()
+    s = run_summary(result)
     assert s["cp_passes"] >= 1 and 0.0 <= s["cp_improved_share"] <= 1.0
     assert s["cp_mean_modelled"] >= 1 and s["cp_limit_hits"] >= 0
 

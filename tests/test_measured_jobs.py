@@ -16,6 +16,7 @@ from dispatchlab.experiment.campaign import run_campaign
 from dispatchlab.metrics import Measure
 from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.predict import make_predictor
+from dispatchlab.run.outputs import write_result
 from dispatchlab.workload.synthetic import generate_synthetic
 
 
@@ -24,7 +25,7 @@ def test_jobs_parquet_has_the_per_job_slowdowns_and_the_measured_flag(tmp_path):
     jobs = generate_synthetic(300, cores=64, seed=4)
     result = Simulation(Platform.pooled(32), jobs, make_dispatcher("easy"),
                         make_predictor("walltime")).run()
-    summary = result.write(tmp_path, tau=10.0, measure=Measure.by_index(30, 300))
+    summary = write_result(result, tmp_path, tau=10.0, measure=Measure.by_index(30, 300))
     table = pq.read_table(tmp_path / "jobs.parquet")
     status = np.asarray(table["status"].cast("string").to_pylist(), dtype=object)
     rejected = status == "rejected"
@@ -61,7 +62,7 @@ def test_hot_start_dummies_are_flagged_and_not_measured(tmp_path):
     jobs = eurora_instance(24, 600, "burst", seed=0, burst_size=12)
     jobs, pinned = add_hot_start(jobs, platform, 0.25)
     result = Simulation(platform, jobs, make_dispatcher("bf"), pinned=pinned).run()
-    summary = result.write(tmp_path)
+    summary = write_result(result, tmp_path)
     table = pq.read_table(tmp_path / "jobs.parquet")
     hot = table["hot_start"].to_numpy(zero_copy_only=False)
     measured = table["measured"].to_numpy(zero_copy_only=False)

@@ -12,6 +12,7 @@ from dispatchlab.dispatch import FIFO, DispatchError
 from dispatchlab.power import PowerCap, parse_cap_value
 from dispatchlab.power.cap import parse_window
 from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
+from dispatchlab.run.outputs import run_summary
 
 
 class Watcher(FIFO):
@@ -140,7 +141,7 @@ def test_power_accounting_of_a_hand_schedule():
     r = Simulation(Platform.pooled(4), jobs, FIFO(), cap=PowerCap.window(400.0, 40, 120)).run()
     times, watts = platform_power(r)
     assert times.tolist() == [0, 50, 100, 150] and watts.tolist() == [300, 500, 200, 0]
-    s = r.summary()
+    s = run_summary(r)
     assert s["energy_j"] == pytest.approx(50_000)
     assert s["mean_power_w"] == pytest.approx(50_000 / 150)
     assert s["cap_mean_share"] == pytest.approx(1.0)
@@ -149,8 +150,8 @@ def test_power_accounting_of_a_hand_schedule():
     assert s["cap_mean_underuse"] == pytest.approx(0.15625)
     assert s["window_start_share"] == pytest.approx(0.5)
     # without power columns: no power metrics, None in the summary
-    plain = Simulation(Platform.pooled(4), JobTable.from_arrays(
-        submit=[0, 50], run=[100, 100], units=[1, 1]), FIFO()).run().summary()
+    plain = run_summary(Simulation(Platform.pooled(4), JobTable.from_arrays(
+        submit=[0, 50], run=[100, 100], units=[1, 1]), FIFO()).run())
     assert plain.get("energy_j") is None
 
 
@@ -174,4 +175,4 @@ def test_power_levels_change_the_accounted_power():
     times, watts = platform_power(r)
     assert times.tolist() == [0, 20, 50, 100, 150]
     assert watts.tolist() == [300, 150, 350, 200, 0]
-    assert r.summary()["energy_j"] == pytest.approx(300 * 20 + 150 * 30 + 350 * 50 + 200 * 50)
+    assert run_summary(r)["energy_j"] == pytest.approx(300 * 20 + 150 * 30 + 350 * 50 + 200 * 50)

@@ -22,6 +22,7 @@ from dispatchlab.power.accounting import (
     series_fallback_rows,
 )
 from dispatchlab.power.data import match_power_series, write_power, write_power_series
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.workload.jobs import TraceInfo
 from dispatchlab.workload.swf import write_swf
 
@@ -84,10 +85,10 @@ def test_hand_computed_grid():
     assert t.tolist() == [0, 30, 60, 90, 120] and w.tolist() == [100, 210, 1420, 2500, 0]
     # the job without a series, counted
     assert series_fallback_rows(r, series).tolist() == [1]
-    s = r.summary()
+    s = run_summary(r)
     assert "power_series_period" not in s and "power_series_fallback_jobs" not in s
     r.power_series = series
-    s = r.summary()
+    s = run_summary(r)
     assert s["power_series_period"] == 20 and s["power_series_fallback_jobs"] == 1
     table = r.platform_power_table()
     assert table.column_names == ["time", "watts"]
@@ -103,7 +104,7 @@ def test_window_metrics_from_the_sampled_series():
     r, series = hand_run()
     r.cap = PowerCap.window(2000.0, 50, 90)
     r.power_series = series
-    s = r.summary()
+    s = run_summary(r)
     assert s["cap_mean_share"] == pytest.approx(0.70625)
     assert s["cap_time_above_share"] == pytest.approx(0.25)
     assert s["cap_max_excess"] == pytest.approx(0.25)
@@ -114,7 +115,7 @@ def test_window_metrics_from_the_sampled_series():
     energy = float((watts[:-1] * np.diff(times)).sum())
     assert s["energy_j"] == pytest.approx(energy)
     r.power_series = None
-    assert r.summary()["energy_j"] == s["energy_j"]
+    assert run_summary(r)["energy_j"] == s["energy_j"]
 
 
 def test_peaks_break_the_cap_that_the_means_do_not():
@@ -127,11 +128,11 @@ def test_peaks_break_the_cap_that_the_means_do_not():
     r = Simulation(Platform.pooled(2), jobs, FIFO(), cap=PowerCap.window(1000.0, 0, None)).run()
     offsets = list(range(0, 200, 20))
     series = _series({1: (offsets, [400, 800] * 5), 2: (offsets, [300] * 10)})
-    mean_based = r.summary()
+    mean_based = run_summary(r)
     assert mean_based["cap_time_above_share"] == 0.0 and mean_based["cap_max_excess"] == 0.0
     assert mean_based["cap_mean_underuse"] == pytest.approx(0.1)
     r.power_series = series
-    sampled = r.summary()
+    sampled = run_summary(r)
     assert sampled["cap_time_above_share"] == pytest.approx(0.5)
     assert sampled["cap_max_excess"] == pytest.approx(0.1)
     assert sampled["cap_mean_underuse"] == pytest.approx(0.15)
@@ -175,9 +176,9 @@ def test_constant_series_sample_the_step_function(period):
     expected = np.where(k >= 0, watts[np.maximum(k, 0)], 0.0)
     np.testing.assert_allclose(sampled, expected, rtol=1e-12, atol=1e-9)
     assert sampled[-1] == 0.0 and grid[-1] >= times[-1]
-    mean_based = r.summary()
+    mean_based = run_summary(r)
     r.power_series, r.power_period = series, period
-    with_series = r.summary()
+    with_series = run_summary(r)
     for key in ("cap_mean_share", "cap_time_above_share", "cap_max_excess",
                 "cap_mean_underuse", "window_start_share", "energy_j", "mean_power_w"):
         assert with_series[key] == pytest.approx(mean_based[key], rel=1e-9, abs=1e-12), key
@@ -421,7 +422,7 @@ def test_own_excess_leaves_out_what_the_inherited_jobs_cause(inherited_w, above,
     if sampled:  # constant series at the means, on a 50-s grid: the same pieces
         r.power_series = _series({1: ([0], [inherited_w]), 2: ([0], [500.0])})
         r.power_period = 50
-    s = r.summary()
+    s = run_summary(r)
     assert s["cap_time_above_share"] == pytest.approx(above)
     assert s["cap_time_above_own_share"] == pytest.approx(own)
     assert s["cap_max_excess"] == pytest.approx(excess)

@@ -27,6 +27,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import dispatchlab
+from dispatchlab.run.outputs import write_result
 from reference_sim import ENGINE_DOCS, SPEC, Policy, RefResult, simulate
 from strategies import Workload, workloads
 
@@ -111,7 +112,7 @@ def engine_parquet(w: Workload, spec: Spec, predictor: str, overrun: str, out: P
         make_predictor(predictor),
         overrun=overrun,
     )
-    sim.run().write(out)
+    write_result(sim.run(), out)
     return pq.read_table(out / "jobs.parquet").to_pydict()
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import FIFO, DispatchError, SetPower, SetSpeed
+from dispatchlab.run.outputs import write_result
 from dispatchlab.sim.duration import DurationModel
 
 
@@ -59,9 +60,9 @@ def test_one_thousand_changes_do_not_drift():
 
 
 def test_segments_are_written_only_when_there_are_changes(tmp_path):
-    run(100, 100, {}).write(tmp_path / "none")
+    write_result(run(100, 100, {}), tmp_path / "none")
     assert not (tmp_path / "none" / "segments.parquet").exists()
-    run(100, 100, {10: [SetSpeed(0, 0.5)]}).write(tmp_path / "some")
+    write_result(run(100, 100, {10: [SetSpeed(0, 0.5)]}), tmp_path / "some")
     import pyarrow.parquet as pq
 
     table = pq.read_table(tmp_path / "some" / "segments.parquet")

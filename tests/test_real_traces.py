@@ -16,6 +16,7 @@ import pytest
 
 from dispatchlab import Platform, Simulation
 from dispatchlab.dispatch import EASY, FIFO, Conservative
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim.result import STATUS_COMPLETED
 from dispatchlab.workload import load_trace
 
@@ -68,7 +69,7 @@ def test_kth_default_cleaning(kth) -> None:
 def test_kth_fifo_mean_wait(kth, kth_fifo) -> None:
     wait = kth_fifo.start - kth["submit"]
     assert round(float(wait.mean()), 1) == KTH_FIFO_MEAN_WAIT
-    summary = kth_fifo.summary()
+    summary = run_summary(kth_fifo)
     assert round(summary["mean_wait"], 1) == KTH_FIFO_MEAN_WAIT
     assert summary["jobs"] == KTH_JOBS
     assert summary["rejected"] == 0
@@ -79,7 +80,7 @@ def test_kth_fifo_mean_wait(kth, kth_fifo) -> None:
 
 def test_kth_easy_schedule_is_valid_and_much_better(kth, kth_fifo, kth_easy) -> None:
     check_schedule(kth_easy, kth, KTH_CORES)
-    easy_wait = kth_easy.summary()["mean_wait"]
+    easy_wait = run_summary(kth_easy)["mean_wait"]
     assert easy_wait == pytest.approx(float((kth_easy.start - kth["submit"]).mean()))
     # EASY backfills: some jobs overtake earlier ones ...
     assert np.any(np.diff(kth_easy.start) < 0)
@@ -90,7 +91,7 @@ def test_kth_easy_schedule_is_valid_and_much_better(kth, kth_fifo, kth_easy) -> 
 def test_kth_conservative_schedule_is_valid(kth, kth_fifo) -> None:
     result = Simulation(Platform.pooled(KTH_CORES), kth, Conservative()).run()
     check_schedule(result, kth, KTH_CORES)
-    assert result.summary()["mean_wait"] < KTH_FIFO_MEAN_WAIT / 10
+    assert run_summary(result)["mean_wait"] < KTH_FIFO_MEAN_WAIT / 10
 
 
 def test_kth_fifo_through_the_cli(kth_trace: Path, tmp_path: Path) -> None:
@@ -117,4 +118,4 @@ def test_kth_event_and_pass_counts_are_pinned(kth_fifo, kth_easy) -> None:
     assert kth_fifo.events == kth_easy.events == 2 * KTH_JOBS
     assert kth_fifo.passes == 55_695
     assert kth_easy.passes == 56_257
-    assert round(float(kth_easy.summary()["mean_wait"]), 1) == 6_847.5
+    assert round(float(run_summary(kth_easy)["mean_wait"]), 1) == 6_847.5

@@ -16,6 +16,7 @@ from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.metrics import Measure
 from dispatchlab.platform import Platform
 from dispatchlab.report.html import write_report
+from dispatchlab.run.outputs import run_summary
 
 TAU = 10.0
 
@@ -44,7 +45,7 @@ def _outcome(key: str, dispatcher: str, predictor: str, platform: Platform, plat
             "trace_sha256": "0" * 64, "version": store.package_version(),
             "code_hash": code_hash or run_code_hash(dispatcher, predictor),
             "workload": f"seed={seed}"}
-    return {"spec": spec, "status": "done", "summary": result.summary(tau=TAU),
+    return {"spec": spec, "status": "done", "summary": run_summary(result, tau=TAU),
             "finished_at": dt.datetime(2024, 1, 1), "cores": 64,
             "node_level": not platform.is_pooled, "worker": "test:1",
             "nodes": None if platform.is_pooled else len(platform.capacity_matrix()),

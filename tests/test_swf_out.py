@@ -10,6 +10,7 @@ from dispatchlab import Platform, Simulation
 from dispatchlab.dispatch import EASY
 from dispatchlab.metrics import COMPLETED, KILLED, REJECTED
 from dispatchlab.predict import WalltimePredictor
+from dispatchlab.run.outputs import write_schedule_swf
 from dispatchlab.workload.jobs import JobTable, TraceInfo
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.swf import read_swf
@@ -29,7 +30,7 @@ def test_round_trip_same_jobs_submits_runs_and_starts(tmp_path) -> None:
     result = _result()
     assert result.status.tolist() == [COMPLETED, KILLED, REJECTED, COMPLETED]
     path = tmp_path / "schedule.swf.gz"
-    result.write_swf(path)
+    write_schedule_swf(result, path)
     back = read_swf(path)
     ran = result.status != REJECTED
     assert back["job_id"].tolist() == result.jobs["job_id"].tolist()
@@ -48,7 +49,7 @@ def test_round_trip_same_jobs_submits_runs_and_starts(tmp_path) -> None:
 def test_simulating_the_written_schedule_again_is_possible(tmp_path) -> None:
     """The file is a valid trace: the completed jobs simulate again."""
     path = tmp_path / "schedule.swf"
-    _result().write_swf(path)
+    write_schedule_swf(_result(), path)
     again = load_trace(path)  # default cleaning drops the rejected job (run -1)
     assert len(again) == 3 and again.info.dropped
     Simulation(Platform.pooled(4), again, EASY(), WalltimePredictor()).run()

@@ -15,6 +15,7 @@ from dispatchlab.cli import app
 from dispatchlab.experiment.campaign import run_campaign, select_runs, store
 from dispatchlab.experiment.statistics import run_statistics
 from dispatchlab.report.html import write_report
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.swf import write_swf
 
@@ -170,7 +171,7 @@ def test_an_unfinished_slice_keeps_its_measurement_window():
     result = Simulation(Platform.pooled(1), jobs, Slow(), max_wall=0.5).run()
     ended = result.extra["jobs_done"]
     assert not result.finished and 5 < ended < n
-    summary = result.summary(measure=Measure.by_index(5, 100))
+    summary = run_summary(result, measure=Measure.by_index(5, 100))
     # FIFO on one core: the jobs that ended are rows 0 .. ended-1; measured: 5 .. ended-1
     assert summary["measured_jobs"] == summary["jobs"] == ended - 5
     assert result.measured_rows(Measure.by_index(5, 100)).sum() == ended - 5

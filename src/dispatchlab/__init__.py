@@ -4,9 +4,10 @@ Quick start::
 
     from dispatchlab import Simulation, Platform, load_trace
     from dispatchlab.dispatch import EASY
+    from dispatchlab.run.outputs import run_summary
     jobs = load_trace("KTH-SP2-1996-2.1-cln.swf.gz")
     result = Simulation(Platform.pooled(100), jobs, EASY()).run()
-    print(result.summary()["mean_wait"])
+    print(run_summary(result)["mean_wait"])
 
 Every component is named as on the command line (``NAME``, ``NAME:KEY=VALUE...``,
 ``NAME:PARAM=SUB:PARAM__KEY=VALUE`` for a sub-component's parameter, ``module:Class``,

@@ -16,40 +16,15 @@ import click
 
 from dispatchlab.core.errors import InputError
 
+
 # ------------------------------------------------------------------- parsing
-#: The end of an open range ``A:`` (beyond any trace's times and job counts).
-OPEN_END = 2**62
-
-
 def parse_range(text: str | None, option: str, cast: Callable[[str], Any] = int,
                 *, open_end: bool = True) -> tuple[Any, Any] | None:
-    """``A:B`` -> (A, B); with ``open_end``, ``A:`` -> (A, :data:`OPEN_END`): to the end."""
-    if text is None:
-        return None
-    parts = text.split(":")
-    if len(parts) != 2 or not parts[0].strip():
-        raise InputError(f"expected A:B{' or A:' if open_end else ''}, got {text!r}",
-                         field=option)
-    try:
-        lo = cast(parts[0])
-        hi = OPEN_END if (open_end and not parts[1].strip()) else cast(parts[1])
-    except ValueError:
-        raise InputError(f"expected numbers A:B, got {text!r}", field=option) from None
-    return lo, hi
+    """``A:B`` -> (A, B); with ``open_end``, ``A:`` -> (A, a huge end): to the end
+    (:func:`dispatchlab.run.build.parse_range`)."""
+    from dispatchlab.run.build import parse_range as parse
 
-
-def parse_fraction(text: str | None) -> tuple[str, float] | None:
-    """``first:F`` or ``last:F`` (0 < F <= 1; checked by the loader)."""
-    if text is None:
-        return None
-    parts = text.split(":")
-    if len(parts) != 2 or parts[0] not in ("first", "last"):
-        raise InputError(f"expected first:F or last:F, got {text!r}", field="--fraction")
-    try:
-        return parts[0], float(parts[1])
-    except ValueError:
-        raise InputError(f"expected a number after ':', got {text!r}",
-                         field="--fraction") from None
+    return parse(text, option, cast, open_end=open_end)
 
 
 def names_help(kind: str, extra: str = "") -> str:
@@ -67,92 +42,59 @@ def allocator_names() -> str:
 
 
 # -------------------------------------------------------------- trace, platform
+def trace_source(trace: Path, *, lenient: bool, drop_overrun: bool = False,
+                 max_procs: bool = False, window: str | None = None,
+                 jobs: str | None = None, fraction: str | None = None,
+                 extra_fields: str = "error", reader: dict[str, Any] | None = None):
+    """The :class:`~dispatchlab.run.config.TraceSource` of the command-line options
+    (``reader``: the format and reader options collected by :data:`READ_OPTIONS`)."""
+    from dispatchlab.run.config import TraceSource
+
+    options = dict(reader or {})
+    fmt = options.pop("format", None)
+    return TraceSource(str(trace), format=fmt, reader_options=options, lenient=lenient,
+                       extra_fields=extra_fields, drop_overrun=drop_overrun,
+                       max_procs=max_procs, window=window, jobs=jobs, fraction=fraction)
+
+
 def load(trace: Path, *, lenient: bool, drop_overrun: bool = False, max_procs: bool = False,
          window: str | None = None, jobs: str | None = None, fraction: str | None = None,
          extra_fields: str = "error", reader: dict[str, Any] | None = None,
          clean: bool = True):
     """Read, clean and select a trace as the command-line options say (``reader``: the
     format and reader options collected by :data:`READ_OPTIONS`; ``clean=False``: the
-    trace as read, for conversion and inference, where nothing may be lost)."""
-    from dispatchlab.workload.load import load_trace
+    trace as read, for conversion and inference, where nothing may be lost):
+    :func:`dispatchlab.run.build.load_jobs` of :func:`trace_source`."""
+    from dispatchlab.run.build import load_jobs
 
-    if extra_fields not in ("error", "ignore"):
-        raise InputError(f"must be 'error' or 'ignore', got {extra_fields!r}",
-                         field="--extra-fields")
-    path = Path(trace)
-    if not path.exists():
-        from dispatchlab.workload.eurora import split_archive_path
-
-        if split_archive_path(path) is None:  # ARCHIVE#MEMBER: a job instance in a tar
-            from dispatchlab.core.suggest import missing_file_hint
-
-            raise InputError("no such file" + missing_file_hint(path), file=str(path))
-    options = dict(reader or {})
-    fmt = options.pop("format", None)
-    if options.get("columns") is not None:
-        options["columns"] = [c.strip() for c in options["columns"].split(",")]
-    return load_trace(
-        path,
-        format=fmt,
-        reader_options=options,
-        lenient=lenient,
-        extra_fields=extra_fields,
-        drop_overrun=drop_overrun,
-        max_procs=True if max_procs else None,
-        window=parse_range(window, "--window"),
-        jobs=parse_range(jobs, "--jobs"),
-        fraction=parse_fraction(fraction),
-        clean=clean,
-    )
+    return load_jobs(trace_source(trace, lenient=lenient, drop_overrun=drop_overrun,
+                                  max_procs=max_procs, window=window, jobs=jobs,
+                                  fraction=fraction, extra_fields=extra_fields,
+                                  reader=reader), clean=clean)
 
 
 def choose_platform(jobs, platform: str | None, nodes: int | None,
                     cores_per_node: int | None):
     """``--platform eurora|FILE``, ``--nodes N --cores-per-node C``, or the trace
-    header's machine (pooled cores). ``FILE``: a platform TOML file (with an optional
-    ``[queues]`` table or ``queues_file``) or a PA-HPC-SIM node file (``nodes_#64``),
-    either possibly inside a tar archive as ``ARCHIVE#MEMBER``
-    (:func:`dispatchlab.platform.files.read_platform`)."""
-    from dispatchlab.platform.choose import platform_for
-    from dispatchlab.platform.eurora import split_archive
+    header's machine (pooled cores): :func:`dispatchlab.run.build.choose_platform`."""
+    from dispatchlab.run.build import choose_platform as choose
+    from dispatchlab.run.config import PlatformChoice
 
-    if platform is not None and (nodes is not None or cores_per_node is not None):
-        raise InputError("give either --platform or --nodes/--cores-per-node, not both",
-                         field="--platform")
-    spec: dict[str, Any] = {}
-    from dispatchlab.platform.choose import PRESETS
+    return choose(jobs, PlatformChoice(platform, nodes, cores_per_node))
 
-    if platform in PRESETS:
-        spec = {"builtin": platform}
-    elif platform is not None:
-        path, _member = split_archive(platform)
-        if not path.exists():
-            from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 
-            hint = did_you_mean(platform, list(PRESETS)) or missing_file_hint(path)
-            raise InputError("platform file not found (give a TOML file, an Eurora node "
-                             f"file, ARCHIVE#MEMBER or a preset: {', '.join(PRESETS)})"
-                             + hint, file=str(path))
-        spec = {"file": platform}
-    elif nodes is not None or cores_per_node is not None:
-        if nodes is None or cores_per_node is None:
-            raise InputError("--nodes and --cores-per-node go together", field="--nodes")
-        spec = {"nodes": nodes, "cores_per_node": cores_per_node}
-    return platform_for(spec, jobs, advice="give --platform or --nodes and --cores-per-node")
+def report(kind: str, text: str) -> None:
+    """A note or warning of :func:`dispatchlab.run.build.build` on stderr
+    (``warning: ...`` as :func:`warn`, ``note: ...``)."""
+    print(f"{kind}: {text}", file=sys.stderr)
 
 
 def fit_jobs(jobs, platform):
-    """``jobs`` made runnable on ``platform``: an Alea table on another platform than
-    its machine file loses its cluster, exclusivity and memory requests, with one
-    warning line saying so (:func:`dispatchlab.workload.alea.for_platform`)."""
-    if jobs.info.format != "alea":
-        return jobs
-    from dispatchlab.workload.alea import for_platform
+    """``jobs`` made runnable on ``platform``, one warning line when an Alea table
+    loses its constraints (:func:`dispatchlab.run.build.fit_jobs`)."""
+    from dispatchlab.run.build import fit_jobs as fit
 
-    jobs, note = for_platform(jobs, platform.total_capacity())
-    if note:
-        warn(note)
-    return jobs
+    return fit(jobs, platform, report)
 
 
 def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = None,
@@ -426,37 +368,13 @@ def check_overrun(overrun: str) -> str:
     return check(overrun, field="--overrun")
 
 
-def parse_measure(text: str):
-    from dispatchlab.metrics import Measure
-
-    try:
-        return Measure.parse(text)
-    except (ValueError, InputError) as exc:
-        message = exc.message if isinstance(exc, InputError) else str(exc)
-        raise InputError(message, field="--measure") from None
-
-
 # -------------------------------------------------------------------- power
 def power_cap(cap: str | None, window: str | None, cap_file: Path | None, platform):
     """The :class:`~dispatchlab.power.cap.PowerCap` of ``--cap``/``--cap-window`` or
-    ``--cap-file`` (None without either)."""
-    from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
+    ``--cap-file`` (None without either; :func:`dispatchlab.run.build.power_cap`)."""
+    from dispatchlab.run.build import power_cap as make
 
-    if cap_file is not None:
-        if cap is not None or window is not None:
-            raise InputError("give either --cap-file or --cap (and --cap-window)",
-                             field="--cap-file")
-        return PowerCap.from_file(cap_file)
-    if cap is None:
-        if window is not None:
-            raise InputError("--cap-window needs --cap", field="--cap-window")
-        return None
-    try:
-        watts = parse_cap_value(cap, platform.dynamic_power_base)
-        t0, t1 = parse_window(window) if window is not None else (0, None)
-    except InputError as exc:
-        raise InputError(exc.message, field=f"--{exc.field or 'cap'}") from None
-    return PowerCap.window(watts, t0, t1)
+    return make(cap, window, cap_file, platform)
 
 
 #: the power cap options
@@ -496,14 +414,10 @@ def power_predictor_spec(name: str | None, params: Sequence[str]):
 
 def attach_job_power(jobs, power_file: str | None, platform):
     """``--power FILE``: the jobs with their power columns (a note on stderr says what
-    matched); ``jobs`` unchanged without the option."""
-    if power_file is None:
-        return jobs
-    from dispatchlab.power.data import attach_power
+    matched; :func:`dispatchlab.run.build.attach_job_power`)."""
+    from dispatchlab.run.build import attach_job_power as attach
 
-    jobs, report = attach_power(jobs, power_file, platform)
-    print(f"note: power: {report.describe()}", file=sys.stderr)
-    return jobs
+    return attach(jobs, power_file, platform, report)
 
 
 #: ``--duration-model``: required with a dispatcher that slows running jobs
@@ -532,43 +446,3 @@ def duration_model_spec(text: str | None):
     from dispatchlab.core.components import parse_component
 
     return parse_component(text, "duration-model", option="--duration-model")
-
-
-def check_power_inputs(dispatcher, cap, jobs, power_predictor) -> None:
-    """What the dispatcher's requirements (``dispatcher.requires``) ask for and the run
-    lacks: a cap (``requires.cap``), job power data (``requires.job_power``) or a power
-    predictor (``requires.power_predictions``); one clear error."""
-    name = dispatcher.name or type(dispatcher).__name__
-    requires = dispatcher.requires
-    if requires.cap and cap is None:
-        raise InputError(f"dispatcher {name!r} caps power: give a power cap (--cap or "
-                         "--cap-file)", field="--cap")
-    if requires.job_power:
-        from dispatchlab.power.model import has_power
-
-        if not has_power(jobs):
-            raise InputError(f"dispatcher {name!r} reads the jobs' measured power: give job "
-                             "power data (--power FILE, e.g. from 'dispatchlab power "
-                             "synth')", field="--power")
-    if requires.power_predictions and power_predictor is None:
-        raise InputError(f"dispatcher {name!r} needs job power predictions: give a power "
-                         "predictor (--power-predictor, e.g. real or history)",
-                         field="--power-predictor")
-
-
-def check_hot_start(share: float | None) -> None:
-    """``--hot-start SHARE``: a share of the nodes in [0, 1] (checked before anything is
-    read)."""
-    if share is not None and not 0 <= share <= 1:
-        raise InputError(f"the hot start is a share of the nodes in [0, 1], got {share}",
-                         field="--hot-start")
-
-
-def apply_hot_start(jobs, platform, share: float | None):
-    """``--hot-start SHARE``: the jobs with the hot start's dummy jobs added, and the
-    rows the engine pins to their nodes (``(jobs, None)`` without the option)."""
-    if share is None:
-        return jobs, None
-    from dispatchlab.sim.hotstart import add_hot_start
-
-    return add_hot_start(jobs, platform, share)

@@ -17,24 +17,16 @@ from dispatchlab.cli.common import (
     THROTTLE_OPTIONS,
     TRACE_ARG,
     allocator_names,
-    apply_hot_start,
-    attach_job_power,
-    check_hot_start,
-    check_overrun,
-    check_power_inputs,
-    choose_platform,
     console,
     dispatcher_spec,
     duration_model_spec,
-    fit_jobs,
-    load,
     names_help,
-    parse_measure,
-    power_cap,
     power_predictor_spec,
     predictor_spec,
     progress_bar,
+    report,
     summary_table,
+    trace_source,
     warn,
 )
 from dispatchlab.core.memory import release_free_memory
@@ -134,47 +126,43 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     easy:order=sjf, or -D order=sjf."""
     t0 = time.perf_counter()
 
-    from dispatchlab.metrics import check_tau
-    from dispatchlab.run.advice import platform_warnings, result_warnings
-    from dispatchlab.sim import Simulation
-    from dispatchlab.sim.engine import check_combination, is_node_level
+    from dispatchlab.run.advice import result_warnings
+    from dispatchlab.run.build import build
+    from dispatchlab.run.config import Component, PlatformChoice, RunConfig
+    from dispatchlab.run.outputs import run_summary, write_result, write_schedule_swf
 
-    check_tau(tau)
-    measure_spec = parse_measure(measure)
     dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order, priority=priority,
                             reservations=reservations, skip=skip, allocator=allocator)
     pspec = predictor_spec(predictor, predictor_params)
     dmodel = duration_model_spec(duration_model)
-    check_hot_start(hot_start)
-    check_overrun(overrun)
-    if max_wall is not None and not (max_wall > 0 and max_wall < float("inf")):
-        from dispatchlab.core.errors import InputError
-
-        raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
-                         f"{max_wall}", field="--max-wall")
-    jobs = load(trace, lenient=lenient, drop_overrun=drop_overrun, max_procs=max_procs,
-                window=window, jobs=jobs_range, fraction=fraction, extra_fields=extra_fields,
-                reader=reader)
-    release_free_memory()
-    plat = choose_platform(jobs, platform, nodes, cores_per_node)
-    jobs = fit_jobs(jobs, plat)
-    cap_spec = power_cap(cap, cap_window, cap_file, plat)
-    jobs = attach_job_power(jobs, power_file, plat)
-    job_series = read_job_series(power_series, jobs, power_file)
     ppspec = power_predictor_spec(power_predictor, power_predictor_params)
-    dispatcher_obj = dspec.build()
-    check_power_inputs(dispatcher_obj, cap_spec, jobs, ppspec)
-    jobs, pinned = apply_hot_start(jobs, plat, hot_start)
-    check_combination(dispatcher_obj, duration_model=dmodel,
-                      node_level=is_node_level(plat, jobs), model_field="--duration-model",
-                      platform_field="--platform")
-    for text in platform_warnings(jobs, plat):
-        warn(text)
-    progress, update = progress_bar(len(jobs) > 20_000)
-    sim = Simulation(plat, jobs, dispatcher_obj, pspec.build(), overrun=overrun, cap=cap_spec,
-                     power_predictor=None if ppspec is None else ppspec.build(),
-                     duration_model=None if dmodel is None else dmodel.build(),
-                     pinned=pinned, progress=update, max_wall=max_wall)
+    config = RunConfig(
+        trace=trace_source(trace, lenient=lenient, drop_overrun=drop_overrun,
+                           max_procs=max_procs, window=window, jobs=jobs_range,
+                           fraction=fraction, extra_fields=extra_fields, reader=reader),
+        platform=PlatformChoice(platform, nodes, cores_per_node),
+        dispatcher=Component(dspec.name, dict(dspec.params)),
+        predictor=Component(pspec.name, dict(pspec.params)),
+        power_predictor=None if ppspec is None else Component(ppspec.name,
+                                                              dict(ppspec.params)),
+        duration_model=None if dmodel is None else Component(dmodel.name, dict(dmodel.params)),
+        power=power_file, power_series=None if power_series is None else str(power_series),
+        cap=cap, cap_window=cap_window, cap_file=None if cap_file is None else str(cap_file),
+        hot_start=hot_start, overrun=overrun, measure=measure, tau=tau, max_wall=max_wall,
+    )
+    measure_spec = config.parsed_measure()
+    bars = []
+
+    def progress_for(n_jobs: int):  # a bar on a terminal, for long runs
+        progress, update = progress_bar(n_jobs > 20_000)
+        bars.append(progress)
+        return update
+
+    run = build(config, report=report, progress=progress_for)
+    jobs, plat, cap_spec, job_series = run.jobs, run.platform, run.cap, run.series
+    sim = run.simulation
+    del run
+    progress = bars[0] if bars else None
     if progress is not None:
         with progress:
             result = sim.run()
@@ -189,9 +177,10 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     for text in result_warnings(result):
         warn(text)
     if out is not None:
-        summary = result.write(out, tau=tau, measure=measure_spec, started_at=t0, csv=csv)
+        summary = write_result(result, out, tau=tau, measure=measure_spec, started_at=t0,
+                               csv=csv)
     else:
-        summary = result.summary(tau=tau, measure=measure_spec)
+        summary = run_summary(result, tau=tau, measure=measure_spec)
         summary["wall_seconds"] = time.perf_counter() - t0
     con = console()
     title = run_header(f"{Path(trace).name} on {plat.describe()}", cap_spec, plat,
@@ -203,7 +192,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         extra = ", platform_power.parquet" if job_series is not None else ""
         con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'}{extra} and summary.json[/dim]")
     if swf_out is not None:
-        result.write_swf(swf_out)
+        write_schedule_swf(result, swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
 
 
@@ -223,30 +212,6 @@ def run_header(head: str, cap, platform, power_predictor, duration_model,
     if no_slowdown:
         parts.append("throttling without slowdown")
     return head if not parts else head + "\n" + "; ".join(parts)
-
-
-def read_job_series(path: Path | None, jobs, power_file: str | None):
-    """``--power-series FILE``: the samples of the trace's jobs
-    (:func:`~dispatchlab.power.data.read_power_series` then
-    :func:`~dispatchlab.power.data.match_power_series`; a note on stderr says what
-    matched); None without the option."""
-    if path is None:
-        return None
-    import sys
-
-    from dispatchlab.core.errors import InputError
-    from dispatchlab.power.data import DEFAULT_PERIOD, match_power_series, read_power_series
-
-    if power_file is None:
-        raise InputError("--power-series needs --power (the jobs' power_mean, power_max, "
-                         "power_std, used by dispatchers and for jobs without a series)",
-                         field="--power-series")
-    series, report = match_power_series(jobs, read_power_series(path), source=str(path))
-    print(f"note: {report.describe()}", file=sys.stderr)
-    if report.median_step is not None and report.median_step != DEFAULT_PERIOD:
-        print(f"note: the platform power is sampled every {DEFAULT_PERIOD} s, the series' "
-              f"median step is {report.median_step:g} s", file=sys.stderr)
-    return series
 
 
 def write_decision_trace(path: Path, dispatcher, result) -> None:
@@ -288,6 +253,7 @@ def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
     from dispatchlab.platform import Platform
     from dispatchlab.predict import RealPredictor, WalltimePredictor
+    from dispatchlab.run.outputs import run_summary
     from dispatchlab.sim import Simulation
     from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -304,6 +270,6 @@ def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     rows = []
     for name, disp, pred in runs:
         result = Simulation(plat, table, disp, pred).run()
-        rows.append((name, result.summary()))
+        rows.append((name, run_summary(result)))
     con.print(summary_table(rows, title="dispatchers compared (estimates: requested "
                                         "time unless noted)"))

@@ -25,6 +25,9 @@ from typing import Any
 
 from dispatchlab.core.components import ComponentSpec
 from dispatchlab.core.errors import InputError
+from dispatchlab.run.build import build
+from dispatchlab.run.config import Component, RunConfig
+from dispatchlab.run.outputs import run_summary
 
 
 @dataclass(frozen=True)
@@ -57,13 +60,13 @@ class Comparison:
 
 
 def _simulate(task: tuple) -> dict[str, Any]:
-    """Worker: run one simulation and return its summary (module-level: picklable)."""
-    table, platform, dspec, pspec, tau, overrun, measure_text = task
-    from dispatchlab.metrics import Measure
-    from dispatchlab.sim import Simulation
-
-    result = Simulation(platform, table, dspec.build(), pspec.build(), overrun=overrun).run()
-    summary = result.summary(tau=tau, measure=Measure.parse(measure_text))
+    """Worker: run one simulation (its job table, platform and
+    :class:`~dispatchlab.run.config.RunConfig`, assembled by
+    :func:`dispatchlab.run.build.build`) and return its summary (module-level:
+    picklable)."""
+    table, platform, config = task
+    result = build(config, jobs=table, platform=platform).simulation.run()
+    summary = run_summary(result, tau=config.tau, measure=config.parsed_measure())
     summary["simulate_seconds"] = result.wall_seconds
     return summary
 
@@ -136,7 +139,10 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     for index, table, measure_text in parts:
         for d in dispatchers:
             for p in predictors:
-                tasks.append((table, platform, d, p, tau, overrun, measure_text))
+                tasks.append((table, platform, RunConfig(
+                    dispatcher=Component(d.name, dict(d.params)),
+                    predictor=Component(p.name, dict(p.params)),
+                    overrun=overrun, measure=measure_text, tau=tau)))
                 keys.append((d.text, p.text, index))
     summaries = _execute(tasks, n)
     runs = [ComparisonRun(d, p, i, s) for (d, p, i), s in zip(keys, summaries, strict=True)]

@@ -40,6 +40,7 @@ from dispatchlab.metrics.distributions import (  # moved to metrics/, still impo
     weighted_box_stats,
 )
 from dispatchlab.metrics.keys import BY_KEY
+from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim import Simulation
 from dispatchlab.sim.engine import check_combination, is_node_level
 
@@ -229,7 +230,7 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
             res = Simulation(platform, jobs, built_d[d], built_p[p], cap=cap,
                              power_predictor=power_predictor,
                              duration_model=duration_model).run()
-            summary = res.summary(tau=t)
+            summary = run_summary(res, tau=t)
             cols = job_columns(submit, res.start, res.end, res.status, tau=t)
             runs.append(Combination(d, p, res.start, res.end, res.status, summary, cols))
     return StudyResult(list(dispatchers), list(predictors), t, submit, runs,

@@ -1,4 +1,7 @@
-"""What a simulation produced: per-job times and statuses, counters, and outputs.
+"""What a simulation produced: per-job times and statuses and counters, as data.
+
+The run's summary and the files it writes are the run layer's
+(:mod:`dispatchlab.run.outputs`); this module opens no file.
 
 Statuses: ``completed`` (ran its full run time), ``killed`` (stopped at its requested
 time with ``overrun="kill"``), ``rejected`` (could never fit the platform, or a
@@ -7,17 +10,14 @@ dispatcher rejected it). Rejected jobs have ``start = end = -1``.
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dispatchlab.core.errors import InputError, output_folder
-from dispatchlab.core.memory import release_free_memory
-from dispatchlab.metrics import Measure, summarize_table
+from dispatchlab.core.deprecation import moved_callable
+from dispatchlab.core.errors import InputError
+from dispatchlab.metrics import Measure
 from dispatchlab.metrics.jobs import DEFAULT_TAU
 
 if TYPE_CHECKING:
@@ -81,8 +81,9 @@ class SimulationResult:
     #: sorted by job id then offset (:func:`dispatchlab.power.data.match_power_series`).
     #: With it (and the power columns) the cap-window metrics use the platform power
     #: sampled every :attr:`power_period` s
-    #: (:func:`dispatchlab.power.accounting.sampled_platform_power`) and :meth:`write`
-    #: writes it; None: the mean-power step function only, nothing extra computed
+    #: (:func:`dispatchlab.power.accounting.sampled_platform_power`) and
+    #: :func:`dispatchlab.run.outputs.write_result` writes it; None: the mean-power
+    #: step function only, nothing extra computed
     power_series: dict[str, np.ndarray] | None = None
     #: the sampling period (whole s) of that platform power; None: 20 s
     #: (:data:`dispatchlab.power.data.DEFAULT_PERIOD`)
@@ -172,7 +173,7 @@ class SimulationResult:
         start, end, submit = self.start[sl], self.end[sl], j["submit"][sl]
         ran = start >= 0
         per_job = job_columns(submit, start, end, self.status[sl], tau=tau)
-        # the slice's rows only: write() calls this once per batch
+        # the slice's rows only: run.outputs.write_result calls this once per batch
         hot = (None if "hot_start" not in j.columns
                else hot_start_mask(j["hot_start"][sl], n))
 
@@ -219,15 +220,6 @@ class SimulationResult:
         return pa.table({k: np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
                          for k, v in cols.items()})
 
-    def _power_facts(self) -> dict[str, Any]:
-        """The power metrics (:func:`dispatchlab.power.accounting.power_facts`) when the
-        jobs carry power columns; nothing otherwise."""
-        if "power_mean" not in self.jobs.columns:
-            return {}
-        from dispatchlab.power.accounting import power_facts
-
-        return power_facts(self)
-
     def platform_power_table(self) -> pa.Table:
         """The platform power sampled from :attr:`power_series` every
         :attr:`power_period` s over the whole run
@@ -244,48 +236,6 @@ class SimulationResult:
                              "or its jobs no power columns")
         times, watts = sampled_platform_power(self, self.power_series, self.power_period)
         return pa.table({"time": times, "watts": watts})
-
-    def summary(self, *, tau: float = 10.0, measure: Measure | None = None) -> dict[str, Any]:
-        """The metrics summary (see :func:`dispatchlab.metrics.summarize`) plus run facts.
-
-        Runs whose jobs carry power columns also get Borghesi et al. 2018's BSLD (eq. 3:
-        ``mean_power_bsld``, ``max_power_bsld``) with :meth:`unstretched_run` as the
-        original duration; hot-start dummies (job column ``hot_start``) are left out of
-        the metrics (``hot_start_jobs``). ``warnings``: every warning of the run
-        (:func:`dispatchlab.run.advice.run_warnings`: the ones ``simulate`` prints), one
-        line of text each, ``[]`` when none."""
-        from dispatchlab.power.model import has_power
-        from dispatchlab.run.advice import run_warnings
-
-        out = summarize_table(self.jobs, self.start, self.end, self.status,
-                              self.platform.total_capacity(), tau=tau,
-                              measure=self.measure_of_rows(measure),
-                              decision_times=self.decision_times,
-                              dispatcher_facts={"finished": int(self.finished),
-                                                **self.dispatcher_facts,
-                                                **self._power_facts()},
-                              unstretched_run=self.unstretched_run()
-                              if has_power(self.jobs) else None)
-        info = self.jobs.info
-        out.update({
-            "dispatcher": self.dispatcher,
-            "predictor": self.predictor,
-            "overrun": self.overrun,
-            "platform": self.platform.describe(),
-            "cores": int(self.platform.total_capacity().get("core", 0)),
-            "dropped": dict(info.dropped),
-            "malformed_skipped": int(info.malformed_skipped),
-            "estimate_fallbacks": int(info.estimate_fallbacks),
-            "estimate_fallback_source": info.estimate_fallback_source,
-            "events": int(self.events),
-            "passes": int(self.passes),
-            "simulate_seconds": float(self.wall_seconds),
-            "trace": info.source,
-        })
-        if not self.finished:
-            out["unfinished"] = dict(self.extra)
-        out["warnings"] = run_warnings(self)
-        return out
 
     def schedule_table(self) -> JobTable:
         """The simulated schedule as a job table in SWF terms, for
@@ -360,12 +310,6 @@ class SimulationResult:
 
         return arrow_to_pandas(self.to_arrow())
 
-    def write_swf(self, path: str | Path) -> None:
-        """Write :meth:`schedule_table` as an SWF file (gzip when ``path`` ends in .gz)."""
-        from dispatchlab.workload.swf import write_swf
-
-        write_swf(self.schedule_table(), path)
-
     def segments_table(self) -> pa.Table:
         """The rate changes (:attr:`segments`) with the trace's job ids: columns
         ``job_id``, ``time`` (s), ``speed``, ``power_level`` (empty when none)."""
@@ -377,60 +321,10 @@ class SimulationResult:
                          "time": seg["time"], "speed": seg["speed"],
                          "power_level": seg["power_level"]})
 
-    def write(self, out_dir: str | Path, *, tau: float = 10.0, measure: Measure | None = None,
-              started_at: float | None = None, csv: bool = False) -> dict[str, Any]:
-        """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``; the columns of
-        :meth:`to_arrow` with ``tau`` and ``measure``), ``segments.parquet``
-        when jobs changed rate (:meth:`segments_table`), ``platform_power.parquet`` when
-        the run has job power series (:meth:`platform_power_table`), and then
-        ``summary.json`` into ``out_dir``; return the summary.
-
-        The ``allocation`` column is ``"node:units,..."`` (nodes numbered from 0 in
-        platform order) for node-level runs, null for rejected jobs and for counting
-        runs, where placement is not simulated.
-
-        ``started_at`` is a ``time.perf_counter()`` value: ``wall_seconds`` in the summary
-        is then the time from it until the summary is written (outputs included).
-        Rows are written in batches to bound memory. The Parquet file is deterministic:
-        same inputs, same bytes."""
-        out = output_folder(out_dir)
-        summary = self.summary(tau=tau, measure=measure)
-        if len(self.jobs) > 50_000:
-            release_free_memory()  # before pyarrow's share: keeps the peak RSS down
-
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-        import pyarrow.parquet as pq
-
-        # small batches and the system allocator (which gives memory back) bound the
-        # extra memory of writing to a few MB
-        n, batch, pool = len(self.jobs), 1 << 14, pa.system_memory_pool()
-        measured = self.measured_rows(measure)  # once: each batch takes its rows
-        first = self.to_arrow(slice(0, min(batch, n)), tau=tau, measured=measured)
-        from dispatchlab.workload.tables import local_sink
-
-        with local_sink(out / "jobs.parquet") as sink, pq.ParquetWriter(
-                sink, first.schema, compression="zstd", memory_pool=pool) as pw:
-            csv_writer = pacsv.CSVWriter(out / "jobs.csv", first.schema,
-                                         memory_pool=pool) if csv else None
-            for lo in range(0, max(n, 1), batch):
-                table = first if lo == 0 else self.to_arrow(
-                    slice(lo, min(lo + batch, n)), tau=tau, measured=measured)
-                pw.write_table(table)
-                if csv_writer is not None:
-                    csv_writer.write_table(table)
-            if csv_writer is not None:
-                csv_writer.close()
-        del first, table
-        if self.segments is not None:
-            with local_sink(out / "segments.parquet") as sink:
-                pq.write_table(self.segments_table(), sink, compression="zstd")
-        from dispatchlab.power.model import has_power
-
-        if self.power_series is not None and has_power(self.jobs):
-            with local_sink(out / "platform_power.parquet") as sink:
-                pq.write_table(self.platform_power_table(), sink, compression="zstd")
-        summary["wall_seconds"] = (time.perf_counter() - started_at
-                                   if started_at is not None else None)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-        return summary
+    # moved to the run layer (dispatchlab 0.2): the simulation layer opens no file
+    summary = moved_callable("dispatchlab.sim.SimulationResult.summary",
+                             "dispatchlab.run.outputs:run_summary")
+    write = moved_callable("dispatchlab.sim.SimulationResult.write",
+                           "dispatchlab.run.outputs:write_result")
+    write_swf = moved_callable("dispatchlab.sim.SimulationResult.write_swf",
+                               "dispatchlab.run.outputs:write_schedule_swf")

@@ -38,6 +38,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.experiment.campaign.store import with_run_key
+from dispatchlab.run.outputs import run_summary
 
 #: Trace tables kept in memory per worker process (raw and cleaned, so one trace
 #: holds two entries).
@@ -480,7 +481,7 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         node_level = not sim.counting
         del sim
         measure = Measure.parse(spec["measure"])
-        summary = result.summary(tau=spec["tau"], measure=measure)
+        summary = run_summary(result, tau=spec["tau"], measure=measure)
         if cap_base_w is not None:  # the watts the run's cap shares are shares of
             summary["cap_base_w"] = cap_base_w
         out.update(status="done", summary=summary, simulate_seconds=result.wall_seconds,

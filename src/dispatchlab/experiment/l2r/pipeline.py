@@ -62,6 +62,8 @@ from dispatchlab.rank.features import (
 )
 from dispatchlab.rank.learn import finish_order_scores, make_learner
 from dispatchlab.rank.model import L2RModel, check_feature_set, load_model
+from dispatchlab.run.build import build
+from dispatchlab.run.config import Component, RunConfig
 
 #: the tau of the paper's bounded slowdown (s)
 TAU = 10
@@ -388,11 +390,7 @@ def evaluate(trace: str | Path, model_path: str | Path, *, lists: int | None = N
     ``lists`` or the model's) alone under each policy (``fcfs`` first by default), the
     learned score and a random score (see the module docstring). ``setup`` defaults to
     the model's; ``features``, when given, must be the model's feature set."""
-    from dispatchlab.dispatch import EASY
-    from dispatchlab.dispatch.orderings import L2ROrder
     from dispatchlab.platform import Platform
-    from dispatchlab.predict import make_predictor
-    from dispatchlab.sim import Simulation
 
     model = load_model(model_path)
     setup = check_setup(setup or model.summary.get("setup", "causal"))
@@ -412,10 +410,11 @@ def evaluate(trace: str | Path, model_path: str | Path, *, lists: int | None = N
     runs += [("l2r", str(Path(model_path).resolve())), ("random", f"random:seed={random_seed}")]
     rows = []
     for label, priority in runs:
-        disp = EASY(scope="queue", priority=L2ROrder(model=priority) if label == "l2r"
-                    else priority)
+        order = f"l2r:model={priority}" if label == "l2r" else priority
+        config = RunConfig(dispatcher=Component("easy", {"scope": "queue", "priority": order}),
+                           predictor=Component("walltime"))
         t = time.perf_counter()
-        res = Simulation(platform, test, disp, make_predictor("walltime")).run()
+        res = build(config, jobs=test, platform=platform).simulation.run()
         rows.append(EvalRow(label, priority, avg_bsld(test["submit"], res.start, res.end),
                             time.perf_counter() - t))
     return Evaluation(str(trace), setup, (a, b), rows)

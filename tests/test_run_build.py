@@ -1,0 +1,92 @@
+"""Assembling a run (:func:`dispatchlab.run.build.build`): the run of a configuration is
+the run wired by hand, notes and warnings arrive in order, and the settings are
+checked before any file is read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.platform.eurora import eurora_platform
+from dispatchlab.power.cap import PowerCap
+from dispatchlab.power.eurora_synth import eurora_instance, write_instance
+from dispatchlab.predict import make_predictor
+from dispatchlab.predict.power.predictors import make_power_predictor
+from dispatchlab.run.build import build
+from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
+from dispatchlab.sim.duration import make_duration_model
+from dispatchlab.sim.hotstart import add_hot_start
+from dispatchlab.workload.jobs import TraceInfo
+from dispatchlab.workload.load import load_trace
+from dispatchlab.workload.swf import write_swf
+
+
+def _same_schedule(a, b) -> None:
+    assert np.array_equal(a.start, b.start) and np.array_equal(a.end, b.end)
+    assert np.array_equal(a.status, b.status) and (a.events, a.passes) == (b.events, b.passes)
+
+
+def test_a_capped_throttling_run_is_the_run_wired_by_hand(tmp_path) -> None:
+    path = tmp_path / "inst.parquet"
+    write_instance(eurora_instance(60, 7200, "uniform", seed=4), path)
+    config = RunConfig(
+        TraceSource(str(path)), PlatformChoice("eurora"),
+        dispatcher=Component("rapl-dynshare"), predictor=Component("real"),
+        power_predictor=Component("real"),
+        duration_model=Component("mixed", {"profile": "dynshare"}),
+        cap="0.05", cap_window="100:5000", hot_start=0.25, overrun="kill")
+    run = build(config)
+    assert run.config is config and run.series is None
+    jobs = load_trace(path)
+    plat = eurora_platform()
+    cap = PowerCap.window(0.05 * plat.dynamic_power_base, 100, 5000)
+    assert run.cap == cap
+    jobs, pinned = add_hot_start(jobs, plat, 0.25)
+    by_hand = Simulation(plat, jobs, make_dispatcher("rapl-dynshare"), make_predictor("real"),
+                         overrun="kill", cap=cap, power_predictor=make_power_predictor("real"),
+                         duration_model=make_duration_model("mixed", profile="dynshare"),
+                         pinned=pinned).run()
+    result = run.simulation.run()
+    assert len(run.jobs) == len(jobs) and result.cap == cap
+    _same_schedule(result, by_hand)
+
+
+def test_a_given_table_and_platform_are_used_as_they_are() -> None:
+    jobs = JobTable.from_arrays(submit=[0, 5, 9], run=[50, 20, 10], units=[2, 1, 2])
+    plat = Platform.pooled(2)
+    config = RunConfig(dispatcher=Component("easy", {"order": "sjf"}),
+                       predictor=Component("real"))
+    run = build(config, jobs=jobs, platform=plat)
+    assert run.jobs is jobs and run.platform is plat
+    _same_schedule(run.simulation.run(), Simulation(
+        plat, jobs, make_dispatcher("easy", order="sjf"), make_predictor("real")).run())
+    with pytest.raises(InputError, match="names no trace"):
+        build(config)
+
+
+def test_notes_and_warnings_reach_report_in_order(tmp_path) -> None:
+    jobs = JobTable.from_arrays(submit=[0, 1, 2, 3], run=[4000] * 4, units=[8] * 4,
+                                info=TraceInfo(max_procs=16, header={"MaxProcs": "16"},
+                                               header_lines=("; MaxProcs: 16",)))
+    trace = tmp_path / "t.swf"
+    write_swf(jobs, trace)
+    seen: list[tuple[str, str]] = []
+    build(RunConfig(TraceSource(str(trace)), PlatformChoice(nodes=2, cores_per_node=4)),
+          report=lambda kind, text: seen.append((kind, text)))
+    assert [k for k, _ in seen] == ["warning", "warning"]
+    assert seen[0][1].startswith("platform has 8 cores, the trace's machine had 16")
+    assert seen[1][1].startswith("offered load on this platform is about")
+
+
+def test_settings_are_checked_before_the_trace_is_read(tmp_path) -> None:
+    missing = TraceSource(str(tmp_path / "missing.swf"))
+    with pytest.raises(InputError, match="field --max-wall"):
+        build(RunConfig(missing, max_wall=-1.0))
+    with pytest.raises(InputError, match=r"missing\.swf: no such file"):
+        build(RunConfig(missing))
+    with pytest.raises(InputError, match="field --cap-window: --cap-window needs --cap"):
+        build(RunConfig(cap_window="0:10"), jobs=JobTable.from_arrays(
+            submit=[0], run=[1], units=[1]), platform=Platform.pooled(1))
