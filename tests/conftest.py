@@ -1,5 +1,6 @@
 """Shared fixtures: the location of the public traces (``DISPATCHLAB_TRACES``, default
-``../shared/traces`` beside the repository; see :mod:`dispatchlab.core.references`)."""
+``../shared/traces`` beside the repository; see :mod:`dispatchlab.core.references`).
+The test folders (``tests/<package>/``, see ``tests/folders.py``) are put on the path."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ import pytest
 from hypothesis import settings
 
 from dispatchlab.core.references import traces_dir
+from folders import add_to_sys_path
+
+# the tests live in folders mirroring the package; they import each other's helpers by
+# module name (tests/folders.py)
+add_to_sys_path()
 
 # Property tests draw the same examples on every run by default (``make test``, CI): a
 # run must not pass or fail by luck, and the property tests also assert that the

@@ -95,7 +95,7 @@ def _alea():
 
     import pytest
 
-    path = Path(__file__).resolve().parents[1] / ALEA
+    path = Path(__file__).resolve().parents[2] / ALEA
     if not path.exists():
         pytest.skip(f"{ALEA} not found: the shared traces folder is absent")
     return path

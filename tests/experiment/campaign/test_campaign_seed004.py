@@ -220,7 +220,7 @@ def test_the_reference_peak_leaves_hot_start_jobs_out(tmp_path):
     assert cap == pytest.approx(0.5 * without)
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
+SHIPPED = Path(__file__).resolve().parents[3] / "examples" / "campaigns"
 
 
 @pytest.mark.parametrize("name, runs", [
