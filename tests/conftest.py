@@ -63,3 +63,13 @@ def kth_trace(traces_dir: Path) -> Path:
     if not path.is_file():
         pytest.skip(f"trace {KTH_NAME} not found in {traces_dir}")
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``traces`` every test that reaches the shared traces through
+    :func:`traces_dir`, itself or through another fixture (:func:`kth_trace`, a module's
+    archive fixture); a test that reads :data:`TRACES_DIR` directly carries the mark in
+    its module. ``make test-fast`` deselects them (``-m "not traces ..."``)."""
+    for item in items:
+        if "traces_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.traces)

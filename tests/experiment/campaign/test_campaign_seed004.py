@@ -126,6 +126,7 @@ def test_hot_start_is_a_trace_key_and_its_jobs_are_not_measured(tmp_path):
 
 @pytest.mark.skipif(not ARCHIVE.exists(), reason="needs ../shared/traces (the Eurora "
                     "PA-HPC-SIM test archive)")
+@pytest.mark.traces
 def test_an_archive_pattern_is_one_trace_per_member(tmp_path):
     text = f"""
 [campaign]
