@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from collections import Counter
 from pathlib import Path
 
+from conftest import slow_tests
 from folders import TESTS, folders
 
 SRC = TESTS.parent / "src" / "dispatchlab"
@@ -46,3 +48,19 @@ def test_module_names_are_unique() -> None:
 def test_every_test_folder_is_on_the_path() -> None:
     assert {p.parent for p in _modules()} <= set(folders())
     assert {str(p) for p in folders()} <= set(sys.path)
+
+
+def test_every_listed_slow_test_exists() -> None:
+    # tests/slow_tests.txt: a renamed or moved test must not silently leave the list
+    defined: dict[str, set[str]] = {}
+    missing = []
+    for node in sorted(slow_tests()):
+        path, name = node.split("::", 1)
+        if path not in defined:
+            file = TESTS.parent / path
+            tree = ast.parse(file.read_text(encoding="utf-8")) if file.is_file() else None
+            defined[path] = {n.name for n in getattr(tree, "body", ())
+                             if isinstance(n, ast.FunctionDef)}
+        if name not in defined[path] or not name.startswith("test"):
+            missing.append(node)
+    assert not missing, f"tests/slow_tests.txt names no test function: {missing}"
