@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # the traces folder (see the README, "Traces"): $DISPATCHLAB_TRACES, else ../shared/traces
 TRACES ?= $(or $(DISPATCHLAB_TRACES),../shared/traces)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sim.py $(TRACES)/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
+
+# the loop while editing (under a minute on 2 cores): `make test`'s checks, then its tests
+# not marked slow, traces, browser or dask (the markers: pyproject.toml); CI runs `make test`
+FAST := not slow and not traces and not browser and not dask
+test-fast: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 2 -q -m "$(FAST)"
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

@@ -1,5 +1,6 @@
 """Shared fixtures: the location of the public traces (``DISPATCHLAB_TRACES``, default
-``../shared/traces`` beside the repository; see :mod:`dispatchlab.core.references`)."""
+``../shared/traces`` beside the repository; see :mod:`dispatchlab.core.references`).
+The test folders (``tests/<package>/``, see ``tests/folders.py``) are put on the path."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ import pytest
 from hypothesis import settings
 
 from dispatchlab.core.references import traces_dir
+from folders import add_to_sys_path
+
+# the tests live in folders mirroring the package; they import each other's helpers by
+# module name (tests/folders.py)
+add_to_sys_path()
 
 # Property tests draw the same examples on every run by default (``make test``, CI): a
 # run must not pass or fail by luck, and the property tests also assert that the
@@ -57,3 +63,29 @@ def kth_trace(traces_dir: Path) -> Path:
     if not path.is_file():
         pytest.skip(f"trace {KTH_NAME} not found in {traces_dir}")
     return path
+
+
+#: the file naming the test functions marked ``slow`` here (one node id a line)
+SLOW_LIST = Path(__file__).resolve().parent / "slow_tests.txt"
+
+
+def slow_tests(path: Path = SLOW_LIST) -> set[str]:
+    """The node ids (``tests/<package>/test_x.py::test_name``, no parameters) listed in
+    ``tests/slow_tests.txt``, comments and blank lines left out."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``traces`` every test that reaches the shared traces through
+    :func:`traces_dir`, itself or through another fixture (:func:`kth_trace`, a module's
+    archive fixture); a test that reads :data:`TRACES_DIR` directly carries the mark in
+    its module. Mark ``slow`` every test of a function listed in
+    ``tests/slow_tests.txt``. ``make test-fast`` deselects both (``-m "not slow and not
+    traces ..."``)."""
+    slow = slow_tests()
+    for item in items:
+        if "traces_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.traces)
+        if item.nodeid.split("[", 1)[0] in slow:
+            item.add_marker(pytest.mark.slow)

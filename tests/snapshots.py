@@ -7,16 +7,16 @@ user sees. Two kinds, both under ``tests/snapshots/``:
   (the click tree of :data:`dispatchlab.cli.app` walked from the top, aliases
   included), rendered at a fixed terminal width (:data:`WIDTH`) without colour;
 - ``errors.txt``: for each bad input of :func:`error_cases` (the table of
-  ``tests/test_bad_inputs.py`` plus command-line mistakes), its exit status and its
+  ``tests/cli/test_bad_inputs.py`` plus command-line mistakes), its exit status and its
   ``error:`` line, run in a fresh folder through :func:`dispatchlab.cli.main`; the
   folder's path is replaced by ``<tmp>`` so the file is the same on every machine,
   and a library's text quoted in a message (pyarrow's, DuckDB's) by a placeholder.
 
-``tests/test_snapshots.py`` compares them. To change them on purpose (a reworded help
+``tests/cli/test_snapshots.py`` compares them. To change them on purpose (a reworded help
 or message), rewrite them and commit the diff::
 
     python tests/snapshots.py --update
-    DISPATCHLAB_UPDATE_SNAPSHOTS=1 pytest tests/test_snapshots.py   # the same
+    DISPATCHLAB_UPDATE_SNAPSHOTS=1 pytest tests/cli/test_snapshots.py   # the same
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ WIDTH = 100
 #: set to 1 to make the snapshot tests rewrite the files instead of comparing
 UPDATE_ENV = "DISPATCHLAB_UPDATE_SNAPSHOTS"
 HOW_TO_UPDATE = (f"if the change is on purpose, run `python tests/snapshots.py --update` "
-                 f"(or {UPDATE_ENV}=1 pytest tests/test_snapshots.py) and commit the "
+                 f"(or {UPDATE_ENV}=1 pytest tests/cli/test_snapshots.py) and commit the "
                  "changed files under tests/snapshots/")
 #: placeholder of the case folder's path in error lines
 TMP = "<tmp>"
@@ -234,6 +234,9 @@ def first_difference(expected: str, actual: str) -> str:
 
 
 if __name__ == "__main__":
+    from folders import add_to_sys_path
+
+    add_to_sys_path()  # the error table's test modules (tests/cli/test_bad_inputs.py, ...)
     if sys.argv[1:] != ["--update"]:
         print("usage: python tests/snapshots.py --update  (rewrites tests/snapshots/)",
               file=sys.stderr)

@@ -39,21 +39,21 @@ compute every pass from scratch as stated above, in plain loops (the classes to 
 and to copy for a variant; by name ``dispatchlab.dispatch.backfill:ReferenceEASY``).
 :class:`EASY` and :class:`Conservative` (registered as ``easy`` and ``conservative``)
 subclass them with the fast planners below and make the same decisions: the tests run
-both classes (tests/test_fast_paths.py, tests/test_backfill_speed.py,
-tests/test_schedules.py).
+both classes (tests/dispatch/test_fast_paths.py, tests/dispatch/test_backfill_speed.py,
+tests/dispatch/test_schedules.py).
 
 *Speed* (the fast classes): on counting platforms the per-pass scans are numpy masks
 over the queue's columns; the conservative planner stops as soon as no later job could
 start now (none fits both the free cores and the profile's minimum over its window), keeps its plan
 between passes when only submissions happened and starts each placement's scan at the
 previous placement when that one is dominated; none of this changes a decision of the
-pass (tests/test_fast_paths.py compares with a plain from-scratch planner). On
+pass (tests/dispatch/test_fast_paths.py compares with a plain from-scratch planner). On
 node-level platforms the backfill candidates are screened with
 vectorized fit counts (per distinct per-unit request) against the physical free
 resources and the profile's running minimum before the allocator sees them, the head's
 earliest breakpoint skips breakpoints where it cannot fit in total, and EASY keeps its
 plan between passes when only submissions happened (see :meth:`_Backfill._plan_nodes`);
-none of this changes a decision (tests/test_backfill_speed.py compares with the plain
+none of this changes a decision (tests/dispatch/test_backfill_speed.py compares with the plain
 planner).
 """
 
@@ -1076,8 +1076,8 @@ class EASY(_Backfill, ReferenceEASY):
     """EASY backfilling; ``reservations=K`` protects the first K waiting jobs.
 
     The fast planners of :class:`_Backfill` with the parameters of
-    :class:`ReferenceEASY`, whose decisions they make (tests/test_fast_paths.py,
-    tests/test_backfill_speed.py run both)."""
+    :class:`ReferenceEASY`, whose decisions they make (tests/dispatch/test_fast_paths.py,
+    tests/dispatch/test_backfill_speed.py run both)."""
 
     name = "easy"
 
@@ -1086,7 +1086,7 @@ class Conservative(_Backfill, ReferenceConservative):
     """Conservative backfilling: every waiting job holds a reservation.
 
     The fast planners of :class:`_Backfill` with the parameters of
-    :class:`ReferenceConservative`, whose decisions they make (tests/test_fast_paths.py,
-    tests/test_backfill_speed.py run both)."""
+    :class:`ReferenceConservative`, whose decisions they make (tests/dispatch/test_fast_paths.py,
+    tests/dispatch/test_backfill_speed.py run both)."""
 
     name = "conservative"

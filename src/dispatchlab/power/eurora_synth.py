@@ -28,7 +28,7 @@ or from :data:`EURORA_MODEL`, frozen here, measured once on the PA-HPC-SIM test 
 :func:`dispatchlab.workload.eurora.read_eurora_archive`, each job id once (5,930 unique
 jobs), keeping the 4,964 jobs with ``run >= 60`` s, then :func:`fit_eurora_model` with
 ``min_share = 0.01`` (size classes and wall-times below 1 % of their queue dropped and
-the rest renormalised), shares rounded to 4 decimals. ``tests/test_seed004_data.py``
+the rest renormalised), shares rounded to 4 decimals. ``tests/power/test_seed004_data.py``
 re-derives them from the archive when it is present.
 
 Power (per job, W of the whole job; ``power_mean`` = ``power_max``, ``power_std`` 0 as
@@ -194,7 +194,7 @@ def fit_eurora_model(source: JobTable, *, min_share: float = 0.0, min_run: int =
 #: The frozen model. Measured as the module docstring says: the 5,930 unique jobs of the
 #: 206 historical instances of Eurora-PA-HPC-SIM-testdata.tar.gz (first occurrence of each
 #: job id), ``fit_eurora_model(jobs, min_share=0.01, digits=4)`` (so on the 4,964 jobs
-#: with run >= 60 s); ``tests/test_seed004_data.py`` re-derives it from the archive.
+#: with run >= 60 s); ``tests/power/test_seed004_data.py`` re-derives it from the archive.
 EURORA_MODEL = EuroraModel(queues=(
     QueueModel(
         "parallel", 0.4736,

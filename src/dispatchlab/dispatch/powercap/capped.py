@@ -54,7 +54,8 @@ are :class:`~dispatchlab.dispatch.backfill.ReferenceEASY`'s. :class:`EasyPC` and
 :class:`Knapsack` (registered as ``easy-pc`` and ``knapsack``) subclass them with the
 fast passes below (their passes without a cap are
 :class:`~dispatchlab.dispatch.backfill.EASY`'s) and make the same decisions: the tests
-run both classes (tests/test_power_properties.py, tests/test_power_dispatch.py).
+run both classes (tests/dispatch/powercap/test_power_properties.py,
+tests/dispatch/powercap/test_power_dispatch.py).
 
 **Speed** (ours; the schedules are those of the reference classes, whose pass is also
 the fast classes' *reference* pass): the dispatchers keep their own picture of the system between
@@ -865,7 +866,8 @@ class _PowerCapped(_PowerCapping):
 class EasyPC(_PowerCapped, ReferenceEasyPC):
     """EASY+PC (Carastan-Santos et al. 2024 Algorithm 1): ``order = fcfs | saf``, ``check`` (see the
     module docstring). The fast passes with the parameters of :class:`ReferenceEasyPC`,
-    whose decisions they make (tests/test_power_properties.py checks every pass)."""
+    whose decisions they make (tests/dispatch/powercap/test_power_properties.py checks
+    every pass)."""
 
     name = "easy-pc"
 
@@ -1081,7 +1083,7 @@ class EasyPC(_PowerCapped, ReferenceEasyPC):
 class Knapsack(_PowerCapped, ReferenceKnapsack):
     """Greedy knapsack (Carastan-Santos et al. 2024 Algorithm 2): ``value = wait | stretch``,
     ``check``. The fast passes with the parameters of :class:`ReferenceKnapsack`, whose
-    decisions they make (tests/test_power_properties.py runs both)."""
+    decisions they make (tests/dispatch/powercap/test_power_properties.py runs both)."""
 
     name = "knapsack"
 

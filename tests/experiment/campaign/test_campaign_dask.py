@@ -17,6 +17,8 @@ import pytest
 from campaign_helpers import comparable, job_digest, stored_runs, synthetic_trace, write_campaign
 from dispatchlab.experiment.campaign import load_campaign, run_campaign
 
+pytestmark = pytest.mark.dask
+
 
 def _dask(*args: str, log: Path) -> subprocess.Popen:
     exe = Path(sys.executable).with_name("dask")

@@ -118,6 +118,7 @@ def test_resources_and_extra_columns_round_trip(tmp_path: Path) -> None:
         assert_tables_equal(t, back)
 
 
+@pytest.mark.traces
 def test_real_trace_round_trip(tmp_path: Path) -> None:
     path = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
     if not path.exists():

@@ -452,8 +452,8 @@ def test_cli_run_status_query_export(tmp_path, small_trace):
 
 # ---------------------------------------------------------------- README and examples
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
+README = Path(__file__).resolve().parents[3] / "README.md"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "campaigns"
 
 
 def readme_block(after: str, lang: str) -> str:
@@ -500,7 +500,7 @@ def test_cli_report_and_readme_plots_snippet(tmp_path, small_trace):
     try:
         exec(compile(snippet, "README.md", "exec"), {})
     finally:
-        os.chdir(Path(__file__).resolve().parents[1])
+        os.chdir(Path(__file__).resolve().parents[3])
     assert (tmp_path / "bsld.png").stat().st_size > 0
 
 
@@ -564,7 +564,7 @@ def test_allocator_needs_a_dispatcher_that_takes_it(tmp_path, small_trace, monke
 
     from dispatchlab.dispatch import DISPATCHERS
 
-    _sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
     try:
         from custom_dispatcher import WidestFirst
     finally:

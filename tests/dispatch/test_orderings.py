@@ -170,7 +170,7 @@ def test_orderings_are_subset_consistent_permutations(k, name, rnd) -> None:
     depend on the other candidates (PRB sorts only the jobs that can fit; the proactive
     form re-sorts the unscheduled ones)."""
     if name == "l2r":
-        return  # needs a model file: tests/test_l2r_pipeline.py
+        return  # needs a model file: tests/experiment/l2r/test_l2r_pipeline.py
     ordering: Ordering = make_ordering(name)
     n_rows = int(k.rows.max()) + 1 if len(k.rows) else 0
     rng = np.random.default_rng(n_rows)

@@ -128,6 +128,7 @@ def test_bad_parameters():
 
 
 @pytest.mark.parametrize("name", REAL)
+@pytest.mark.traces
 def test_real_trace_ks_and_locality(name):
     src, gen = _generated(name)
     assert len(gen) == len(src)
@@ -145,6 +146,7 @@ def test_real_trace_ks_and_locality(name):
 
 
 @pytest.mark.parametrize("name", REAL)
+@pytest.mark.traces
 def test_real_trace_not_copied(name):
     src, gen = _generated(name)
     seen = set(_rows(src))

@@ -182,6 +182,7 @@ def test_inflated_unknown_base() -> None:
 
 
 @pytest.mark.skipif(not KTH.exists(), reason="KTH-SP2 trace not available")
+@pytest.mark.traces
 def test_ml_on_kth() -> None:
     from dispatchlab.workload.load import load_trace
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from conftest import TRACES_DIR
 from test_cli import assert_ok, assert_user_error, run_cli
 from test_pbs import PRO_LOG, TORQUE_LOG, torque_end, write
@@ -95,12 +97,13 @@ def _alea():
 
     import pytest
 
-    path = Path(__file__).resolve().parents[1] / ALEA
+    path = Path(__file__).resolve().parents[2] / ALEA
     if not path.exists():
         pytest.skip(f"{ALEA} not found: the shared traces folder is absent")
     return path
 
 
+@pytest.mark.traces
 def test_alea_runs_with_no_option_and_on_another_platform(tmp_path) -> None:
     """The machine file is the default platform; another platform drops the cluster
     and exclusivity requests with one warning; the written SWF counts processors, not

@@ -29,7 +29,7 @@ from dispatchlab.sim.duration import Factor, NoSlowdown
 from dispatchlab.sim.engine import check_combination, is_node_level
 from test_cli import assert_ok, assert_user_error, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WIDEST = ROOT / "examples" / "custom_dispatcher.py"
 THROTTLING = ["dvfs", "rapl-simple", "rapl-dynshare", "dec-rapl"]
 MODELS = "(none, factor, mixed, cpi;"

@@ -19,7 +19,7 @@ from test_pbs import torque_end
 from test_pbs import write as write_pbs
 from test_sacct import export, job
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _readme_table() -> set[tuple[str, str, int]]:

@@ -18,6 +18,8 @@ from dispatchlab.platform import Platform
 from dispatchlab.report.html import write_report
 from test_report import _outcome
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

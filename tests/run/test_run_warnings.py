@@ -15,7 +15,7 @@ from campaign_helpers import stored_runs, synthetic_trace, write_campaign
 from dispatchlab.experiment.campaign import run_campaign
 from dispatchlab.report.html import write_report
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture(scope="module")

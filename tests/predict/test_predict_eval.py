@@ -204,6 +204,7 @@ def test_cli_unknown_predictor(tmp_path):
 
 
 @pytest.mark.skipif(not KTH.exists(), reason="KTH-SP2 trace not available")
+@pytest.mark.traces
 def test_kth_history_beats_walltime():
     from dispatchlab.workload.load import load_trace
 

@@ -12,7 +12,7 @@ import pytest
 from compare_stores import compare_stores, main
 from dispatchlab.experiment.campaign.runner import run_campaign
 
-QUICK = Path(__file__).resolve().parents[1] / "examples" / "campaigns" / "quick.toml"
+QUICK = Path(__file__).resolve().parents[3] / "examples" / "campaigns" / "quick.toml"
 
 
 def _smaller_quick() -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dispatchlab"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dispatchlab"
 
 #: The count now (347 statements in 51 modules before the layering work).
 RECORDED = 220

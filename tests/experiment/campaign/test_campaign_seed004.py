@@ -127,6 +127,7 @@ def test_hot_start_is_a_trace_key_and_its_jobs_are_not_measured(tmp_path):
 
 @pytest.mark.skipif(not ARCHIVE.exists(), reason="needs ../shared/traces (the Eurora "
                     "PA-HPC-SIM test archive)")
+@pytest.mark.traces
 def test_an_archive_pattern_is_one_trace_per_member(tmp_path):
     text = f"""
 [campaign]
@@ -221,7 +222,7 @@ def test_the_reference_peak_leaves_hot_start_jobs_out(tmp_path):
     assert cap == pytest.approx(0.5 * without)
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "examples" / "campaigns"
+SHIPPED = Path(__file__).resolve().parents[3] / "examples" / "campaigns"
 
 
 @pytest.mark.parametrize("name, runs", [

@@ -18,7 +18,7 @@ from dispatchlab.predict import PREDICTORS
 from dispatchlab.testing import check_dispatcher, check_predictor
 from dispatchlab.workload.synthetic import generate_synthetic
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_example(name: str):

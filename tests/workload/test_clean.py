@@ -285,6 +285,7 @@ def test_trace_info_counts_population_shares() -> None:
     assert info["jobs"]["users"] == 2
 
 
+@pytest.mark.traces
 def test_kth_window_and_fraction() -> None:
     path = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
     if not path.exists():

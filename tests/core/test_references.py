@@ -19,7 +19,7 @@ from dispatchlab import InputError
 from dispatchlab.core import references
 from dispatchlab.core.references import PAPERS, expand_traces, traces_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: every text a reader sees: the README, the package (docstrings, help texts, messages),
 #: the examples and the benchmarks

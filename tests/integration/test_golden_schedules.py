@@ -111,7 +111,9 @@ def test_every_case_has_counts() -> None:
     assert set(GOLDEN_COUNTS) == set(cases())
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.traces) if needs_shared(cases()[name][0]) else name
+    for name in sorted(GOLDEN)])
 def test_schedule_unchanged(name: str) -> None:
     if needs_shared(cases()[name][0]) and not TRACES.is_dir():
         pytest.skip(f"shared traces absent: {TRACES} is not a folder")

@@ -26,7 +26,7 @@ from dispatchlab.experiment.campaign import (
 )
 from dispatchlab.metrics.keys import METRICS, Metric
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 #: The fixture: campaign "legacy" (tests/data/store-v1.toml) run by the schema-1 code:
 #: traces head (jobs = [0, 30]), block (sample_jobs = 20) and empty (a window with no
 #: job: failed runs) x fifo, easy-sjf x seeds 1, 2 = 12 runs, 8 done.

@@ -31,7 +31,7 @@ from dispatchlab.platform.platform import NodeType
 from dispatchlab.predict import RealPredictor, WalltimePredictor
 from dispatchlab.testing import check_dispatcher
 
-#: every ordering but l2r, which needs a model file (tests/test_l2r_pipeline.py)
+#: every ordering but l2r, which needs a model file (tests/experiment/l2r/test_l2r_pipeline.py)
 ORDERS = sorted(set(ORDERINGS) - {"l2r"})
 
 

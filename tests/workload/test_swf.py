@@ -583,6 +583,7 @@ def trace(name: str) -> Path:
     return path
 
 
+@pytest.mark.traces
 def test_kth_loads_28476_lines_and_cleaning_keeps_28475() -> None:
     path = trace("KTH-SP2-1996-2.1-cln.swf.gz")
     raw = read_swf(path)
@@ -600,6 +601,7 @@ def test_kth_loads_28476_lines_and_cleaning_keeps_28475() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(REAL))
+@pytest.mark.traces
 def test_real_traces_load(name: str) -> None:
     path = trace(name)
     lines, kept, dropped = REAL[name]
@@ -612,6 +614,7 @@ def test_real_traces_load(name: str) -> None:
     assert np.all(t["units"] > 0) and np.all(t["run"] >= 0) and np.all(t["requested_time"] >= 0)
 
 
+@pytest.mark.traces
 def test_real_trace_facts() -> None:
     curie = read_swf(trace("CEA-Curie-2011-2.1-cln.swf.gz"))
     assert curie["req_time"].max() == 2147483647
@@ -627,6 +630,7 @@ def test_real_trace_facts() -> None:
     assert ctc["avg_cpu"][0] == 142.0  # written "142.00" on the first job line
 
 
+@pytest.mark.traces
 def test_alea_needs_extra_fields_ignore() -> None:
     path = trace("alea-wagap-2013.swf.gz")
     with pytest.raises(InputError) as exc:
@@ -639,6 +643,7 @@ def test_alea_needs_extra_fields_ignore() -> None:
     assert t.info.header == {}
 
 
+@pytest.mark.traces
 def test_real_trace_round_trip(tmp_path: Path) -> None:
     t = clean(read_swf(trace("SDSC-SP2-1998-4.2-cln.swf.gz")))
     write_swf(t, tmp_path / "sp2.swf.gz")
