@@ -60,6 +60,7 @@ planner).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
 from typing import ClassVar
 
@@ -88,7 +89,7 @@ from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
 
 def shadow_and_extra(free: int, need: int, ends, held,
-                     started: list[tuple[int, int]] = (),
+                     started: Sequence[tuple[int, int]] = (),
                      complete: bool = True) -> tuple[int, int] | None:
     """EASY's shadow time and extra cores for a head needing ``need`` (> ``free``) cores.
 
@@ -416,8 +417,10 @@ class ReferenceConservative(_Backfilling):
         self.allocator = allocator
         self.explain = explain
 
+    # no such parameter: a read-only None (assigning it fails), where the base declares
+    # the writable attribute that ReferenceEASY's __init__ sets (hence the ignore)
     @property
-    def reservations(self) -> None:
+    def reservations(self) -> None:  # type: ignore[override]
         return None
 
 
@@ -494,13 +497,19 @@ class _Backfill(_Backfilling):
     *Speed*): the decisions of the reference planner of :class:`_Backfilling`, with
     state kept between passes."""
 
+    #: EASY with the queue sorted by a static priority: the head's estimate at the pass
+    #: that cached it (set whenever :meth:`_easy_priority_counting` caches a pass)
+    _head_est: int
+
     def start(self, view: View) -> None:
         super().start(view)
         self._cache: tuple | None = None
         #: conservative: the waiting jobs after the previous pass (see
         #: :meth:`_conservative_counting`)
         self._queue: tuple | None = None
-        self._req_classes: tuple | None = None
+        #: node level: the distinct per-unit requests and each job's class (see
+        #: :meth:`_backfill_nodes`)
+        self._req_classes: tuple[np.ndarray, np.ndarray] | None = None
 
     def dispatch(self, view: View) -> list[Decision]:
         n = view.queue_length
@@ -716,6 +725,7 @@ class _Backfill(_Backfilling):
         shadow, extra = self._shadow(view, free, need, started)
         out = self._scan(view, r_jobs, r_units, r_est, free, shadow, extra, out, head, need,
                          last_job)
+        assert self._cache is not None  # _scan caches every pass it scans
         # the rest is in queue order, but the queue's last job may be above the head
         self._cache = (*self._cache[:6], last_job) if static else None
         return out
@@ -738,7 +748,9 @@ class _Backfill(_Backfilling):
             if found is not None:
                 return found
         running = view.running
-        return shadow_and_extra(free, need, running.est_end, running.units, started)
+        found = shadow_and_extra(free, need, running.est_end, running.units, started)
+        assert found is not None  # complete: every running job is given
+        return found
 
     def _scan(self, view: View, rows, units, ests, free: int, shadow: int | None,
               extra: int, out: list[Decision], head: int, need: int,
@@ -823,6 +835,7 @@ class _Backfill(_Backfilling):
         n = len(jobs)
         free = view.free_cores
         prof = view.release_profile()
+        assert isinstance(prof, CoreProfile)  # a counting platform's
         smallest_after = np.minimum.accumulate(units[::-1])[::-1]
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []
@@ -898,13 +911,13 @@ class _Backfill(_Backfilling):
             first_end = view.first_estimated_end()
             if first_end is not None and first_end > view.now:
                 _, prof, last_job = kept
-                rows, units, ests = view.queued_after(last_job)
-                if not rows:
+                new_rows, new_units, new_ests = view.queued_after(last_job)
+                if not new_rows:
                     self._cache = kept
                     return []
-                rows = np.asarray(rows, dtype=np.int64)
-                units = np.asarray(units, dtype=np.int64)
-                ests = np.asarray(ests, dtype=np.int64)
+                rows = np.asarray(new_rows, dtype=np.int64)
+                units = np.asarray(new_units, dtype=np.int64)
+                ests = np.asarray(new_ests, dtype=np.int64)
                 pos = self._order_positions(view, rows, ests)
                 if pos is not None:
                     rows, units, ests = rows[pos], units[pos], ests[pos]
@@ -946,6 +959,7 @@ class _Backfill(_Backfilling):
         n_nodes = view.free.shape[0]
         physical = view.free.copy()
         prof = view.release_profile()
+        assert isinstance(prof, NodeProfile)  # a node-level platform's
         alloc_ = self.allocator_
         out: list[Decision] = []
         reserved: list[tuple[int, int]] = []
@@ -1011,8 +1025,9 @@ class _Backfill(_Backfilling):
     #: allocator (False: call it on every candidate; same decisions, the tests run both)
     screen_nodes: bool = True
 
-    def _backfill_nodes(self, view: View, prof, physical: np.ndarray, rows: np.ndarray,
-                        units: np.ndarray, ests: np.ndarray, out: list[Decision]) -> None:
+    def _backfill_nodes(self, view: View, prof: NodeProfile, physical: np.ndarray,
+                        rows: np.ndarray, units: np.ndarray, ests: np.ndarray,
+                        out: list[Decision]) -> None:
         """The node-level backfill scan: in the given order, each job starts now iff the
         allocator places it in the physical free resources and the profile's minimum
         over its planned window ``[now, now + max(estimate, 1))``; a start takes its
@@ -1035,11 +1050,11 @@ class _Backfill(_Backfilling):
         screen = self.screen_nodes
         if screen:
             # the jobs' distinct per-unit requests (classes), once per run
-            if getattr(self, "_req_classes", None) is None or \
-                    self._req_classes[1].shape[0] != reqs.shape[0]:
+            req_classes = getattr(self, "_req_classes", None)
+            if req_classes is None or req_classes[1].shape[0] != reqs.shape[0]:
                 classes, inv = np.unique(reqs, axis=0, return_inverse=True)
-                self._req_classes = (classes, inv.reshape(-1).astype(np.int64))
-            classes, class_of = self._req_classes
+                req_classes = self._req_classes = (classes, inv.reshape(-1).astype(np.int64))
+            classes, class_of = req_classes
             cls = class_of[rows]
             cap = int(units.max()) if len(units) else 0
         while len(live):

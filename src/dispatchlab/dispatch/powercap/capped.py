@@ -102,7 +102,7 @@ import math
 from abc import abstractmethod
 from array import array
 from bisect import bisect_left, insort
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 
@@ -113,6 +113,8 @@ from dispatchlab.dispatch.base import Decision, Dispatcher, Reject, Start, View
 #: check name -> z (None: a plain sum of means or of maxima)
 CHECKS: dict[str, int | None] = {"mean": None, "max": None, "gaussian68": 1,
                                  "gaussian95": 2, "gaussian99": 3}
+#: the gaussian checks' z (the entries of :data:`CHECKS` with one)
+_GAUSSIAN_Z: dict[str, int] = {c: z for c, z in CHECKS.items() if z is not None}
 
 
 class PowerSums:
@@ -142,7 +144,7 @@ def fits(check: str, cap: float | None, sums: PowerSums, mean: float, peak: floa
         return sums.mean + mean <= cap
     if check == "max":
         return sums.peak + peak <= cap
-    z = CHECKS[check]
+    z = _GAUSSIAN_Z[check]
     return sums.mean + mean + z * math.sqrt(max(sums.var + std * std, 0.0)) <= cap
 
 
@@ -205,7 +207,7 @@ class _PowerCapping(Dispatcher):
         q = view.queue
         if any(c is None for c in caps) or len(q.jobs) == 0:
             return np.zeros(0, dtype=np.int64)
-        top = max(caps)
+        top = max(cast("list[float]", caps))  # no None (returned above)
         mean, peak, std = self._predictions(view)
         rows = q.jobs
         if self.check == "mean":
@@ -223,14 +225,18 @@ class _PowerCapping(Dispatcher):
     def _reject(self, view: View, j: int) -> Reject:
         """The rejection of never-fitting job ``j`` with its reason."""
         mean, peak, std = self._predictions(view)
-        top = max(w for w in [view.cap] + [w for t, w in view.cap_schedule.steps
+        sched = view.cap_schedule
+        assert sched is not None  # only a run with a cap rejects jobs (_never_fit)
+        top = max(w for w in [view.cap] + [w for t, w in sched.steps
                                            if t > view.now] if w is not None)
         return Reject(j, f"its predicted power (mean {mean[j]:,.0f} W, max {peak[j]:,.0f} W, "
                       f"sd {std[j]:,.0f} W) fails the {self.check} check alone at the "
                       f"largest cap left ({top:,.0f} W)")
 
-    def _predictions(self, view: View):
-        mean, peak, std = view.power_prediction
+    def _predictions(self, view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        prediction = view.power_prediction
+        assert prediction is not None  # start() refuses a run without one
+        mean, peak, std = prediction
         return mean, peak, std
 
     def _running_sums(self, view: View) -> PowerSums:
@@ -485,6 +491,16 @@ class _Waiting:
 
     _INT = ("rows", "units", "est1", "submit", "area")
     _FLOAT = ("x", "s2", "mean", "alone")
+    # the columns, set by _alloc (by name)
+    rows: np.ndarray
+    units: np.ndarray
+    est1: np.ndarray
+    submit: np.ndarray
+    area: np.ndarray
+    x: np.ndarray
+    s2: np.ndarray
+    mean: np.ndarray
+    alone: np.ndarray
 
     def __init__(self) -> None:
         self.n = 0  # columns used
@@ -589,7 +605,7 @@ class _PowerCapped(_PowerCapping):
         self._rel = 0.0  # the tolerance mode's relative bound in this pass
         # the cap ahead: steps after now, the largest cap left (None: uncapped time
         # ahead), valid until the next step
-        self._until = -1
+        self._until: float = -1  # a time, or _INF
         self._steps: list[tuple[int, float | None]] = []
         self._top: float | None = None
         self._top_changed = False
@@ -637,7 +653,9 @@ class _PowerCapped(_PowerCapping):
     def _new(self, view: View, rows: list[int], units: list[int], ests: list[int],
              rejects: list[int]) -> None:
         """Record newly submitted jobs; those that can never start go to ``rejects``."""
-        pm, pp, ps = view.power_prediction
+        prediction = view.power_prediction
+        assert prediction is not None  # start() refuses a run without one
+        pm, pp, ps = prediction
         z, top, w, fresh = self._z, self._top, self._w, self._fresh
         peak = self.check == "max"
         for j, u, e in zip(rows, units, ests, strict=True):
@@ -668,7 +686,7 @@ class _PowerCapped(_PowerCapping):
         self._steps = [] if sched is None else [(t, w) for t, w in sched.steps if t > now]
         self._until = self._steps[0][0] if self._steps else _INF
         caps = [view.cap] + [w for _, w in self._steps]
-        top = None if any(c is None for c in caps) else max(caps)
+        top = None if any(c is None for c in caps) else max(cast("list[float]", caps))
         self._top_changed = top != self._top
         self._top = top
 
@@ -826,6 +844,7 @@ class _PowerCapped(_PowerCapping):
         i = c = 0
         t_cap = steps[0][0] if nc else _INF
         avail = free
+        t: float  # a release or step time (_INF only as t_cap, never returned)
         while True:
             if i < nr:
                 t = releases[i] >> shift
@@ -1097,6 +1116,7 @@ class Knapsack(_PowerCapped, ReferenceKnapsack):
         if lo >= n:
             return out
         now, cap = view.now, view.cap
+        assert cap is not None  # a pass without a cap is EASY's (_is_easy)
         free = view.free_cores
         wait = (now - w.submit[lo:n]).astype(np.float64)
         if self.value == "wait":
