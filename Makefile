@@ -39,6 +39,7 @@ FAST := not slow and not traces and not browser and not dask
 test-fast: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q -m "$(FAST)"
 
 clean:

@@ -30,14 +30,18 @@ import click
 
 from dispatchlab.cli.campaign import campaign_app
 from dispatchlab.cli.compare import compare
+from dispatchlab.cli.convert import convert
+from dispatchlab.cli.demo import demo
+from dispatchlab.cli.generate import generate
 from dispatchlab.cli.l2r import l2r_app
 from dispatchlab.cli.platform import platform_app
 from dispatchlab.cli.power import power_app
 from dispatchlab.cli.predict import predict
-from dispatchlab.cli.results import report, results_app
-from dispatchlab.cli.simulate import demo, simulate
+from dispatchlab.cli.report import report
+from dispatchlab.cli.results import results_app
+from dispatchlab.cli.simulate import simulate
 from dispatchlab.cli.study import study_app
-from dispatchlab.cli.trace import convert, generate, trace_app
+from dispatchlab.cli.trace import trace_app
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch.base import DispatchError
 
