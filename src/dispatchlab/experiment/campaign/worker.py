@@ -461,7 +461,7 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"spec": spec, "worker": f"{socket.gethostname()}:{os.getpid()}"}
     try:
         _check_code(spec)
-        validate_run(spec, _VALIDATED)  # the up-front check ran the same (load_campaign)
+        validate_run(spec, _VALIDATED)  # as load_campaign did; build() checks the rest
         config = run_config(spec)
         past = int((spec.get("power") or {}).get("history_jobs", 0))
         jobs, history, prior = load_run_jobs(spec["trace"], spec["seed"], past)
