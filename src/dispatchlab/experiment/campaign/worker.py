@@ -9,6 +9,14 @@ first; None when the campaign does not store them), ``wall_seconds``,
 process's peak RSS so far), ``finished_at`` (UTC). It never
 raises for a failing run: the error is part of the outcome, so a campaign goes on.
 
+A run is assembled by :func:`dispatchlab.run.build.build` from its
+:func:`run_config` (the components, hot start, overrun, measured jobs, tau,
+``max_wall``), given the run's job table (:func:`load_run_jobs`), its platform
+(:func:`build_platform`), its power inputs (:func:`_power_inputs`: synthetic power,
+cap, power predictor, with history jobs) and, with ``cap_base``, the rule that reads
+the cap's shares as shares of an uncapped reference run's peak
+(:func:`_scaled_to_reference`).
+
 Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` tables: a
 file as read and as cleaned), so the many runs of a campaign on one trace read and
 clean it once per worker; each run then selects its part of the cleaned table (its
