@@ -266,3 +266,38 @@ def test_the_distributions_live_in_metrics_and_study_still_exports_them():
     graph = grimp.build_graph("dispatchlab", cache_dir=None)
     assert graph.find_shortest_chain("dispatchlab.report.plots",
                                      "dispatchlab.experiment.study") is None
+
+
+def test_each_combination_is_assembled_by_build(monkeypatch):
+    # one way to assemble a run: every dispatcher x predictor goes through run.build
+    # with the study's table, platform, cap, power predictor and duration model
+    from dispatchlab.power.cap import PowerCap
+    from dispatchlab.power.data import with_power
+    from dispatchlab.power.model import POWER_COLUMNS
+    from dispatchlab.predict.power.predictors import make_power_predictor
+    from dispatchlab.sim.duration import make_duration_model
+
+    jobs = JobTable.from_arrays(submit=[0, 10, 20], run=[100, 50, 10], units=[2, 2, 1],
+                                requested_time=[200, 100, 20])
+    jobs = with_power(jobs, {c: np.full(3, 100.0) for c in POWER_COLUMNS})
+    plat = Platform.pooled(2)
+    cap, pp = PowerCap.window(1e9), make_power_predictor("real")
+    model = make_duration_model("none")
+    calls = []
+    real_build = study_module.build
+
+    def spy(config, **kwargs):
+        calls.append((config, kwargs))
+        return real_build(config, **kwargs)
+
+    monkeypatch.setattr(study_module, "build", spy)
+    run_prediction_study(jobs, plat, ["fifo", "easy:order=sjf"], ["walltime", "real"],
+                         cap=cap, power_predictor=pp, duration_model=model)
+    assert [(c.dispatcher.text, c.predictor.text) for c, _ in calls] == [
+        ("fifo", "walltime"), ("fifo", "real"), ("easy:order=sjf", "walltime"),
+        ("easy:order=sjf", "real")]
+    for _, kwargs in calls:
+        assert kwargs["jobs"] is jobs and kwargs["platform"] is plat
+        assert kwargs["duration_model"] is model
+        given = kwargs["power"](jobs, plat)
+        assert given.cap is cap and given.power_predictor is pp and given.jobs is jobs

@@ -24,7 +24,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dispatchlab"
 
 #: The count now (347 statements in 51 modules before the layering work).
-RECORDED = 220
+RECORDED = 211
 
 
 def _own(node: ast.Import | ast.ImportFrom) -> bool:

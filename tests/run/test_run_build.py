@@ -15,7 +15,7 @@ from dispatchlab.power.cap import PowerCap
 from dispatchlab.power.eurora_synth import eurora_instance, write_instance
 from dispatchlab.predict import make_predictor
 from dispatchlab.predict.power.predictors import make_power_predictor
-from dispatchlab.run.build import build
+from dispatchlab.run.build import PowerInputs, Prepared, build
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.duration import make_duration_model
 from dispatchlab.sim.hotstart import add_hot_start
@@ -90,3 +90,55 @@ def test_settings_are_checked_before_the_trace_is_read(tmp_path) -> None:
     with pytest.raises(InputError, match="field --cap-window: --cap-window needs --cap"):
         build(RunConfig(cap_window="0:10"), jobs=JobTable.from_arrays(
             submit=[0], run=[1], units=[1]), platform=Platform.pooled(1))
+
+
+def test_supplied_power_inputs_and_a_cap_rule_make_the_run() -> None:
+    # a campaign's way in: the jobs' power, the cap and the power predictor made by the
+    # caller, and the cap rescaled after the hot start from the prepared inputs
+    jobs = eurora_instance(40, 600, "uniform", seed=2)
+    plat = eurora_platform()
+    given = PowerCap.window(0.5 * plat.dynamic_power_base)
+    seen = []
+
+    def power(j, p):
+        assert p is plat
+        return PowerInputs(j, None, given, make_power_predictor("real"))
+
+    def halve(prepared: Prepared) -> PowerCap:
+        seen.append(prepared)
+        return PowerCap.window(0.5 * prepared.cap.steps[0][1])
+
+    config = RunConfig(dispatcher=Component("ls"), predictor=Component("real"),
+                       power_predictor=Component("real"), hot_start=0.5)
+    run = build(config, jobs=jobs, platform=plat, power=power, cap_rule=halve)
+    (prepared,) = seen
+    assert prepared.cap == given and prepared.platform is plat
+    assert prepared.pinned and len(prepared.jobs) == len(run.jobs) > len(jobs)
+    assert prepared.dispatcher.name == "ls" and prepared.power_predictor is not None
+    half = PowerCap.window(0.25 * plat.dynamic_power_base)
+    assert run.cap == half
+    hot, pinned = add_hot_start(jobs, plat, 0.5)
+    by_hand = Simulation(plat, hot, make_dispatcher("ls"), make_predictor("real"), cap=half,
+                         power_predictor=make_power_predictor("real"), pinned=pinned).run()
+    _same_schedule(run.simulation.run(), by_hand)
+
+
+def test_power_inputs_come_from_one_place() -> None:
+    jobs = eurora_instance(10, 600, "uniform", seed=2)
+    config = RunConfig(cap="0.5")
+    with pytest.raises(ValueError, match=r"both by 'power' and by the configuration \(cap\)"):
+        build(config, jobs=jobs, platform=eurora_platform(),
+              power=lambda j, p: PowerInputs(j))
+
+
+def test_a_supplied_power_predictor_meets_the_dispatchers_requirement() -> None:
+    # the requirement is checked against what the run gets, not the config's name
+    jobs = eurora_instance(10, 600, "uniform", seed=2)
+    plat = eurora_platform()
+    cap = PowerCap.window(plat.dynamic_power_base)
+    config = RunConfig(dispatcher=Component("ls"), predictor=Component("real"))
+    with pytest.raises(InputError, match="needs job power predictions"):
+        build(config, jobs=jobs, platform=plat, power=lambda j, p: PowerInputs(j, cap=cap))
+    run = build(config, jobs=jobs, platform=plat, power=lambda j, p: PowerInputs(
+        j, cap=cap, power_predictor=make_power_predictor("real")))
+    assert run.simulation.power_predictor is not None

@@ -40,8 +40,9 @@ from dispatchlab.metrics.distributions import (  # moved to metrics/, still impo
     weighted_box_stats,
 )
 from dispatchlab.metrics.keys import BY_KEY
+from dispatchlab.run.build import PowerInputs, build
+from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
-from dispatchlab.sim import Simulation
 from dispatchlab.sim.engine import check_combination, is_node_level
 
 if TYPE_CHECKING:
@@ -209,27 +210,31 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
     All names are checked (built) before the first simulation, so an unknown name
     fails fast with :class:`~dispatchlab.core.errors.InputError`, and so is every
     combination (:func:`~dispatchlab.sim.engine.check_combination`; a missing duration
-    model names ``model_field``)."""
+    model names ``model_field``). Each run is assembled by
+    :func:`~dispatchlab.run.build.build` on the given ``jobs`` and ``platform``, with
+    ``cap``, ``power_predictor`` and ``duration_model`` as given (the simulation clones
+    them: runs do not share state)."""
 
     t = check_tau(tau)
     if not dispatchers or not predictors:
         raise InputError("a study needs at least one dispatcher and one predictor")
-    built_d = {d: parse_component(d, "dispatcher", option="dispatchers").build()
-               for d in dispatchers}
-    built_p = {p: parse_component(p, "predictor", option="predictors").build()
-               for p in predictors}
+    specs_d = {d: parse_component(d, "dispatcher", option="dispatchers") for d in dispatchers}
+    specs_p = {p: parse_component(p, "predictor", option="predictors") for p in predictors}
 
     node_level = is_node_level(platform, jobs)
     for d in dispatchers:
-        check_combination(built_d[d], duration_model=duration_model, node_level=node_level,
-                          model_field=model_field)
+        check_combination(specs_d[d].build(), duration_model=duration_model,
+                          node_level=node_level, model_field=model_field)
     submit = np.asarray(jobs["submit"], dtype=np.int64)
     runs = []
     for d in dispatchers:
         for p in predictors:
-            res = Simulation(platform, jobs, built_d[d], built_p[p], cap=cap,
-                             power_predictor=power_predictor,
-                             duration_model=duration_model).run()
+            config = RunConfig(dispatcher=Component(specs_d[d].name, dict(specs_d[d].params)),
+                               predictor=Component(specs_p[p].name, dict(specs_p[p].params)),
+                               tau=t)
+            res = build(config, jobs=jobs, platform=platform,
+                        power=lambda j, _: PowerInputs(j, None, cap, power_predictor),
+                        duration_model=duration_model).simulation.run()
             summary = run_summary(res, tau=t)
             cols = job_columns(submit, res.start, res.end, res.status, tau=t)
             runs.append(Combination(d, p, res.start, res.end, res.status, summary, cols))

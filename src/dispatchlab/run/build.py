@@ -10,8 +10,11 @@ it (:func:`fit_jobs`), the power cap made (:func:`power_cap`), the job power att
 (:func:`attach_job_power`) and its series matched (:func:`read_job_series`), the
 components built, the dispatcher's needs checked against the inputs
 (:func:`check_power_inputs`), the hot start's dummy jobs added, the combination checked
-(:func:`~dispatchlab.sim.engine.check_combination`), and the platform warnings
-reported (:func:`dispatchlab.run.advice.platform_warnings`). Every mistake raises
+(:func:`~dispatchlab.sim.engine.check_combination`), the platform warnings
+reported (:func:`dispatchlab.run.advice.platform_warnings`), and a caller's cap rule
+applied. Campaigns and studies supply what the configuration names no file for (a
+generated or sliced job table, the platform, synthetic power and cap, a built
+duration model) as arguments of :func:`build`; the order stays the same. Every mistake raises
 :class:`~dispatchlab.core.errors.InputError` with one line naming the command-line
 option (or file) at fault.
 
@@ -49,8 +52,9 @@ if TYPE_CHECKING:
     from dispatchlab.platform import Platform
     from dispatchlab.workload.jobs import JobTable
 
-__all__ = ["OPEN_END", "Assembled", "Report", "apply_hot_start", "attach_job_power",
-           "build", "build_component", "check_power_inputs", "choose_platform", "fit_jobs",
+__all__ = ["OPEN_END", "Assembled", "CapRule", "PowerInputs", "PowerSource", "Prepared",
+           "Report", "apply_hot_start", "attach_job_power", "build", "build_component",
+           "check_power_inputs", "choose_platform", "fit_jobs",
            "load_jobs", "parse_fraction", "parse_range", "power_cap", "read_job_series"]
 
 #: ``report(kind, text)``: a note or warning while a run is assembled.
@@ -64,6 +68,49 @@ _KINDS = {"dispatcher": "dispatcher", "predictor": "predictor",
 
 def _silent(kind: str, text: str) -> None:
     """The default :data:`Report`: drops notes and warnings."""
+
+
+@dataclass(frozen=True)
+class PowerInputs:
+    """The power inputs of a run made by the caller (a campaign's synthetic power
+    tables and cap specs, a study's shared cap) instead of from the configuration's
+    files: the ``jobs`` with their power columns (or as given), the power ``series``
+    (passed through to :attr:`Assembled.series` as given; None: none), the ``cap``
+    (None: none) and the built ``power_predictor`` (None: none)."""
+
+    jobs: JobTable
+    series: dict[str, Any] | None = None
+    cap: PowerCap | None = None
+    power_predictor: Any = None
+
+
+#: ``power(jobs, platform) -> PowerInputs``: the caller's power inputs for the jobs
+#: (fitted to the platform) and the platform of the run.
+PowerSource = Callable[["JobTable", "Platform"], PowerInputs]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run's inputs just before its :class:`~dispatchlab.sim.Simulation` is made (what
+    a :data:`CapRule` reads): the ``jobs`` (hot-start dummies included), the
+    ``platform``, the rows ``pinned`` to their nodes by the hot start (None: no hot
+    start), the ``cap`` and the built components (fresh instances; the simulation
+    clones them)."""
+
+    jobs: JobTable
+    platform: Platform
+    pinned: dict[int, Any] | None
+    cap: PowerCap
+    dispatcher: Dispatcher
+    predictor: Any
+    power_predictor: Any
+    duration_model: Any
+
+
+#: ``cap_rule(prepared) -> PowerCap``: the cap the run simulates under, from its
+#: prepared inputs (a campaign's ``cap_base`` reads the cap's shares as shares of an
+#: uncapped reference run's peak).
+CapRule = Callable[[Prepared], PowerCap]
 
 
 @dataclass
@@ -282,16 +329,24 @@ def build_component(component: Component | None, field: str) -> Any:
 
 
 def build(config: RunConfig, *, jobs: JobTable | None = None,
-          platform: Platform | None = None, report: Report | None = None,
+          platform: Platform | None = None, power: PowerSource | None = None,
+          duration_model: Any = None, cap_rule: CapRule | None = None,
+          report: Report | None = None,
           progress: Callable[[int], Callable[[int, int], None] | None] | None = None
           ) -> Assembled:
     """Assemble the run of ``config`` (see the module docstring for the order).
 
     ``jobs``: a job table already loaded, cleaned and selected, used instead of
     reading ``config.trace``; ``platform``: a platform used instead of
-    ``config.platform``. ``report``: where notes and warnings go; ``progress``: called
-    with the number of jobs to simulate, returns the engine's progress callback (jobs
-    submitted, total) or None."""
+    ``config.platform``. ``power``: the caller's power inputs (:data:`PowerSource`),
+    used instead of the configuration's power file, series and cap (which must then be
+    unset; ``config.power_predictor`` still names the power predictor the dispatcher's
+    requirements are checked against, the built one comes from ``power``);
+    ``duration_model``: a built duration model used instead of
+    ``config.duration_model``; ``cap_rule``: with a cap, the cap actually simulated
+    (:data:`CapRule`, called after the hot start). ``report``: where notes and
+    warnings go; ``progress``: called with the number of jobs to simulate, returns the
+    engine's progress callback (jobs submitted, total) or None."""
     say = report or _silent
     config.validate()
     if jobs is None:
@@ -302,22 +357,37 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
         release_free_memory()
     plat = choose_platform(jobs, config.platform) if platform is None else platform
     jobs = fit_jobs(jobs, plat, say)
-    cap = power_cap(config.cap, config.cap_window, config.cap_file, plat)
-    jobs = attach_job_power(jobs, config.power, plat, say)
-    series = read_job_series(config.power_series, jobs, config.power, say)
+    if power is None:
+        cap = power_cap(config.cap, config.cap_window, config.cap_file, plat)
+        jobs = attach_job_power(jobs, config.power, plat, say)
+        series = read_job_series(config.power_series, jobs, config.power, say)
+        power_predictor = build_component(config.power_predictor, "power_predictor")
+    else:
+        given = [k for k in ("power", "power_series", "cap", "cap_window", "cap_file")
+                 if getattr(config, k) is not None]
+        if given:
+            raise ValueError(f"build: power inputs given both by 'power' and by the "
+                             f"configuration ({', '.join(given)})")
+        supplied = power(jobs, plat)
+        jobs, series, cap = supplied.jobs, supplied.series, supplied.cap
+        power_predictor = supplied.power_predictor
     dispatcher = build_component(config.dispatcher, "dispatcher")
-    check_power_inputs(dispatcher, cap, jobs, config.power_predictor)
+    check_power_inputs(dispatcher, cap, jobs,
+                       config.power_predictor if power is None else power_predictor)
     jobs, pinned = apply_hot_start(jobs, plat, config.hot_start)
-    check_combination(dispatcher, duration_model=config.duration_model,
+    if duration_model is None:
+        duration_model = build_component(config.duration_model, "duration_model")
+    check_combination(dispatcher, duration_model=duration_model,
                       node_level=is_node_level(plat, jobs), model_field="--duration-model",
                       platform_field="--platform")
     for text in platform_warnings(jobs, plat):
         say("warning", text)
-    sim = Simulation(plat, jobs, dispatcher, build_component(config.predictor, "predictor"),
-                     overrun=config.overrun, cap=cap,
-                     power_predictor=build_component(config.power_predictor,
-                                                     "power_predictor"),
-                     duration_model=build_component(config.duration_model, "duration_model"),
+    predictor = build_component(config.predictor, "predictor")
+    if cap_rule is not None and cap is not None:
+        cap = cap_rule(Prepared(jobs, plat, pinned, cap, dispatcher, predictor,
+                                power_predictor, duration_model))
+    sim = Simulation(plat, jobs, dispatcher, predictor, overrun=config.overrun, cap=cap,
+                     power_predictor=power_predictor, duration_model=duration_model,
                      pinned=pinned, progress=None if progress is None else progress(len(jobs)),
                      max_wall=config.max_wall)
     return Assembled(sim, jobs, plat, cap, series, config)

@@ -9,6 +9,14 @@ first; None when the campaign does not store them), ``wall_seconds``,
 process's peak RSS so far), ``finished_at`` (UTC). It never
 raises for a failing run: the error is part of the outcome, so a campaign goes on.
 
+A run is assembled by :func:`dispatchlab.run.build.build` from its
+:func:`run_config` (the components, hot start, overrun, measured jobs, tau,
+``max_wall``), given the run's job table (:func:`load_run_jobs`), its platform
+(:func:`build_platform`), its power inputs (:func:`_power_inputs`: synthetic power,
+cap, power predictor, with history jobs) and, with ``cap_base``, the rule that reads
+the cap's shares as shares of an uncapped reference run's peak
+(:func:`_scaled_to_reference`).
+
 Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` tables: a
 file as read and as cleaned), so the many runs of a campaign on one trace read and
 clean it once per worker; each run then selects its part of the cleaned table (its
@@ -38,6 +46,9 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.experiment.campaign.store import with_run_key
+from dispatchlab.experiment.campaign.validate import validate_run
+from dispatchlab.run.build import PowerInputs, Prepared, build
+from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
 
 #: Trace tables kept in memory per worker process (raw and cleaned, so one trace
@@ -294,15 +305,15 @@ def _check_code(spec: dict[str, Any]) -> None:
 
 
 def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
-                  prior: int = 0) -> dict[str, Any]:
-    """A run's job power, series, cap and power predictor (:mod:`dispatchlab.experiment.campaign.
-    power`): ``{"jobs", "series", "cap", "power_predictor"}``, the last two only when
-    the run has them. With a ``history`` table (:func:`load_run_jobs`), the power is
-    drawn for it (past and run together: a user's signatures carry over) and the power
-    predictor has seen the past jobs that ended before the run
+                  prior: int = 0) -> PowerInputs:
+    """A run's job power, series, cap and power predictor (:mod:`dispatchlab.experiment.
+    campaign.power_table`), the cap and the power predictor only when the run has them.
+    With a ``history`` table (:func:`load_run_jobs`), the power is drawn for it (past
+    and run together: a user's signatures carry over) and the power predictor has seen
+    the past jobs that ended before the run
     (:class:`~dispatchlab.predict.power.predictors.WithPriorHistory`)."""
     if spec.get("power") is None:
-        return {"jobs": jobs, "series": None}
+        return PowerInputs(jobs)
     from dispatchlab.experiment.campaign.power_table import build_cap, run_power
     from dispatchlab.predict.power.predictors import WithPriorHistory, make_power_predictor
 
@@ -315,21 +326,20 @@ def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
         jobs = with_power(jobs, {c: history[c][rows] for c in POWER_COLUMNS})
     else:
         jobs, series = run_power(spec["power"], jobs, platform)
-    out: dict[str, Any] = {"jobs": jobs, "series": series}
     sl = spec["trace"].get("slice")
     first = None if sl is None else sl["start"] - sl["first"]
     cap = spec.get("cap")
-    if cap is not None and cap["spec"] is not None:
-        out["cap"] = build_cap(cap["spec"], platform, jobs, first)
+    built_cap = (build_cap(cap["spec"], platform, jobs, first)
+                 if cap is not None and cap["spec"] is not None else None)
     pp = spec.get("power_predictor")
+    predictor = None
     if pp is not None:
-        out["power_predictor"] = make_power_predictor(pp["name"], **pp["params"])
+        predictor = make_power_predictor(pp["name"], **pp["params"])
         if history is not None and prior:
             wait = np.maximum(np.asarray(history["wait"][:prior], dtype=np.int64), 0)
             ends = history["submit"][:prior] + wait + np.asarray(history["run"][:prior])
-            out["power_predictor"] = WithPriorHistory(out["power_predictor"], history,
-                                                      prior, ends)
-    return out
+            predictor = WithPriorHistory(predictor, history, prior, ends)
+    return PowerInputs(jobs, series, built_cap, predictor)
 
 
 #: reference peaks (W) per cap-base key, see :func:`reference_peak`
@@ -354,8 +364,7 @@ def reference_key(spec: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, default=str)
 
 
-def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
-                   pinned, dispatcher=None, duration_model=None) -> float:
+def reference_peak(spec: dict[str, Any], prepared: Prepared) -> float:
     """The peak platform power (W) of a run's uncapped reference (``cap_base``, see
     :mod:`dispatchlab.experiment.campaign.power_table`), cached per :func:`reference_key`. The
     reference runs the same workload (jobs, platform, predictor, power predictor, overrun, hot
@@ -366,27 +375,27 @@ def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
     lowers no level), the RAPL methods admit with BF checking no power and throttle
     nothing (every job at full power, so the duration model never applies), and
     ``dec-rapl``'s components likewise. Hot-start jobs run in the reference but are left
-    out of the peak (they are not the workload's). ``dispatcher`` / ``duration_model``:
-    the run's own, as built for it (cloned here; used with ``"own-peak"`` only)."""
+    out of the peak (they are not the workload's). ``prepared``: the run's inputs as
+    :func:`~dispatchlab.run.build.build` made them (jobs, platform, pinned rows, its
+    components: cloned here; the dispatcher and duration model used with
+    ``"own-peak"`` only)."""
     from dispatchlab.power.accounting import platform_power
     from dispatchlab.sim import Simulation
 
     key = reference_key(spec)
     if key not in _PEAKS:
         from dispatchlab.dispatch import make_dispatcher
-        from dispatchlab.predict import make_predictor
 
+        jobs, pinned = prepared.jobs, prepared.pinned
         extra: dict[str, Any] = {}
         if spec["power"].get("cap_base") == "own-peak":
-            reference = dispatcher.clone()
-            if duration_model is not None:
-                extra["duration_model"] = duration_model.clone()
+            reference = prepared.dispatcher.clone()
+            if prepared.duration_model is not None:
+                extra["duration_model"] = prepared.duration_model.clone()
         else:
             reference = make_dispatcher("bf")
-        pp = power.get("power_predictor")
-        ref = Simulation(platform, jobs, reference,
-                         make_predictor(spec["predictor"]["name"],
-                                        **spec["predictor"]["params"]),
+        pp = prepared.power_predictor
+        ref = Simulation(prepared.platform, jobs, reference, prepared.predictor.clone(),
                          overrun=spec["overrun"], pinned=pinned,
                          power_predictor=None if pp is None else pp.clone(), **extra).run()
         if pinned:  # the hot start's dummy jobs are not part of the budget base
@@ -401,8 +410,7 @@ def reference_peak(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
     return _PEAKS[key]
 
 
-def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, platform,
-                         pinned, dispatcher=None, duration_model=None) -> tuple[Any, float]:
+def _scaled_to_reference(spec: dict[str, Any], prepared: Prepared) -> tuple[Any, float]:
     """``(cap, peak)``: the run's cap with ``cap_base = "bf-peak"`` or ``"own-peak"``,
     each step's value read as a share of the reference peak (:func:`reference_peak`,
     W, also returned). The campaign stored the cap as a fraction of the platform's
@@ -410,16 +418,44 @@ def _scaled_to_reference(spec: dict[str, Any], power: dict[str, Any], jobs, plat
     the worker and cached, so runs stay independent of each other."""
     from dispatchlab.power.cap import PowerCap
 
-    peak = reference_peak(spec, power, jobs, platform, pinned, dispatcher, duration_model)
+    peak = reference_peak(spec, prepared)
     if peak <= 0:
         base_name = spec["power"]["cap_base"]
         who = "bf" if base_name == "bf-peak" else spec["dispatcher"]["name"]
         raise InputError(f"the uncapped reference {who} run draws no power: cap_base = "
                          f"{base_name!r} needs job power", field="cap_base")
-    base = platform.dynamic_power_base
-    cap = power["cap"]
+    base = prepared.platform.dynamic_power_base
     return PowerCap.from_steps([(t, None if w is None else w / base * peak)
-                                for t, w in cap.steps]), peak
+                                for t, w in prepared.cap.steps]), peak
+
+
+def _component(entry: dict[str, Any] | None, extra: dict[str, Any] | None = None
+               ) -> Component | None:
+    """A run spec's component entry (``name``, ``params``) as a :class:`Component`."""
+    if entry is None:
+        return None
+    return Component(entry["name"], {**entry["params"], **(extra or {})})
+
+
+def run_config(spec: dict[str, Any]) -> RunConfig:
+    """The :class:`~dispatchlab.run.config.RunConfig` of a run spec
+    (:func:`~dispatchlab.experiment.campaign.config.load_campaign`'s layout): its
+    components (the platform entry's ``allocator`` a dispatcher parameter), hot start,
+    overrun, measured jobs, tau and wall-clock budget. The trace, the platform and the
+    power inputs are not named by files a configuration can hold (generated and sliced
+    workloads, history jobs, synthetic power tables, cap specs): :func:`execute_run`
+    gives them to :func:`~dispatchlab.run.build.build` built. The spec, its keys and
+    its ``run_key`` are unchanged."""
+    allocator = ({"allocator": spec["platform"]["allocator"]}
+                 if "allocator" in spec["platform"] else None)
+    dispatcher = _component(spec["dispatcher"], allocator)
+    predictor = _component(spec["predictor"])
+    assert dispatcher is not None and predictor is not None
+    return RunConfig(dispatcher=dispatcher, predictor=predictor,
+                     power_predictor=_component(spec.get("power_predictor")),
+                     duration_model=_component(spec.get("duration_model")),
+                     hot_start=spec["trace"].get("hot_start"), overrun=spec["overrun"],
+                     measure=spec["measure"], tau=spec["tau"], max_wall=spec.get("max_wall"))
 
 
 #: platform specs :func:`~dispatchlab.experiment.campaign.validate.validate_run` has built in this
@@ -432,58 +468,35 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     out: dict[str, Any] = {"spec": spec, "worker": f"{socket.gethostname()}:{os.getpid()}"}
     try:
-        from dispatchlab.dispatch import make_dispatcher
-        from dispatchlab.experiment.campaign.validate import validate_run
-        from dispatchlab.metrics import Measure
-        from dispatchlab.predict import make_predictor
-        from dispatchlab.sim import Simulation
-
         _check_code(spec)
-        validate_run(spec, _VALIDATED)  # the up-front check ran the same (load_campaign)
+        validate_run(spec, _VALIDATED)  # as load_campaign did; build() checks the rest
+        config = run_config(spec)
         past = int((spec.get("power") or {}).get("history_jobs", 0))
         jobs, history, prior = load_run_jobs(spec["trace"], spec["seed"], past)
-        platform = build_platform(spec["platform"], jobs)
-        if jobs.info.format == "alea":  # constraints need the machine file's platform
-            from dispatchlab.workload.alea import for_platform
+        cap_base_w: list[float] = []
 
-            jobs, _ = for_platform(jobs, platform.total_capacity())
-        params = dict(spec["dispatcher"]["params"])
-        if "allocator" in spec["platform"]:
-            params["allocator"] = spec["platform"]["allocator"]
-        dispatcher = make_dispatcher(spec["dispatcher"]["name"], **params)
-        predictor = make_predictor(spec["predictor"]["name"], **spec["predictor"]["params"])
-        power = _power_inputs(spec, jobs, platform, history, prior)
-        jobs = power.pop("jobs")
-        series = power.pop("series")
-        pinned = None
-        if spec["trace"].get("hot_start") is not None:
-            from dispatchlab.sim.hotstart import add_hot_start
+        def scaled(prepared: Prepared):
+            cap, peak = _scaled_to_reference(spec, prepared)
+            cap_base_w.append(peak)
+            return cap
 
-            jobs, pinned = add_hot_start(jobs, platform, spec["trace"]["hot_start"])
-        dm = spec.get("duration_model")
-        if dm is not None:
-            from dispatchlab.sim.duration import make_duration_model
-
-            power["duration_model"] = make_duration_model(dm["name"], **dm["params"])
-        cap_base_w = None
-        if power.get("cap") is not None and (spec.get("power") or {}).get(
-                "cap_base") in ("bf-peak", "own-peak"):
-            power["cap"], cap_base_w = _scaled_to_reference(
-                spec, power, jobs, platform, pinned, dispatcher, power.get("duration_model"))
-        sim = Simulation(platform, jobs, dispatcher, predictor, overrun=spec["overrun"],
-                         max_wall=spec.get("max_wall"), pinned=pinned, **power)
+        scale = (spec.get("power") or {}).get("cap_base") in ("bf-peak", "own-peak")
+        made = build(config, jobs=jobs, platform=build_platform(spec["platform"], jobs),
+                     power=lambda j, p: _power_inputs(spec, j, p, history, prior),
+                     cap_rule=scaled if scale else None)
+        sim, jobs, platform = made.simulation, made.jobs, made.platform
         result = sim.run()
-        if series is not None:  # cap-window metrics on the sampled platform power
+        if made.series is not None:  # cap-window metrics on the sampled platform power
             from dispatchlab.power.data import match_power_series
 
-            result.power_series, _ = match_power_series(jobs, series, "synthetic power")
+            result.power_series, _ = match_power_series(jobs, made.series, "synthetic power")
             result.power_period = int(spec["power"].get("period", 20))
         node_level = not sim.counting
         del sim
-        measure = Measure.parse(spec["measure"])
+        measure = config.parsed_measure()
         summary = run_summary(result, tau=spec["tau"], measure=measure)
-        if cap_base_w is not None:  # the watts the run's cap shares are shares of
-            summary["cap_base_w"] = cap_base_w
+        if cap_base_w:  # the watts the run's cap shares are shares of
+            summary["cap_base_w"] = cap_base_w[0]
         out.update(status="done", summary=summary, simulate_seconds=result.wall_seconds,
                    cores=int(platform.total_capacity().get("core", 0)),
                    node_level=node_level,
