@@ -287,3 +287,26 @@ def test_with_prior_history_has_seen_the_past_jobs_that_ended():
     with pytest.raises(InputError, match="the run's jobs"):
         other = JobTable.from_arrays(submit=[5], run=[10], units=[1], user=[7])
         Simulation(platform, other, make_dispatcher("easy"), power_predictor=warm).run()
+
+
+def test_with_prior_history_under_a_hot_start():
+    """The hot start's dummy jobs are not in the history: the run's other rows are, in
+    order; a dummy job is predicted at its recorded power (5 W) and never observed."""
+    from dispatchlab.sim.hotstart import add_hot_start
+
+    history = JobTable.from_arrays(submit=[-300, -200, 0, 30], run=[200, 250, 10, 10],
+                                   units=[1, 1, 1, 1], user=[7, 8, 7, 8])
+    history.columns.update(power_mean=np.array([500.0, 900.0, 600.0, 950.0]),
+                           power_max=np.array([550.0, 950.0, 650.0, 990.0]),
+                           power_std=np.array([5.0, 9.0, 6.0, 9.0]))
+    platform = Platform.marconi100_nodes()
+    jobs, pinned = add_hot_start(history.take(np.arange(2, 4)), platform, 0.1)
+    dummy = np.asarray(jobs["hot_start"]) == 1
+    assert dummy.sum() >= 1
+    warm = WithPriorHistory(make_power_predictor("history"), history, 2,
+                            np.array([-100, 50]))
+    r = Simulation(platform, jobs, make_dispatcher("easy"), power_predictor=warm,
+                   pinned=pinned).run()
+    mean = np.asarray(r.power_prediction["mean"])
+    assert mean[dummy].tolist() == [5.0] * int(dummy.sum())
+    assert mean[~dummy][0] == 500.0  # user 7's finished past job, as without a hot start

@@ -970,7 +970,13 @@ class WithPriorHistory(PowerPredictor):
     wrapped predictor starts on the whole ``history`` table and observes, in order of
     end (ties: row order), each past job that ended no later than the run's first
     submission; the others are left out (they would still be running). Then run job
-    ``j`` is row ``prior + j`` of that table for :meth:`predict` and :meth:`observe`."""
+    ``j`` is row ``prior + j`` of that table for :meth:`predict` and :meth:`observe`.
+
+    A run with a hot start (:mod:`dispatchlab.sim.hotstart`) has dummy jobs in its table
+    (column ``hot_start`` = 1) that the history never had: the run's other rows, in
+    order, are the history's rows after the prior ones; a dummy job is predicted at its
+    own recorded power (the hot start writes it) and never observed by the wrapped
+    predictor."""
 
     name = "with-prior-history"
 
@@ -986,10 +992,23 @@ class WithPriorHistory(PowerPredictor):
             raise InputError("with-prior-history needs a predictor and a history table",
                              field="power-predictor")
         k = int(self.prior)
-        if len(self.history) != k + len(jobs) or not np.array_equal(
-                np.asarray(self.history["submit"])[k:], np.asarray(jobs["submit"])):
+        n = len(jobs)
+        dummy = (np.asarray(jobs["hot_start"]) == 1 if "hot_start" in jobs.columns
+                 else np.zeros(n, dtype=bool))
+        own = np.flatnonzero(~dummy)
+        if len(self.history) != k + len(own) or not np.array_equal(
+                np.asarray(self.history["submit"])[k:], np.asarray(jobs["submit"])[own]):
             raise InputError("the history table's rows after the prior ones must be the "
                              "run's jobs", field="power-predictor")
+        #: run row -> history row (-1: a hot-start dummy job, predicted at its own power)
+        self.rows_: list[int] = np.full(n, -1, dtype=np.int64).tolist()
+        for i, r in enumerate(own.tolist()):
+            self.rows_[r] = k + i
+        self.dummy_: dict[int, PowerPrediction] = {}
+        if dummy.any():
+            mean, peak, std = (np.asarray(jobs[c], dtype=np.float64) for c in POWER_COLUMNS)
+            self.dummy_ = {r: clip_prediction(float(mean[r]), float(peak[r]), float(std[r]))
+                           for r in np.flatnonzero(dummy).tolist()}
         self.predictor.start(self.history, platform)
         ends = np.asarray(self.ends, dtype=np.int64)[:k]
         first = int(jobs["submit"][0]) if len(jobs) else 0
@@ -999,10 +1018,15 @@ class WithPriorHistory(PowerPredictor):
         self.observed_ = len(seen)
 
     def predict(self, job: int, now: int) -> PowerPrediction:
-        return self.predictor.predict(self.prior + job, now)
+        row = self.rows_[job]
+        if row < 0:
+            return self.dummy_[job]
+        return self.predictor.predict(row, now)
 
     def observe(self, job: int, end: int) -> None:
-        self.predictor.observe(self.prior + job, end)
+        row = self.rows_[job]
+        if row >= 0:
+            self.predictor.observe(row, end)
 
 
 class Underpredicted(PowerPredictor):
