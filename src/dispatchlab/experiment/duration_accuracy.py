@@ -42,6 +42,7 @@ from dispatchlab.core.components import parse_component
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS, job_class
 from dispatchlab.predict.duration.base import Predictor, PredictorContext
+from dispatchlab.workload.tables import local_sink
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -198,7 +199,6 @@ class PredictionReport:
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        from dispatchlab.workload.tables import local_sink
 
         with local_sink(out / "predictions.parquet") as sink:
             pq.write_table(self.to_arrow(), sink)

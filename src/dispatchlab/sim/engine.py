@@ -68,7 +68,7 @@ from dispatchlab.power.cap import PowerCap
 from dispatchlab.power.model import has_power
 from dispatchlab.predict.duration.base import Predictor, PredictorContext, WalltimePredictor
 from dispatchlab.predict.power.base import PowerPredictor
-from dispatchlab.sim.duration import DurationModel, NoSlowdown
+from dispatchlab.sim.duration import DURATION_MODELS, DurationModel, NoSlowdown
 from dispatchlab.sim.events import CAP, KINDS, WAKE, KeyCodec
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
@@ -132,8 +132,6 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
     name = dispatcher.name or type(dispatcher).__name__
     requires = dispatcher.requires
     if requires.slows_running_jobs and duration_model is None:
-        from dispatchlab.sim.duration import DURATION_MODELS
-
         models = ", ".join(DURATION_MODELS)
         what = (f"dispatcher {name!r} slows running jobs (it lowers their power levels), "
                 f"so the run needs a duration model ({models}; e.g. mixed:profile="

@@ -36,6 +36,7 @@ from dispatchlab.power.model import has_power
 from dispatchlab.workload.jobs import SWF_FIELDS
 from dispatchlab.workload.jobs import JobTable as _JobTable
 from dispatchlab.workload.status import simulated_status
+from dispatchlab.workload.tables import arrow_to_pandas
 
 STATUS_WAITING = 3  # internal: never in a result
 STATUS_RUNNING = 4  # internal: never in a result
@@ -304,7 +305,6 @@ class SimulationResult:
         """:meth:`to_arrow` as a pandas DataFrame, one row per job (``status`` a
         categorical). pandas is not a dependency of dispatchlab: without it this raises
         :class:`ImportError` saying so."""
-        from dispatchlab.workload.tables import arrow_to_pandas
 
         return arrow_to_pandas(self.to_arrow())
 
