@@ -29,7 +29,11 @@ from dispatchlab.cli.common import (
     trace_source,
     warn,
 )
+from dispatchlab.core.errors import InputError, output_folder
 from dispatchlab.core.memory import release_free_memory
+from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
+from dispatchlab.platform import Platform
+from dispatchlab.predict import RealPredictor, WalltimePredictor
 
 
 def _load_notes(jobs, summary: dict) -> list[str]:
@@ -222,7 +226,6 @@ def write_decision_trace(path: Path, dispatcher, result) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dispatchlab.core.errors import InputError, output_folder
 
     log = dispatcher.pass_log_ if dispatcher.requires.pass_log else None
     if log:
@@ -250,9 +253,6 @@ def write_decision_trace(path: Path, dispatcher, result) -> None:
               help="offered load")
 def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     """Generate a synthetic workload and compare FIFO, SJF, EASY and conservative on it."""
-    from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
-    from dispatchlab.platform import Platform
-    from dispatchlab.predict import RealPredictor, WalltimePredictor
     from dispatchlab.run.outputs import run_summary
     from dispatchlab.sim import Simulation
     from dispatchlab.workload.synthetic import generate_synthetic
