@@ -43,8 +43,9 @@ ALLOWED: dict[tuple[str, str], str] = {
         "model code (rank, with the workload package it reads) would add some 50 ms to "
         "every command"),
     ("dispatch.orderings", "rank.model"): "start-up: as rank.features",
-    ("experiment.campaign.groups", "experiment.campaign.config"): _CAMPAIGN_CYCLE,
-    ("experiment.campaign.runner", "experiment.campaign.worker"): _CAMPAIGN_CYCLE,
+    ("experiment.campaign.runner", "experiment.campaign.worker"): (
+        "the worker is the whole simulator: run only where runs execute, while the "
+        "campaign package (results, report) loads without it"),
     ("experiment.campaign.store", "experiment.campaign.config"): _CAMPAIGN_CYCLE,
     ("experiment.duration_accuracy", "report"): (
         "matplotlib: report.plots imports it at its head, and 'dispatchlab predict' "
