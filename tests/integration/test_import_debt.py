@@ -47,9 +47,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the worker is the whole simulator: run only where runs execute, while the "
         "campaign package (results, report) loads without it"),
     ("experiment.campaign.store", "experiment.campaign.config"): _CAMPAIGN_CYCLE,
-    ("experiment.duration_accuracy", "report"): (
-        "matplotlib: report.plots imports it at its head, and 'dispatchlab predict' "
-        "draws figures only on request"),
 }
 
 #: Modules whose function-body imports another change (the run-assembly and campaign

@@ -42,6 +42,7 @@ from dispatchlab.core.components import parse_component
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS, job_class
 from dispatchlab.predict.duration.base import Predictor, PredictorContext
+from dispatchlab.report import plots
 from dispatchlab.workload.tables import local_sink
 
 if TYPE_CHECKING:
@@ -169,7 +170,6 @@ class PredictionReport:
 
         A predictor exact on every job (``real``) is drawn but does not set the axis
         limits, and the titles name it."""
-        from dispatchlab.report import plots
 
         preds, groups = self._labelled()
         return {
@@ -183,7 +183,6 @@ class PredictionReport:
     def plot(self, path: str | Path) -> None:
         """Write the error distributions (``prediction_errors.png`` of :meth:`figures`:
         absolute and signed error, one line per predictor) to ``path`` (PNG, 120 dpi)."""
-        from dispatchlab.report import plots
 
         preds, groups = self._labelled()
         plots.prediction_error_curves(preds, self.actual, groups=groups,
