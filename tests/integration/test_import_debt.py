@@ -38,11 +38,6 @@ _CAMPAIGN_CYCLE = ("the campaign cycle config -> worker -> store -> config (see 
 #: (importing module, imported module), names without ``dispatchlab.`` -> why the import
 #: stays in a function body.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("dispatch.orderings", "rank.features"): (
-        "start-up: the l2r ordering is registered with the other orderings, and its "
-        "model code (rank, with the workload package it reads) would add some 50 ms to "
-        "every command"),
-    ("dispatch.orderings", "rank.model"): "start-up: as rank.features",
     ("experiment.campaign.runner", "experiment.campaign.worker"): (
         "the worker is the whole simulator: run only where runs execute, while the "
         "campaign package (results, report) loads without it"),
