@@ -39,10 +39,11 @@ import numpy as np
 from dispatchlab.core.params import comparable_params
 from dispatchlab.dispatch.base import Dispatcher, Requirements
 from dispatchlab.dispatch.priority import FIFO
-from dispatchlab.platform import Platform
+from dispatchlab.platform import NodeType, Platform
 from dispatchlab.power import PowerCap
 from dispatchlab.predict.duration.base import Predictor
 from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
+from dispatchlab.sim.duration import Factor
 from dispatchlab.sim.engine import Simulation
 from dispatchlab.workload.jobs import JobTable
 
@@ -72,7 +73,6 @@ def contending_workloads(count: int = 6, seed: int = 0) -> list[tuple[Platform, 
 def node_workloads(count: int = 4, seed: int = 0) -> list[tuple[Platform, JobTable]]:
     """Small seeded multi-resource workloads on node-level platforms of 2-3 node types
     (cores, GPUs, memory), made to contend like :func:`contending_workloads`."""
-    from dispatchlab.platform import NodeType
 
     rng = np.random.default_rng(seed + 1_000)
     out = []
@@ -211,8 +211,6 @@ def _power_inputs(requires: Requirements) -> dict:
     if requires.power_predictions:
         out.update(power_predictor=_PerUnitPower(), cap=PowerCap.window(1000.0, 0, 20_000))
     if requires.slows_running_jobs:
-        from dispatchlab.sim.duration import Factor
-
         out["duration_model"] = Factor(f=1.0)
     return out
 

@@ -4,6 +4,8 @@ equal to EASY-SJBF's stable argsort, exact ratio keys)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from fractions import Fraction
 from types import SimpleNamespace
 
@@ -12,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dispatchlab.core.deprecation import MovedWarning
 from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch import l2r, orderings
 from dispatchlab.dispatch.orderings import (
     ORDERINGS,
     Ordering,
@@ -206,3 +210,22 @@ def test_ratio_key_orders_like_fractions(pairs) -> None:
         for j in range(len(pairs)):
             assert (key[i] < key[j]) == (fr[i] < fr[j])
             assert (key[i] == key[j]) == (fr[i] == fr[j])
+
+
+def test_l2r_ordering_loads_its_model_code_on_use() -> None:
+    """``l2r`` is a lazy registry entry: importing the orderings loads no rank module
+    (start-up time); building the ordering imports :mod:`dispatchlab.dispatch.l2r`."""
+    code = ("import sys\n"
+            "from dispatchlab.dispatch.orderings import make_ordering\n"
+            "assert not any(m.startswith('dispatchlab.rank') for m in sys.modules)\n"
+            "o = make_ordering('l2r:model=m.json')\n"
+            "assert type(o).__module__ == 'dispatchlab.dispatch.l2r', type(o).__module__\n"
+            "assert 'dispatchlab.rank.model' in sys.modules\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+
+
+def test_l2r_ordering_old_path_warns() -> None:
+    with pytest.warns(MovedWarning, match="dispatchlab.dispatch.l2r.L2ROrder"):
+        assert orderings.L2ROrder is l2r.L2ROrder

@@ -14,7 +14,8 @@ import dispatchlab as dl
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
 from dispatchlab.dispatch.allocators import BestFit
-from dispatchlab.dispatch.orderings import FifoOrder, L2ROrder, MauiOrder
+from dispatchlab.dispatch.l2r import L2ROrder
+from dispatchlab.dispatch.orderings import FifoOrder, MauiOrder
 
 OWN = '''
 from dispatchlab.dispatch import EASY

@@ -43,6 +43,7 @@ from dispatchlab.cli.simulate import simulate
 from dispatchlab.cli.study import study_app
 from dispatchlab.cli.trace import trace_app
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.dispatch.base import DispatchError
 
 #: set to 1 to see the traceback of a dispatcher's protocol break (a bug in its code)
@@ -55,8 +56,6 @@ class _Group(click.Group):
     def resolve_command(self, ctx, args):
         name = args[0] if args else None
         if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
-            from dispatchlab.core.suggest import did_you_mean
-
             raise InputError(f"no such command {name!r}"
                              + did_you_mean(name, self.list_commands(ctx))
                              + f" (commands: {', '.join(self.list_commands(ctx))})")

@@ -14,7 +14,16 @@ from typing import Any
 
 import click
 
+from dispatchlab.core.components import (
+    component_class,
+    parse_assignments,
+    parse_component,
+    registered_names,
+    split_spec,
+)
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import did_you_mean
+from dispatchlab.dispatch import ALLOCATORS
 
 
 # ------------------------------------------------------------------- parsing
@@ -29,15 +38,12 @@ def parse_range(text: str | None, option: str, cast: Callable[[str], Any] = int,
 
 def names_help(kind: str, extra: str = "") -> str:
     """Help text listing the registered names of ``kind`` (never hand-written)."""
-    from dispatchlab.core.components import registered_names
 
     return (" | ".join(registered_names(kind)) + " | module:Class | path/file.py:Class"
             " (NAME:KEY=VALUE sets parameters)" + extra)
 
 
 def allocator_names() -> str:
-    from dispatchlab.dispatch import ALLOCATORS
-
     return " | ".join(ALLOCATORS)
 
 
@@ -103,12 +109,6 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
     """One dispatcher from ``--dispatcher SPEC``, ``-D KEY=VALUE`` and the shorthand
     options (``--order``, ``--priority``, ``--reservations``, ``--skip``,
     ``--allocator``), which set the parameters of the same names."""
-    from dispatchlab.core.components import (
-        component_class,
-        parse_assignments,
-        parse_component,
-        split_spec,
-    )
 
     if "," in name and "=" not in name:
         raise InputError(f"simulate runs one dispatcher, got {name!r}; compare several "
@@ -138,20 +138,15 @@ def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = Non
             raise InputError(exc.message, field=f"--{bad[0]}") from None
         raise
     allocator_name = spec.params.get("allocator")
-    if allocator_name is not None:
-        from dispatchlab.core.suggest import did_you_mean
-        from dispatchlab.dispatch import ALLOCATORS
-
-        if allocator_name not in ALLOCATORS:
-            raise InputError(f"unknown allocator {allocator_name!r}"
-                             f"{did_you_mean(str(allocator_name), ALLOCATORS)} (choose from "
-                             f"{', '.join(ALLOCATORS)})", field="--allocator")
+    if allocator_name is not None and allocator_name not in ALLOCATORS:
+        raise InputError(f"unknown allocator {allocator_name!r}"
+                         f"{did_you_mean(str(allocator_name), ALLOCATORS)} (choose from "
+                         f"{', '.join(ALLOCATORS)})", field="--allocator")
     return spec
 
 
 def predictor_spec(name: str, params: Sequence[str]):
     """One predictor from ``--predictor SPEC`` and ``-P KEY=VALUE``."""
-    from dispatchlab.core.components import parse_assignments, parse_component
 
     if "," in name and "=" not in name:
         raise InputError(f"expected one predictor here, got {name!r}", field="--predictor")
@@ -402,7 +397,6 @@ CAP_OPTIONS = options(
 def power_predictor_spec(name: str | None, params: Sequence[str]):
     """The power predictor of ``--power-predictor SPEC`` and ``-Q KEY=VALUE`` (None
     without the option)."""
-    from dispatchlab.core.components import parse_assignments, parse_component
 
     if name is None:
         if params:
@@ -443,6 +437,5 @@ def duration_model_spec(text: str | None):
     """The duration model of ``--duration-model SPEC`` (None without the option)."""
     if text is None:
         return None
-    from dispatchlab.core.components import parse_component
 
     return parse_component(text, "duration-model", option="--duration-model")

@@ -24,7 +24,8 @@ from dispatchlab.cli.common import (
     names_help,
     warn,
 )
-from dispatchlab.core.errors import InputError
+from dispatchlab.core.components import parse_component, parse_component_list
+from dispatchlab.core.errors import InputError, output_folder
 
 #: Metrics whose paired differences to the baseline are shown.
 DIFFERENCE_METRICS = ("mean_wait", "mean_slowdown", "mean_bsld", "utilization",
@@ -155,7 +156,6 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     the table gives means with 95 % intervals over slices (Student's t below 10 slices,
     percentile bootstrap from 10), plus paired
     differences to --baseline."""
-    from dispatchlab.core.components import parse_component_list
     from dispatchlab.experiment.compare import run_comparison
     from dispatchlab.metrics import check_tau
     from dispatchlab.run.advice import platform_warnings
@@ -169,8 +169,6 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     if lead_in is not None and slices is None:
         raise InputError("--lead-in applies with --slices", field="--lead-in")
     if baseline is not None:
-        from dispatchlab.core.components import parse_component
-
         baseline = parse_component(baseline, "dispatcher", option="--baseline").text
         if baseline not in [d.text for d in dspecs]:
             raise InputError(f"the baseline {baseline!r} is not among the dispatchers "
@@ -201,8 +199,6 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     else:
         con.print(_single_table(comp, title))
     if out is not None:
-        from dispatchlab.core.errors import output_folder
-
         folder = output_folder(out)
         data = {
             "trace": str(trace), "platform": plat.describe(), "baseline": comp.baseline,

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import TRACE_ARG, console
+from dispatchlab.core.components import _parse_untyped, parse_assignments
 from dispatchlab.core.errors import InputError
 
 SETUP_HELP = ("causal (default: submit-time features, default cleaning) | seed (the "
@@ -59,7 +60,6 @@ def train_cmd(trace: Path, lists: int, out: Path, policies: str, features: str |
               learner: str, learner_params: tuple[str, ...], setup: str, workers: int | None,
               dask: str | None, work: Path | None) -> None:
     """Label TRACE's training lists by simulation and train a ranking model."""
-    from dispatchlab.core.components import _parse_untyped, parse_assignments
     from dispatchlab.experiment.l2r.pipeline import train
 
     params = {k: _parse_untyped(v) for k, v in

@@ -8,6 +8,7 @@ import click
 
 from dispatchlab.cli.common import READ_OPTIONS, TRACE_ARG, console, load, warn
 from dispatchlab.core.errors import InputError
+from dispatchlab.platform.alea import read_alea_machines
 
 
 @click.group("platform")
@@ -30,8 +31,6 @@ def infer(trace: Path, out: Path, lenient: bool, extra_fields: str, reader: dict
     machines = None
     machine_file = jobs.info.companions.get("machines")
     if machine_file:
-        from dispatchlab.platform.alea import read_alea_machines
-
         machines = read_alea_machines(machine_file)
     proposal = infer_platform(jobs, machines)
     platform = proposal.platform()  # validates what is written

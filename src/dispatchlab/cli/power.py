@@ -11,10 +11,12 @@ from dispatchlab.cli.common import (
     READ_OPTIONS,
     SELECT_OPTIONS,
     TRACE_ARG,
+    attach_job_power,
     choose_platform,
     console,
     load,
 )
+from dispatchlab.core.components import parse_component
 from dispatchlab.core.errors import InputError
 
 
@@ -101,8 +103,6 @@ def predict_cmd(trace: Path, power_file: str, predictors: str, out: Path | None,
     absolute error overall and the median over users of each user's MAE, in W."""
     from rich.table import Table
 
-    from dispatchlab.cli.common import attach_job_power
-    from dispatchlab.core.components import parse_component
     from dispatchlab.experiment.power_accuracy import evaluate_power_predictors
 
     specs = [p.strip() for p in (predictors.split(",") if "=" not in predictors

@@ -14,6 +14,7 @@ from dispatchlab.cli.common import (
     load,
     names_help,
 )
+from dispatchlab.core.components import parse_component_list
 
 
 @click.command("predict")
@@ -32,7 +33,6 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
     """Score duration predictors on TRACE's recorded schedule (no dispatcher)."""
     from rich.table import Table
 
-    from dispatchlab.core.components import parse_component_list
     from dispatchlab.experiment.duration_accuracy import evaluate_predictors
 
     specs = parse_component_list(predictors, "predictor", option="--predictors")

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import console, fits, print_records, print_wide
-from dispatchlab.core.errors import InputError
+from dispatchlab.core.errors import InputError, output_folder
+from dispatchlab.core.suggest import did_you_mean
 
 
 @click.group("results")
@@ -150,8 +151,6 @@ def results_summary(db: Path, runs_filter: str | None, baseline: str | None,
 
     for key in metrics:
         if key not in BY_KEY:
-            from dispatchlab.core.suggest import did_you_mean
-
             raise InputError(f"unknown metric {key!r}{did_you_mean(key, BY_KEY)}",
                              field="--metric")
     con = open_read(db)
@@ -344,7 +343,6 @@ def results_export(db: Path, fmt: str, out: Path | None, tables: str) -> None:
     """Export DB's tables to Parquet or CSV files, one per table."""
     import duckdb
 
-    from dispatchlab.core.errors import output_folder
     from dispatchlab.experiment.campaign.store import open_read
 
     names = [t.strip() for t in tables.split(",")]

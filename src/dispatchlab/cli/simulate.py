@@ -29,6 +29,7 @@ from dispatchlab.cli.common import (
     trace_source,
     warn,
 )
+from dispatchlab.core.errors import InputError, output_folder
 from dispatchlab.core.memory import release_free_memory
 
 
@@ -222,7 +223,6 @@ def write_decision_trace(path: Path, dispatcher, result) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dispatchlab.core.errors import InputError, output_folder
 
     log = dispatcher.pass_log_ if dispatcher.requires.pass_log else None
     if log:

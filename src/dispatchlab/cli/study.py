@@ -24,6 +24,7 @@ from dispatchlab.cli.common import (
     power_cap,
     power_predictor_spec,
 )
+from dispatchlab.core.components import parse_component_list
 
 
 @click.group("study")
@@ -60,7 +61,6 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     """Simulate TRACE under every dispatcher x predictor (Galleguillos et al. 2017, section 5.2)."""
     from rich.table import Table
 
-    from dispatchlab.core.components import parse_component_list
     from dispatchlab.experiment.study import predictor_label, run_prediction_study
     from dispatchlab.metrics import check_tau
 

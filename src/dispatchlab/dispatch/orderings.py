@@ -30,7 +30,8 @@ Registered orderings (``make_ordering(name)``):
   ``wait=0:sld=1`` the report's SLD policy.
 * ``random`` (the control of Darrous, learning-to-rank report): a uniform score drawn
   once per job from ``seed``; descending, ties by submit time, then job row.
-* ``l2r`` (Darrous, learning-to-rank report): the score of a learned ranking model
+* ``l2r`` (Darrous, learning-to-rank report; :mod:`dispatchlab.dispatch.l2r`, imported
+  when used): the score of a learned ranking model
   (``model=PATH``, a file written by ``dispatchlab l2r train``), computed once per job
   from the features of the set the model file records (``features=causal|seed``
   refuses a model trained on another set); descending, ties by submit time, then job
@@ -55,11 +56,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from fractions import Fraction
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from dispatchlab.core.deprecation import moved_attributes
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Params
 from dispatchlab.core.registry import Registry
@@ -315,58 +316,18 @@ class RandomOrder(Ordering):
         return _by_score(keys, self.score_[np.asarray(keys.rows, dtype=np.int64)])
 
 
-class L2ROrder(Ordering):
-    """The score of a learned ranking model (Darrous, learning-to-rank report): ``model`` is the
-    path of a model
-    file written by ``dispatchlab l2r train``. Each job's features are computed once,
-    from the job table, with the model's feature set (``causal``: what is known at
-    submission; ``seed``: the paper's five fields, including the trace's *recorded*
-    wait and actual run time, which no real scheduler knows); descending score, ties by
-    submit time, then job row. ``features`` (``causal`` | ``seed``; empty: the model's)
-    names the feature set the caller expects: a model trained on another set is refused
-    (:class:`InputError`, field ``features``) instead of being scored with columns it
-    was not fitted on."""
-
-    name = "l2r"
-    static = True
-
-    def __init__(self, model: str = "", features: str = "") -> None:
-        self.model = model
-        self.features = features
-
-    def input_files(self) -> tuple[str, ...]:
-        """The model file, absolute (a relative ``model`` is read from the current
-        directory); none without a model. Its contents join a campaign run's key (see
-        :func:`dispatchlab.experiment.provenance.declared_input_files`)."""
-        if not isinstance(self.model, str) or not self.model:
-            return ()
-        return (str(Path(self.model).resolve()),)
-
-    def start(self, view) -> None:
-        from dispatchlab.rank.features import check_feature_set_name, job_features
-        from dispatchlab.rank.model import L2RModel, check_feature_set
-
-        if not self.model:
-            raise InputError("the l2r ordering needs a model file (l2r:model=PATH)",
-                             field="model")
-        if self.features:
-            check_feature_set_name(self.features)
-        model = L2RModel.load(self.model)
-        if self.features:
-            check_feature_set(model, self.features)
-        self.model_ = model
-        self.score_ = model.score(job_features(view.jobs, model.feature_set))
-
-    def sort(self, keys: OrderKeys) -> np.ndarray:
-        return _by_score(keys, self.score_[np.asarray(keys.rows, dtype=np.int64)])
-
-
 #: The registered orderings (component kind ``ordering``), with their aliases.
 ORDERINGS: Registry[Ordering] = Registry("ordering", Ordering, {
-    cls.name: cls
-    for cls in (FifoOrder, SjfOrder, UrgencyOrder, EwtOrder, WalltimeOrder, SlowdownOrder,
-                MauiOrder, RandomOrder, L2ROrder)
+    **{cls.name: cls
+       for cls in (FifoOrder, SjfOrder, UrgencyOrder, EwtOrder, WalltimeOrder, SlowdownOrder,
+                   MauiOrder, RandomOrder)},
+    # a lazy entry: its model code (rank, and the workload package it reads) is imported
+    # when the ordering is used, not on every command's start-up
+    "l2r": "dispatchlab.dispatch.l2r:L2ROrder",
 }, aliases={"fcfs": "fifo"})
+
+# the l2r ordering's class moved to its own module (imported on use)
+__getattr__ = moved_attributes(__name__, {"L2ROrder": "dispatchlab.dispatch.l2r:L2ROrder"})
 
 #: other names (lower case) accepted by :func:`make_ordering` (``ORDERINGS.aliases``)
 ALIASES: dict[str, str] = ORDERINGS.aliases

@@ -25,9 +25,16 @@ from typing import Any
 
 from dispatchlab.core.components import ComponentSpec
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import did_you_mean
+from dispatchlab.experiment.statistics import compare_configurations
+from dispatchlab.metrics import check_tau
+from dispatchlab.metrics.keys import BY_KEY, COMPARE_TABLE
 from dispatchlab.run.build import build
 from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
+from dispatchlab.sim.engine import check_combination, is_node_level
+from dispatchlab.workload.clean import select
+from dispatchlab.workload.slices import measure_for, plan_slices
 
 
 @dataclass(frozen=True)
@@ -97,11 +104,6 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     without a cap or duration model: a dispatcher that slows running jobs, or one that
     cannot place jobs on nodes on a node-level run, is refused before any run
     (:func:`~dispatchlab.sim.engine.check_combination`)."""
-    from dispatchlab.experiment.statistics import compare_configurations
-    from dispatchlab.metrics import check_tau
-    from dispatchlab.metrics.keys import COMPARE_TABLE
-    from dispatchlab.workload.clean import select
-    from dispatchlab.workload.slices import measure_for, plan_slices
 
     check_tau(tau)
     if not dispatchers or not predictors:
@@ -110,15 +112,12 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     p_texts = [p.text for p in predictors]
     base = d_texts[0] if baseline is None else baseline
     if base not in d_texts:
-        from dispatchlab.core.suggest import did_you_mean
-
         raise InputError(f"the baseline {base!r} is not among the dispatchers compared"
                          f"{did_you_mean(base, d_texts)} ({', '.join(d_texts)})",
                          field="--baseline")
     n = (os.cpu_count() or 1) if workers is None else workers
     if n < 1:
         raise InputError(f"must be >= 1, got {n}", field="--workers")
-    from dispatchlab.sim.engine import check_combination, is_node_level
 
     node_level = is_node_level(platform, jobs)
     for d in dispatchers:  # refused before any run: a comparison takes no duration model
@@ -148,8 +147,6 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     runs = [ComparisonRun(d, p, i, s) for (d, p, i), s in zip(keys, summaries, strict=True)]
     comp = Comparison(runs, d_texts, p_texts, base, plan)
     if plan:
-        from dispatchlab.metrics.keys import BY_KEY
-
         for p in p_texts:
             rows = [{"config": comp.label(r.dispatcher, p), "workload": r.slice,
                      **{k: BY_KEY[k].value(r.summary) for k in COMPARE_TABLE}}

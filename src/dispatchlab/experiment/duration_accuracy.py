@@ -42,6 +42,8 @@ from dispatchlab.core.components import parse_component
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS, job_class
 from dispatchlab.predict.duration.base import Predictor, PredictorContext
+from dispatchlab.report import plots
+from dispatchlab.workload.tables import local_sink
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -168,7 +170,6 @@ class PredictionReport:
 
         A predictor exact on every job (``real``) is drawn but does not set the axis
         limits, and the titles name it."""
-        from dispatchlab.report import plots
 
         preds, groups = self._labelled()
         return {
@@ -182,7 +183,6 @@ class PredictionReport:
     def plot(self, path: str | Path) -> None:
         """Write the error distributions (``prediction_errors.png`` of :meth:`figures`:
         absolute and signed error, one line per predictor) to ``path`` (PNG, 120 dpi)."""
-        from dispatchlab.report import plots
 
         preds, groups = self._labelled()
         plots.prediction_error_curves(preds, self.actual, groups=groups,
@@ -198,7 +198,6 @@ class PredictionReport:
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        from dispatchlab.workload.tables import local_sink
 
         with local_sink(out / "predictions.parquet") as sink:
             pq.write_table(self.to_arrow(), sink)

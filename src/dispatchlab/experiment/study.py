@@ -40,6 +40,7 @@ from dispatchlab.metrics.distributions import (  # moved to metrics/, still impo
     weighted_box_stats,
 )
 from dispatchlab.metrics.keys import BY_KEY
+from dispatchlab.report.plots import colour_map
 from dispatchlab.run.build import PowerInputs, build
 from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
@@ -308,7 +309,6 @@ def study_figures(study: StudyResult, colours: Mapping[str, str] | None = None
     default for all). Each figure has a legend predictor -> colour."""
     from matplotlib.figure import Figure
 
-    from dispatchlab.report.plots import colour_map
 
     col = colour_map(study.predictors, colours)
     width = max(6.0, 1.0 + 0.45 * len(study.runs) + 0.3 * len(study.dispatchers)) + 1.6

@@ -60,7 +60,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -83,7 +83,9 @@ from dispatchlab.metrics.jobs import (
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS as _LABELS
 from dispatchlab.metrics.keys import BY_KEY, DISPATCHER_FACTS
 from dispatchlab.metrics.series import StepFunction, queue_length, resource_in_use
-from dispatchlab.workload.jobs import JobTable
+
+if TYPE_CHECKING:  # a table is only read by column: metrics import no workload module
+    from dispatchlab.workload.jobs import JobTable
 
 
 def _json_value(x: Any) -> Any:

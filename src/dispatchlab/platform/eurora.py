@@ -52,6 +52,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import close_matches
 from dispatchlab.platform.platform import NodeType, Platform
 from dispatchlab.platform.queues import DEFAULT_EWT, check_ewt, queue_table
 
@@ -166,7 +167,6 @@ def _find_member(tf: tarfile.TarFile, member: str, shown: str) -> tarfile.TarInf
         names = ", ".join(m.name for m in hits[:3])
         raise InputError(f"member {member!r} is ambiguous ({names}); give more of its path",
                          file=shown)
-    from dispatchlab.core.suggest import close_matches
 
     base = {PurePosixPath(m.name).name: m.name for m in files}
     near = close_matches(PurePosixPath(want).name, base)

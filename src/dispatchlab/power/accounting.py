@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.power.model import has_power
+from dispatchlab.power.model import DEFAULT_PERIOD, has_power
 
 
 def platform_power(result) -> tuple[np.ndarray, np.ndarray]:
@@ -160,8 +160,6 @@ def _check_series(series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _check_period(period: int | None) -> int:
     if period is None:
-        from dispatchlab.power.data import DEFAULT_PERIOD
-
         return int(DEFAULT_PERIOD)
     if isinstance(period, bool) or int(period) != period or period < 1:
         raise ValueError(f"the sampling period must be a whole number of seconds >= 1, "

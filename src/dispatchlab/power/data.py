@@ -91,14 +91,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from dispatchlab.core.errors import InputError, one_line
 from dispatchlab.core.limits import beyond_limit, time_problem
 from dispatchlab.platform.eurora import EURORA_NODE_MAX_POWER, eurora_platform
-from dispatchlab.power.model import POWER_COLUMNS, job_nodes
+from dispatchlab.power.model import DEFAULT_PERIOD, POWER_COLUMNS, job_nodes
 from dispatchlab.workload.eurora import (
     ARCHIVE_SEPARATOR,
     _archive_text,
@@ -109,7 +106,9 @@ from dispatchlab.workload.eurora import (
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.tables import local_sink
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pyarrow (about 40 MB) is imported by the functions that use it
+    import pyarrow as pa
+
     from dispatchlab.platform.platform import Platform
 
 __all__ = [
@@ -133,8 +132,6 @@ __all__ = [
     "write_power_series",
 ]
 
-#: Sampling period (s) of job power series: Carastan-Santos et al. 2024's IPMI period (Marconi100).
-DEFAULT_PERIOD = 20
 #: Columns of a power time series.
 SERIES_COLUMNS: tuple[str, ...] = ("job_id", "offset", "watts")
 #: The predictions member of the PA-HPC-SIM test data archive.
@@ -315,6 +312,10 @@ def _read_columns(path: Path, wanted: tuple[str, ...],
                   ints: tuple[str, ...]) -> tuple[str, dict[str, np.ndarray], _Where]:
     """(kind, columns, locator) of the ``wanted`` columns of a Parquet or CSV file:
     ``ints`` as int64 (integral values only), the others as float64."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
     _check_file(path)
     if _is_parquet(path):
         where = _Where(path, csv_file=False)
@@ -776,6 +777,10 @@ def series_power(series: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _write_arrow(at: pa.Table, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
     try:
         if path.name.lower().endswith((".csv", ".csv.gz")):
             if path.name.lower().endswith(".gz"):
@@ -800,6 +805,8 @@ def write_power(path: str | Path, jobs: JobTable,
     ``len(jobs)`` values (e.g. :func:`dispatchlab.power.synth.synthesize_power`'s). A
     trace with a job id on two rows is an error (the file could not be joined back).
     Returns the number of rows written."""
+    import pyarrow as pa
+
     path = Path(path)
     n = len(jobs)
     for name in POWER_COLUMNS:
@@ -827,6 +834,8 @@ def write_power_series(path: str | Path, series: Mapping[str, np.ndarray]) -> in
     """Write a power series (``job_id``, ``offset`` s, ``watts`` W) to Parquet (CSV when
     the name ends with ``.csv``/``.csv.gz``), readable by :func:`read_power_series`.
     Returns the number of samples written."""
+    import pyarrow as pa
+
     data = {"job_id": np.asarray(series["job_id"], dtype=np.int64),
             "offset": np.asarray(series["offset"], dtype=np.float64),
             "watts": np.asarray(series["watts"], dtype=np.float64)}

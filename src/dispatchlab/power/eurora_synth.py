@@ -73,9 +73,11 @@ import numpy as np
 from numpy.random import PCG64, Generator
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.power.data import eurora_job_power
 from dispatchlab.workload.generate import write_generated
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.swf import finish_table
+from dispatchlab.workload.tables import write_parquet
 
 __all__ = [
     "ARRIVALS",
@@ -383,7 +385,6 @@ def eurora_instance(n_jobs: int, window_s: int, arrival: str = "uniform", seed: 
     noise = np.exp(rng.normal(0.0, float(power_noise), n))
     submit = _arrivals(rng, n, window, arrival, burst_size, bursts)
 
-    from dispatchlab.power.data import eurora_job_power
 
     units, core, gpu, mic, mem = size.T
     dummy = (DUMMY_NODE * units + DUMMY_GPU * units * gpu + DUMMY_MIC * units * mic)
@@ -436,8 +437,6 @@ def write_instance(table: JobTable, path: str | Path) -> None:
     p = Path(path)
     name = p.name.lower()
     if name.endswith((".parquet", ".pq")):
-        from dispatchlab.workload.tables import write_parquet
-
         write_parquet(table, p)
     elif name.endswith((".swf", ".swf.gz")):
 

@@ -19,6 +19,9 @@ import numpy as np
 
 #: the optional power columns of a job table
 POWER_COLUMNS: tuple[str, ...] = ("power_mean", "power_max", "power_std")
+#: Sampling period (s) of job power series: Carastan-Santos et al. 2024's IPMI period
+#: (Marconi100); also :data:`dispatchlab.power.data.DEFAULT_PERIOD`, the readers' default.
+DEFAULT_PERIOD = 20
 
 
 def has_power(jobs) -> bool:

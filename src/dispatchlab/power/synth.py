@@ -92,8 +92,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dispatchlab.power.data import DEFAULT_PERIOD
-from dispatchlab.power.model import POWER_COLUMNS, job_nodes
+from dispatchlab.power.model import DEFAULT_PERIOD, POWER_COLUMNS, job_nodes
 from dispatchlab.workload.jobs import JobTable
 
 if TYPE_CHECKING:

@@ -111,6 +111,7 @@ from dispatchlab.experiment.statistics import (
 )
 from dispatchlab.metrics import StepFunction
 from dispatchlab.metrics.keys import BY_KEY
+from dispatchlab.report import plots
 
 #: Default largest number of job rows per box-plot label (above: a uniform sample).
 MAX_JOBS_PER_BOX = 500_000
@@ -287,7 +288,6 @@ def _job_arrays(con, keys: list[str], limit: int) -> tuple[dict[str, np.ndarray]
 
 def _box_section(con, groups: list[Any], colours: dict[str, str], max_jobs: int) -> str:
     """Box plots of one section: one box per configuration (its runs' jobs pooled)."""
-    from dispatchlab.report import plots
 
     arrays, notes, empty = {}, [], []
     for g in groups:
@@ -359,7 +359,6 @@ def _series(con, run: dict[str, Any]) -> dict[str, StepFunction]:
 def _series_section(con, groups: list[Any], colours: dict[str, str], max_runs: int) -> str:
     """Series figures of one section: per configuration its first run with stored
     series, overlaid in one panel."""
-    from dispatchlab.report import plots
 
     def has_series(run: dict[str, Any]) -> bool:
         return bool(con.execute("SELECT count(*) FROM series WHERE run_key = ?",
@@ -446,8 +445,6 @@ def _gantt_run(con, runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
 
 def _gantt_section(con, runs: list[dict[str, Any]], gantt_run: str | None,
                    window: tuple[int, int] | None) -> str:
-    from dispatchlab.report import plots
-
     def has_jobs(key: str) -> bool:
         return bool(con.execute("SELECT count(*) FROM jobs WHERE run_key = ?",
                                 [key]).fetchone()[0])
@@ -563,7 +560,6 @@ def _power_table(rows: list[dict[str, Any]], extra: list[str]) -> str:
 def _power_wait_figure(con, runs: list[dict[str, Any]], method, caps: list[str],
                        style: dict[str, Any], max_jobs: int) -> str:
     """Mean and max wait per job size class, per cap and method (jobs pooled)."""
-    from dispatchlab.report import plots
 
     keys: dict[str, dict[str, list[str]]] = {}
     for r in runs:
@@ -610,7 +606,6 @@ def _power_section(con, runs: list[dict[str, Any]], baseline: str, baseline_cap:
                    max_jobs: int) -> str:
     """The "Power caps (Carastan-Santos et al. 2024)" section: ``runs`` are the done selected
     runs."""
-    from dispatchlab.report import plots
 
     capped = [r for r in runs if r.get("cap") is not None]
     rows = power_rows(capped, baseline=baseline, baseline_cap=baseline_cap)
@@ -843,7 +838,6 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     ``t0 < t1``. See the module docstring for the page's content, grouping and
     defaults. The database is opened read-only
     (:func:`dispatchlab.experiment.campaign.store.open_read`: a newer schema is refused)."""
-    from dispatchlab.report import plots
 
     if max_runs_per_figure < 1 or max_jobs_per_box < 1:
         raise InputError("max_runs_per_figure and max_jobs_per_box must be >= 1")
@@ -947,7 +941,6 @@ def _power_capping_section(con, runs: list[dict[str, Any]]) -> str:
     (the instances of one family, seeds or archive members, pooled), the mean BSLD per
     budget and method, the time above the budget per method, and the platform power
     against the budget of one workload (when series are stored)."""
-    from dispatchlab.report import plots
 
     mine = [r for r in runs if r.get("dispatcher_name") in POWER_CAPPING_METHODS]
     out = _note(
@@ -1011,7 +1004,6 @@ def _power_capping_figure(con, members: list[dict[str, Any]], caps: list[str],
                           colours: dict[str, str]) -> str:
     """Platform power against the budget for one workload at the tightest budget with
     stored power series: one line per method."""
-    from dispatchlab.report import plots
 
     keys = [r["run_key"] for r in members]
     if not keys:

@@ -50,18 +50,17 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.collections import PolyCollection
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.ticker import NullLocator
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics import JOB_CLASS_LABELS, StepFunction
 from dispatchlab.metrics.distributions import merged_distributions, weighted_box_stats
+
+if TYPE_CHECKING:  # matplotlib is imported by the functions that draw (not on import)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: Default largest number of jobs :func:`gantt` draws.
 GANTT_MAX_JOBS = 3000
@@ -146,6 +145,8 @@ def _colouring(labels: Sequence[str], groups: Mapping[str, str] | None,
 
 def _group_legend(ax: Axes, col: _Colouring) -> None:
     """Legend group -> colour (box faces), outside the axes at the right."""
+    from matplotlib.patches import Patch
+
     handles = [Patch(facecolor=c, edgecolor="black", linewidth=0.5, alpha=0.75, label=g)
                for g, c in col.colour.items()]
     ax.legend(handles=handles, **_LEGEND_KW)
@@ -190,6 +191,8 @@ def _draw_boxes(ax: Axes, stats: list[dict[str, Any]], colours: Sequence[str], *
     their tick (labelled ``n=0``). ``reference``: a dashed grey line drawn first (part
     of the y range). Boxes whose index is in ``exclude`` are drawn after the y limits
     were set by the other boxes and the reference, and do not move them."""
+    from matplotlib.ticker import NullLocator
+
     if reference is not None:
         ax.axhline(reference, color="grey", linewidth=0.8, linestyle="--")
     if log:
@@ -259,6 +262,8 @@ def slowdown_boxes(values: Mapping[str, np.ndarray], *,
     else is left out) the figure has one panel per class, short / medium / long, with
     one box per label (Galleguillos et al. 2017, Figure 4). Each tick says how many jobs the box
     holds."""
+    from matplotlib.figure import Figure
+
     labels = list(values)
     if not labels:
         raise InputError("slowdown_boxes needs at least one labelled array")
@@ -305,6 +310,8 @@ def queue_length_distribution(series: Mapping[str, StepFunction], *,
     (:func:`dispatchlab.metrics.distributions.merged_distributions`).
     Log y axis; 0 (an empty queue while another series has a queue) is drawn at the
     bottom edge. Boxes coloured by ``groups`` / ``colours``, legend group -> colour."""
+    from matplotlib.figure import Figure
+
     labels = list(series)
     if not labels:
         raise InputError("queue_length_distribution needs at least one series")
@@ -355,6 +362,8 @@ def over_time(series: Mapping[str, StepFunction], *, ylabel: str, title: str,
     ``max_points`` breakpoints is drawn as its exact time-weighted mean over
     ``max_points`` equal bins, and its legend entry says so (``"(mean per N-minute
     bin)"``); an empty series has an entry ending in ``"(no data)"`` and no line."""
+    from matplotlib.figure import Figure
+
     labels = list(series)
     if not labels:
         raise InputError("over_time needs at least one series")
@@ -493,6 +502,8 @@ def prediction_errors(estimate: Mapping[str, np.ndarray],
 
     Boxes and points are coloured by ``groups`` / ``colours``; the legend maps groups
     to colours. Exact labels (module docstring) do not move the axis limits."""
+    from matplotlib.figure import Figure
+
     pairs = _prediction_pairs(estimate, actual, "prediction_errors")
     labels = list(pairs)
     col = _colouring(labels, groups, colours)
@@ -545,6 +556,8 @@ def prediction_error_curves(estimate: Mapping[str, np.ndarray],
     Line colours follow ``groups`` / ``colours``; lines of one group differ by style.
     Exact labels (module docstring) are drawn but the axis limits come from the others
     (an exact label's first-bin peak of 100 % then leaves the top of panel 1)."""
+    from matplotlib.figure import Figure
+
     pairs = _prediction_pairs(estimate, actual, "prediction_error_curves")
     labels = list(pairs)
     col = _colouring(labels, groups, colours)
@@ -624,6 +637,8 @@ def predicted_vs_actual(estimate: Mapping[str, np.ndarray],
     figure's title that panels are sampled). Points take their group's colour
     (``groups`` / ``colours``); the legend maps groups to colours. The limits come from
     the non-exact labels (module docstring)."""
+    from matplotlib.figure import Figure
+
     pairs = _prediction_pairs(estimate, actual, "predicted_vs_actual")
     labels = list(pairs)
     col = _colouring(labels, groups, colours)
@@ -783,6 +798,9 @@ def gantt(job_id: np.ndarray, start: np.ndarray, end: np.ndarray, procs: np.ndar
       assigned after the run by :func:`assign_core_lanes` (placement was not
       simulated; the axis says so; split jobs are counted in the title).
     """
+    from matplotlib.collections import PolyCollection
+    from matplotlib.figure import Figure
+
     ids = np.asarray(job_id)
     s = np.asarray(start, dtype=np.int64)
     e = np.asarray(end, dtype=np.int64)
@@ -959,6 +977,8 @@ def _cap_panels(caps: Sequence[str], panel_width: float, height: float = 4.4
     """A figure with one panel per cap, sharing the y axis, wrapped to new rows beyond
     :data:`_MAX_PANELS_WIDTH`; returns the figure, the panels (in ``caps`` order) and
     the panel that holds the legend (the first row's last)."""
+    from matplotlib.figure import Figure
+
     ncols = max(1, min(len(caps), int(_MAX_PANELS_WIDTH // panel_width)))
     nrows = -(-len(caps) // ncols)
     fig = Figure(figsize=(ncols * panel_width + 1.8, height * nrows + 0.4),
@@ -1043,6 +1063,7 @@ def time_above_cap(shares: Mapping[str, Mapping[str, np.ndarray]], *,
     when the window opened are within the cap on their own) the own variant is drawn as
     hollow dots to the right of the filled ones, with its own mean bar."""
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     data, methods = _nested(shares, "time_above_cap")
     own_data = _nested(own, "time_above_cap")[0] if own else {}
@@ -1096,6 +1117,8 @@ def turnaround_change(mean_change: Mapping[str, Mapping[str, np.ndarray]],
     7b which plots the improvement). One row of panels per cap, a column per metric
     (mean, then max; each column shares its y axis), boxes with the workloads as dots
     and a dashed line at 0. ``baseline`` names the baseline in the axis labels."""
+    from matplotlib.figure import Figure
+
     data, methods = _nested(mean_change, "turnaround_change")
     metrics = [("mean turnaround", data)]
     if max_change:
@@ -1182,6 +1205,9 @@ def wait_by_size_class(procs: Mapping[str, Mapping[str, np.ndarray]],
     job count (of the panel's first method). Bars take their group's colour
     (``groups`` / ``colours``), the methods of one group differ by hatching, and the
     legend has one entry per method."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     names = size_class_names(bounds)
     if not stats:
         raise InputError("wait_by_size_class needs at least one statistic")
@@ -1257,6 +1283,9 @@ def budget_bsld_bars(bsld: Mapping[str, Mapping[str, np.ndarray]], *,
     bars per budget, one bar per method (the mean over runs; NaN runs, e.g. failed
     ones, left out), the runs as dots over their bar. ``log``: a log y axis (the
     paper's values span orders of magnitude at tight budgets)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     data, methods = _nested(bsld, "budget_bsld_bars")
     col = _colouring(methods, groups, colours)
     budgets = list(data)
@@ -1301,6 +1330,8 @@ def power_against_budget(power: Mapping[str, tuple[np.ndarray, np.ndarray]],
     right-continuous steps as :func:`dispatchlab.power.accounting.platform_power`
     gives), the budget as a black dashed step line (``(times, watts)``, NaN where
     there is none). Times in hours from ``origin`` (s)."""
+    from matplotlib.figure import Figure
+
     if not power:
         raise InputError("power_against_budget needs at least one labelled power series")
     labels = list(power)

@@ -39,6 +39,12 @@ from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.platform.choose import PRESETS, platform_for
 from dispatchlab.platform.eurora import split_archive
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
+from dispatchlab.power.data import (
+    DEFAULT_PERIOD,
+    attach_power,
+    match_power_series,
+    read_power_series,
+)
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
@@ -260,7 +266,6 @@ def attach_job_power(jobs: JobTable, power_file: str | None, platform: Platform,
     ``jobs`` unchanged without a file."""
     if power_file is None:
         return jobs
-    from dispatchlab.power.data import attach_power
 
     jobs, matched = attach_power(jobs, power_file, platform)
     report("note", f"power: {matched.describe()}")
@@ -276,7 +281,6 @@ def read_job_series(path: str | Path | None, jobs: JobTable, power_file: str | N
     path. Series need the job power (``power_file``)."""
     if path is None:
         return None
-    from dispatchlab.power.data import DEFAULT_PERIOD, match_power_series, read_power_series
 
     if power_file is None:
         raise InputError("--power-series needs --power (the jobs' power_mean, power_max, "

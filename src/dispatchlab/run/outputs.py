@@ -30,6 +30,7 @@ from dispatchlab.power.accounting import power_facts
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import run_warnings
 from dispatchlab.workload.swf import write_swf
+from dispatchlab.workload.tables import local_sink  # pyarrow's: with it
 
 if TYPE_CHECKING:
     from dispatchlab.sim.result import SimulationResult
@@ -112,7 +113,6 @@ def write_result(result: SimulationResult, out_dir: str | Path, *, tau: float = 
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from dispatchlab.workload.tables import local_sink  # pyarrow's: with it
 
     # small batches and the system allocator (which gives memory back) bound the
     # extra memory of writing to a few MB

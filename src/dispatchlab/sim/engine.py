@@ -50,6 +50,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.limits import time_limit
+from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.dispatch.allocators import units_per_node
 from dispatchlab.dispatch.base import (
     Allocation,
@@ -61,11 +62,13 @@ from dispatchlab.dispatch.base import (
     SetSpeed,
     Start,
 )
+from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
 from dispatchlab.platform import Platform
 from dispatchlab.power.cap import PowerCap
+from dispatchlab.power.model import has_power
 from dispatchlab.predict.duration.base import Predictor, PredictorContext, WalltimePredictor
 from dispatchlab.predict.power.base import PowerPredictor
-from dispatchlab.sim.duration import DurationModel, NoSlowdown
+from dispatchlab.sim.duration import DURATION_MODELS, DurationModel, NoSlowdown
 from dispatchlab.sim.events import CAP, KINDS, WAKE, KeyCodec
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
@@ -87,8 +90,6 @@ def check_overrun(overrun: object, field: str = "overrun") -> str:
     """``overrun`` if it is one of :data:`OVERRUN_MODES`, else an :class:`InputError`
     naming ``field`` (the one check used by the engine, the CLI and campaign files)."""
     if overrun not in OVERRUN_MODES:
-        from dispatchlab.core.suggest import did_you_mean
-
         hint = did_you_mean(overrun, OVERRUN_MODES) if isinstance(overrun, str) else ""
         raise InputError(f"overrun must be 'run' or 'kill', got {overrun!r}{hint}",
                          field=field)
@@ -131,8 +132,6 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
     name = dispatcher.name or type(dispatcher).__name__
     requires = dispatcher.requires
     if requires.slows_running_jobs and duration_model is None:
-        from dispatchlab.sim.duration import DURATION_MODELS
-
         models = ", ".join(DURATION_MODELS)
         what = (f"dispatcher {name!r} slows running jobs (it lowers their power levels), "
                 f"so the run needs a duration model ({models}; e.g. mixed:profile="
@@ -380,7 +379,6 @@ class Simulation:
                                     is not PowerPredictor.observe)
         # the jobs' real power at full level (W), for dispatchers that act on measured
         # power; the per-node picture is cached per (time, running set)
-        from dispatchlab.power.model import has_power
 
         self.job_power_view: np.ndarray | None = None
         if has_power(jobs):
@@ -995,7 +993,6 @@ class Simulation:
         key = (self.now, self._running_version)
         if self._profile is not None and self._profile[:2] == key:
             return self._profile[2]
-        from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
 
         if self.counting:  # straight from the sorted running set (past ends count as now)
             prof = CoreProfile(self.now, self.running.ends, self.running.units,

@@ -29,6 +29,14 @@ if TYPE_CHECKING:
 from dispatchlab.metrics.jobs import COMPLETED as STATUS_COMPLETED
 from dispatchlab.metrics.jobs import KILLED as STATUS_KILLED
 from dispatchlab.metrics.jobs import REJECTED as STATUS_REJECTED
+from dispatchlab.metrics.jobs import job_columns, unstretched_run
+from dispatchlab.metrics.summary import hot_start_mask
+from dispatchlab.power.accounting import sampled_platform_power
+from dispatchlab.power.model import has_power
+from dispatchlab.workload.jobs import SWF_FIELDS
+from dispatchlab.workload.jobs import JobTable as _JobTable
+from dispatchlab.workload.status import simulated_status
+from dispatchlab.workload.tables import arrow_to_pandas
 
 STATUS_WAITING = 3  # internal: never in a result
 STATUS_RUNNING = 4  # internal: never in a result
@@ -122,7 +130,6 @@ class SimulationResult:
         trace's run, or ``min(run, requested_time)`` under ``overrun = "kill"``
         (:func:`dispatchlab.metrics.jobs.unstretched_run`); the effective run of a job
         that ran is ``end - start``, longer when power reductions stretched it."""
-        from dispatchlab.metrics.jobs import unstretched_run
 
         return unstretched_run(self.jobs["run"], self.jobs["requested_time"], self.overrun)
 
@@ -139,7 +146,6 @@ class SimulationResult:
     def hot_start_rows(self) -> np.ndarray | None:
         """The hot-start dummy jobs (bool per row; :mod:`dispatchlab.sim.hotstart`),
         None when the jobs have no ``hot_start`` column."""
-        from dispatchlab.metrics.summary import hot_start_mask
 
         if "hot_start" not in self.jobs.columns:
             return None
@@ -163,8 +169,6 @@ class SimulationResult:
         (writing in batches), else computed from ``measure``."""
         import pyarrow as pa  # imported here: it is heavy and only outputs need it
 
-        from dispatchlab.metrics.jobs import job_columns
-        from dispatchlab.metrics.summary import hot_start_mask
 
         j = self.jobs
         sl = rows if rows is not None else slice(0, len(j))
@@ -228,8 +232,6 @@ class SimulationResult:
         :attr:`power_series` or power columns."""
         import pyarrow as pa
 
-        from dispatchlab.power.accounting import sampled_platform_power
-        from dispatchlab.power.model import has_power
 
         if self.power_series is None or not has_power(self.jobs):
             raise ValueError("no sampled platform power: the run has no job power series "
@@ -255,8 +257,6 @@ class SimulationResult:
         """
         from dataclasses import replace
 
-        from dispatchlab.workload.jobs import SWF_FIELDS
-        from dispatchlab.workload.status import simulated_status
 
         jobs = self.jobs
         cols = {name: np.array(jobs[name], copy=True) for name in SWF_FIELDS}
@@ -298,7 +298,6 @@ class SimulationResult:
             header.append(f"; UnixStartTime: {start}")
         new_info = replace(info, header_lines=tuple(header), header={}, time_offset=0,
                            dropped={}, rounded={})
-        from dispatchlab.workload.jobs import JobTable as _JobTable
 
         return _JobTable(columns=cols, resources=dict(jobs.resources), info=new_info)
 
@@ -306,7 +305,6 @@ class SimulationResult:
         """:meth:`to_arrow` as a pandas DataFrame, one row per job (``status`` a
         categorical). pandas is not a dependency of dispatchlab: without it this raises
         :class:`ImportError` saying so."""
-        from dispatchlab.workload.tables import arrow_to_pandas
 
         return arrow_to_pandas(self.to_arrow())
 

@@ -5,6 +5,8 @@ The cleaning functions are exported as ``clean_table`` and ``select_jobs`` (they
 named ``clean`` would hide that submodule).
 """
 
+import importlib
+
 from dispatchlab.workload.clean import DEFAULT_REASONS, check_filters
 from dispatchlab.workload.clean import clean as clean_table
 from dispatchlab.workload.clean import select as select_jobs
@@ -29,10 +31,8 @@ _TABLE_FUNCTIONS = ("read_csv", "read_parquet", "read_table", "write_csv", "writ
 
 
 def __getattr__(name: str):
-    if name in _TABLE_FUNCTIONS:
-        from dispatchlab.workload import tables
-
-        return getattr(tables, name)
+    if name in _TABLE_FUNCTIONS:  # a lazy re-export, like the package root's
+        return getattr(importlib.import_module("dispatchlab.workload.tables"), name)
     raise AttributeError(f"module 'dispatchlab.workload' has no attribute {name!r}")
 
 

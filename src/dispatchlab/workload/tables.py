@@ -30,12 +30,9 @@ import json
 import re
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.workload.jobs import (  # the Arrow layout is the table's own (jobs.py)
@@ -51,6 +48,9 @@ from dispatchlab.workload.jobs import (  # the Arrow layout is the table's own (
     table_to_arrow,
 )
 from dispatchlab.workload.swf import SIM_FIELDS, finish_table
+
+if TYPE_CHECKING:  # pyarrow (about 40 MB) is imported by the functions that use it
+    import pyarrow as pa
 
 __all__ = [
     "INFO_KEY",
@@ -80,6 +80,8 @@ def info_from_dict(d: dict[str, Any]) -> TraceInfo:
 
 def write_parquet(table: JobTable, path: str | Path) -> None:
     """Write ``table`` (columns, resources and info) as a Parquet file."""
+    import pyarrow.parquet as pq
+
     try:
         with local_sink(path) as sink:
             pq.write_table(table_to_arrow(table), sink, compression="zstd")
@@ -92,11 +94,15 @@ def local_sink(path: str | Path):
     for Parquet writes: given a path string, pyarrow reads ``out-easy:order=sjf/
     jobs.parquet`` as a URI of scheme ``out-easy``. Every output path of dispatchlab
     is a local path."""
+    import pyarrow as pa
+
     return pa.OSFile(str(path), "wb")
 
 
 def write_csv(table: JobTable, path: str | Path) -> None:
     """Write ``table`` (columns and resources, not the info) as a CSV file with a header."""
+    import pyarrow.csv as pacsv
+
     try:
         pacsv.write_csv(table_to_arrow(table, with_info=False), str(path))
     except OSError as exc:
@@ -124,6 +130,8 @@ class _Where:
 
 
 def _numeric(col: pa.ChunkedArray, name: str, where: _Where) -> np.ndarray:
+    import pyarrow as pa
+
     if col.null_count:
         row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
         raise where.error("missing value (empty cell / null)", name, row)
@@ -155,6 +163,8 @@ def _as_int(
 
 
 def _from_arrow(at: pa.Table, where: _Where, info: TraceInfo | None) -> JobTable:
+    import pyarrow as pa
+
     names = at.column_names
     present = set(names)
     for required in ("submit", "run"):
@@ -226,6 +236,9 @@ def _from_arrow(at: pa.Table, where: _Where, info: TraceInfo | None) -> JobTable
 
 def read_parquet(path: str | Path) -> JobTable:
     """Read a table written by :func:`write_parquet` (or any Parquet job table)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     where = _Where(str(path), csv=False)
     _check_file(path)
@@ -248,6 +261,9 @@ _CSV_COL_RE = re.compile(r"CSV column #(\d+)")
 
 def read_csv(path: str | Path) -> JobTable:
     """Read a CSV job table (header row with the column names, comma-separated)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     path = Path(path)
     where = _Where(str(path), csv=True)
     _check_file(path)
@@ -285,6 +301,9 @@ def _csv_header(path: Path) -> list[str]:
 
 def _csv_bad_value(path: Path, name: str, where: _Where) -> InputError:
     """The error for the first cell of column ``name`` that is not a number."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     at = pacsv.read_csv(
         str(path),
         convert_options=pacsv.ConvertOptions(

@@ -14,7 +14,7 @@ import pytest
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import EASY
-from dispatchlab.dispatch.orderings import L2ROrder
+from dispatchlab.dispatch.l2r import L2ROrder
 from dispatchlab.experiment.l2r.pipeline import (
     POLICIES,
     Prepared,

@@ -178,6 +178,7 @@ from dispatchlab.dispatch.base import (
     Start,
     View,
 )
+from dispatchlab.dispatch.powercap.budget import BF
 
 #: a job never draws less than this per node (W), Borghesi et al. 2018 and PA
 MIN_NODE_WATTS = 1.0
@@ -318,7 +319,6 @@ class _Admitting(Dispatcher):
 
     def _admission_dispatcher(self) -> Dispatcher:
         """BF checking ``admission x`` the cap (``none``: no power check)."""
-        from dispatchlab.dispatch.powercap.budget import BF
 
         if self.admission is None or self.admission == "none":
             return BF(power_check=False)

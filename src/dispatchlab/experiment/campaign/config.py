@@ -53,20 +53,20 @@ expansion to check that the plan fits its cleaned jobs.
 
 from __future__ import annotations
 
-import copy
-import functools
 import hashlib
 import itertools
 import json
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
 from dispatchlab.core.components import parse_component, registry_of
 from dispatchlab.core.errors import InputError, parse_toml
 from dispatchlab.core.registry import is_own_class_name
+from dispatchlab.core.suggest import did_you_mean, missing_file_hint
+from dispatchlab.dispatch import ALLOCATORS
+from dispatchlab.experiment import provenance
 from dispatchlab.experiment.campaign.checks import (
     _check_keys,
     _existing_file,
@@ -75,9 +75,33 @@ from dispatchlab.experiment.campaign.checks import (
     _unknown,
     _Where,
 )
-from dispatchlab.experiment.provenance import file_sha256, package_version
-
-KEY_LENGTH = 20
+from dispatchlab.experiment.campaign.keys import (  # re-exported: the public key functions
+    _SEED_PARAMS,
+    config_key,
+    jsonable,
+    legacy_config_key,
+    run_key,
+    workload_name,
+)
+from dispatchlab.experiment.campaign.power_table import power_table
+from dispatchlab.experiment.campaign.validate import validate_run
+from dispatchlab.experiment.provenance import (
+    code_hash_from,
+    file_sha256,
+    is_file_module,
+    package_version,
+)
+from dispatchlab.metrics import Measure
+from dispatchlab.metrics.jobs import check_tau
+from dispatchlab.platform.choose import PRESETS
+from dispatchlab.platform.eurora import split_archive
+from dispatchlab.platform.files import load_platform_file
+from dispatchlab.predict import make_predictor
+from dispatchlab.sim.engine import check_combination, check_overrun
+from dispatchlab.workload.companions import find_machines
+from dispatchlab.workload.eurora import archive_members
+from dispatchlab.workload.load import FORMATS
+from dispatchlab.workload.slices import default_lead_in, measure_for, plan_slices
 
 SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude",
             "power", "power_predictors")
@@ -103,9 +127,6 @@ _DISPATCHER_KEYS = _COMPONENT_KEYS | {"duration_model"}
 _ARRIVALS = ("uniform", "left-skewed", "burst")
 _EXCLUDE_KEYS = {"trace", "platform", "dispatcher", "predictor", "seed", "cap",
                  "power_predictor"}
-_SEED_PARAMS = ("seed", "random_state")
-#: Configuration entries that vary between the runs of one configuration.
-_PER_RUN = ("seed", "repetition", "slice")
 
 __all__ = ["Campaign", "config_key", "file_sha256", "jsonable", "legacy_config_key",
            "load_campaign", "run_key", "workload_name"]
@@ -131,94 +152,6 @@ MAX_REPETITIONS = 10_000
 
 
 # ------------------------------------------------------------------------ keys
-
-
-def _digest(value: Any) -> str:
-    """First :data:`KEY_LENGTH` hex digits of the SHA-256 of canonical JSON."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LENGTH]
-
-
-def run_key(config: dict[str, Any], inputs: dict[str, str], code_hash: str) -> str:
-    """The run key: first 20 hex digits of the SHA-256 of the canonical configuration,
-    the input files' SHA-256s (contents only, so moving a folder keeps the keys) and
-    the run's code hash."""
-    return _digest({"config": config, "inputs": sorted(set(inputs.values())),
-                    "code": code_hash})
-
-
-def config_key(campaign: str, config: dict[str, Any]) -> str:
-    """The configuration key: first 20 hex digits of the SHA-256 of the campaign name
-    and the configuration without ``seed``, ``repetition`` and ``slice`` and without
-    the component parameters the campaign seeded (each component's ``seeded`` list)."""
-    reduced = {k: v for k, v in config.items() if k not in _PER_RUN}
-    for kind in ("dispatcher", "predictor"):
-        comp = dict(reduced.get(kind) or {})
-        seeded = set(comp.get("seeded", ()))
-        comp["params"] = {k: v for k, v in (comp.get("params") or {}).items()
-                          if k not in seeded}
-        reduced[kind] = comp
-    return _digest({"campaign": campaign, "config": reduced})
-
-
-def workload_name(seed: int, slice_index: int | None) -> str:
-    """What the statistics pair runs on: ``seed=S`` or ``seed=S/slice=K``."""
-    return f"seed={seed}" if slice_index is None else f"seed={seed}/slice={slice_index}"
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` as JSON data: numbers, strings, booleans and None as they are (a
-    non-finite float as its ``repr``), tuples and lists as lists, dicts with string
-    keys as dicts, anything else as its ``repr``."""
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, Real):
-        f = float(value)
-        return f if math.isfinite(f) else repr(f)
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: jsonable(v) for k, v in value.items()}
-    return repr(value)
-
-
-def _legacy_component(comp: dict[str, Any], kind: str, seed: Any) -> dict[str, Any]:
-    """A schema-1 component entry in today's form: canonical name, full parameters
-    when the class can still be built (else the stored ones), and ``seeded`` guessed
-    as the seed parameters whose value is the run's seed."""
-    name, params = comp.get("name", ""), dict(comp.get("params") or {})
-    registry = registry_of(kind)
-    try:
-        name = registry.canonical(name)
-        params = jsonable(registry.build(name, **params).get_params(deep=True))
-    except Exception:  # an old class gone, or bad parameters: keep what was stored
-        pass
-    seeded = [p for p in _SEED_PARAMS if p in params and params[p] == seed]
-    return {"name": name, "params": params, "seeded": seeded}
-
-
-@functools.lru_cache(maxsize=4096)
-def legacy_config_key(campaign: str, config_text: str | None, seed: Any) -> str | None:
-    """The :func:`config_key` of a run stored by schema version 1 (its ``config``
-    JSON): the configuration is first brought to today's form (full component
-    parameters, no platform file checksum), so it matches a new run of the same
-    configuration. None when the text is not a configuration. Memoized (a reading
-    view computes it for every row of every query)."""
-    try:
-        config = json.loads(config_text) if config_text else None
-    except ValueError:
-        return None
-    if not isinstance(config, dict):
-        return None
-    config = copy.deepcopy(config)
-    if isinstance(config.get("platform"), dict):
-        config["platform"].pop("file_sha256", None)
-    for kind in ("dispatcher", "predictor"):
-        if isinstance(config.get(kind), dict) and "seeded" not in config[kind]:
-            config[kind] = _legacy_component(config[kind], kind, seed)
-    return config_key(campaign or "", config)
 
 
 # ------------------------------------------------------------------ small checks
@@ -275,7 +208,6 @@ def _generated_trace(where: _Where, base: Path, t: dict,
                               "(jobs arrive in [0, arrival_window))", entry)
         arrival = _typed(where, t, "arrival", str, entry, "uniform")
         if arrival not in _ARRIVALS:
-            from dispatchlab.core.suggest import did_you_mean
 
             raise where.error(f"arrival must be one of {', '.join(_ARRIVALS)}, got "
                               f"{arrival!r}{did_you_mean(arrival, _ARRIVALS)}", entry)
@@ -374,8 +306,6 @@ def _reading(where: _Where, t: dict, entry: str) -> dict[str, Any]:
 def _reader(where: _Where, t: dict, entry: str) -> dict[str, Any]:
     """The entry's format and reader options (``format = "sacct"``, ``timezone``, ...):
     types checked here, values by the reader when the trace is read."""
-    from dispatchlab.core.suggest import did_you_mean
-    from dispatchlab.workload.load import FORMATS
 
     out: dict[str, Any] = {}
     fmt = _typed(where, t, "format", str, entry)
@@ -416,7 +346,6 @@ def _slices(where: _Where, t: dict, entry: str) -> dict[str, int] | None:
     if conflicts:
         raise where.error(f"slices choose their own blocks of jobs: remove "
                           f"{', '.join(conflicts)} from this trace", entry)
-    from dispatchlab.workload.slices import default_lead_in
 
     out = {"count": count, "jobs": jobs,
            "lead_in": default_lead_in(jobs) if lead_in is None else lead_in}
@@ -471,7 +400,6 @@ def companion_files(path: Path) -> list[Path]:
     """Files read together with a trace file (Alea's machine file, see
     :func:`dispatchlab.workload.companions.find_machines`): their contents join the run
     key like the trace's."""
-    from dispatchlab.workload.companions import find_machines
 
     found = find_machines(path)
     return [] if found is None else [found]
@@ -498,7 +426,6 @@ def _expand_members(where: _Where, base: Path, tables: list) -> list:
             continue
         entry = f"traces[{i}]"
         archive = _existing_file(where, _resolve(base, archive_text), "trace archive", entry)
-        from dispatchlab.workload.eurora import archive_members
 
         try:
             members = archive_members(archive)
@@ -584,7 +511,6 @@ def _slice_plan(where: _Where, trace: dict[str, Any], measure: str) -> list[Any]
     if measure != "all":
         raise where.error(f"slices measure their own blocks: they do not combine with "
                           f"[campaign] measure = {measure!r}", trace["entry"])
-    from dispatchlab.workload.slices import plan_slices
 
     n = _cleaned_length(where, trace)
     try:
@@ -602,11 +528,9 @@ def _platform_node_level(spec: dict[str, Any]) -> bool | None:
     platform file with more resources than cores); None when its runs' jobs decide
     (pooled cores, homogeneous nodes of cores, the trace's machine)."""
     if "builtin" in spec:
-        from dispatchlab.platform.choose import PRESETS
 
         platform = PRESETS[spec["builtin"]]()
     elif "file" in spec:
-        from dispatchlab.platform.files import load_platform_file
 
         platform, _ = load_platform_file(spec["file"])
     else:
@@ -626,7 +550,6 @@ def _platform(where: _Where, base: Path, table: Any, i: int) -> dict[str, Any]:
         raise where.error(f"give one of cores, nodes (+ cores_per_node), file, builtin; got "
                           f"{', '.join(kinds)}", entry)
     allocator = _typed(where, t, "allocator", str, entry, "first-fit")
-    from dispatchlab.dispatch import ALLOCATORS
 
     if allocator not in ALLOCATORS:
         raise where.error(f"unknown allocator {_unknown(allocator, tuple(ALLOCATORS))} "
@@ -660,15 +583,12 @@ def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
         return {"nodes": nodes, "cores_per_node": per}, f"{nodes}x{per}", {}
     if kind == "builtin":
         name = _typed(where, t, "builtin", str, entry)
-        from dispatchlab.platform.choose import PRESETS
 
         if name not in PRESETS:
             raise where.error(f"unknown builtin platform {_unknown(name, tuple(PRESETS))} "
                               f"(choose from {', '.join(PRESETS)})", entry)
         return {"builtin": name}, name, {}
     # a platform TOML or PA-HPC-SIM node file, or ARCHIVE#MEMBER (the archive resolved)
-    from dispatchlab.platform.eurora import split_archive
-    from dispatchlab.platform.files import load_platform_file
 
     archive, member = split_archive(_resolve(base, _typed(where, t, "file", str, entry)))
     path = _existing_file(where, archive, "platform file", entry)
@@ -684,7 +604,6 @@ def _platform_kind(where: _Where, base: Path, t: dict, kind: str | None,
 
 def _absolute_name(base: Path, name: str) -> str:
     """``path/file.py:Class`` with the path made absolute (relative to ``base``)."""
-    from dispatchlab.experiment.provenance import is_file_module
 
     module, sep, attr = name.rpartition(":")
     if not sep or not is_file_module(module):
@@ -715,7 +634,6 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
     """One ``[[dispatchers]]`` / ``[[predictors]]`` entry, built once to check it:
     label, canonical name, given and full parameters, seeded parameters, declared
     input files and the code hash of an own class."""
-    from dispatchlab.experiment import provenance
 
     entry = f"{kind.replace('-', '_')}s[{i}]"
     t = _check_keys(where, table, _DISPATCHER_KEYS if kind == "dispatcher"
@@ -750,7 +668,6 @@ def _component(where: _Where, base: Path, table: Any, i: int, kind: str) -> dict
         out["duration_model"] = _duration_model(where, base, t["duration_model"],
                                                 f"{entry}.duration_model")
     if kind == "dispatcher":
-        from dispatchlab.sim.engine import check_combination
 
         # refused here, before any run: a dispatcher that slows running jobs without a
         # duration model (node-level platforms: checked in _expand)
@@ -786,7 +703,6 @@ def _duration_model(where: _Where, base: Path, value: Any, entry: str) -> dict[s
 
 def _default_predictor() -> dict[str, Any]:
     """The predictor of a campaign without ``[[predictors]]``: ``walltime``."""
-    from dispatchlab.predict import make_predictor
 
     full = make_predictor("walltime").get_params()
     return {"label": "walltime", "name": "walltime", "params": {}, "full": jsonable(full),
@@ -820,7 +736,6 @@ def _read_toml(p: Path) -> dict[str, Any]:
     """The campaign file as TOML; a missing file, bad TOML or an unknown section (with
     the closest section name) raise :class:`InputError`."""
     if not p.exists():
-        from dispatchlab.core.suggest import missing_file_hint
 
         raise InputError(f"campaign file not found{missing_file_hint(p)}", file=str(p))
     if p.is_dir():
@@ -872,14 +787,12 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
     if not 1 <= repetitions <= MAX_REPETITIONS:
         raise where.error(f"repetitions must be from 1 to {MAX_REPETITIONS:,}", "campaign")
     tau = _typed(where, head, "tau", (int, float), "campaign", 10.0)
-    from dispatchlab.metrics.jobs import check_tau
 
     try:
         tau = check_tau(tau)
     except InputError as exc:
         raise where.error(exc.message, "tau") from None
     overrun = _typed(where, head, "overrun", str, "campaign", "run")
-    from dispatchlab.sim.engine import check_overrun
 
     try:
         check_overrun(overrun)
@@ -901,7 +814,6 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
 def _measure(where: _Where, head: dict) -> str:
     """The campaign's ``measure`` text, checked by :meth:`Measure.parse`."""
     measure = _typed(where, head, "measure", str, "campaign", "all")
-    from dispatchlab.metrics import Measure
 
     try:
         Measure.parse(measure)
@@ -966,8 +878,6 @@ class _Power:
 def _power(where: _Where, base: Path, doc: dict, dispatchers: list[dict]) -> _Power:
     """``[power]`` and ``[[power_predictors]]`` checked
     (:mod:`dispatchlab.experiment.campaign.power_table`)."""
-    from dispatchlab.experiment.campaign.power_table import power_table
-
     table = power_table(where, base, doc)
     entries = _list(where, doc, "power_predictors", False)
     if entries and table is None:
@@ -1063,7 +973,6 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
         config["cap"] = None if cap is None else cap["spec"]
         config["power_predictor"] = None if pp is None else _component_config(pp, seed)
     if sl is not None:
-        from dispatchlab.workload.slices import measure_for
 
         config["slice"] = {"index": sl.index, "rows": [sl.first, sl.stop],
                            "measure": measure_for(sl)}
@@ -1073,7 +982,6 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
 def _code_hash(di: dict, pr: dict, memo: dict, pp: dict | None = None) -> str:
     """The run code hash of a dispatcher x predictor (x power predictor) combination
     (memoized in ``memo``)."""
-    from dispatchlab.experiment.provenance import code_hash_from
 
     pair = (di["name"], pr["name"], None if pp is None else pp["name"])
     if pair not in memo:
@@ -1130,8 +1038,6 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
             power: _Power | None = None) -> list[dict[str, Any]]:
     """Every run of the product minus the exclusions; two runs with one key (entries
     that differ only by label) and an exclusion that matches nothing are errors."""
-    from dispatchlab.experiment.campaign.validate import validate_run
-
     version = package_version()
     runs: list[dict[str, Any]] = []
     used = [0] * len(excludes)
@@ -1157,7 +1063,6 @@ def _expand(where: _Where, head: _Head, traces: list, platforms: list, dispatche
         if hit:
             continue
         if pl.get("node_level") and "built" in di:  # refused before any run
-            from dispatchlab.sim.engine import check_combination
 
             try:
                 check_combination(di["built"], duration_model=di.get("duration_model"),

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dispatchlab.experiment.campaign.config import legacy_config_key
+
 #: Most configuration fields named in one label.
 MAX_FIELDS = 3
 #: Configuration entries that vary within a group (not used to tell groups apart).
@@ -52,7 +54,6 @@ def _config_key(row: dict[str, Any]) -> str:
     key = row.get("config_key")
     if key:
         return key
-    from dispatchlab.experiment.campaign.config import legacy_config_key
 
     config = row.get("config")
     text = config if isinstance(config, str) or config is None else json.dumps(config)

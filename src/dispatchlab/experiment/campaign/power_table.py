@@ -64,7 +64,9 @@ from dispatchlab.experiment.campaign.checks import _check_keys, _existing_file, 
 from dispatchlab.experiment.provenance import file_sha256
 from dispatchlab.platform.eurora import split_archive
 from dispatchlab.power.cap import PowerCap, parse_cap_value
+from dispatchlab.power.data import attach_power, with_power
 from dispatchlab.power.model import has_power
+from dispatchlab.power.synth import synthesize_power
 
 _POWER_KEYS = {"file", "synth_seed", "from_workload", "series", "period", "caps", "window",
                "window_from", "history_jobs", "cap_base"}
@@ -266,15 +268,11 @@ def run_power(spec: dict[str, Any] | None, jobs, platform):
                              field="power")
         return jobs, None
     if "file" in spec:
-        from dispatchlab.power.data import attach_power
-
         jobs, _report = attach_power(jobs, spec["file"], platform)
         return jobs, None
-    from dispatchlab.power.synth import synthesize_power
 
     want = bool(spec.get("series"))
     columns, series = synthesize_power(jobs, platform, seed=int(spec["synth_seed"]),
                                        period=int(spec.get("period", 20)), series=want)
-    from dispatchlab.power.data import with_power
 
     return with_power(jobs, columns), series

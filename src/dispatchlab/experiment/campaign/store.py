@@ -98,6 +98,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dispatchlab.core.errors import InputError, one_line
+from dispatchlab.experiment.campaign.keys import legacy_config_key
 from dispatchlab.experiment.provenance import package_version, run_code_hash
 from dispatchlab.metrics.keys import METRICS, summary_values
 
@@ -295,7 +296,6 @@ def _legacy_inputs(trace_path: str | None, trace_sha256: str | None,
 
 def _register_functions(con) -> None:
     """Register the Python functions that compute schema-2 columns of older rows."""
-    from dispatchlab.experiment.campaign.config import legacy_config_key
 
     def config_key_fn(campaign: str | None, config: str | None, seed: int | None) -> str | None:
         return legacy_config_key(campaign or "", config, seed)

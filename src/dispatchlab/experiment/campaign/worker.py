@@ -45,11 +45,28 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.experiment.campaign.power_table import build_cap, run_power
 from dispatchlab.experiment.campaign.store import with_run_key
 from dispatchlab.experiment.campaign.validate import validate_run
+from dispatchlab.experiment.provenance import run_code_hash
+from dispatchlab.metrics import job_class_labels, job_columns
+from dispatchlab.metrics.summary import measured_series, primary_resource
+from dispatchlab.platform.choose import platform_for
+from dispatchlab.power.accounting import platform_power
+from dispatchlab.power.cap import PowerCap
+from dispatchlab.power.data import match_power_series, with_power
+from dispatchlab.power.eurora_synth import eurora_instance
+from dispatchlab.power.model import POWER_COLUMNS, has_power
+from dispatchlab.predict.power.predictors import WithPriorHistory, make_power_predictor
 from dispatchlab.run.build import PowerInputs, Prepared, build
 from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
+from dispatchlab.sim import Simulation
+from dispatchlab.workload.clean import clean, select, units_as_nodes
+from dispatchlab.workload.generate import fit_model, scale_to_load
+from dispatchlab.workload.load import load_trace
+from dispatchlab.workload.lublin import lublin_model
 
 #: Trace tables kept in memory per worker process (raw and cleaned, so one trace
 #: holds two entries).
@@ -70,7 +87,6 @@ def _cached(key: tuple, make):
 
 def _read(trace: dict[str, Any], cache: bool = True):
     """The trace file as read (no cleaning), cached unless ``cache`` is false."""
-    from dispatchlab.workload.load import load_trace
 
     lenient = bool(trace.get("lenient", False))
     extra = trace.get("extra_fields", "error")
@@ -88,7 +104,6 @@ def _read(trace: dict[str, Any], cache: bool = True):
 
 def _cleaned(trace: dict[str, Any], raw, cache: bool = True):
     """Default cleaning and the entry's drop filters (no selection)."""
-    from dispatchlab.workload.clean import clean
 
     drop_overrun = bool(trace.get("drop_overrun", False))
     max_procs = True if trace.get("max_procs") else None
@@ -142,11 +157,9 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
     the run's first submission at 0, the earlier ones before it, all scaled by the run's
     offered-load factor), else ``(jobs, None, 0)``. The run's table does not depend on
     ``past``."""
-    from dispatchlab.workload.clean import clean, select
 
     generate = trace.get("generate")
     if generate == "eurora":  # Borghesi et al. 2018's synthetic instances (ours: see eurora_synth)
-        from dispatchlab.power.eurora_synth import eurora_instance
 
         table = eurora_instance(trace["jobs"], trace["arrival_window"],
                                 arrival=trace.get("arrival", "uniform"), seed=seed,
@@ -154,17 +167,14 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
                                 bursts=trace.get("bursts"))
         return clean(table, copy=False).compact(), None, 0
     if generate == "lublin":
-        from dispatchlab.workload.lublin import lublin_model
 
         table = lublin_model(trace["machine_size"]).sample(trace["jobs"], seed)
         if trace.get("load") is not None:
-            from dispatchlab.workload.generate import scale_to_load
 
             table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
         return clean(table, copy=False).compact(), None, 0
     raw = _read(trace)
     if generate == "fitted":
-        from dispatchlab.workload.generate import fit_model
 
         key = ("fit", trace["path"], bool(trace.get("lenient", False)),
                trace.get("extra_fields", "error"))
@@ -183,13 +193,11 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
         raise InputError(f"no jobs left after cleaning (dropped: {table.info.dropped})",
                          file=trace["path"])
     if trace.get("procs_per_node", 1) != 1:
-        from dispatchlab.workload.clean import units_as_nodes
 
         table = units_as_nodes(table, int(trace["procs_per_node"]))
     if prior:  # the run's first submission at 0 (as without a past), the past before it
         table.columns["submit"] = table["submit"] - int(table["submit"][prior])
     if trace.get("load") is not None:  # this run's arrivals at the offered load
-        from dispatchlab.workload.generate import scale_to_load
 
         if prior:  # the factor of the run's own rows, applied to all (anchored at 0)
             run_rows = table.take(np.arange(prior, len(table)))
@@ -209,7 +217,6 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
 
 def build_platform(spec: dict[str, Any], jobs):
     """The platform of a run (no entry: pooled cores from the trace header)."""
-    from dispatchlab.platform.choose import platform_for
 
     return platform_for(spec, jobs,
                         advice="give the platform (cores, nodes or file) in the campaign")
@@ -222,7 +229,6 @@ def jobs_table(result, tau: float, measure=None):
     of ``measure`` included) under the store's column names, plus the job class."""
     import pyarrow as pa
 
-    from dispatchlab.metrics import job_class_labels, job_columns
 
     j = result.jobs
     base = result.to_arrow(tau=tau, measure=measure)
@@ -257,8 +263,6 @@ def series_table(result, measure) -> tuple[Any, int | None, int | None]:
     horizon ``[start, end)`` of the measured jobs."""
     import pyarrow as pa
 
-    from dispatchlab.metrics.summary import measured_series, primary_resource
-    from dispatchlab.power.model import has_power
 
     j = result.jobs
     cap = result.platform.total_capacity()
@@ -269,7 +273,6 @@ def series_table(result, measure) -> tuple[Any, int | None, int | None]:
     parts = [("queue_length", s.queue.times, s.queue.values),
              ("utilization", util.times, util.values)]
     if has_power(j):
-        from dispatchlab.power.accounting import platform_power
 
         parts.append(("platform_power", *platform_power(result)))
         if result.cap is not None:
@@ -291,7 +294,6 @@ def _check_code(spec: dict[str, Any]) -> None:
     expected = spec.get("code_hash")
     if expected is None:
         return
-    from dispatchlab.experiment.provenance import run_code_hash
 
     pp = spec.get("power_predictor")
     found = run_code_hash(spec["dispatcher"]["name"], spec["predictor"]["name"],
@@ -314,12 +316,8 @@ def _power_inputs(spec: dict[str, Any], jobs, platform, history=None,
     (:class:`~dispatchlab.predict.power.predictors.WithPriorHistory`)."""
     if spec.get("power") is None:
         return PowerInputs(jobs)
-    from dispatchlab.experiment.campaign.power_table import build_cap, run_power
-    from dispatchlab.predict.power.predictors import WithPriorHistory, make_power_predictor
 
     if history is not None and prior:
-        from dispatchlab.power.data import with_power
-        from dispatchlab.power.model import POWER_COLUMNS
 
         history, series = run_power(spec["power"], history, platform)
         rows = np.arange(prior, len(history))
@@ -379,12 +377,9 @@ def reference_peak(spec: dict[str, Any], prepared: Prepared) -> float:
     :func:`~dispatchlab.run.build.build` made them (jobs, platform, pinned rows, its
     components: cloned here; the dispatcher and duration model used with
     ``"own-peak"`` only)."""
-    from dispatchlab.power.accounting import platform_power
-    from dispatchlab.sim import Simulation
 
     key = reference_key(spec)
     if key not in _PEAKS:
-        from dispatchlab.dispatch import make_dispatcher
 
         jobs, pinned = prepared.jobs, prepared.pinned
         extra: dict[str, Any] = {}
@@ -416,7 +411,6 @@ def _scaled_to_reference(spec: dict[str, Any], prepared: Prepared) -> tuple[Any,
     W, also returned). The campaign stored the cap as a fraction of the platform's
     ``max_dynamic_power``; it is divided back out here. The reference is computed inside
     the worker and cached, so runs stay independent of each other."""
-    from dispatchlab.power.cap import PowerCap
 
     peak = reference_peak(spec, prepared)
     if peak <= 0:
@@ -487,7 +481,6 @@ def execute_run(spec: dict[str, Any]) -> dict[str, Any]:
         sim, jobs, platform = made.simulation, made.jobs, made.platform
         result = sim.run()
         if made.series is not None:  # cap-window metrics on the sampled platform power
-            from dispatchlab.power.data import match_power_series
 
             result.power_series, _ = match_power_series(jobs, made.series, "synthetic power")
             result.power_period = int(spec["power"].get("period", 20))

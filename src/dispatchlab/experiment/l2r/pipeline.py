@@ -53,7 +53,12 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.suggest import did_you_mean
+from dispatchlab.experiment.campaign.config import load_campaign
+from dispatchlab.experiment.campaign.runner import run_campaign
+from dispatchlab.experiment.campaign.store import open_read
 from dispatchlab.experiment.l2r.split import Split, split_lists
+from dispatchlab.platform import Platform
+from dispatchlab.platform.choose import platform_for
 from dispatchlab.rank.features import (
     apply_minmax,
     check_feature_set_name,
@@ -64,6 +69,8 @@ from dispatchlab.rank.learn import finish_order_scores, make_learner
 from dispatchlab.rank.model import L2RModel, check_feature_set, load_model
 from dispatchlab.run.build import build
 from dispatchlab.run.config import Component, RunConfig
+from dispatchlab.workload.load import load_trace
+from dispatchlab.workload.swf import write_swf
 
 #: the tau of the paper's bounded slowdown (s)
 TAU = 10
@@ -180,8 +187,6 @@ class Prepared:
 
 def prepare(trace: str | Path, setup: str, work: Path) -> Prepared:
     """Read ``trace`` as ``setup`` says (see the module docstring)."""
-    from dispatchlab.platform.choose import platform_for
-    from dispatchlab.workload.load import load_trace
 
     check_setup(setup)
     trace = Path(trace)
@@ -189,7 +194,6 @@ def prepare(trace: str | Path, setup: str, work: Path) -> Prepared:
         jobs = load_trace(trace)
         plat = platform_for({}, jobs, advice="(l2r needs the machine size in the header)")
         return Prepared(jobs, trace, int(plat.total_capacity()["core"]))
-    from dispatchlab.workload.swf import write_swf
 
     raw = load_trace(trace, clean=False)
     machine = next((v for k, v in SEED_MACHINE_SIZES.items() if trace.name.startswith(k)),
@@ -244,9 +248,6 @@ def run_labels(prep: Prepared, split: Split, policies: Sequence[str], work: Path
                ) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray]]:
     """Run (or find stored) the label campaign; ``{(list, policy): (start, end)}``
     aligned with the list's rows."""
-    from dispatchlab.experiment.campaign.config import load_campaign
-    from dispatchlab.experiment.campaign.runner import run_campaign
-    from dispatchlab.experiment.campaign.store import open_read
 
     path = label_campaign(prep, split, policies, work)
     camp = load_campaign(path)
@@ -390,7 +391,6 @@ def evaluate(trace: str | Path, model_path: str | Path, *, lists: int | None = N
     ``lists`` or the model's) alone under each policy (``fcfs`` first by default), the
     learned score and a random score (see the module docstring). ``setup`` defaults to
     the model's; ``features``, when given, must be the model's feature set."""
-    from dispatchlab.platform import Platform
 
     model = load_model(model_path)
     setup = check_setup(setup or model.summary.get("setup", "causal"))

@@ -44,6 +44,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.registry import Registry
+from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.power.model import POWER_COLUMNS, has_power, job_nodes
 from dispatchlab.predict.power.base import PowerPrediction, PowerPredictor
 
@@ -693,8 +694,6 @@ class PerUserPowerPredictor(_Retrained):
 
     def start(self, jobs: JobTable, platform: Platform) -> None:
         if self.model not in ("tree", "forest"):
-            from dispatchlab.core.suggest import did_you_mean
-
             raise InputError(f"per-user model must be \"tree\" or \"forest\", got "
                              f"{self.model!r}{did_you_mean(str(self.model), ['tree', 'forest'])}",
                              field=FIELD)
@@ -839,8 +838,6 @@ class MLPowerPredictor(_Retrained):
 
     def start(self, jobs: JobTable, platform: Platform) -> None:
         if self.model not in ML_MODELS:
-            from dispatchlab.core.suggest import did_you_mean
-
             raise InputError(f"ml model must be one of {', '.join(ML_MODELS)}, got "
                              f"{self.model!r}{did_you_mean(str(self.model), ML_MODELS)}",
                              field=FIELD)
