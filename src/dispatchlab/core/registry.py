@@ -26,7 +26,6 @@ dicts these registries replace keeps working (``DISPATCHERS["easy"]``,
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -58,6 +57,8 @@ def _import_file(path_text: str, kind: str, name: str) -> ModuleType:
     if not path.is_file():
         raise InputError(f"no such Python file {path_text!r} for {kind} {name!r}"
                          + missing_file_hint(path_text), field=kind)
+    import hashlib  # only for own classes from files (start-up of every command)
+
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     mod_name = f"_dispatchlab_user_{path.stem}_{digest}"
     if mod_name in sys.modules:
