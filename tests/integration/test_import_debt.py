@@ -54,6 +54,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("run.build", "power.data"): _OPTIONAL,
     ("run.build", "sim.hotstart"): _OPTIONAL,
     ("sim.result", "power.accounting"): _OPTIONAL,
+    ("run.outputs", "power.accounting"): _OPTIONAL,
 }
 
 #: Modules whose function-body imports another change is moving to the head -> why they

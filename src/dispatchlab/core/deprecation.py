@@ -22,12 +22,10 @@ never makes the module that keeps it import a higher layer.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import sys
 import warnings
 from collections.abc import Callable
+from importlib.machinery import ModuleSpec
 from types import FrameType, ModuleType
 from typing import Any
 
@@ -107,13 +105,13 @@ def _warn(old: str, new: str) -> None:
     )
 
 
-class _AliasLoader(importlib.abc.Loader):
+class _AliasLoader:
     """Loads an old module name as the new module object (no second copy)."""
 
     def __init__(self, new: str) -> None:
         self.new = new
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return None
 
     def exec_module(self, module: ModuleType) -> None:
@@ -122,15 +120,17 @@ class _AliasLoader(importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(self.new)
 
 
-class _AliasFinder(importlib.abc.MetaPathFinder):
+class _AliasFinder:
     """Finds the old names of :data:`MOVED_MODULES` (and nothing else)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None
-                  ) -> importlib.machinery.ModuleSpec | None:
+                  ) -> ModuleSpec | None:
         new = MOVED_MODULES.get(fullname)
         if new is None:
             return None
-        return importlib.util.spec_from_loader(fullname, _AliasLoader(new))
+        # a PEP 451 loader needs only create_module and exec_module (importlib.abc is not
+        # imported: start-up of every command)
+        return ModuleSpec(fullname, _AliasLoader(new))  # type: ignore[arg-type]
 
 
 def install() -> None:

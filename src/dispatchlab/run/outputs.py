@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from dispatchlab.core.errors import output_folder
 from dispatchlab.core.memory import release_free_memory
 from dispatchlab.metrics import Measure, summarize_table
-from dispatchlab.power.accounting import power_facts
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import run_warnings
 from dispatchlab.workload.swf import write_swf
@@ -54,7 +53,11 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     the ones ``simulate`` prints), one line of text each, ``[]`` when none. An
     unfinished run (``max_wall``) has ``unfinished``: why and where it stopped."""
     power = has_power(result.jobs)
-    facts = power_facts(result) if "power_mean" in result.jobs.columns else {}
+    facts: dict[str, Any] = {}
+    if "power_mean" in result.jobs.columns:
+        from dispatchlab.power.accounting import power_facts  # power runs only (start-up)
+
+        facts = power_facts(result)
     out = summarize_table(result.jobs, result.start, result.end, result.status,
                           result.platform.total_capacity(), tau=tau,
                           measure=result.measure_of_rows(measure),
