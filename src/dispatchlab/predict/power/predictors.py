@@ -998,9 +998,9 @@ class WithPriorHistory(PowerPredictor):
             raise InputError("the history table's rows after the prior ones must be the "
                              "run's jobs", field="power-predictor")
         #: run row -> history row (-1: a hot-start dummy job, predicted at its own power)
-        self.rows_: list[int] = np.full(n, -1, dtype=np.int64).tolist()
-        for i, r in enumerate(own.tolist()):
-            self.rows_[r] = k + i
+        rows = np.full(n, -1, dtype=np.int64)
+        rows[own] = k + np.arange(len(own))
+        self.rows_: list[int] = rows.tolist()
         self.dummy_: dict[int, PowerPrediction] = {}
         if dummy.any():
             mean, peak, std = (np.asarray(jobs[c], dtype=np.float64) for c in POWER_COLUMNS)
