@@ -15,7 +15,7 @@ from dispatchlab.platform.files import (
     read_platform_toml,
     trace_platform,
 )
-from dispatchlab.platform.platform import NodeType, Platform
+from dispatchlab.platform.platform import NodeType, Partition, Platform
 from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
 homogeneous = Platform.homogeneous
@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_EWT",
     "EURORA_QUEUES",
     "NodeType",
+    "Partition",
     "Platform",
     "eurora",
     "eurora_platform",

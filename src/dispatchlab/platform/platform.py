@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 import numpy as np
 
@@ -114,6 +115,81 @@ class NodeType:
     idle_power: float | None = None  # watts, for power-aware extensions
     max_power: float | None = None  # watts
     efficiency_rank: int = 0
+    #: Slurm's node ``Weight``: allocators take nodes of **lower weight first** (their
+    #: own rule among nodes of equal weight); integer >= 0, default 1 (Slurm's default).
+    weight: int = 1
+    #: node features: ``Feature=`` words of ``slurm.conf`` (matched by a job's
+    #: ``--constraint``) and, for typed GPUs, ``gpu:TYPE`` (``Gres=gpu:a100:4`` gives
+    #: ``gpu:a100``): a typed GPU request runs only on nodes with that feature.
+    features: tuple[str, ...] = ()
+    #: the host names of the type's nodes, in node order (``count`` names, unique over
+    #: the platform), or empty: then nodes are named ``TYPE-K`` (:meth:`Platform.hosts`).
+    hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A named set of nodes a job may be restricted to (Slurm partition, PBS queue).
+
+    ``nodes``: the node indices (platform node order), ascending, unique, non-empty.
+    ``default``: the partition of a job whose log names none (at most one per platform).
+    ``max_time``: the longest wall time a job may request in it (integer seconds), or
+    ``None`` for no limit; ``max_nodes`` / ``min_nodes``: node-count limits of a job, or
+    ``None``. ``exclusive`` (Slurm ``OverSubscribe=EXCLUSIVE``): a job of the partition
+    holds whole nodes. ``priority_tier`` and ``priority_job_factor`` are kept from
+    ``slurm.conf`` for the scheduler emulation to come; nothing reads them yet."""
+
+    name: str
+    nodes: tuple[int, ...]
+    default: bool = False
+    max_time: int | None = None
+    max_nodes: int | None = None
+    min_nodes: int | None = None
+    exclusive: bool = False
+    priority_tier: int | None = None
+    priority_job_factor: int | None = None
+
+
+def check_partitions(partitions: Iterable[Partition], n_nodes: int, *,
+                     source: str | None = None) -> tuple[Partition, ...]:
+    """``partitions`` as a validated tuple: names non-empty words without whitespace or
+    commas and unique, at most one default, nodes ascending unique indices in
+    ``0..n_nodes-1`` (non-empty), limits integers > 0 (or ``None``). Errors are
+    :class:`InputError` naming ``source`` and ``partition.NAME[.FIELD]``."""
+    out = tuple(partitions)
+    seen: set[str] = set()
+    defaults = []
+    for p in out:
+        if not isinstance(p, Partition):
+            raise InputError(f"a partition must be a Partition, got {p!r}", file=source,
+                             field="partition")
+        if (not isinstance(p.name, str) or not p.name
+                or any(c.isspace() or c == "," for c in p.name)):
+            raise InputError(f"a partition name must be a non-empty word without commas, "
+                             f"got {p.name!r}", file=source, field="partition")
+        where = f"partition.{p.name}"
+        if p.name in seen:
+            raise InputError(f"partition {p.name!r} given twice", file=source, field=where)
+        seen.add(p.name)
+        if p.default:
+            defaults.append(p.name)
+        nodes = p.nodes
+        if (not nodes or any(isinstance(k, bool) or not isinstance(k, int | np.integer)
+                             or not 0 <= k < n_nodes for k in nodes)
+                or any(a >= b for a, b in pairwise(nodes))):
+            raise InputError(f"partition {p.name!r}: nodes must be ascending unique node "
+                             f"indices from 0 to {n_nodes - 1}", file=source,
+                             field=f"{where}.nodes")
+        for key in ("max_time", "max_nodes", "min_nodes"):
+            v = getattr(p, key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
+                                  or v <= 0):
+                raise InputError(f"partition {p.name!r}: {key} must be an integer > 0, "
+                                 f"got {v!r}", file=source, field=f"{where}.{key}")
+    if len(defaults) > 1:
+        raise InputError(f"more than one default partition: {', '.join(defaults)}",
+                         file=source, field=f"partition.{defaults[1]}.default")
+    return out
 
 
 @dataclass(frozen=True)
@@ -134,6 +210,9 @@ class Platform:
     queues: tuple[tuple[str, int], ...] = ()
     #: the base of caps given as fractions (W); None: nodes x maximum node power
     max_dynamic_power: float | None = None
+    #: the partitions (:class:`Partition`), in the order given; empty: none (every job
+    #: may run on every node)
+    partitions: tuple[Partition, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "queues", queue_table(self.queues))
@@ -150,10 +229,23 @@ class Platform:
             if isinstance(rank, bool) or not isinstance(rank, int | np.integer) or rank < 0:
                 raise InputError(f"node type {nt.name!r}: efficiency_rank must be an integer "
                                  f">= 0, got {rank!r}")
+            w = nt.weight
+            if isinstance(w, bool) or not isinstance(w, int | np.integer) or w < 0:
+                raise InputError(f"node type {nt.name!r}: weight must be an integer >= 0, "
+                                 f"got {w!r}")
+            if nt.hosts and len(nt.hosts) != nt.count:
+                raise InputError(f"node type {nt.name!r}: {len(nt.hosts)} host names for "
+                                 f"{nt.count} nodes")
+        named = [h for nt in self.node_types for h in nt.hosts]
+        if len(set(named)) != len(named):
+            dup = next(h for k, h in enumerate(named) if h in named[:k])
+            raise InputError(f"host name {dup!r} is given to two nodes")
         if sum(int(nt.count) for nt in self.node_types) > MAX_NODES:
             raise InputError(f"the platform has more than {MAX_NODES:,} nodes",
                              field="node_type")
         object.__setattr__(self, "resource_names", tuple(names))
+        object.__setattr__(self, "partitions",
+                           check_partitions(self.partitions, self.n_nodes))
 
     # --- queues -------------------------------------------------------------------
     @property
@@ -263,6 +355,41 @@ class Platform:
         return np.repeat(np.array([int(nt.efficiency_rank) for nt in self.node_types],
                                   dtype=np.int64),
                          [nt.count for nt in self.node_types])
+
+    def node_weights(self) -> np.ndarray:
+        """The Slurm ``Weight`` of every node (int64, node order; lower is allocated
+        first; all 1 unless a node type sets it)."""
+        return np.repeat(np.array([int(nt.weight) for nt in self.node_types],
+                                  dtype=np.int64),
+                         [nt.count for nt in self.node_types])
+
+    def has_weights(self) -> bool:
+        """Whether node weights differ (else they make no preference)."""
+        return len({int(nt.weight) for nt in self.node_types}) > 1
+
+    def hosts(self) -> list[str]:
+        """Every node's host name, node order: the type's ``hosts`` when given, else
+        ``TYPE-K`` (``K`` counting the type's nodes from 0)."""
+        out: list[str] = []
+        for nt in self.node_types:
+            out.extend(nt.hosts or [f"{nt.name}-{k}" for k in range(nt.count)])
+        return out
+
+    def node_features(self) -> list[frozenset[str]]:
+        """Every node's features (node order)."""
+        out: list[frozenset[str]] = []
+        for nt in self.node_types:
+            out.extend([frozenset(nt.features)] * nt.count)
+        return out
+
+    def partition(self, name: str) -> Partition | None:
+        """The partition called ``name``, or ``None``."""
+        return next((p for p in self.partitions if p.name == name), None)
+
+    @property
+    def default_partition(self) -> Partition | None:
+        """The partition marked ``default``, or ``None``."""
+        return next((p for p in self.partitions if p.default), None)
 
     def total_capacity(self) -> dict[str, int]:
         """Resource name -> total over all nodes."""
