@@ -64,7 +64,7 @@ def _hours():
 
 def test_group_metrics_by_partition_by_hand() -> None:
     labels = group_labels(_table(), "partition")
-    assert labels.source == "partition (queue) names from the log"
+    assert labels.source == "the log's partition or queue names"
     cols = _cols()
     got = group_metrics(labels, cols["wait"], cols["bounded_slowdown"], _hours(), STATUS)
     assert set(got) == {"batch", "gpu", MISSING_GROUP}

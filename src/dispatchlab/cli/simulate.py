@@ -31,6 +31,15 @@ from dispatchlab.cli.common import (
 )
 from dispatchlab.core.errors import InputError, output_folder
 from dispatchlab.core.memory import release_free_memory
+from dispatchlab.metrics.groups import (
+    check_group_keys,
+    ordered_groups,
+    parse_group_keys,
+)
+
+#: Groups of one key printed by ``simulate --by`` (the largest hours first); summary.json
+#: holds them all.
+GROUP_ROWS = 20
 
 
 def _load_notes(jobs, summary: dict) -> list[str]:
@@ -91,6 +100,9 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 @click.option("--measure", default="all", show_default=True,
               help="jobs counted in metrics: all | time:T0:T1 | index:I0:I1 (T1/I1 may "
                    "be left open)")
+@click.option("--by", "by", multiple=True, metavar="KEY",
+              help="also print the metrics per partition | user | account | qos, and the "
+                   "fairness figures (repeatable or a comma list; summary.json: by_group)")
 @READ_OPTIONS
 @click.option("--drop-overrun", is_flag=True,
               help="drop jobs whose run time exceeds their requested time")
@@ -116,7 +128,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              power_file: str | None, power_predictor: str | None,
              power_predictor_params: tuple[str, ...], power_series: Path | None,
              duration_model: str | None, hot_start: float | None, overrun: str,
-             tau: float, measure: str, lenient: bool, extra_fields: str, reader: dict,
+             tau: float, measure: str, by: tuple[str, ...], lenient: bool,
+             extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
              csv: bool, swf_out: Path | None, max_wall: float | None,
@@ -132,6 +145,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     from dispatchlab.run.config import Component, PlatformChoice, RunConfig
     from dispatchlab.run.outputs import run_summary, write_result, write_schedule_swf
 
+    group_keys = parse_group_keys(by)
     dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order, priority=priority,
                             reservations=reservations, skip=skip, allocator=allocator)
     pspec = predictor_spec(predictor, predictor_params)
@@ -161,6 +175,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
 
     run = build(config, report=report, progress=progress_for)
     jobs, plat, cap_spec, job_series = run.jobs, run.platform, run.cap, run.series
+    check_group_keys(jobs, group_keys)  # before the run: a key the trace cannot give
     sim = run.simulation
     del run
     progress = bars[0] if bars else None
@@ -179,9 +194,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         warn(text)
     if out is not None:
         summary = write_result(result, out, tau=tau, measure=measure_spec, started_at=t0,
-                               csv=csv)
+                               csv=csv, by=group_keys)
     else:
-        summary = run_summary(result, tau=tau, measure=measure_spec)
+        summary = run_summary(result, tau=tau, measure=measure_spec, by=group_keys)
         summary["wall_seconds"] = time.perf_counter() - t0
     con = console()
     title = run_header(f"{Path(trace).name} on {plat.describe()}", cap_spec, plat,
@@ -189,12 +204,72 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     con.print(summary_table([(f"{dspec.text} / {pspec.text}", summary)], title=title))
     for note in _load_notes(jobs, summary):
         con.print(f"[dim]{note}[/dim]")
+    if "by_group" in summary:
+        for part in group_tables(summary["by_group"], group_keys):
+            con.print(part)
     if out is not None:
         extra = ", platform_power.parquet" if job_series is not None else ""
         con.print(f"[dim]wrote {Path(out) / 'jobs.parquet'}{extra} and summary.json[/dim]")
     if swf_out is not None:
         write_schedule_swf(result, swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+def group_tables(section: dict, keys: tuple[str, ...]) -> list:
+    """``simulate --by``: one table per group key (its :data:`GROUP_ROWS` groups with the
+    most hours, the source of the labels and the hours unit in the title), then the
+    fairness lines, from the summary's ``by_group`` section."""
+    from rich.table import Table
+    from rich.text import Text
+
+    unit = section["hours_unit"]
+    out: list = []
+    for key in keys:
+        part = section[key]
+        groups = ordered_groups(part)
+        table = Table(title=f"by {key} ({part['source']}); {unit}: "
+                            + ("nodes held x run" if unit == "node-hours"
+                               else "units x per-unit amount x run"),
+                      caption=None if len(groups) <= GROUP_ROWS else
+                      f"the {GROUP_ROWS} of {len(groups):,} groups with the most {unit}; "
+                      "summary.json (--out) holds every group")
+        for col in (key, "jobs", "rejected", "mean wait", "median wait", "max wait",
+                    "bsld", unit, "share"):
+            table.add_column(col, justify="left" if col == key else "right",
+                             no_wrap=col != key)
+        for label, g in groups[:GROUP_ROWS]:
+            table.add_row(Text(label), f"{g['jobs']:,}", f"{g['rejected']:,}",
+                          *("-" if g[k] is None else f"{g[k]:,.0f}"
+                            for k in ("mean_wait", "median_wait", "max_wait")),
+                          "-" if g["mean_bsld"] is None else f"{g['mean_bsld']:,.2f}",
+                          f"{g['hours']:,.1f}",
+                          "-" if g["hours_share"] is None else f"{g['hours_share']:.1%}")
+        out.append(table)
+    out.append(Text(fairness_text(section["fairness"], unit)))
+    return out
+
+
+def fairness_text(f: dict, unit: str) -> str:
+    """The fairness lines of ``simulate --by``: the largest per-user mean wait against
+    the overall mean, and the accounts' shares of the hours (largest first)."""
+    lines = []
+    if f["max_wait_user"] is None:
+        lines.append(f"fairness: no user has {f['min_user_jobs']} or more jobs that ran: "
+                     "no largest per-user mean wait")
+    else:
+        ratio = f["max_user_wait_ratio"]
+        lines.append(f"fairness: largest per-user mean wait {f['max_user_mean_wait']:,.0f} s "
+                     f"(user {f['max_wait_user']}, {f['max_wait_user_jobs']:,} jobs; among "
+                     f"{f['users_counted']:,} users with >= {f['min_user_jobs']} jobs), "
+                     + (f"{ratio:.2f} x the mean wait of all jobs ({f['mean_wait']:,.0f} s)"
+                        if ratio is not None else "the mean wait of all jobs is 0 s"))
+    shares = f["account_hours_share"]
+    if shares:
+        top = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))
+        text = ", ".join(f"{name} {share:.1%}" for name, share in top[:10])
+        more = f" (and {len(top) - 10:,} more)" if len(top) > 10 else ""
+        lines.append(f"share of {unit} per account: {text}{more}")
+    return "\n".join(lines)
 
 
 def run_header(head: str, cap, platform, power_predictor, duration_model,

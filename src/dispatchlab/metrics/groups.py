@@ -33,7 +33,8 @@ slowdown with the run's ``tau``); ``hours`` = sum over the group's jobs of ``hel
 held anything). ``held`` is what a job holds while it runs: on node-level runs the number
 of nodes of its allocation (a node shared with other jobs counts whole for each of them:
 *node-hours*), on pooled runs its amount of the primary resource (units x per-unit cores:
-*core-hours*); the caller says which (``hours_unit``). Statistics of a group without a
+*core-hours*, or ``<resource>-hours`` on a platform without cores); the caller says
+which (``hours_unit``). Statistics of a group without a
 job that ran are None (NaN before the JSON conversion).
 
 **Fairness** (:func:`fairness`), over the same jobs:
@@ -71,8 +72,6 @@ GROUP_KEYS: tuple[str, ...] = ("partition", "user", "account", "qos")
 MISSING_GROUP: str = "(none)"
 #: Least number of (measured, run) jobs a user needs to count in the fairness figure.
 MIN_USER_JOBS: int = 5
-#: ``hours_unit`` values: what ``held`` counts.
-HOURS_UNITS: tuple[str, ...] = ("node-hours", "core-hours")
 
 
 def parse_group_keys(values: Iterable[str], field: str = "--by") -> tuple[str, ...]:
@@ -98,7 +97,7 @@ class GroupLabels:
     """One group label per job: ``names[codes[i]]`` is job ``i``'s group.
 
     ``key`` is the group key, ``source`` says where the labels come from (shown in the
-    tables' headers: ``"queue names from the log"``, ``"SWF field 16 numbers"``, ...)."""
+    tables' headers: ``"the log's user names"``, ``"SWF field 16 ..."``, ...)."""
 
     key: str
     codes: np.ndarray
@@ -157,7 +156,7 @@ def group_labels(table: JobTable, key: str) -> GroupLabels:
     if key == "partition":
         if "queue" in codes:
             return _from_numbers(key, table["queue"], list(codes["queue"]),
-                                 "partition (queue) names from the log")
+                                 "the log's partition or queue names")
         if np.any(np.asarray(table["partition"]) >= 0):
             return _from_numbers(key, table["partition"], None,
                                  "SWF field 16 (partition numbers: the trace names none)")
@@ -167,14 +166,14 @@ def group_labels(table: JobTable, key: str) -> GroupLabels:
     if key == "user":
         if "user" in codes:
             return _from_numbers(key, table["user"], list(codes["user"]),
-                                 "user names from the log")
+                                 "the log's user names")
         return _from_numbers(key, table["user"], None,
                              "SWF field 12 (user numbers: the trace names none)")
     if key not in table.columns:
         raise InputError(f"the trace ({table.info.format}) has no {key} column, so its "
                          f"jobs cannot be grouped by {key} (sacct exports and PBS logs "
                          "record accounts; sacct records QOS)", field="--by")
-    return _from_text(key, np.asarray(table[key], dtype=object), f"{key} from the log")
+    return _from_text(key, np.asarray(table[key], dtype=object), f"the log's {key} column")
 
 
 def check_group_keys(table: JobTable, keys: Iterable[str]) -> None:
@@ -309,11 +308,12 @@ def group_summary(table: JobTable, start: ArrayLike, end: ArrayLike, status: Arr
 
     ``start``, ``end``, ``status`` are the simulator's per-job results; ``held`` each
     job's nodes (node-level runs, ``hours_unit = "node-hours"``) or primary-resource
-    amount (pooled runs, ``"core-hours"``); ``measured`` the rows the run's metrics
+    amount (pooled runs, ``"core-hours"``, or ``"<resource>-hours"``); ``measured`` the
+    rows the run's metrics
     count (None: all)."""
-    if hours_unit not in HOURS_UNITS:
-        raise InputError(f"hours_unit must be one of {HOURS_UNITS}, got {hours_unit!r}",
-                         field="hours_unit")
+    if not isinstance(hours_unit, str) or not hours_unit.endswith("-hours"):
+        raise InputError(f"hours_unit must be 'node-hours' or '<resource>-hours', got "
+                         f"{hours_unit!r}", field="hours_unit")
     keys = parse_group_keys(keys)
     n = len(table)
     cols = job_columns(table["submit"], start, end, status, tau=tau)

@@ -20,25 +20,49 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from dispatchlab.core.errors import output_folder
 from dispatchlab.core.memory import release_free_memory
-from dispatchlab.metrics import Measure, summarize_table
+from dispatchlab.metrics import Measure, primary_resource, summarize_table
+from dispatchlab.metrics.groups import group_summary
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import run_warnings
+from dispatchlab.sim.engine import is_node_level
 from dispatchlab.workload.swf import write_swf
 from dispatchlab.workload.tables import local_sink  # pyarrow's: with it
 
 if TYPE_CHECKING:
     from dispatchlab.sim.result import SimulationResult
 
-__all__ = ["run_summary", "write_result", "write_schedule_swf"]
+__all__ = ["held_per_job", "run_summary", "write_result", "write_schedule_swf"]
+
+
+def held_per_job(result: SimulationResult) -> tuple[np.ndarray, str]:
+    """What each job holds while it runs, for the hours of :mod:`dispatchlab.metrics.groups`,
+    and its unit: on node-level runs (:func:`~dispatchlab.sim.engine.is_node_level`) the
+    number of nodes of the job's allocation (``"node-hours"``; 0 for a job never placed),
+    on pooled runs units x the per-unit amount of the primary resource (``"core-hours"``,
+    or ``"<resource>-hours"`` on a platform without cores)."""
+    jobs = result.jobs
+    if is_node_level(result.platform, jobs):
+        held = np.zeros(len(jobs), dtype=np.int64)
+        for row, allocation in result.allocations.items():
+            held[row] = len(allocation.nodes)
+        return held, "node-hours"
+    primary = primary_resource(result.platform.total_capacity())
+    per_unit = jobs.resources.get(primary)
+    amount = (np.zeros(len(jobs), dtype=np.int64) if per_unit is None
+              else np.asarray(jobs["units"], dtype=np.int64) * per_unit)
+    return amount, f"{primary}-hours"
 
 
 def run_summary(result: SimulationResult, *, tau: float = 10.0,
-                measure: Measure | None = None) -> dict[str, Any]:
+                measure: Measure | None = None, by: Iterable[str] = ()) -> dict[str, Any]:
     """The metrics summary of ``result`` (see :func:`dispatchlab.metrics.summarize`) plus
     run facts.
 
@@ -51,7 +75,13 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     jobs the metrics count (an index window names rows of the table the run was given).
     ``warnings``: every warning of the run (:func:`dispatchlab.run.advice.run_warnings`:
     the ones ``simulate`` prints), one line of text each, ``[]`` when none. An
-    unfinished run (``max_wall``) has ``unfinished``: why and where it stopped."""
+    unfinished run (``max_wall``) has ``unfinished``: why and where it stopped.
+
+    ``by``: group keys (``partition``, ``user``, ``account``, ``qos``; ``simulate
+    --by``): the summary then has ``by_group``, the metrics per group of each key and
+    the fairness figures over the same measured jobs
+    (:func:`dispatchlab.metrics.groups.group_summary`, hours from
+    :func:`held_per_job`); without keys it has no such section."""
     power = has_power(result.jobs)
     facts: dict[str, Any] = {}
     if "power_mean" in result.jobs.columns:
@@ -84,19 +114,26 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     if not result.finished:
         out["unfinished"] = dict(result.extra)
     out["warnings"] = run_warnings(result)
+    keys = tuple(by)
+    if keys:
+        held, unit = held_per_job(result)
+        out["by_group"] = group_summary(result.jobs, result.start, result.end,
+                                        result.status, keys, held=held, hours_unit=unit,
+                                        measured=result.measured_rows(measure), tau=tau)
     return out
 
 
 def write_result(result: SimulationResult, out_dir: str | Path, *, tau: float = 10.0,
                  measure: Measure | None = None, started_at: float | None = None,
-                 csv: bool = False) -> dict[str, Any]:
+                 csv: bool = False, by: Iterable[str] = ()) -> dict[str, Any]:
     """Write ``jobs.parquet`` (and ``jobs.csv`` with ``csv=True``; the columns of
     :meth:`~dispatchlab.sim.result.SimulationResult.to_arrow` with ``tau`` and
     ``measure``), ``segments.parquet`` when jobs changed rate
     (:meth:`~dispatchlab.sim.result.SimulationResult.segments_table`),
     ``platform_power.parquet`` when the run has job power series
     (:meth:`~dispatchlab.sim.result.SimulationResult.platform_power_table`), and then
-    ``summary.json`` (:func:`run_summary`) into ``out_dir``; return the summary.
+    ``summary.json`` (:func:`run_summary`, with ``by_group`` for the group keys ``by``)
+    into ``out_dir``; return the summary.
 
     The ``allocation`` column is ``"node:units,..."`` (nodes numbered from 0 in
     platform order) for node-level runs, null for rejected jobs and for counting
@@ -108,7 +145,7 @@ def write_result(result: SimulationResult, out_dir: str | Path, *, tau: float = 
     deterministic: same inputs, same bytes. A folder that cannot be made raises
     :class:`~dispatchlab.core.errors.InputError`."""
     out = output_folder(out_dir)
-    summary = run_summary(result, tau=tau, measure=measure)
+    summary = run_summary(result, tau=tau, measure=measure, by=by)
     if len(result.jobs) > 50_000:
         release_free_memory()  # before pyarrow's share: keeps the peak RSS down
 
