@@ -9,8 +9,9 @@ import pytest
 
 from dispatchlab import Platform, Simulation
 from dispatchlab.core.deprecation import REMOVED_IN, MovedWarning
-from dispatchlab.dispatch import EASY
-from dispatchlab.run.outputs import run_summary, write_result, write_schedule_swf
+from dispatchlab.dispatch import EASY, FIFO
+from dispatchlab.run.outputs import held_per_job, run_summary, write_result, write_schedule_swf
+from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.swf import read_swf
 from dispatchlab.workload.synthetic import generate_synthetic
 
@@ -57,3 +58,25 @@ def test_the_simulation_layer_opens_no_file() -> None:
     assert not any(m and m.startswith("dispatchlab.run") for m in imported)
     assert not {"json", "time"} & {a.name for n in ast.walk(tree)
                                    if isinstance(n, ast.Import) for a in n.names}
+
+
+def test_group_hours_are_node_hours_on_node_level_runs() -> None:
+    """Three 4-core nodes; job 0: 2 units of 4 cores for 1 h (2 nodes: 2 node-hours),
+    job 1: 1 unit of 2 cores for 2 h (node 2: 2 node-hours), job 2: 2 units of 1 core
+    for 30 min, first fit on node 2's two free cores (0.5 node-hours): 4.5 node-hours
+    (13 core-hours would be 8 + 4 + 1)."""
+    jobs = JobTable.from_arrays(submit=[0, 0, 0], run=[3600, 7200, 1800], units=[2, 1, 2],
+                                resources={"core": [4, 2, 1]}, user=[0, 1, 1])
+    result = Simulation(Platform.homogeneous(3, 4), jobs, FIFO()).run()
+    assert list(result.start) == [0, 0, 0]
+    held, unit = held_per_job(result)
+    assert unit == "node-hours" and held.tolist() == [2, 1, 1]
+    section = run_summary(result, by=["user"])["by_group"]
+    assert section["hours_unit"] == "node-hours"
+    groups = section["user"]["groups"]
+    assert (groups["0"]["hours"], groups["1"]["hours"]) == (2.0, 2.5)
+    # a pooled run counts core-hours
+    pooled = _result()
+    held, unit = held_per_job(pooled)
+    assert unit == "core-hours" and held.tolist() == pooled.jobs["units"].tolist()
+    assert "by_group" not in run_summary(pooled)
