@@ -330,6 +330,92 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
             print_wide(out, table)
 
 
+@results_app.command("groups")
+@DB_ARG
+@click.option("--by", default="partition", show_default=True,
+              type=click.Choice(["partition", "user", "account", "qos"]),
+              help="the jobs' group: partition | user | account | qos")
+@click.option("--runs", "runs_filter", default=None,
+              help="SQL condition on the runs table, e.g. \"trace = 'curie'\"")
+@click.option("--format", "fmt", type=click.Choice(["auto", "table", "records", "csv",
+                                                  "json"]),
+              default="auto", show_default=True,
+              help="auto: a table when it fits the width, else records; table | records "
+                   "| csv | json")
+@click.option("--include-outdated", is_flag=True,
+              help="also use runs made by other code than the current (left out by default)")
+@INCLUDE_UNFINISHED
+def results_groups(db: Path, by: str, runs_filter: str | None, fmt: str,
+                   include_outdated: bool, include_unfinished: bool) -> None:
+    """Metrics per partition (or user, account, QOS) of each configuration: the stored
+    measured jobs of its runs pooled (jobs, rejected, mean and median wait, bounded
+    slowdown, node-hours or proc-hours and their share)."""
+    from dispatchlab.experiment.campaign.store import (
+        group_rows,
+        open_read,
+        select_runs,
+        split_unfinished,
+    )
+
+    con = open_read(db)
+    try:
+        runs, outdated = select_runs(con, runs_filter, include_outdated=include_outdated)
+        runs, unfinished = split_unfinished(runs, include_unfinished=include_unfinished)
+        rows = group_rows(con, [r["run_key"] for r in runs if r["status"] == "done"], by)
+    finally:
+        con.close()
+    if not rows:
+        raise InputError("no stored jobs of a current done run match" + (
+            "" if runs_filter is None else f" the filter {runs_filter!r}") + (
+            f" ({len(outdated)} outdated runs left out: --include-outdated)"
+            if outdated else "") + " (the campaign stores jobs unless told not to)")
+    if fmt not in SHOWN:
+        columns = list(rows[0])
+        _write_rows(columns, [tuple(r[c] for c in columns) for r in rows], fmt)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    def num(v, f="{:,.0f}"):
+        return "-" if v is None else f.format(v)
+
+    out = console()
+    for trace, platform in dict.fromkeys((r["trace"], r["platform"]) for r in rows):
+        part = [r for r in rows if (r["trace"], r["platform"]) == (trace, platform)]
+        unit = part[0]["hours_unit"]
+        caption = (f"measured jobs of all runs of a configuration pooled; {unit}: "
+                   + ("nodes of the allocation x run" if unit == "node-hours" else
+                      "units x run") + "; share: of the configuration's " + unit)
+        if all(r["group"] is None for r in part):
+            caption += (f"; no stored job has a {by} (runs stored before dispatchlab "
+                        f"kept the jobs' groups, or a trace without {by}): (none)")
+        table = Table(title=f"by {by}: trace {trace}, platform {platform}", caption=caption)
+        names = ["configuration", by, "runs", "jobs", "rejected", "mean wait",
+                 "median wait", "bsld", unit, "share"]
+        for col in names:
+            table.add_column(col, justify="left" if col in ("configuration", by)
+                             else "right")
+        cells = []
+        for r in part:
+            config = f"{r['dispatcher']} / {r['predictor']}" + (
+                f" @ {r['cap']}" if r["cap"] else "")
+            cells.append([config, "(none)" if r["group"] is None else str(r["group"]),
+                          str(r["runs"]), f"{r['jobs']:,}", f"{r['rejected']:,}",
+                          num(r["mean_wait"]), num(r["median_wait"]),
+                          num(r["mean_bsld"], "{:,.2f}"), f"{r['hours']:,.1f}",
+                          "-" if r["hours_share"] is None else f"{r['hours_share']:.1%}"])
+            table.add_row(*(Text(c) for c in cells[-1]))
+        if fmt == "records" or (fmt == "auto" and not fits(out, table)):
+            print(f"{table.title}\n{caption}\n")
+            print_records(names, cells)
+        else:
+            print_wide(out, table)
+    if outdated:
+        out.print(f"[yellow]{len(outdated):,} outdated runs left out (--include-outdated "
+                  "uses them)[/yellow]")
+    print_unfinished(unfinished)
+
+
 @results_app.command("export")
 @DB_ARG
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",

@@ -246,4 +246,4 @@ def test_jobs_of_older_files_get_the_measured_and_hot_start_flags(v1_db):
     finally:
         con.close()
     assert migrated == viewed
-    assert names[-2:] == ["measured", "hot_start"]
+    assert names[-6:] == ["measured", "hot_start", "partition", "user", "account", "qos"]

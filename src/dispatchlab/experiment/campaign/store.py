@@ -60,13 +60,18 @@ the simulation used):
     submission, s; -1 if rejected), ``slowdown``, ``bsld`` (null if rejected),
     ``job_class`` (short / medium / long by simulated run; null if rejected),
     ``allocation`` (``"node:units,..."`` for node-level runs, else null), and, added to
-    older files like new metric columns (:data:`JOB_FLAG_COLUMNS`), ``measured`` (the
+    older files like new metric columns (:data:`JOB_ADDED_COLUMNS`), ``measured`` (the
     job counts in the run's metrics: inside the measurement window, so not a lead-in
     job of a slice, and not a hot-start dummy) and ``hot_start`` (a hot-start dummy
-    job: one node kept busy from t = 0, not part of the workload). Rows stored before
-    these columns existed get ``measured`` = submitted at or after the run's
-    ``series_start`` (its first measured submission; true when unknown) and
-    ``hot_start`` null (unknown).
+    job: one node kept busy from t = 0, not part of the workload), then the job's
+    groups as text (:data:`JOB_GROUP_COLUMNS`, the keys of ``simulate --by``,
+    :func:`dispatchlab.metrics.groups.group_labels`): ``partition`` (the log's
+    partition or queue name; an SWF trace's number), ``user`` (name, or the SWF
+    number), ``account`` and ``qos`` (null when the trace has no such column), null
+    for a job without the value. Rows stored before these columns existed get
+    ``measured`` = submitted at or after the run's ``series_start`` (its first
+    measured submission; true when unknown), ``hot_start`` null (unknown) and null
+    groups.
 ``series``
     Step functions of a done run (when the campaign stores series): ``run_key``,
     ``name`` (``queue_length``: waiting jobs; ``utilization``: fraction of the
@@ -141,6 +146,15 @@ JOB_FLAG_COLUMNS: tuple[tuple[str, str, str], ...] = (
      "jobs.run_key), TRUE)"),
     ("hot_start", "BOOLEAN", "NULL"),
 )
+#: ``jobs`` columns after the flags: the job's groups as text (``simulate --by``'s keys,
+#: :func:`dispatchlab.metrics.groups.group_labels`), added to older files the same way
+#: (null for rows stored before them).
+JOB_GROUP_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("partition", "VARCHAR", "NULL"), ("user", "VARCHAR", "NULL"),
+    ("account", "VARCHAR", "NULL"), ("qos", "VARCHAR", "NULL"),
+)
+#: Every ``jobs`` column added after the first layout, in table order.
+JOB_ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (*JOB_FLAG_COLUMNS, *JOB_GROUP_COLUMNS)
 
 _OTHER_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -149,7 +163,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     end_time BIGINT, wait BIGINT, run_time BIGINT, trace_run BIGINT,
     requested_time BIGINT, procs BIGINT, user_id BIGINT, status VARCHAR,
     estimate BIGINT, slowdown DOUBLE, bsld DOUBLE, job_class VARCHAR,
-    allocation VARCHAR, measured BOOLEAN, hot_start BOOLEAN
+    allocation VARCHAR, measured BOOLEAN, hot_start BOOLEAN, partition VARCHAR,
+    "user" VARCHAR, account VARCHAR, qos VARCHAR
 );
 CREATE TABLE IF NOT EXISTS series (
     run_key VARCHAR, name VARCHAR, time BIGINT, value DOUBLE
@@ -333,10 +348,11 @@ def _migrate(con, found: int) -> None:
     """Bring the ``runs`` table of an open write transaction to today's columns (see
     the module docstring) and the schema version to :data:`SCHEMA_VERSION`."""
     present_jobs = _present_columns(con, "jobs")
-    for name, sql, expr in JOB_FLAG_COLUMNS:
+    for name, sql, expr in JOB_ADDED_COLUMNS:
         if name not in present_jobs:
-            con.execute(f"ALTER TABLE jobs ADD COLUMN {name} {sql}")
-            con.execute(f"UPDATE jobs SET {name} = {expr}")
+            con.execute(f'ALTER TABLE jobs ADD COLUMN "{name}" {sql}')
+            if expr != "NULL":
+                con.execute(f'UPDATE jobs SET "{name}" = {expr}')
     missing = _missing_column_sql(_present_columns(con))
     if missing:
         _register_functions(con)
@@ -361,9 +377,9 @@ def _reading_view(con) -> None:
     present_jobs = _present_columns(con, "jobs")
     flags = [(n, sql, expr.replace("jobs.run_key", "j.run_key").replace(
         "FROM runs r", f'FROM "{db}".main.runs r'))
-        for n, sql, expr in JOB_FLAG_COLUMNS if n not in present_jobs]
+        for n, sql, expr in JOB_ADDED_COLUMNS if n not in present_jobs]
     if flags:
-        extra = ", ".join(f"CAST({expr} AS {sql}) AS {name}" for name, sql, expr in flags)
+        extra = ", ".join(f'CAST({expr} AS {sql}) AS "{name}"' for name, sql, expr in flags)
         con.execute(f'CREATE TEMP VIEW jobs AS SELECT j.*, {extra} FROM "{db}".main.jobs j')
     missing = _missing_column_sql(_present_columns(con))
     if not missing:
@@ -794,3 +810,79 @@ def split_unfinished(runs: list[dict[str, Any]], *, include_unfinished: bool = F
         row["unfinished"] = is_unfinished(row)
         (left if row["unfinished"] and not include_unfinished else used).append(row)
     return used, left
+
+
+# ------------------------------------------------------------ metrics per group
+
+#: The ``jobs`` columns a breakdown can group by (``results groups --by``).
+GROUP_COLUMNS: tuple[str, ...] = tuple(name for name, _, _ in JOB_GROUP_COLUMNS)
+
+
+def group_rows(con, run_keys: Iterable[str], by: str) -> list[dict[str, Any]]:
+    """Metrics per group of the stored jobs of ``run_keys``, per configuration: one
+    dict per (trace, platform, dispatcher, predictor, cap, group) with ``runs``,
+    ``jobs`` (measured jobs that ran, of all those runs pooled), ``rejected``
+    (measured jobs rejected), ``mean_wait``, ``median_wait`` (s, continuous median),
+    ``mean_bsld``, ``hours`` and ``hours_share`` (the group's share of the
+    configuration's hours; None when nothing was held), ``hours_unit``.
+
+    Hours as ``simulate --by`` counts them (:mod:`dispatchlab.metrics.groups`): on
+    node-level runs (``runs.node_level``) the nodes of each job's ``allocation`` x its
+    simulated run (``node-hours``); on other runs ``procs`` (units) x run
+    (``proc-hours``: core-hours for one-core units). ``group`` is the job's ``by``
+    column (:data:`GROUP_COLUMNS`), None for jobs without the value, among them every
+    job of a run stored before the column existed. Only measured jobs count (lead-in
+    jobs of slices and hot-start dummies left out), as in the runs' metrics. Rows are
+    ordered by trace, platform, configuration, then hours (largest first)."""
+    if by not in GROUP_COLUMNS:
+        raise InputError(f"unknown group {by!r} (one of {', '.join(GROUP_COLUMNS)})",
+                         field="--by")
+    keys = list(run_keys)
+    if not keys:
+        return []
+    held = ("CASE WHEN r.node_level THEN CASE WHEN j.allocation IS NULL THEN 0 ELSE "
+            "length(j.allocation) - length(replace(j.allocation, ',', '')) + 1 END "
+            "ELSE j.procs END")
+    ran = "j.status <> 'rejected'"
+    sql = f"""
+        SELECT r.trace, r.platform, r.dispatcher, r.predictor, r.cap,
+               j."{by}" AS grp, count(DISTINCT j.run_key) AS runs,
+               count(*) FILTER (WHERE {ran}) AS jobs,
+               count(*) FILTER (WHERE NOT ({ran})) AS rejected,
+               avg(j.wait) FILTER (WHERE {ran}) AS mean_wait,
+               quantile_cont(j.wait, 0.5) FILTER (WHERE {ran}) AS median_wait,
+               avg(j.bsld) FILTER (WHERE {ran}) AS mean_bsld,
+               coalesce(sum(({held}) * greatest(j.run_time, 0)) FILTER (WHERE {ran}),
+                        0) / 3600.0 AS hours,
+               bool_and(coalesce(r.node_level, FALSE)) AS node_level
+        FROM jobs j JOIN runs r USING (run_key)
+        WHERE list_contains(?, j.run_key) AND coalesce(j.measured, TRUE)
+        GROUP BY ALL
+    """
+    try:
+        cur = con.execute(sql, [keys])
+        cols = [d[0] for d in cur.description]
+        rows = [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    except damage_errors() as exc:
+        raise damaged(_database_name(con), exc) from None
+    config = ("trace", "platform", "dispatcher", "predictor", "cap")
+    totals: dict[tuple, float] = {}
+    units: dict[tuple, bool] = {}
+    for row in rows:
+        c = tuple(row[k] for k in config)
+        totals[c] = totals.get(c, 0.0) + float(row["hours"])
+        units[c] = units.get(c, True) and bool(row["node_level"])
+    out = []
+    for row in rows:
+        c = tuple(row[k] for k in config)
+        node_level = units[c]
+        row = {**{k: row[k] for k in config}, "group": row["grp"],
+               **{k: row[k] for k in ("runs", "jobs", "rejected", "mean_wait",
+                                      "median_wait", "mean_bsld")},
+               "hours": float(row["hours"]),
+               "hours_share": float(row["hours"]) / totals[c] if totals[c] > 0 else None,
+               "hours_unit": "node-hours" if node_level else "proc-hours"}
+        out.append(row)
+    out.sort(key=lambda r: (*(str(r[k] or "") for k in config), -r["hours"], -r["jobs"],
+                            "" if r["group"] is None else str(r["group"])))
+    return out

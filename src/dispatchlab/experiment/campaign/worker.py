@@ -51,6 +51,7 @@ from dispatchlab.experiment.campaign.store import with_run_key
 from dispatchlab.experiment.campaign.validate import validate_run
 from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.metrics import job_class_labels, job_columns
+from dispatchlab.metrics.groups import MISSING_GROUP, group_labels
 from dispatchlab.metrics.summary import measured_series, primary_resource
 from dispatchlab.platform.choose import platform_for
 from dispatchlab.power.accounting import platform_power
@@ -226,7 +227,8 @@ def jobs_table(result, tau: float, measure=None):
     """The ``jobs`` rows of a result (store column order, without ``run_key``): the
     per-job output table of :meth:`SimulationResult.to_arrow` (the one place that
     builds it, allocation strings, slowdowns and the ``measured`` / ``hot_start`` flags
-    of ``measure`` included) under the store's column names, plus the job class."""
+    of ``measure`` included) under the store's column names, plus the job class and the
+    job's groups (:func:`group_column`)."""
     import pyarrow as pa
 
 
@@ -253,7 +255,25 @@ def jobs_table(result, tau: float, measure=None):
         "allocation": base["allocation"],
         "measured": base["measured"],
         "hot_start": base["hot_start"],
+        **{key: group_column(j, key) for key in ("partition", "user", "account", "qos")},
     })
+
+
+def group_column(table, key: str):
+    """The ``jobs`` column of group ``key`` (``partition``, ``user``, ``account``,
+    ``qos``): each job's label (:func:`dispatchlab.metrics.groups.group_labels`) as
+    dictionary-encoded text, null for a job without the value and for every job of a
+    trace without the column (account, QOS of an SWF trace)."""
+    import pyarrow as pa
+
+    if key in ("account", "qos") and key not in table.columns:
+        return pa.nulls(len(table), pa.string())
+    labels = group_labels(table, key)
+    names = list(labels.names)
+    codes = labels.codes.astype(np.int32)
+    missing = codes == names.index(MISSING_GROUP) if MISSING_GROUP in names else None
+    return pa.DictionaryArray.from_arrays(pa.array(codes, mask=missing),
+                                          pa.array(names, type=pa.string()))
 
 
 def series_table(result, measure) -> tuple[Any, int | None, int | None]:
