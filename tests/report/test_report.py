@@ -86,6 +86,7 @@ class _Page(HTMLParser):
         self.imgs: list[dict[str, str | None]] = []
         self.rows: list[list[str]] = []
         self.stats: list[list[str]] = []
+        self.partitions: list[list[str]] = []
         self._target = self.rows
         self.in_body = False
         self._cell: list[str] | None = None
@@ -97,8 +98,11 @@ class _Page(HTMLParser):
         if tag == "img":
             self.imgs.append(dict(attrs))
         if tag == "table":
-            # rows: the runs table; stats: the statistics tables at the top
-            self._target = self.rows if dict(attrs).get("id") == "runs" else self.stats
+            # rows: the runs table; partitions: the per-partition tables; stats: the
+            # statistics tables at the top
+            a = dict(attrs)
+            self._target = (self.rows if a.get("id") == "runs" else self.partitions
+                            if "partitions" in (a.get("class") or "") else self.stats)
         if tag == "tbody":
             self.in_body = True
         if tag == "tr" and self.in_body:

@@ -79,6 +79,13 @@ What the page holds, for the selected runs (all, or those matching ``runs_filter
   time, dispatcher facts such as ``finished`` and ``cp_passes``) and the full
   configuration JSON (HTML-escaped) fold out per row.
 
+- **By partition** (:func:`_partition_section`), per (trace, platform) section when its
+  stored jobs have partitions: per configuration and partition (the largest
+  :data:`MAX_PARTITIONS` by hours), the measured jobs of its runs pooled: jobs, rejected,
+  mean and median wait, bounded slowdown, node-hours (node-level runs) or proc-hours and
+  their share (:func:`dispatchlab.experiment.campaign.store.group_rows`, as ``dispatchlab
+  results groups``).
+
 Runs without stored ``jobs`` / ``series`` rows contribute no figure; the page says so.
 Times are seconds in each trace's time origin after slicing.
 """
@@ -912,6 +919,7 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
             parts.append(_box_section(con, members, colours, max_jobs_per_box))
             parts.append("<h3>Queue and utilization</h3>")
             parts.append(_series_section(con, members, colours, max_runs_per_figure))
+            parts.append(_partition_section(con, members))
         parts.append("<h2>Gantt chart</h2>")
         parts.append(_gantt_section(con, runs, gantt_run, gantt_window))
         parts.append(f"<h2>All runs ({len(runs)})</h2>")
@@ -923,6 +931,51 @@ def write_report(db: str | Path, out_dir: str | Path, *, runs_filter: str | None
     path = out / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+#: Partitions shown per configuration in the report's per-partition table (largest hours
+#: first).
+MAX_PARTITIONS = 20
+
+
+def _partition_section(con, groups: list[Any]) -> str:
+    """``By partition``: one table of a (trace, platform) section, a block of rows per
+    configuration (its runs' stored measured jobs pooled,
+    :func:`dispatchlab.experiment.campaign.store.group_rows`): jobs, rejected, mean and
+    median wait, bounded slowdown, hours and their share. Empty (no heading) when no
+    stored job of these runs has a partition (SWF traces without partition or queue
+    numbers, stores written before the jobs kept their groups)."""
+    blocks = []
+    for g in groups:
+        rows = store.group_rows(con, [r["run_key"] for r in g.runs], "partition")
+        if rows:
+            blocks.append((g.label, rows))
+    if not any(r["group"] is not None for _, rows in blocks for r in rows):
+        return ""
+    unit = blocks[0][1][0]["hours_unit"]
+    head = ["configuration", "partition", "runs", "jobs", "rejected", "mean wait (s)",
+            "median wait (s)", "bsld", unit, "share"]
+    lines, cut = [], []
+    for label, rows in blocks:
+        if len(rows) > MAX_PARTITIONS:
+            cut.append(f"{label}: {MAX_PARTITIONS} of {len(rows)} partitions")
+        for r in rows[:MAX_PARTITIONS]:
+            cells = [label, "(none)" if r["group"] is None else str(r["group"]),
+                     str(r["runs"]), f"{r['jobs']:,}", f"{r['rejected']:,}",
+                     _fmt(r["mean_wait"]), _fmt(r["median_wait"]), _fmt(r["mean_bsld"]),
+                     f"{r['hours']:,.1f}", _pct(r["hours_share"])]
+            lines.append("<tr>" + "".join(
+                f'<td class="{"text" if n < 2 else "num"}">{html.escape(c)}</td>'
+                for n, c in enumerate(cells)) + "</tr>")
+    note = (f"Per partition (the log's partition or queue; an SWF trace's number): the "
+            f"measured jobs of all runs of a configuration pooled; {unit}: "
+            + ("nodes of the allocation" if unit == "node-hours" else "units")
+            + " x simulated run; share: of the configuration's " + unit + "."
+            + (" Largest partitions only: " + "; ".join(cut) + "." if cut else ""))
+    return ("<h3>By partition</h3>\n" + _note(note)
+            + '<div class="table-wrap"><table class="stats partitions"><thead><tr>'
+            + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(lines) + "</tbody></table></div>\n")
 
 
 #: the dispatchers of Borghesi et al. 2018 (registered names): their runs get the Borghesi et al.
