@@ -334,7 +334,8 @@ def results_power(db: Path, runs_filter: str | None, baseline: str, baseline_cap
 @DB_ARG
 @click.option("--by", default="partition", show_default=True,
               type=click.Choice(["partition", "user", "account", "qos"]),
-              help="the jobs' group: partition | user | account | qos")
+              help="the jobs column the jobs are grouped by (the log's names, an SWF "
+                   "trace's numbers)")
 @click.option("--runs", "runs_filter", default=None,
               help="SQL condition on the runs table, e.g. \"trace = 'curie'\"")
 @click.option("--format", "fmt", type=click.Choice(["auto", "table", "records", "csv",
