@@ -24,8 +24,8 @@ def test_by_partition_and_user_on_a_sacct_export(tmp_path) -> None:
     proc = run_cli("simulate", export, "--nodes", "1", "--cores-per-node", "16",
                    "--by", "partition", "--by", "user", "--out", out)
     assert_ok(proc)
-    assert "by partition (the log's partition or queue names); core-hours" in proc.stdout
-    assert "by user (the log's user names)" in proc.stdout
+    assert "by partition: the log's partition or queue names; core-hours" in proc.stdout
+    assert "by user: the log's user names" in proc.stdout
     for needle in ("│ batch ", "│ gpu ", "│ alice ", "│ dave ", "share of core-hours per "
                    "account: proj1"):
         assert needle in proc.stdout, needle
@@ -82,6 +82,6 @@ def test_by_errors(tmp_path) -> None:
     # SWF numbers as text, said in the table's title
     proc = run_cli("simulate", swf, "--by", "user,partition")
     assert_ok(proc)
-    assert "by user (SWF field 12 (user numbers" in proc.stdout
+    assert "by user: SWF field 12 (user numbers" in proc.stdout
     assert "│ 3 " in proc.stdout and "│ 4 " in proc.stdout
-    assert "by partition (SWF field 15 (queue numbers" in proc.stdout
+    assert "by partition: SWF field 15 (queue numbers" in proc.stdout

@@ -227,7 +227,7 @@ def group_tables(section: dict, keys: tuple[str, ...]) -> list:
     for key in keys:
         part = section[key]
         groups = ordered_groups(part)
-        table = Table(title=f"by {key} ({part['source']}); {unit}: "
+        table = Table(title=f"by {key}: {part['source']}; {unit}: "
                             + ("nodes held x run" if unit == "node-hours"
                                else "units x per-unit amount x run"),
                       caption=None if len(groups) <= GROUP_ROWS else
