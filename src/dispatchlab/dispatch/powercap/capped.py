@@ -1412,4 +1412,4 @@ class Knapsack(_PowerCapped, ReferenceKnapsack):
             ratio[p] = -np.inf
         return out
 __all__ = ["CHECKS", "EasyPC", "Knapsack", "PowerSums", "ReferenceEasyPC", "ReferenceKnapsack",
-           "fits"]
+           "fits", "passing"]
