@@ -100,6 +100,26 @@ def test_easy_pc_hand_computed_schedule_on_nodes(cls, check: str) -> None:
     assert free.start[1] == 0 and nodes_of(free, 1) == [3]
 
 
+# A cap step is a release time of the shadow walk (EASY+PC, cap 1,000 W, 2,000 W from 30):
+#   J0 2 x 4 cores, 100 s, 600 W | J1 1 x (1 core, 1 GPU), 50 s, 500 W
+#   J2 1 x (1 core, 1 GPU), 50 s, 10 W
+# t=0: J0 on nodes 0, 1; J1 fails the cap (1,100 W): the head. Its shadow time is the
+#   step at 30 (1,100 <= 2,000 W, node 3), not J0's end at 100; extra at 30: node 2
+#   whole, node 3 without its GPU. J2 (610 W now, 1,110 W at 30) fits node 3 now but
+#   ends at 50 > 30 and needs the GPU the head holds then: it waits (with a shadow
+#   time of 100 it would end before it and start now).
+# t=30: J1 starts on node 3; J2 has no GPU. t=80: J1 ends: J2 starts on node 3.
+def test_easy_pc_shadow_time_at_a_cap_step_on_nodes() -> None:
+    jobs = hand_jobs([(0, 2, 4, 0, 100), (0, 1, 1, 1, 50), (0, 1, 1, 1, 50)])
+    watts = np.array([600.0, 500.0, 10.0])
+    jobs.columns.update(power_mean=watts, power_max=watts, power_std=np.zeros(3))
+    for cls in (EasyPC, ReferenceEasyPC):
+        r = Simulation(small_platform(), jobs, cls(), power_predictor=make_power_predictor(
+            "real"), cap=PowerCap.from_steps([(0, 1000.0), (30, 2000.0)])).run()
+        assert r.start.tolist() == [0, 30, 80]
+        assert [nodes_of(r, j) for j in range(3)] == [[0, 1], [3], [3]]
+
+
 # Knapsack (value = wait), check mean:
 #   K0 at 0: 2 x 4 cores, 100 s, 600 W | K1 at 0: 1 x (1 core, 1 GPU), 50 s, 500 W
 #   K2 at 10: 1 x 4 cores, 100 s, 100 W | K3 at 20: 3 x 4 cores, 10 s, 30 W
