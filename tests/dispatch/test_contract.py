@@ -84,14 +84,19 @@ def test_builtin_declarations_read_through_requires():
         return make_dispatcher(name, **params).requires
 
     assert req("easy") == Requirements(empty_queue_pass=False)
-    assert req("easy-pc").node_level is False
+    assert req("easy-pc").node_level and req("knapsack").node_level
     assert req("easy-pc").power_predictions
     assert req("pcp").pass_log and req("hcp").pass_log and req("dec").pass_log
     rapl = req("rapl-dynshare")
     assert rapl.job_power and rapl.cap and rapl.slows_running_jobs
     # a wrapper's requirements join its parts': a pooled-only part makes it pooled-only
+
+    class PooledOnly(FIFO):
+        supports_node_level = False
+
     assert req("dec-rapl").node_level
-    assert req("dec-rapl", high="easy-pc").node_level is False
+    assert req("dec-rapl", high="easy-pc").node_level
+    assert req("dec-rapl", high=PooledOnly()).node_level is False
     assert req("dec-rapl").pass_log is False  # its DEC part's log is the part's
 
 

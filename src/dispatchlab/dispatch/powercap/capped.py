@@ -43,8 +43,39 @@ Without a cap it runs EASY+PC FCFS, i.e. EASY.
 the check at the largest cap of the rest of the run (no uncapped time ahead) is rejected
 with that reason, rather than left waiting forever.
 
-*Pooled (counting) platforms only* for now: node-level platforms are refused with an
-error (ours; node-level placement comes with the power platform presets).
+**Node-level platforms** (placement under the cap is ours). The paper's rules are
+those above, on a platform of whole nodes (Carastan-Santos et al. 2024, "Scheduling with
+lightweight predictions in power-constrained HPC platforms", preprint hal-04747713,
+2024; IEEE Transactions on Parallel and Distributed Systems, 2025, doi
+10.1109/TPDS.2025.3586723: Marconi100 jobs with exclusive nodes, counted as units).
+Where nodes hold several jobs and other resources (cores, GPUs, memory, the internal
+resources of partitions), the same passes run with "fits the free cores" read as a
+placement, made by the dispatcher's ``allocator`` (default ``first-fit``; any
+registered one, so whatever eligibility the requests encode is honoured), in the
+resources physically free now (minus this pass's starts):
+
+* start phase and the knapsack: a job starts when the check passes and the allocator
+  places it; the first that fails either is the head (EASY+PC) or stops the pass
+  (knapsack);
+* the head's shadow time: the release times (running jobs at their estimated ends,
+  an end already past counting as now; this pass's starts at now + max(estimate, 1))
+  and the cap's steps, walked in time order with the free resources and the power set
+  following them, up to the first time at which the check passes and the allocator
+  places the head in what is free then (every later time is not needed: walked
+  lazily, the allocator called only where the head's units fit in total);
+* the *extra* resources: what is free at the shadow time minus the head's placement
+  there (nodes x resources, the node-level form of the extra cores); a backfill
+  candidate ending after the shadow time must be placed within both the free and
+  the extra resources (their minimum, node by node) and pass the check at the shadow
+  time, and then takes its placement from both.
+
+Without a cap (``view.cap`` None) the passes are node-level EASY's with the same
+allocator; under a cap no job set reaches, EASY+PC FCFS decides each pass itself and
+gives node-level EASY's schedule and placements (tested). The safety guarantee is the
+pooled one: with ``check = max`` and ``real`` predictions the power never exceeds a
+cap that holds from before the jobs started. Node-level passes are the reference
+passes (plain loops, floating-point sums) in the fast classes too: none of the
+*Speed* devices below applies to them.
 
 **Reference and fast classes**: :class:`ReferenceEasyPC` and :class:`ReferenceKnapsack`
 compute every capped pass from the view as stated above, in plain loops (the classes to
@@ -107,6 +138,16 @@ from typing import ClassVar, cast
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.params import Nested
+from dispatchlab.dispatch.allocation import Allocation
+from dispatchlab.dispatch.allocators import (
+    ALLOCATORS,
+    Allocator,
+    make_allocator,
+    requested,
+    start_allocator,
+    units_per_node_of,
+)
 from dispatchlab.dispatch.backfill import EASY, ReferenceEASY
 from dispatchlab.dispatch.base import Decision, Dispatcher, Reject, Start, View
 
@@ -115,6 +156,10 @@ CHECKS: dict[str, int | None] = {"mean": None, "max": None, "gaussian68": 1,
                                  "gaussian95": 2, "gaussian99": 3}
 #: the gaussian checks' z (the entries of :data:`CHECKS` with one)
 _GAUSSIAN_Z: dict[str, int] = {c: z for c, z in CHECKS.items() if z is not None}
+#: the registered allocators (they place a job iff its units fit in total)
+_BUILTIN_ALLOCATORS = frozenset(ALLOCATORS.values())
+#: no failed placement remembered
+_NO_FAIL = 1 << 62
 
 
 class PowerSums:
@@ -148,6 +193,69 @@ def fits(check: str, cap: float | None, sums: PowerSums, mean: float, peak: floa
     return sums.mean + mean + z * math.sqrt(max(sums.var + std * std, 0.0)) <= cap
 
 
+def passing(check: str, cap: float | None, sums: PowerSums, mean: np.ndarray,
+            peak: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """:func:`fits` over arrays of jobs (their ``mean``, ``peak``, ``std``): which of
+    them the set ``sums`` plus that job alone passes ``check`` at ``cap`` (a bool
+    array; all True without a cap)."""
+    if cap is None:
+        return np.ones(len(mean), dtype=bool)
+    if check == "mean":
+        return sums.mean + mean <= cap
+    if check == "max":
+        return sums.peak + peak <= cap
+    return (sums.mean + mean + _GAUSSIAN_Z[check]
+            * np.sqrt(np.maximum(sums.var + std ** 2, 0.0))) <= cap
+
+
+class _Placement:
+    """The resources physically free during one node-level pass (nodes x resources,
+    copied from the view, taken by each start) and the allocator's placements in them.
+
+    The free resources only shrink during a pass, and a built-in allocator places a job
+    iff its units fit in total, so a request (per-unit vector) that failed with ``u``
+    units fails again with ``u`` or more for the rest of the pass: remembered per
+    request, for each of the two matrices placements are made in (the free resources
+    alone, and their minimum with the extra resources at the shadow time), only for the
+    built-in allocators (another allocator is always called)."""
+
+    __slots__ = ("alloc", "failed", "free", "memo", "requests")
+
+    def __init__(self, view: View, alloc: Allocator) -> None:
+        self.alloc = alloc
+        self.requests = view.requests
+        self.free = np.array(view.free, dtype=np.int64)
+        self.memo = type(alloc) in _BUILTIN_ALLOCATORS
+        #: (request bytes, within extra) -> the fewest units that failed
+        self.failed: dict[tuple[bytes, bool], int] = {}
+
+    def place(self, job: int, units: int, extra: np.ndarray | None = None
+              ) -> Allocation | None:
+        """The allocator's placement of ``units`` of ``job`` in the free resources (and,
+        with ``extra``, within it too: their minimum), or None."""
+        req = self.requests[job]
+        key = req.tobytes()
+        if self.memo and (units >= self.failed.get((key, False), _NO_FAIL) or (
+                extra is not None and units >= self.failed.get((key, True), _NO_FAIL))):
+            return None
+        free = self.free if extra is None else np.minimum(self.free, extra)
+        a = self.alloc.allocate(req, units, free)
+        if a is None and self.memo:
+            self.failed[(key, extra is not None)] = units
+        return a
+
+    def take(self, job: int, a: Allocation) -> np.ndarray:
+        """Take ``a``'s resources (``job``'s request per unit) from the free ones; the
+        (nodes x resources) matrix taken."""
+        used = a.matrix(self.requests[job], self.free.shape[0])
+        self.free -= used
+        return used
+
+    def any_free(self) -> bool:
+        """Whether any node has any free resource left."""
+        return bool(self.free.any())
+
+
 # --------------------------------------------------------------------- the reference
 class _PowerCapping(Dispatcher):
     """The power-capped dispatchers as their definitions read: the reference.
@@ -158,11 +266,11 @@ class _PowerCapping(Dispatcher):
     end, then the jobs of the pass one by one), and no state kept between passes."""
 
     check: str
+    allocator: str
     call_on_empty_queue = False
     #: the simulation must give power predictions (``check_dispatcher`` supplies them)
     needs_power = True
-    supports_node_level = False
-    nested: ClassVar[dict[str, str]] = {}
+    nested: ClassVar[Nested] = {"allocator": ALLOCATORS}
     #: the EASY that decides the passes without a cap
     easy_class: ClassVar[type[ReferenceEASY]] = ReferenceEASY
 
@@ -170,16 +278,17 @@ class _PowerCapping(Dispatcher):
         if self.check not in CHECKS:
             raise InputError(f"check must be one of {', '.join(CHECKS)}, got "
                              f"{self.check!r}", field="check")
+        make_allocator(self.allocator)
 
     def start(self, view: View) -> None:
         self.validate()
-        if not view.counting:
-            raise InputError(f"{self.name} runs on pooled (core-counting) platforms for now; "
-                             f"{view.platform.describe()} is node-level", field="platform")
         if view.power_prediction is None:
             raise InputError(f"{self.name} needs job power predictions: give a power "
                              "predictor (--power-predictor)", field="power-predictor")
-        self.easy_ = self.easy_class()
+        #: node level: the placements (counting platforms place nothing)
+        self.allocator_: Allocator = make_allocator(self.allocator)
+        start_allocator(self.allocator_, view)
+        self.easy_ = self.easy_class(allocator=self.allocator)
         self.easy_.start(view)
 
     def dispatch(self, view: View) -> list[Decision]:
@@ -257,9 +366,11 @@ class ReferenceEasyPC(_PowerCapping):
 
     name = "easy-pc-reference"
 
-    def __init__(self, order: str = "fcfs", check: str = "mean") -> None:
+    def __init__(self, order: str = "fcfs", check: str = "mean",
+                 allocator: str = "first-fit") -> None:
         self.order = order
         self.check = check
+        self.allocator = allocator
 
     def validate(self) -> None:
         super().validate()
@@ -286,7 +397,10 @@ class ReferenceEasyPC(_PowerCapping):
         return self._easy_pc(view, order)
 
     def _easy_pc(self, view: View, order: np.ndarray) -> list[Decision]:
-        """Algorithm 1 over the queue positions ``order`` (the reference)."""
+        """Algorithm 1 over the queue positions ``order`` (the reference; node level:
+        :meth:`_easy_pc_nodes`)."""
+        if not view.counting:
+            return self._easy_pc_nodes(view, order)
         q = view.queue
         now, cap, check = view.now, view.cap, self.check
         mean, peak, std = self._predictions(view)
@@ -397,6 +511,139 @@ class ReferenceEasyPC(_PowerCapping):
                 s.add(mean[j], peak[j], std[j])
                 return int(t), avail - need, s, cap
 
+    # ------------------------------------------------------------------ node level
+    def _easy_pc_nodes(self, view: View, order: np.ndarray) -> list[Decision]:
+        """Algorithm 1 over the queue positions ``order`` on a node-level platform (see
+        the module docstring, *Node-level platforms*): "fits the free cores" is the
+        allocator's placement in the free resources, and "fits the extra cores" its
+        placement within what is left at the shadow time once the head is placed
+        there (:meth:`_shadow_nodes`) and the long jobs backfilled before took theirs."""
+        q = view.queue
+        now, cap, check = view.now, view.cap, self.check
+        mean, peak, std = self._predictions(view)
+        sums = self._running_sums(view)
+        room = _Placement(view, self.allocator_)
+        out: list[Decision] = []
+        started: list[tuple[int, int, np.ndarray]] = []  # (planned end, job, used)
+        pos = order.tolist()
+        jobs, units, est = q.jobs.tolist(), q.units.tolist(), q.estimate.tolist()
+        k = 0
+        while k < len(pos):
+            p = pos[k]
+            j = jobs[p]
+            if not fits(check, cap, sums, mean[j], peak[j], std[j]):
+                break
+            a = room.place(j, units[p])
+            if a is None:
+                break
+            started.append((now + max(est[p], 1), j, room.take(j, a)))
+            sums.add(mean[j], peak[j], std[j])
+            out.append(Start(j, a))
+            k += 1
+        if k == len(pos):
+            return out
+        head = pos[k]
+        shadow, extra, at_shadow, cap_s = self._shadow_nodes(view, jobs[head], units[head],
+                                                             room.free, sums, started)
+        # candidates: jobs after the head whose total request fits the free total of
+        # each resource and that pass the check alone with the current set (necessary
+        # conditions; the walk re-checks)
+        rest = np.asarray(pos[k + 1:], dtype=np.int64)
+        if len(rest):
+            rows = q.jobs[rest]
+            total = view.requests[rows] * q.units[rest][:, None]
+            ok = (total <= room.free.sum(axis=0)).all(axis=1)
+            ok &= passing(check, cap, sums, mean[rows], peak[rows], std[rows])
+            rest = rest[ok]
+        for p in rest.tolist():
+            if not room.any_free():
+                break
+            j, u = jobs[p], units[p]
+            if not fits(check, cap, sums, mean[j], peak[j], std[j]):
+                continue
+            long_ = shadow is not None and now + max(est[p], 1) > shadow
+            if long_ and not fits(check, cap_s, at_shadow, mean[j], peak[j], std[j]):
+                continue
+            a = room.place(j, u, extra if long_ else None)
+            if a is None:
+                continue
+            used = room.take(j, a)
+            if long_:
+                assert extra is not None  # a shadow time comes with its extra
+                extra -= used
+                at_shadow.add(mean[j], peak[j], std[j])
+            sums.add(mean[j], peak[j], std[j])
+            out.append(Start(j, a))
+        return out
+
+    def _shadow_nodes(self, view: View, j: int, need: int, free: np.ndarray,
+                      sums: PowerSums, started: list[tuple[int, int, np.ndarray]]):
+        """:meth:`_shadow` on a node-level platform, for head job ``j`` of ``need`` units
+        (``free``: the resources physically free after this pass's ``started`` jobs,
+        (planned end, job, resources used)): the release times (running jobs at their
+        estimated ends, past ones counting as now; this pass's starts at their planned
+        ends) and the cap's steps walked in time order, the free resources and the
+        power set following them, until the allocator places the head and the check
+        passes. Returns the shadow time, the *extra* resources there (free then minus
+        the head's placement, nodes x resources), the power set at it (head
+        included) and the cap then; ``(None, None, set, cap)`` when the head never fits.
+
+        Walked lazily, each release updating only its nodes: per node the head's units
+        that fit there are kept, and the allocator is called only where they add up to
+        ``need`` (every built-in allocator needs that; any allocator decides)."""
+        mean, peak, std = self._predictions(view)
+        requests = view.requests
+        req = requests[j]
+        hpos, hreq = requested(req)
+        free_m = free.copy()
+        running = view.running
+        # (time, job, nodes, per-node amounts, level): running jobs, then this pass's
+        releases: list[tuple[int, int, np.ndarray, np.ndarray, float]] = []
+        for e, r in zip(running.est_end.tolist(), running.jobs.tolist(), strict=True):
+            a = view.allocation(r)
+            assert a is not None  # node level: every running job has an allocation
+            releases.append((max(int(e), view.now), r, a.nodes,
+                             a.counts[:, None] * requests[r][None, :], view.power_level(r)))
+        for e, r, used in started:
+            nodes = np.flatnonzero(used.any(axis=1))
+            releases.append((e, r, nodes, used[nodes], 1.0))
+        releases.sort(key=lambda x: (x[0], x[1]))
+        steps = [] if view.cap_schedule is None else \
+            [(t, w) for t, w in view.cap_schedule.steps if t > view.now]
+        screen = len(hpos) > 0
+        if screen:
+            fit_n = np.minimum(units_per_node_of(hpos, hreq, free_m), need)
+            total = int(fit_n.sum())
+        s, cap = sums.copy(), view.cap
+        i = c = 0
+        nr, nc = len(releases), len(steps)
+        while True:
+            t_rel = releases[i][0] if i < nr else math.inf
+            t_cap = steps[c][0] if c < nc else math.inf
+            t = min(t_rel, t_cap)
+            if t == math.inf:
+                return None, None, s, cap
+            while i < nr and releases[i][0] == t:
+                _, r, nodes, amounts, lv = releases[i]
+                free_m[nodes] += amounts
+                if screen:
+                    f = np.minimum(units_per_node_of(hpos, hreq, free_m[nodes]), need)
+                    total += int(f.sum() - fit_n[nodes].sum())
+                    fit_n[nodes] = f
+                s.add(mean[r] * lv, peak[r] * lv, std[r] * lv, sign=-1.0)
+                i += 1
+            while c < nc and steps[c][0] == t:
+                cap = steps[c][1]
+                c += 1
+            if (screen and total < need) or not fits(self.check, cap, s, mean[j],
+                                                     peak[j], std[j]):
+                continue
+            a = self.allocator_.allocate(req, need, free_m)
+            if a is None:
+                continue
+            s.add(mean[j], peak[j], std[j])
+            return int(t), free_m - a.matrix(req, free_m.shape[0]), s, cap
+
 
 class ReferenceKnapsack(_PowerCapping):
     """Greedy knapsack (Carastan-Santos et al. 2024 Algorithm 2), the reference: ``value =
@@ -407,9 +654,11 @@ class ReferenceKnapsack(_PowerCapping):
 
     name = "knapsack-reference"
 
-    def __init__(self, value: str = "wait", check: str = "mean") -> None:
+    def __init__(self, value: str = "wait", check: str = "mean",
+                 allocator: str = "first-fit") -> None:
         self.value = value
         self.check = check
+        self.allocator = allocator
 
     def validate(self) -> None:
         super().validate()
@@ -440,15 +689,26 @@ class ReferenceKnapsack(_PowerCapping):
             ratio = np.where(weight > 0, value / np.where(weight > 0, weight, 1), np.inf)
         order = np.argsort(-ratio, kind="stable")  # ties: queue order
         free, cap, sums = view.free_cores, view.cap, self._running_sums(view)
+        # node level: "fits the free cores" is the allocator's placement
+        room = None if view.counting else _Placement(view, self.allocator_)
         for p in order.tolist():
             if p in skip:
                 continue
             j, u = int(q.jobs[p]), int(q.units[p])
-            if u > free or not fits(self.check, cap, sums, mean[j], peak[j], std[j]):
-                break
-            free -= u
+            if room is not None:
+                if not fits(self.check, cap, sums, mean[j], peak[j], std[j]):
+                    break
+                a = room.place(j, u)
+                if a is None:
+                    break
+                room.take(j, a)
+                out.append(Start(j, a))
+            else:
+                if u > free or not fits(self.check, cap, sums, mean[j], peak[j], std[j]):
+                    break
+                free -= u
+                out.append(Start(j))
             sums.add(mean[j], peak[j], std[j])
-            out.append(Start(j))
         return out
 
 
@@ -744,6 +1004,8 @@ class _PowerCapped(_PowerCapping):
         """One pass: EASY itself where no cap applies (:meth:`_is_easy`), else the fast
         pass on the dispatcher's picture, or the plain :meth:`_reference` pass while a
         power level differs from 1 or when a check is too close to call exactly."""
+        if not view.counting:  # node level: the reference passes (no picture kept)
+            return _PowerCapping.dispatch(self, view)
         rejects = self._absorb(view)
         if self._is_easy(view):
             self._cache = None
@@ -1150,4 +1412,4 @@ class Knapsack(_PowerCapped, ReferenceKnapsack):
             ratio[p] = -np.inf
         return out
 __all__ = ["CHECKS", "EasyPC", "Knapsack", "PowerSums", "ReferenceEasyPC", "ReferenceKnapsack",
-           "fits"]
+           "fits", "passing"]
