@@ -55,9 +55,10 @@ def read_platform(path: str | Path) -> Platform:
     PA-HPC-SIM node file (:func:`dispatchlab.platform.eurora.read_eurora_nodes`),
     possibly ``ARCHIVE#MEMBER``. The kind (ours): a ``.toml`` name is TOML; a name
     ``slurm.conf`` or ``*.conf`` is a slurm.conf; a ``nodes_*`` name is a node file;
-    otherwise the content decides: a line starting with ``NodeName=`` makes a
-    slurm.conf (:func:`~dispatchlab.platform.slurmconf.looks_like_slurm_conf`), a
-    first line of 5 or more integers a node file
+    otherwise the content decides: a line starting with ``NodeName=``,
+    ``PartitionName=`` or ``Include FILE`` makes a slurm.conf
+    (:func:`~dispatchlab.platform.slurmconf.looks_like_slurm_conf`), a first line of
+    5 or more integers a node file
     (:func:`~dispatchlab.platform.eurora.looks_like_node_file`), anything else TOML."""
     return load_platform_file(path)[0]
 

@@ -175,15 +175,19 @@ class SlurmConf:
 def looks_like_slurm_conf(name: str, text: str | None = None) -> bool:
     """True when a platform file is a ``slurm.conf`` (ours): a base name ``slurm.conf``
     or ending in ``.conf`` is one, a ``.toml`` or ``nodes_*`` name (TOML, a PA-HPC-SIM
-    node file) is not; otherwise it is one when a line starts with ``NodeName=`` (any
-    case). ``name`` may be ``ARCHIVE#MEMBER`` (the member's name counts)."""
-    base = PurePosixPath(str(name).replace("\\", "/").rsplit("#", 1)[-1]).name.lower()
-    if base == "slurm.conf" or base.endswith(".conf"):
-        return True
-    if base.endswith(".toml") or base.startswith("nodes_") or text is None:
+    node file) is not; otherwise it is one when a line starts with ``NodeName=``,
+    ``PartitionName=`` or ``Include FILE`` (any case; never valid TOML as Slurm writes
+    them). ``name`` may be ``ARCHIVE#MEMBER`` (the member's name counts too)."""
+    whole = PurePosixPath(str(name).replace("\\", "/")).name.lower()
+    bases = {whole, PurePosixPath(whole.rsplit("#", 1)[-1]).name}
+    if any(b.startswith("nodes_") or b.endswith(".toml") for b in bases):
         return False
-    return re.search(r"^[ \t]*nodename[ \t]*=", text, re.IGNORECASE | re.MULTILINE) \
-        is not None
+    if any(b == "slurm.conf" or b.endswith(".conf") for b in bases):
+        return True
+    if text is None:
+        return False
+    return re.search(r"^[ \t]*(?:(?:nodename|partitionname)[ \t]*=|include[ \t]+\S)",
+                     text, re.IGNORECASE | re.MULTILINE) is not None
 
 
 def slurm_minutes(text: str) -> int | None:
@@ -213,6 +217,8 @@ class _Line:
     source: str
     number: int
     pairs: list[tuple[str, str, str]]
+    #: the line's place in reading order (includes read in place)
+    order: int = 0
 
     def error(self, message: str, key: str | None = None) -> InputError:
         return InputError(message, file=self.source, line=self.number, field=key)
@@ -252,7 +258,8 @@ class _Reader:
             if head.lower() == "include" and "=" not in head:
                 self.include(rest.strip(), source, number, base)
                 continue
-            self.lines.append(_Line(source, number, _pairs(logical, source, number)))
+            self.lines.append(_Line(source, number, _pairs(logical, source, number),
+                                    len(self.lines)))
 
     def include(self, spec: str, source: str, number: int, base: Path) -> None:
         if not spec:
@@ -366,10 +373,12 @@ def _gres(line: _Line, key: str, value: str,
             raise line.error(f"GRES {name!r} is not in GresTypes "
                              f"({','.join(gres_types) or 'empty'})", key)
         rest = [p for p in parts[1:] if p.lower() != "no_consume"]
-        count_text = rest[-1] if rest and rest[-1][:1].isdigit() else None
-        types = rest[:-1] if count_text is not None else rest
-        if len(types) > 1 or (count_text is None and len(rest) > 1):
+        if len(rest) > 2:
             raise line.error(f"a GRES is NAME[:TYPE][:COUNT], got {entry!r}", key)
+        # NAME:TYPE:COUNT; NAME:X is a count when X starts with a digit, else a type
+        count_text = rest[-1] if len(rest) == 2 or (rest and rest[-1][:1].isdigit()) \
+            else None
+        types = rest[:-1] if count_text is not None else rest
         count = 1
         if count_text is not None:
             count = _gres_count(line, key, count_text, entry)
@@ -412,15 +421,20 @@ class _Notes:
 
     def __init__(self) -> None:
         self.where: dict[str, list[str]] = {}
+        self.first: dict[str, int] = {}
 
     def add(self, what: str, line: _Line) -> None:
         self.where.setdefault(what, [])
+        self.first[what] = min(self.first.get(what, line.order), line.order)
         if line.where() not in self.where[what]:
             self.where[what].append(line.where())
 
     def texts(self, main: str) -> tuple[str, ...]:
+        """One text per key, in the reading order of the line where it first appears
+        (keys of one line in the order found); lines of ``main`` shown as ``line N``."""
         out = []
-        for what, places in self.where.items():
+        for what in sorted(self.where, key=self.first.__getitem__):  # a stable sort
+            places = self.where[what]
             shown = [p.removeprefix(main + ":") if p.startswith(main + ":") else p
                      for p in places]
             lines = [("line " + s) if s.isdigit() else s for s in shown[:5]]
