@@ -88,7 +88,7 @@ from dispatchlab.platform.platform import (
 )
 
 __all__ = ["SlurmConf", "looks_like_slurm_conf", "parse_slurm_conf", "read_slurm_conf",
-           "slurm_minutes"]
+           "slurm_conf_note", "slurm_minutes"]
 
 #: The most files one configuration may read (includes included): a guard against a
 #: pattern such as ``Include /*``.
@@ -188,6 +188,15 @@ def looks_like_slurm_conf(name: str, text: str | None = None) -> bool:
         return False
     return re.search(r"^[ \t]*(?:(?:nodename|partitionname)[ \t]*=|include[ \t]+\S)",
                      text, re.IGNORECASE | re.MULTILINE) is not None
+
+
+def slurm_conf_note(spec: str | Path) -> str:
+    """The one note line of the platform file ``spec`` when it is a slurm.conf (the keys
+    read but not modelled, :meth:`SlurmConf.note_line`), else ``""``."""
+    text, shown = read_source(spec, "platform file")
+    if not looks_like_slurm_conf(shown, text):
+        return ""
+    return read_slurm_conf(spec).note_line()
 
 
 def slurm_minutes(text: str) -> int | None:
