@@ -65,8 +65,9 @@ def show(platform: str) -> None:
     from dispatchlab.platform.slurmconf import looks_like_slurm_conf, read_slurm_conf
 
     note = ""
+    files: tuple[Path, ...] = ()
     if platform in PRESETS:
-        plat, files = PRESETS[platform](), ()
+        plat = PRESETS[platform]()
     else:
         path, _member = split_archive(platform)
         if not path.exists():

@@ -254,7 +254,7 @@ def infer_platform(jobs: Any, machines_platform: Any = None) -> Proposal:
     read with the trace, if any (rule 1 of the module docstring)."""
     info = jobs.info
     name = str(info.source).rsplit("/", 1)[-1].split(".")[0] or "inferred"
-    notes = []
+    notes: list[str] = []
     gpus = jobs.columns.get("req_gpus")
     gpu_note = ""
     if gpus is not None and np.any(gpus > 0):

@@ -371,7 +371,9 @@ def _yes(line: _Line, key: str, value: str) -> bool:
 def _gres(line: _Line, key: str, value: str,
           gres_types: tuple[str, ...] | None) -> tuple[int, list[str], list[str]]:
     """``(gpus, gpu features, other GRES names)`` of a ``Gres=`` value."""
-    gpus, features, other = 0, [], []
+    gpus = 0
+    features: list[str] = []
+    other: list[str] = []
     for entry in _split_outside_parens(value):
         body = re.sub(r"\([^)]*\)$", "", entry.strip())
         if not body or body.lower() == "(null)":
@@ -400,7 +402,9 @@ def _gres(line: _Line, key: str, value: str,
 
 
 def _split_outside_parens(value: str) -> list[str]:
-    out, cur, depth = [], [], 0
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for c in value:
         depth += c == "("
         depth -= c == ")"
