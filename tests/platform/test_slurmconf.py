@@ -149,6 +149,13 @@ def test_nested_and_glob_includes_in_name_order(tmp_path: Path) -> None:
     assert [f.name for f in conf.files] == ["cluster.txt", "a.conf", "more.inc", "b.conf"]
     # told from its content: a NodeName= line
     assert read_platform(main).hosts() == ["a1", "m1", "b1"]
+    # %c: the cluster name read before the Include
+    (tmp_path / "nodes-alpha.conf").write_text("NodeName=x1 CPUs=4\n")
+    main.write_text("ClusterName=alpha\nInclude nodes-%c.conf\n")
+    assert read_slurm_conf(main).platform.hosts() == ["x1"]
+    main.write_text("Include nodes-%c.conf\nClusterName=alpha\n")
+    with pytest.raises(InputError, match="before any ClusterName line"):
+        read_slurm_conf(main)
 
 
 def test_looks_like_slurm_conf() -> None:

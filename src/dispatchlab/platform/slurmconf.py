@@ -10,7 +10,8 @@ a line is one or more ``KEY=VALUE`` pairs separated by blanks, a value may be qu
 (``Reason="down for repair"``); keys and the words ``YES``/``NO``/``ALL``/``DEFAULT``/
 ``UNLIMITED`` are case-insensitive. ``Include PATH`` reads another file in place:
 a relative ``PATH`` is relative to the folder of the file that includes it (for a file
-inside a tar archive: the archive's folder), a glob pattern (``conf.d/*.conf``) reads
+inside a tar archive: the archive's folder), ``%c`` in it is the ``ClusterName`` read
+before it (Slurm's include modifier), a glob pattern (``conf.d/*.conf``) reads
 every match in name order, a path matching no file is an error, and a file including
 itself (directly or not) is refused. The first key of a line says what it is:
 ``NodeName``, ``PartitionName``, ``NodeSet``, ``DownNodes``, ``FrontendName``, or a
@@ -243,6 +244,8 @@ class _Reader:
     files: list[Path] = field(default_factory=list)
     lines: list[_Line] = field(default_factory=list)
     stack: list[Path] = field(default_factory=list)
+    #: the ClusterName read so far (an Include's ``%c``)
+    cluster: str | None = None
 
     def text(self, text: str, source: str, base: Path) -> None:
         """Gather the lines of ``text`` (named ``source``), reading includes from
@@ -267,8 +270,10 @@ class _Reader:
             if head.lower() == "include" and "=" not in head:
                 self.include(rest.strip(), source, number, base)
                 continue
-            self.lines.append(_Line(source, number, _pairs(logical, source, number),
-                                    len(self.lines)))
+            line = _Line(source, number, _pairs(logical, source, number), len(self.lines))
+            self.lines.append(line)
+            if line.pairs[0][1] == "clustername":
+                self.cluster = line.pairs[0][2]
 
     def include(self, spec: str, source: str, number: int, base: Path) -> None:
         if not spec:
@@ -276,6 +281,12 @@ class _Reader:
                              field="Include")
         if len(spec) >= 2 and spec[0] == spec[-1] == '"':
             spec = spec[1:-1]
+        if "%c" in spec:  # Slurm's include modifier: the cluster name
+            if self.cluster is None:
+                raise InputError("Include uses %c (the cluster name) before any "
+                                 "ClusterName line", file=source, line=number,
+                                 field="Include")
+            spec = spec.replace("%c", self.cluster)
         path = Path(spec).expanduser()
         if not path.is_absolute():
             path = base / path
