@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Simulation
 from dispatchlab.dispatch import DISPATCHERS, EASY, FIFO, Conservative
-from dispatchlab.dispatch.allocators import ALLOCATORS, make_allocator
+from dispatchlab.dispatch.allocators import ALLOCATORS, make_allocator, units_per_node
 from dispatchlab.platform.platform import NodeType, Platform
 from dispatchlab.sim.duration import NoSlowdown
 
@@ -137,3 +139,46 @@ def test_every_placing_dispatcher_honours_weights() -> None:
         checked.append(name)
     assert {"easy", "conservative", "fifo", "sjf", "bf", "prb", "pcp", "hcp", "dvfs",
             "ls", "dec"} <= set(checked)
+
+
+@st.composite
+def weighted_instances(draw):
+    """A free matrix (nodes x core, mem), node weights with ties, a request and units."""
+    n = draw(st.integers(2, 8))
+    weights = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    cores = draw(st.lists(st.integers(1, 8), min_size=n, max_size=n))
+    free = np.array([[draw(st.integers(0, c)), draw(st.integers(0, 16))] for c in cores],
+                    dtype=np.int64)
+    request = np.array([draw(st.integers(1, 4)), draw(st.integers(0, 4))], dtype=np.int64)
+    units = draw(st.integers(1, 12))
+    return weights, cores, free, request, units
+
+
+@settings(max_examples=200, deadline=None)
+@given(weighted_instances(), st.sampled_from(sorted(ALLOCATORS)))
+def test_no_heavier_node_while_a_lighter_one_has_room(instance, name) -> None:
+    # With differing weights: when the allocator places a job, every node lighter than
+    # the heaviest node it uses is filled to what it can host (units_per_node), and no
+    # node exceeds its room; with equal weights it places as with no weights at all.
+    weights, cores, free, request, units = instance
+    platform = Platform(tuple(NodeType(f"n{k}", 1, {"core": c, "mem": 16}, weight=w)
+                              for k, (c, w) in enumerate(zip(cores, weights, strict=True))))
+    alloc = _started(name, platform).allocate(request, units, free)
+    fit = units_per_node(request, free)
+    if alloc is None:
+        assert fit.sum() < units
+        return
+    used = dict(zip(alloc.nodes.tolist(), alloc.counts.tolist(), strict=True))
+    assert sum(used.values()) == units and all(used[k] <= fit[k] for k in used)
+    if platform.has_weights():
+        heaviest = max(weights[k] for k in used)
+        for k in range(len(weights)):
+            if weights[k] < heaviest:
+                assert used.get(k, 0) == fit[k], (k, used, fit.tolist(), weights)
+    else:
+        plain = Platform(tuple(NodeType(f"n{k}", 1, {"core": c, "mem": 16})
+                               for k, c in enumerate(cores)))
+        again = _started(name, plain).allocate(request, units, free)
+        assert again is not None
+        assert again.nodes.tolist() == alloc.nodes.tolist()
+        assert again.counts.tolist() == alloc.counts.tolist()
