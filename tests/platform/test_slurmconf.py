@@ -166,6 +166,16 @@ def test_looks_like_slurm_conf() -> None:
     assert not looks_like_slurm_conf("nodes_#64", "NodeName=x")
     assert looks_like_slurm_conf("cluster", "# c\n  nodename = x CPUs=1\n")
     assert not looks_like_slurm_conf("cluster", 'name = "x"\n')
+    assert looks_like_slurm_conf("cluster", "Include /etc/slurm/nodes.conf\n")
+    assert not looks_like_slurm_conf("cluster", 'include = "x"\n')  # a TOML key
+
+
+def test_a_partition_without_nodes_is_left_out_with_a_note() -> None:
+    conf = parse_slurm_conf("NodeName=a CPUs=2\nPartitionName=empty\n"
+                            "PartitionName=p Nodes=a AllowGroups=hpc\n")
+    assert [p.name for p in conf.platform.partitions] == ["p"]
+    assert conf.notes == ("partition empty without nodes (left out) (line 2)",
+                          "AllowGroups on partitions (line 3)")
 
 
 def test_no_real_memory_on_one_line_takes_slurms_default_with_a_note() -> None:

@@ -187,7 +187,7 @@ def looks_like_slurm_conf(name: str, text: str | None = None) -> bool:
         return True
     if text is None:
         return False
-    return re.search(r"^[ \t]*(?:(?:nodename|partitionname)[ \t]*=|include[ \t]+\S)",
+    return re.search(r"^[ \t]*(?:(?:nodename|partitionname)[ \t]*=|include[ \t]+[^=\s])",
                      text, re.IGNORECASE | re.MULTILINE) is not None
 
 
