@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from dispatchlab.core.errors import InputError
 from dispatchlab.platform.files import read_platform_toml
 from dispatchlab.platform.infer import infer_platform, peak_in_use
 from dispatchlab.workload.jobs import JobTable, TraceInfo
+from dispatchlab.workload.sacct import read_sacct
 from test_cli import assert_ok, assert_user_error, run_cli
 
 
@@ -116,8 +119,13 @@ def test_sacct_host_lists_give_the_hosts(tmp_path) -> None:
     assert "recorded placement of 20 hosts (4 with GPUs)" in proc.stdout
     assert "evenly assumed" in proc.stdout and proc.stderr == ""
 
-    plat = read_platform_toml(out)
-    assert plat.n_nodes == 20 and plat.total_capacity() == {"core": 320, "gpu": 16}
+    # hosts and a partition are written (read by platform_from_table once it reads
+    # the hosts/[[partition]] keys; here the table itself is checked)
+    table = tomllib.loads(out.read_text())
+    assert [(t["count"], t["capacity"], t["hosts"]) for t in table["node_type"]] == [
+        (16, {"core": 16}, "cn[01-16]"), (4, {"core": 16, "gpu": 4}, "gpu[01-04]")]
+    assert table["partition"] == [{"name": "batch", "nodes": "cn[01-16],gpu[01-04]",
+                                   "default": True}]
 
 
 def test_a_host_list_that_cannot_be_used_is_said(tmp_path) -> None:
@@ -147,3 +155,38 @@ def test_placements_of_both_kinds() -> None:
     p = infer_platform(unusable)
     assert p.node_types == [("node", 1, {"core": 1})]  # node counts instead, and said
     assert len(p.warnings) == 1 and "job 1: not a Slurm host list" in p.warnings[0]
+
+
+def test_sacct_partitions_and_gpu_nodes_proposed(tmp_path) -> None:
+    # cpu jobs ran on cn01-cn03, gpu jobs (GPUs in ReqTRES) on gpu1-gpu2, debug jobs on
+    # cn03 and gpu2; a job submitted to "cpu,debug" counts for neither partition.
+    # cpu has 3 jobs, the most: proposed as the default.
+    def job(i, part, cpus, nodes, node_list, gpus=0):
+        tres = f"cpu={cpus},node={nodes}" + (f",gres/gpu={gpus}" if gpus else "")
+        return (f"{i}|{i}|u1|{part}|{T0}|{T0 + 10 * i}|{T0 + 10 * i + 5}|COMPLETED|{cpus}|"
+                f"{cpus}|{nodes}|{tres}|{node_list}")
+
+    lines = [SACCT_COLS,
+             job(1, "cpu", 16, 2, "cn[01-02]"), job(2, "cpu", 8, 1, "cn03"),
+             job(3, "cpu", 8, 1, "cn01"), job(4, "gpu", 16, 2, "gpu[1-2]", gpus=8),
+             job(5, "debug", 8, 2, "cn03,gpu2"), job(6, "cpu,debug", 8, 1, "cn04")]
+    log = tmp_path / "jobs.sacct"
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "p.toml"
+    proc = run_cli("platform", "infer", log, "--out", out)
+    assert_ok(proc)
+    assert "'cpu', the one with the most jobs, is proposed as the default" in proc.stdout
+    assert "1 job submitted to several partitions counted for none" in proc.stdout
+    table = tomllib.loads(out.read_text())
+    assert [(t["name"], t["hosts"]) for t in table["node_type"]] == [
+        ("cores8", "cn[01-04]"), ("cores8-gpu4", "gpu[1-2]")]
+    assert table["partition"] == [
+        {"name": "cpu", "nodes": "cn[01-03]", "default": True},
+        {"name": "gpu", "nodes": "gpu[1-2]", "default": False},
+        {"name": "debug", "nodes": "cn03,gpu2", "default": False}]
+    # the proposal as a platform: GPU nodes 4-5, partitions by node index
+    proposal = infer_platform(read_sacct(log))
+    plat = proposal.platform()
+    assert plat.hosts() == ["cn01", "cn02", "cn03", "cn04", "gpu1", "gpu2"]
+    assert [(p.name, p.nodes, p.default) for p in plat.partitions] == [
+        ("cpu", (0, 1, 2), True), ("gpu", (4, 5), False), ("debug", (2, 5), False)]

@@ -346,8 +346,8 @@ SELECT_OPTIONS = options(
 PLATFORM_OPTIONS = options(
     click.option("--platform", default=None,
                  help="a preset ('eurora', with queues; 'marconi100'; 'marconi100-nodes': whole "
-                      "nodes as units), a platform TOML file, or a PA-HPC-SIM node file; "
-                      "ARCHIVE.tar.gz#MEMBER reads inside a tar"),
+                      "nodes as units), a platform TOML file, a Slurm slurm.conf, or a "
+                      "PA-HPC-SIM node file; ARCHIVE.tar.gz#MEMBER reads inside a tar"),
     click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
     click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),
 )

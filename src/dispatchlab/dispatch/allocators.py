@@ -27,11 +27,21 @@ order), ``free`` the (nodes x resources) free matrix. A node can host
   by node index. It needs the platform, given once per run by
   :meth:`Allocator.use_platform`.
 
+**Node weights** (Slurm's ``Weight``: lower weights are allocated first). When the
+platform's node weights differ (:meth:`dispatchlab.platform.Platform.has_weights`),
+every allocator above takes nodes of **lower weight first** and applies its own rule
+among nodes of equal weight (first-fit: index order; best-fit: fewest free resources;
+consolidate: smallest share; energy-consolidate: efficiency rank, then share), as
+Slurm's select plug-in does (weight first, then its own packing). When all weights are
+equal (every platform but a slurm.conf or TOML one giving weights), nothing changes:
+the allocators run exactly the code they ran before weights existed.
+
 **Per-run set-up.** A dispatcher calls ``allocator.start(capacity)`` once per run (the
 (nodes x resources) total capacity matrix, ``view.capacity``) and
 ``allocator.use_platform(view.platform)`` before its first ``allocate`` (the helper
-:func:`start_allocator` does both); first-fit and best-fit ignore them, consolidate
-stores the capacities, energy-consolidate also the nodes' efficiency ranks.
+:func:`start_allocator` does both); every allocator reads the node weights in
+``use_platform``, consolidate stores the capacities, energy-consolidate also the
+nodes' efficiency ranks.
 """
 
 from __future__ import annotations
@@ -87,6 +97,9 @@ class Allocator(Params, ABC):
     needs the node capacities."""
 
     name = "allocator"
+    #: the node weights of the platform (int64, node order) when they differ, else
+    #: None (no preference: the allocator's own order alone); set by :meth:`use_platform`
+    node_weight_: np.ndarray | None = None
 
     def start(self, capacity: np.ndarray) -> None:
         """Called by the dispatcher once per run, before the first :meth:`allocate`, with
@@ -94,8 +107,11 @@ class Allocator(Params, ABC):
 
     def use_platform(self, platform) -> None:
         """Called by the dispatcher once per run, before the first :meth:`allocate`, with
-        the :class:`~dispatchlab.platform.Platform` (node facts beyond the capacities,
-        such as the efficiency ranks). Default: nothing."""
+        the :class:`~dispatchlab.platform.Platform` (node facts beyond the capacities:
+        the node weights, the efficiency ranks). Default: stores the node weights
+        (:attr:`node_weight_`) when they differ."""
+        self.node_weight_ = (np.asarray(platform.node_weights(), dtype=np.int64)
+                        if platform.has_weights() else None)
 
     @abstractmethod
     def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
@@ -103,20 +119,31 @@ class Allocator(Params, ABC):
 
 
 class FirstFit(Allocator):
-    """Nodes in index order, as many units per node as fit."""
+    """Nodes in index order (lower node weights first when they differ), as many units
+    per node as fit."""
 
     name = "first-fit"
+    #: the node order when weights differ (ascending weight, then index), else None
+    order_: np.ndarray | None = None
 
     def __init__(self) -> None:
         pass
 
+    def use_platform(self, platform) -> None:
+        super().use_platform(platform)
+        self.order_ = (None if self.node_weight_ is None
+                       else np.argsort(self.node_weight_, kind="stable").astype(np.int64))
+
     def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
         fit = units_per_node(request, free)
+        if self.order_ is not None:
+            return _take_in_order(self.order_, fit, units)
         return _take_in_order(np.arange(len(fit)), fit, units)
 
 
 class BestFit(Allocator):
-    """Nodes with the fewest free resources first (per resource, lexicographic)."""
+    """Nodes with the fewest free resources first (per resource, lexicographic; lower
+    node weights first when they differ)."""
 
     name = "best-fit"
 
@@ -133,6 +160,8 @@ class BestFit(Allocator):
         keys = [usable]
         for r in reversed(np.flatnonzero(request > 0)):
             keys.append(free[usable, r])
+        if self.node_weight_ is not None:  # lower weights first (the primary key)
+            keys.append(self.node_weight_[usable])
         order = usable[np.lexsort(keys)]
         return _take_in_order(order, fit, units)
 
@@ -179,7 +208,10 @@ class Consolidate(Allocator):
         if fit[usable].sum() < units:
             return None
         share = np.round((free[usable] * weight[usable]).sum(axis=1), 12)
-        order = usable[np.lexsort((usable, share))]
+        if self.node_weight_ is not None:  # lower node weights first
+            order = usable[np.lexsort((usable, share, self.node_weight_[usable]))]
+        else:
+            order = usable[np.lexsort((usable, share))]
         return _take_in_order(order, fit, units)
 
 
@@ -194,6 +226,7 @@ class EnergyConsolidate(Consolidate):
     name = "energy-consolidate"
 
     def use_platform(self, platform) -> None:
+        super().use_platform(platform)
         self.rank_ = np.asarray(platform.efficiency_ranks(), dtype=np.int64)
 
     def allocate(self, request: np.ndarray, units: int, free: np.ndarray) -> Allocation | None:
@@ -211,7 +244,11 @@ class EnergyConsolidate(Consolidate):
         if fit[usable].sum() < units:
             return None
         share = np.round((free[usable] * weight[usable]).sum(axis=1), 12)
-        order = usable[np.lexsort((usable, share, rank[usable]))]
+        if self.node_weight_ is not None:  # lower node weights first, then efficiency
+            order = usable[np.lexsort((usable, share, rank[usable],
+                                       self.node_weight_[usable]))]
+        else:
+            order = usable[np.lexsort((usable, share, rank[usable]))]
         return _take_in_order(order, fit, units)
 
 

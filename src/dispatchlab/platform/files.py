@@ -4,7 +4,8 @@ The readers that turn files into a :class:`~dispatchlab.platform.platform.Platfo
 (which itself is pure data and reads nothing):
 
 * :func:`read_platform` (``--platform FILE``, a campaign's ``file =``): a TOML file
-  (:func:`read_platform_toml`) or a PA-HPC-SIM node file
+  (:func:`read_platform_toml`), a Slurm ``slurm.conf``
+  (:func:`dispatchlab.platform.slurmconf.read_slurm_conf`) or a PA-HPC-SIM node file
   (:func:`dispatchlab.platform.eurora.read_eurora_nodes`), each also as a member of a
   tar archive, ``ARCHIVE#MEMBER`` (see :mod:`dispatchlab.platform.eurora`);
   :func:`load_platform_file` also returns the files read (for provenance);
@@ -38,6 +39,7 @@ from dispatchlab.platform.platform import (
     check_node_type,
     queue_table,
 )
+from dispatchlab.platform.slurmconf import looks_like_slurm_conf, read_slurm_conf
 
 __all__ = ["load_platform_file", "platform_from_table", "read_platform",
            "read_platform_toml", "trace_platform"]
@@ -48,11 +50,16 @@ _TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file",
 
 
 def read_platform(path: str | Path) -> Platform:
-    """A platform file of any supported kind: TOML (:func:`read_platform_toml`) or a
+    """A platform file of any supported kind: TOML (:func:`read_platform_toml`), a
+    Slurm ``slurm.conf`` (:func:`dispatchlab.platform.slurmconf.read_slurm_conf`) or a
     PA-HPC-SIM node file (:func:`dispatchlab.platform.eurora.read_eurora_nodes`),
-    possibly ``ARCHIVE#MEMBER``. The kind is told by
-    :func:`~dispatchlab.platform.eurora.looks_like_node_file` (ours): a ``.toml``
-    name is TOML, a ``nodes_*`` name a node file, else the content decides."""
+    possibly ``ARCHIVE#MEMBER``. The kind (ours): a ``.toml`` name is TOML; a name
+    ``slurm.conf`` or ``*.conf`` is a slurm.conf; a ``nodes_*`` name is a node file;
+    otherwise the content decides: a line starting with ``NodeName=``,
+    ``PartitionName=`` or ``Include FILE`` makes a slurm.conf
+    (:func:`~dispatchlab.platform.slurmconf.looks_like_slurm_conf`), a first line of
+    5 or more integers a node file
+    (:func:`~dispatchlab.platform.eurora.looks_like_node_file`), anything else TOML."""
     return load_platform_file(path)[0]
 
 
@@ -206,9 +213,13 @@ def _toml_queues(data: dict, source: str, base: Path) -> tuple[tuple[str, int], 
 
 def load_platform_file(path: str | Path) -> tuple[Platform, tuple[Path, ...]]:
     """:func:`read_platform`, plus the files it read (for provenance checksums):
-    the platform file or its archive, and a TOML's ``queues_file`` (or its archive)."""
+    the platform file or its archive, a TOML's ``queues_file`` (or its archive), the
+    files a slurm.conf includes."""
     text, shown = read_source(path, "platform file")
     real = split_archive(path)[0]
+    if looks_like_slurm_conf(shown, text):
+        conf = read_slurm_conf(path)
+        return conf.platform, conf.files
     if looks_like_node_file(shown, text):
         return parse_eurora_nodes(text, shown), (real,)
     base = real.parent

@@ -22,6 +22,12 @@ Evidence used, in this order (the first one the trace has decides; all rules are
    that cannot be read (a malformed host list, ``host:cores`` with a bad count) leaves
    its job out of the evidence; how many were left out, and the first one, is in
    :attr:`Proposal.warnings` (the command prints it as one ``warning:`` line).
+   When the placement is Slurm host lists (sacct's ``NodeList``), the proposal also
+   names each node type's hosts (``hosts = "cn[01-16]"``) and proposes **partitions**:
+   each partition named in the log (``Partition``, the ``queue`` codes) holds the hosts
+   its jobs ran on (a job submitted to a comma list of partitions ran in one of them,
+   which the log does not say: it counts for none); the partition with the most jobs
+   is proposed as the default (a guess, said in a note).
 3. **Node counts** (``nodes_used`` with allocated processors, e.g. Slurm NNodes and
    NCPUS): cores per node = the largest ``ceil(procs / nodes)`` over jobs (the widest
    per-node use seen), node count = the larger of the peak number of nodes in use at
@@ -36,6 +42,7 @@ counts do not say which node a GPU was on).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,37 +51,59 @@ import numpy as np
 from dispatchlab.core.errors import InputError
 from dispatchlab.platform import hostlist
 from dispatchlab.platform.files import platform_from_table
+from dispatchlab.platform.platform import NodeType, Partition, Platform
 
 
 @dataclass
 class Proposal:
     """A proposed platform: ``node_types`` as (name, count, capacity dict) and what it
     rests on (``evidence``: one sentence; ``notes``: caveats for the reader;
-    ``warnings``: records that could not be used, one line each)."""
+    ``warnings``: records that could not be used, one line each). ``hosts``: each node
+    type's host names (parallel to ``node_types``), or empty when the evidence names no
+    hosts; ``partitions``: proposed partitions as (name, host names, default)."""
 
     name: str
     node_types: list[tuple[str, int, dict[str, int]]]
     evidence: str
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    hosts: list[list[str]] = field(default_factory=list)
+    partitions: list[tuple[str, list[str], bool]] = field(default_factory=list)
 
     def to_toml(self) -> str:
-        """The proposal as a platform TOML file, with the evidence as comments."""
+        """The proposal as a platform TOML file, with the evidence as comments. Node
+        types with hosts get ``hosts = "LIST"``; partitions are ``[[partition]]`` tables
+        with ``name``, ``nodes`` (a host list) and ``default``."""
         lines = [f"# Proposed by dispatchlab platform infer: {self.evidence}",
                  *(f"# Note: {n}" for n in self.notes),
                  "# Check the node counts and sizes against the real machine before use.",
                  f'name = "{self.name}"']
-        for name, count, capacity in self.node_types:
-            cap = ", ".join(f"{k} = {v}" for k, v in capacity.items())
+        for k, (name, count, capacity) in enumerate(self.node_types):
+            cap = ", ".join(f"{key} = {v}" for key, v in capacity.items())
             lines += ["", "[[node_type]]", f'name = "{name}"', f"count = {count}",
                       f"capacity = {{ {cap} }}"]
+            if self.hosts and self.hosts[k]:
+                lines.append(f"hosts = {json.dumps(hostlist.compress(self.hosts[k]))}")
+        for name, hosts, default in self.partitions:
+            lines += ["", "[[partition]]", f"name = {json.dumps(name)}",
+                      f"nodes = {json.dumps(hostlist.compress(hosts))}",
+                      f"default = {'true' if default else 'false'}"]
         return "\n".join(lines) + "\n"
 
-    def platform(self):
-        """The proposal as a :class:`~dispatchlab.platform.Platform` (validated)."""
-
-        return platform_from_table({"name": self.name, "node_type": [
-            {"name": n, "count": c, "capacity": dict(cap)} for n, c, cap in self.node_types]})
+    def platform(self) -> Platform:
+        """The proposal as a :class:`~dispatchlab.platform.Platform` (validated), its
+        nodes in the order the written host lists give them."""
+        if not self.hosts and not self.partitions:
+            return platform_from_table({"name": self.name, "node_type": [
+                {"name": n, "count": c, "capacity": dict(cap)}
+                for n, c, cap in self.node_types]})
+        types = tuple(NodeType(n, c, dict(cap), hosts=tuple(
+            hostlist.expand(hostlist.compress(self.hosts[k])) if self.hosts[k] else ()))
+            for k, (n, c, cap) in enumerate(self.node_types))
+        index = {h: k for k, h in enumerate(Platform(types, name=self.name).hosts())}
+        parts = tuple(Partition(name, tuple(sorted(index[h] for h in hosts)), default)
+                      for name, hosts, default in self.partitions)
+        return Platform(types, name=self.name, partitions=parts)
 
 
 def peak_in_use(start: np.ndarray, end: np.ndarray, amount: np.ndarray) -> int:
@@ -145,8 +174,10 @@ def _from_placement(name: str, start: np.ndarray, end: np.ndarray, placement: np
         sizes[host] = (peak_in_use(a[:, 0], a[:, 1], a[:, 2]),
                        peak_in_use(a[:, 0], a[:, 1], a[:, 3]))
     counts: dict[tuple[int, int], int] = {}
-    for size in sizes.values():
+    by_size: dict[tuple[int, int], list[str]] = {}
+    for host, size in sizes.items():
         counts[size] = counts.get(size, 0) + 1
+        by_size.setdefault(size, []).append(host)
     types = [(f"cores{c}" if not g else f"cores{c}-gpu{g}", n,
               {"core": c} if not g else {"core": c, "gpu": g})
              for (c, g), n in sorted(counts.items())]
@@ -160,7 +191,46 @@ def _from_placement(name: str, start: np.ndarray, end: np.ndarray, placement: np
     return Proposal(name, types, f"recorded placement of {len(sizes):,} hosts"
                     + (f" ({with_gpus:,} with GPUs)" if with_gpus else "")
                     + "; each host's cores = the peak number of cores in use on it at once",
-                    notes, warnings)
+                    notes, warnings,
+                    hosts=[by_size[size] for size in sorted(counts)] if spread else [])
+
+
+def _partitions(jobs: Any, placement: np.ndarray, known: set[str]
+                ) -> tuple[list[tuple[str, list[str], bool]], str]:
+    """Partitions from the hosts each partition's jobs ran on (Slurm host lists), and a
+    note; ``([], "")`` when the log names no partition."""
+    codes = jobs.info.codes.get("queue") or []
+    if not codes or "queue" not in jobs.columns:
+        return [], ""
+    queue = np.asarray(jobs["queue"])
+    hosts: dict[str, dict[str, None]] = {}
+    jobs_in: dict[str, int] = {}
+    several = 0
+    for code, text in zip(queue.tolist(), placement.tolist(), strict=True):
+        if not 0 <= code < len(codes) or not codes[code] or not text:
+            continue
+        name = codes[code]
+        if "," in name:
+            several += 1
+            continue
+        try:
+            ran = [h for h in hostlist.hosts(str(text)) if h in known]
+        except InputError:  # said by the placement's warning
+            continue
+        if ran:
+            hosts.setdefault(name, {}).update(dict.fromkeys(ran))
+            jobs_in[name] = jobs_in.get(name, 0) + 1
+    if not hosts:
+        return [], ""
+    order = list(jobs_in)
+    default = max(order, key=lambda n: (jobs_in[n], -order.index(n)))
+    out = [(name, list(h), name == default) for name, h in hosts.items()]
+    note = (f"partitions proposed from the hosts their jobs ran on (a partition may hold "
+            f"more); '{default}', the one with the most jobs, is proposed as the default")
+    if several:
+        note += (f"; {several:,} job{'s' if several != 1 else ''} submitted to several "
+                 "partitions counted for none")
+    return out, note
 
 
 def _from_node_counts(name: str, start: np.ndarray, end: np.ndarray, nodes: np.ndarray,
@@ -184,7 +254,7 @@ def infer_platform(jobs: Any, machines_platform: Any = None) -> Proposal:
     read with the trace, if any (rule 1 of the module docstring)."""
     info = jobs.info
     name = str(info.source).rsplit("/", 1)[-1].split(".")[0] or "inferred"
-    notes = []
+    notes: list[str] = []
     gpus = jobs.columns.get("req_gpus")
     gpu_note = ""
     if gpus is not None and np.any(gpus > 0):
@@ -208,6 +278,12 @@ def infer_platform(jobs: Any, machines_platform: Any = None) -> Proposal:
             np.asarray(jobs.columns["line"]) if "line" in jobs.columns else None)
         if found is not None and not found.node_types:
             warnings, found = found.warnings, None
+        if found is not None and found.hosts:
+            known = {h for group in found.hosts for h in group}
+            found.partitions, note = _partitions(jobs, np.asarray(placement, dtype=object),
+                                                 known)
+            if note:
+                notes.append(note)
     if found is None and "nodes_used" in jobs.columns:
         found = _from_node_counts(name, start, end, np.asarray(jobs["nodes_used"]),
                                   procs, info.max_nodes)

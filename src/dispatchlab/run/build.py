@@ -37,6 +37,7 @@ from dispatchlab.core.memory import release_free_memory
 from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.platform.choose import PRESETS, platform_for
+from dispatchlab.platform.slurmconf import slurm_conf_note
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
@@ -365,6 +366,10 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
         jobs = load_jobs(config.trace)
         release_free_memory()
     plat = choose_platform(jobs, config.platform) if platform is None else platform
+    if platform is None and config.platform.platform not in (None, *PRESETS):
+        note = slurm_conf_note(config.platform.platform)  # keys not modelled, once
+        if note:
+            say("note", note)
     jobs = fit_jobs(jobs, plat, say)
     if power is None:
         cap = power_cap(config.cap, config.cap_window, config.cap_file, plat)
