@@ -9,19 +9,20 @@ script can be stopped and started again.
 
     python examples/validate_traces.py [--out out/validation] [--only CEA-Curie]
 
-The traces come from ``$DISPATCHLAB_TRACES``, else ``../shared/traces`` beside the
-repository. Every number of the table is read from the JSON files of the runs.
+The traces come from the folder of :func:`dispatchlab.core.references.traces_dir`
+(``$DISPATCHLAB_TRACES``, see the README's "Traces"). Every number of the tables is
+read from the JSON files of the runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from dispatchlab.core.references import traces_dir
 from dispatchlab.workload.archive import percent
 
 #: the traces, the least-cleaned logs first: UniLu-Gaia and RICC are not cleaned, KTH,
@@ -38,13 +39,6 @@ TRACES: tuple[str, ...] = (
 RUNS: list[tuple[str, str]] = (
     [(t, d) for t in TRACES for d in ("fifo", "easy")]
     + [(t, "conservative") for t in TRACES if not t.startswith("RICC")])
-
-
-def _traces_dir() -> Path:
-    env = os.environ.get("DISPATCHLAB_TRACES")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 
 
 def _stem(trace: str) -> str:
@@ -122,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="runs whose trace name has this text")
     parser.add_argument("--force", action="store_true", help="repeat existing runs")
     args = parser.parse_args(argv)
-    traces = _traces_dir()
+    traces = traces_dir(Path(__file__).resolve().parents[1])
     args.out.mkdir(parents=True, exist_ok=True)
     results = []
     for name, dispatcher in RUNS:
