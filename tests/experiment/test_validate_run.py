@@ -12,8 +12,9 @@ import pytest
 from dispatchlab.core.errors import InputError
 from dispatchlab.experiment.validation import check_recorded_waits, compare_waits
 from dispatchlab.run.build import build
-from dispatchlab.run.config import Component, RunConfig, TraceSource
+from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.workload.jobs import JobTable
+from test_sacct import export, job
 
 #: 5 jobs on 4 pooled cores, queues 1 batch and 2 debug (see the file); under FIFO:
 #:   job  submit  recorded  simulated    queue
@@ -66,3 +67,27 @@ def test_a_trace_without_recorded_waits_is_refused_before_simulating() -> None:
         check_recorded_waits(jobs, "x.swf")
     jobs.columns["wait"] = np.array([-1, 3])
     assert check_recorded_waits(jobs, "x.swf") == 1
+
+
+def test_sacct_partitions_are_the_groups(tmp_path: Path) -> None:
+    # three 4-CPU jobs of one hour on 8 pooled cores under FIFO:
+    #   job   partition  submit    recorded start (wait)   simulated wait
+    #   7001  batch      08:00:00  08:01:00 (60 s)         0
+    #   7002  gpu        08:00:30  08:30:00 (1,770 s)      0
+    #   7003  batch      08:02:00  09:01:00 (3,540 s)      3,480 (7001 ends at 09:00:00)
+    trace = export(tmp_path, [
+        job(JobID="7001", JobIDRaw="7001"),
+        job(JobID="7002", JobIDRaw="7002", Partition="gpu", Submit="2024-03-01T08:00:30",
+            Eligible="2024-03-01T08:00:30", Start="2024-03-01T08:30:00",
+            End="2024-03-01T09:30:00"),
+        job(JobID="7003", JobIDRaw="7003", Submit="2024-03-01T08:02:00",
+            Eligible="2024-03-01T08:02:00", Start="2024-03-01T09:01:00",
+            End="2024-03-01T10:01:00")])
+    run = build(RunConfig(trace=TraceSource(str(trace)),
+                          platform=PlatformChoice(None, 1, 8),
+                          dispatcher=Component("fifo")))
+    v = compare_waits(run.simulation.run())
+    assert v.group_by == "queue"
+    assert [(g["group"], g["jobs"], g["recorded_mean_wait"], g["simulated_mean_wait"])
+            for g in v.groups] == [("batch", 2, 1800.0, 1740.0), ("gpu", 1, 1770.0, 0.0)]
+    assert v.cleaning.removed is None and v.cleaning.source == "unknown"
