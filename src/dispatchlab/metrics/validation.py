@@ -12,8 +12,9 @@ simulated start) is the caller's choice (:mod:`dispatchlab.experiment.validation
   waits;
 - :func:`wait_errors_by_group`: the same per group (a partition or queue);
 - :func:`rolling_mean_waits` and :func:`rolling_wait_mape`: the measure of Wilkinson et
-  al. (2023), *D. Wilkinson et al., Euro-Par 2023 workshops, Springer LNCS,
-  doi:10.1007/978-3-031-40843-4_24*, who report 7.3 % for their Slurm simulator on
+  al. (2023), *D. Wilkinson et al., 2023, Springer LNCS,
+  doi:10.1007/978-3-031-40843-4_24* (cited by its DOI: title and volume not checked
+  here), who report 7.3 % for their Slurm simulator on
   ARCHER2: the mean absolute percentage error, over hourly points, between the
   recorded and the simulated 14-day rolling mean wait, leaving out the points where
   the recorded mean is 0.
@@ -56,8 +57,8 @@ ROLLING_STEP = 3600
 ERROR_QUANTILES: dict[str, float] = {"p5": 0.05, "p25": 0.25, "p50": 0.5, "p75": 0.75,
                                      "p95": 0.95}
 #: the reference the rolling MAPE is defined after, with the figure it reports
-WILKINSON_2023 = ("D. Wilkinson et al., Euro-Par 2023 workshops (Springer LNCS), "
-                  "doi:10.1007/978-3-031-40843-4_24: 7.3 % on ARCHER2")
+WILKINSON_2023 = ("D. Wilkinson et al. 2023, doi:10.1007/978-3-031-40843-4_24: "
+                  "7.3 % on ARCHER2")
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
