@@ -10,6 +10,7 @@ One module per command group, all registered here:
 - :mod:`~dispatchlab.cli.trace`: ``trace info``, ``generate``, ``convert``;
 - :mod:`~dispatchlab.cli.platform`: ``platform infer``;
 - :mod:`~dispatchlab.cli.campaign`: ``campaign run|status``;
+- :mod:`~dispatchlab.cli.validate`: ``validate`` (a run against the recorded schedule);
 - :mod:`~dispatchlab.cli.results`: ``results query|export|summary``, ``report``;
 - :mod:`~dispatchlab.cli.common`: what they share (option groups, parsing, tables).
 
@@ -42,6 +43,7 @@ from dispatchlab.cli.results import results_app
 from dispatchlab.cli.simulate import simulate
 from dispatchlab.cli.study import study_app
 from dispatchlab.cli.trace import trace_app
+from dispatchlab.cli.validate import validate
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.dispatch.base import DispatchError
@@ -70,7 +72,7 @@ def app() -> None:
 
 for command in (simulate, compare, predict, study_app, trace_app, generate, convert,
                 platform_app, demo, campaign_app, results_app, report, l2r_app,
-                power_app):
+                power_app, validate):
     app.add_command(command)
 # the spelling of ``dispatchlab power predict`` (the same command)
 app.add_command(power_app.commands["predict"], name="predict-power")
