@@ -39,13 +39,6 @@ _OPTIONAL = ("an optional part of a run (Eurora archives, Alea traces, power dat
              "every `simulate`")
 
 ALLOWED: dict[tuple[str, str], str] = {
-    ("experiment.campaign.runner", "experiment.campaign.worker"): (
-        "the worker is the whole simulator: run only where runs execute, while the "
-        "campaign package (results, report) loads without it"),
-    ("experiment.campaign.config", "experiment.campaign.worker"): (
-        "the worker is the whole simulator: loaded only when slices are planned on a "
-        "trace's cleaned length, so reading a campaign file (status, results, report) "
-        "does not load it"),
     # the optional parts of a run: `simulate` on a plain trace loads none of them
     # (bench_sim, issue 29: +0.1 s, up to 19 %, with them at the head of run.build)
     ("run.build", "workload.eurora"): _OPTIONAL,
