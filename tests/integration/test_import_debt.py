@@ -42,12 +42,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     # the optional parts of a run: `simulate` on a plain trace loads none of them
     # (bench_sim, issue 29: +0.1 s, up to 19 %, with them at the head of run.build)
     ("run.build", "workload.eurora"): _OPTIONAL,
-    ("run.build", "platform.eurora"): _OPTIONAL,
     ("run.build", "workload.alea"): _OPTIONAL,
     ("run.build", "power.data"): _OPTIONAL,
-    ("run.build", "sim.hotstart"): _OPTIONAL,
-    ("sim.result", "power.accounting"): _OPTIONAL,
-    ("run.outputs", "power.accounting"): _OPTIONAL,
 }
 
 #: Modules whose function-body imports another change is moving to the head -> why they

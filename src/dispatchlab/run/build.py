@@ -37,11 +37,13 @@ from dispatchlab.core.memory import release_free_memory
 from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.platform.choose import PRESETS, platform_for
+from dispatchlab.platform.eurora import split_archive
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.engine import Simulation, check_combination, is_node_level
+from dispatchlab.sim.hotstart import add_hot_start
 from dispatchlab.workload.load import load_trace
 
 if TYPE_CHECKING:
@@ -204,8 +206,6 @@ def choose_platform(jobs: JobTable, choice: PlatformChoice) -> Platform:
     if platform in PRESETS:
         spec = {"builtin": platform}
     elif platform is not None:
-        from dispatchlab.platform.eurora import split_archive  # when used: start-up
-
         path, _member = split_archive(platform)
         if not path.exists():
             hint = did_you_mean(platform, list(PRESETS)) or missing_file_hint(path)
@@ -323,8 +323,6 @@ def apply_hot_start(jobs: JobTable, platform: Platform, share: float | None
     the rows the engine pins to their nodes (``(jobs, None)`` without a hot start)."""
     if share is None:
         return jobs, None
-    from dispatchlab.sim.hotstart import add_hot_start  # when used: start-up
-
     return add_hot_start(jobs, platform, share)
 
 
