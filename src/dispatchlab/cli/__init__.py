@@ -124,7 +124,6 @@ def app() -> None:
     """Simulate an HPC workload manager on real traces: dispatchers, predictors, metrics."""
 
 
-
 def _hide_pandas_from_pyarrow() -> None:
     """pyarrow looks for pandas at its first array conversion and imports it when it is
     installed (OR-Tools depends on pandas, so it is): 0.4 s and 40 MB more for every
