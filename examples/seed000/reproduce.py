@@ -42,6 +42,7 @@ from dispatchlab.experiment.study import (
 from dispatchlab.metrics import summarize
 from dispatchlab.platform import Platform
 from dispatchlab.platform.eurora import eurora_platform
+from dispatchlab.report.study import write_study
 from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import load_trace
 
@@ -130,7 +131,7 @@ def main() -> None:
             studies.append(study)
             fh.flush()
             # the pooled outputs so far (an interrupted run keeps what it did)
-            paths = pooled(studies, args.tau, platform).write(args.out)
+            paths = write_study(pooled(studies, args.tau, platform), args.out)
             print(f"[{k + 1}/{len(names)}] {Path(member).name}: {len(jobs):,} jobs "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
     study = pooled(studies, args.tau, platform)

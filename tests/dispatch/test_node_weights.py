@@ -12,6 +12,8 @@ from dispatchlab import JobTable, Simulation
 from dispatchlab.dispatch import DISPATCHERS, EASY, FIFO, Conservative
 from dispatchlab.dispatch.allocators import ALLOCATORS, make_allocator, units_per_node
 from dispatchlab.platform.platform import NodeType, Platform
+from dispatchlab.power import PowerCap
+from dispatchlab.predict.power.predictors import make_power_predictor
 from dispatchlab.sim.duration import NoSlowdown
 
 
@@ -134,11 +136,17 @@ def test_every_placing_dispatcher_honours_weights() -> None:
         if not d.requires.node_level or "allocator" not in d.get_params():
             continue
         model = NoSlowdown() if d.requires.slows_running_jobs else None
-        r = Simulation(platform, jobs, d, duration_model=model).run()
+        power: dict = {}
+        if d.requires.power_predictions:  # easy-pc, knapsack: a cap with room for the job
+            jobs.columns.update(power_mean=np.array([100.0]), power_max=np.array([100.0]),
+                                power_std=np.zeros(1))
+            power = {"power_predictor": make_power_predictor("real"),
+                     "cap": PowerCap.window(1000.0)}
+        r = Simulation(platform, jobs, d, duration_model=model, **power).run()
         assert _alloc(r) == ["2:1"], name
         checked.append(name)
     assert {"easy", "conservative", "fifo", "sjf", "bf", "prb", "pcp", "hcp", "dvfs",
-            "ls", "dec"} <= set(checked)
+            "ls", "dec", "easy-pc", "knapsack"} <= set(checked)
 
 
 @st.composite

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dispatchlab.core.deprecation import MovedWarning
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.experiment import study as study_module
 from dispatchlab.experiment.study import (
     TABLE_COLUMNS,
     run_prediction_study,
-    study_figures,
 )
 from dispatchlab.metrics import StepFunction, distributions
 from dispatchlab.metrics.distributions import (
@@ -27,6 +27,8 @@ from dispatchlab.metrics.distributions import (
 )
 from dispatchlab.platform import Platform
 from dispatchlab.predict import make_predictor
+from dispatchlab.report import study as report_study
+from dispatchlab.report.study import study_figures, write_study
 from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim import Simulation
 from dispatchlab.workload.jobs import JobTable
@@ -131,6 +133,33 @@ def test_study_figure_titles_fit_with_few_combinations():
     res = run_prediction_study(jobs, Platform.pooled(2), ["easy"], ["walltime"])
     for name, fig in study_figures(res).items():
         assert _fits(fig), name
+
+
+def test_tables_in_experiment_figures_in_report(tmp_path):
+    """experiment/ writes the study's tables; report/ adds the figures; the old method
+    and names still work, with a warning."""
+    jobs = JobTable.from_arrays(submit=[0, 10, 20], run=[100, 50, 10], units=[2, 2, 1],
+                                requested_time=[200, 100, 20])
+    res = run_prediction_study(jobs, Platform.pooled(2), ["fifo", "easy"], ["walltime"])
+    tables = res.write_tables(tmp_path / "t")
+    assert [p.name for p in tables] == ["study.csv", "study.json"]
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["study.csv", "study.json"]
+    paths = write_study(res, tmp_path / "new")
+    assert [p.name for p in paths] == ["study.csv", "study.json", "slowdown.png",
+                                       "slowdown_by_class.png", "queue_length.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths[2:])
+    assert (tmp_path / "new" / "study.csv").read_bytes() == (tmp_path / "t" / "study.csv"
+                                                             ).read_bytes()
+    with pytest.warns(MovedWarning, match=r"StudyResult\.write moved to "
+                      r"dispatchlab\.report\.study\.write_study"):
+        old = res.write(tmp_path / "old")
+    assert [p.name for p in old] == [p.name for p in paths]
+    for name in ("study.csv", "study.json"):
+        assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "new" / name).read_bytes()
+    for name in ("study_figures", "plot_study", "predictor_legend"):
+        with pytest.warns(MovedWarning, match=rf"study\.{name} moved to "
+                          rf"dispatchlab\.report\.study\.{name}"):
+            assert getattr(study_module, name) is getattr(report_study, name)
 
 
 def test_changed_mask_on_study_matches_definition(study):

@@ -88,3 +88,13 @@ def test_the_broken_cycles_stay_broken() -> None:
     for module in ("experiment.study", "experiment.campaign.power_table",
                    "experiment.campaign.checks"):
         assert not any(module in c for c in cycles), module
+
+
+def test_experiment_computes_and_report_presents() -> None:
+    """The last package cycle of issue 29 is gone: experiment/ imports nothing of
+    report/ (the study and duration-accuracy figures are drawn in report/, from the data
+    experiment/ returns), while report/ reads experiment/'s results."""
+    graph = grimp.build_graph("dispatchlab", cache_dir=None, exclude_type_checking_imports=True)
+    assert not graph.chain_exists("dispatchlab.experiment", "dispatchlab.report",
+                                  as_packages=True)
+    assert graph.chain_exists("dispatchlab.report", "dispatchlab.experiment", as_packages=True)

@@ -33,29 +33,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dispatchlab"
 EXEMPT = ("cli",)
 
 #: (importing module, imported module), names without ``dispatchlab.`` -> why the import
-#: stays in a function body.
-_OPTIONAL = ("an optional part of a run (Eurora archives, Alea traces, power data, a hot "
-             "start, power accounting), loaded when the run uses it: the start-up of "
-             "every `simulate`")
-
-ALLOWED: dict[tuple[str, str], str] = {
-    ("experiment.campaign.runner", "experiment.campaign.worker"): (
-        "the worker is the whole simulator: run only where runs execute, while the "
-        "campaign package (results, report) loads without it"),
-    ("experiment.campaign.config", "experiment.campaign.worker"): (
-        "the worker is the whole simulator: loaded only when slices are planned on a "
-        "trace's cleaned length, so reading a campaign file (status, results, report) "
-        "does not load it"),
-    # the optional parts of a run: `simulate` on a plain trace loads none of them
-    # (bench_sim, issue 29: +0.1 s, up to 19 %, with them at the head of run.build)
-    ("run.build", "workload.eurora"): _OPTIONAL,
-    ("run.build", "platform.eurora"): _OPTIONAL,
-    ("run.build", "workload.alea"): _OPTIONAL,
-    ("run.build", "power.data"): _OPTIONAL,
-    ("run.build", "sim.hotstart"): _OPTIONAL,
-    ("sim.result", "power.accounting"): _OPTIONAL,
-    ("run.outputs", "power.accounting"): _OPTIONAL,
-}
+#: stays in a function body. Empty: the optional parts of a run (Eurora archives, Alea
+#: traces, power data, a hot start, the power accounting) are imported at the heads of
+#: run.build, sim.result and run.outputs (a few ms with compiled bytecode; zoneinfo, the
+#: costly import of the Eurora reader, is deferred to where a zone is checked), and the
+#: campaign reaches its worker through campaign.traces and a task name (runner.RUN_TASK).
+ALLOWED: dict[tuple[str, str], str] = {}
 
 #: Modules whose function-body imports another change is moving to the head -> why they
 #: are still there (empty: none left).

@@ -12,13 +12,20 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import TRACES_DIR
+from dispatchlab.core.deprecation import MovedWarning
 from dispatchlab.core.errors import InputError
+from dispatchlab.experiment import duration_accuracy
 from dispatchlab.experiment.duration_accuracy import (
-    FIGURE_FILES,
     evaluate_predictors,
     replay_schedule,
 )
 from dispatchlab.predict import HistoryPredictor
+from dispatchlab.report.duration_accuracy import (
+    FIGURE_FILES,
+    plot_prediction_errors,
+    prediction_figures,
+    write_prediction_report,
+)
 from dispatchlab.workload.jobs import JobTable
 
 KTH = TRACES_DIR / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -122,7 +129,7 @@ def test_predictor_instances_are_cloned_and_names_unique():
 
 def test_write_files_and_figures(tmp_path):
     report = evaluate_predictors(four_jobs(), ["walltime", "real", "tsafrir"])
-    summary = report.write(tmp_path / "out")
+    summary = write_prediction_report(report, tmp_path / "out")
     expected = ["predictions.parquet", *FIGURE_FILES, "prediction_summary.json"]
     assert FIGURE_FILES == ("prediction_errors.png", "prediction_vs_actual.png")
     assert summary["files"] == expected
@@ -132,7 +139,7 @@ def test_write_files_and_figures(tmp_path):
     on_disk = json.loads((tmp_path / "out" / "prediction_summary.json").read_text())
     assert on_disk["files"] == expected and on_disk["metrics"] == summary["metrics"]
     # legends: one line per predictor (name and MAE) and one colour per predictor
-    figs = report.figures()
+    figs = prediction_figures(report)
     assert list(figs) == list(FIGURE_FILES)
     curves = figs["prediction_errors.png"]
     texts = [t.get_text() for t in curves.axes[1].get_legend().get_texts()]
@@ -144,8 +151,28 @@ def test_write_files_and_figures(tmp_path):
     assert len(scatter.axes) == 3
     texts = [t.get_text() for t in scatter.axes[-1].get_legend().get_texts()]
     assert texts == ["walltime", "real", "tsafrir"]
-    report.plot(tmp_path / "errors.png")
+    plot_prediction_errors(report, tmp_path / "errors.png")
     assert (tmp_path / "errors.png").stat().st_size > 1000
+
+
+def test_old_methods_of_the_report_warn_and_draw_the_same(tmp_path):
+    """The figures moved to report/ (experiment/ draws none): the old methods and the old
+    name of FIGURE_FILES still work, with a warning."""
+    report = evaluate_predictors(four_jobs(), ["walltime", "real"])
+    new = write_prediction_report(report, tmp_path / "new")
+    with pytest.warns(MovedWarning, match=r"PredictionReport\.write moved to dispatchlab\."
+                      r"report\.duration_accuracy\.write_prediction_report"):
+        old = report.write(tmp_path / "old")
+    assert old == new
+    assert (tmp_path / "old" / "prediction_summary.json").read_bytes() == (
+        tmp_path / "new" / "prediction_summary.json").read_bytes()
+    with pytest.warns(MovedWarning, match=r"PredictionReport\.figures moved"):
+        assert list(report.figures()) == list(FIGURE_FILES)
+    with pytest.warns(MovedWarning, match=r"PredictionReport\.plot moved"):
+        report.plot(tmp_path / "errors.png")
+    assert (tmp_path / "errors.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.warns(MovedWarning, match=r"duration_accuracy\.FIGURE_FILES moved"):
+        assert duration_accuracy.FIGURE_FILES is FIGURE_FILES
 
 
 def swf(path: Path, jobs: list[tuple[int, int, int, int, int]]) -> Path:

@@ -511,3 +511,14 @@ def test_cli_simulate_eurora_instance(archive: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"jobs\s*│\s*jobs\s*│\s*1,000\b", proc.stdout), proc.stdout
     assert (tmp_path / "out" / "jobs.parquet").is_file()
+
+
+def test_importing_the_reader_leaves_zoneinfo_for_a_read() -> None:
+    """run.build imports this module for every `simulate`: zoneinfo (its search path is
+    looked up on import) loads only when a zone is checked, i.e. when a trace is read."""
+    code = ("import sys\nimport dispatchlab.workload.eurora as e\n"
+            "print('zoneinfo' in sys.modules)\n"
+            "e._check_zone('Europe/Rome')\nprint('zoneinfo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -1,6 +1,7 @@
 """The ``dispatchlab`` command line (thin: parsing, then calls into the library).
 
-One module per command group, all registered here:
+One module per command group, each loaded only when one of its commands runs or shows its
+help (:data:`COMMANDS`: ``dispatchlab --version`` and ``dispatchlab --help`` load none):
 
 - :mod:`~dispatchlab.cli.simulate`: ``simulate``, ``demo``;
 - :mod:`~dispatchlab.cli.compare`: ``compare`` (several dispatchers on one trace, with
@@ -14,8 +15,8 @@ One module per command group, all registered here:
 - :mod:`~dispatchlab.cli.results`: ``results query|export|summary``, ``report``;
 - :mod:`~dispatchlab.cli.common`: what they share (option groups, parsing, tables).
 
-Imports point one way: command modules import ``common``, this package imports the
-command modules. Every user mistake ends with exactly one ``error: ...`` line on stderr
+Imports point one way: command modules import ``common``, this package loads the
+command modules by name. Every user mistake ends with exactly one ``error: ...`` line on stderr
 and exit status 2 (no traceback); see :class:`dispatchlab.core.errors.InputError`. A
 dispatcher that breaks the engine's rules (:class:`~dispatchlab.dispatch.base.
 DispatchError`, a bug in its code) ends with one ``error: ...`` line and status 1, or
@@ -24,40 +25,100 @@ its traceback with ``DISPATCHLAB_TRACEBACK=1``.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
-from dispatchlab.cli.campaign import campaign_app
-from dispatchlab.cli.compare import compare
-from dispatchlab.cli.convert import convert
-from dispatchlab.cli.demo import demo
-from dispatchlab.cli.generate import generate
-from dispatchlab.cli.l2r import l2r_app
-from dispatchlab.cli.platform import platform_app
-from dispatchlab.cli.power import power_app
-from dispatchlab.cli.predict import predict
-from dispatchlab.cli.report import report
-from dispatchlab.cli.results import results_app
-from dispatchlab.cli.simulate import simulate
-from dispatchlab.cli.study import study_app
-from dispatchlab.cli.trace import trace_app
-from dispatchlab.cli.validate import validate
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.suggest import did_you_mean
-from dispatchlab.dispatch.base import DispatchError
 
 #: set to 1 to see the traceback of a dispatcher's protocol break (a bug in its code)
 TRACEBACK_ENV = "DISPATCHLAB_TRACEBACK"
 
+#: The commands: name -> (``"module:attribute"`` of its click command, its summary as
+#: ``dispatchlab --help`` lists it: the first sentence of the command's help, which
+#: ``tests/cli/test_lazy_commands.py`` checks). The module is imported when the command
+#: runs or shows its help, so start-up loads only the command used.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "campaign": ("dispatchlab.cli.campaign:campaign_app",
+                 "Run many simulations declared in a TOML campaign file."),
+    "compare": ("dispatchlab.cli.compare:compare",
+                "Simulate TRACE under several dispatchers (x predictors) and print one table."),
+    "convert": ("dispatchlab.cli.convert:convert",
+                "Convert TRACE (any format: swf, alea, sacct, pbs, parquet, csv) to SWF, "
+                "Parquet or CSV."),
+    "demo": ("dispatchlab.cli.demo:demo",
+             "Generate a synthetic workload and compare FIFO, SJF, EASY and conservative on it."),
+    "generate": ("dispatchlab.cli.generate:generate",
+                 "Write a synthetic SWF trace: fitted to a real trace (--like) or from the "
+                 "Lublin & Feitelson (2003) parametric model (--model lublin)."),
+    "l2r": ("dispatchlab.cli.l2r:l2r_app",
+            "Learning to rank the EASY queue (Darrous, learning-to-rank report): train a "
+            "ranker, evaluate it."),
+    "platform": ("dispatchlab.cli.platform:platform_app",
+                 "Platforms: propose one from a trace, show one as read."),
+    "power": ("dispatchlab.cli.power:power_app",
+              "Job power data: synthesize it for traces that have none."),
+    "predict": ("dispatchlab.cli.predict:predict",
+                "Score duration predictors on TRACE's recorded schedule (no dispatcher)."),
+    # the issue's spelling of ``dispatchlab power predict`` (the same command)
+    "predict-power": ("dispatchlab.cli.power:predict_cmd",
+                      "Score power predictors on TRACE's recorded schedule (predicted at "
+                      "submission, learning from jobs at their recorded end), as "
+                      "Carastan-Santos et al."),
+    "report": ("dispatchlab.cli.report:report",
+               "Write a self-contained HTML report (figures and tables) of DB's runs."),
+    "results": ("dispatchlab.cli.results:results_app",
+                "Query and export a results database."),
+    "simulate": ("dispatchlab.cli.simulate:simulate",
+                 "Simulate TRACE under one dispatcher and predictor; print and write the "
+                 "results."),
+    "study": ("dispatchlab.cli.study:study_app",
+              "Experiments over many simulations of one trace."),
+    "trace": ("dispatchlab.cli.trace:trace_app", "Inspect workload traces."),
+    "validate": ("dispatchlab.cli.validate:validate",
+                 "Simulate TRACE and compare each job's simulated wait with the wait the log "
+                 "recorded: the error distribution, mean absolute error, correlations and "
+                 "mean waits, overall and per partition or queue, and the MAPE between the "
+                 "recorded and simulated 14-day rolling mean waits over hourly points "
+                 "(Wilkinson et al."),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """The click command of ``name`` (a key of :data:`COMMANDS`), importing its module."""
+    module, _, attr = COMMANDS[name][0].partition(":")
+    command = getattr(importlib.import_module(module), attr)
+    assert isinstance(command, click.Command), COMMANDS[name][0]
+    return command
+
 
 class _Group(click.Group):
-    """A group that suggests the nearest command for a typo (``simualte``)."""
+    """The top group: its commands come from :data:`COMMANDS`, each module imported when
+    its command is resolved; ``--help`` lists the table's summaries without importing any;
+    a typo gets the nearest command (``simualte``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name) if cmd_name in COMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The "Commands" section of ``--help``, as :class:`click.Group` writes it, from
+        the summaries of :data:`COMMANDS` (shortened by click's own rule)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, click.Command(n, help=COMMANDS[n][1]).get_short_help_str(limit))
+                for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def resolve_command(self, ctx, args):
         name = args[0] if args else None
-        if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
+        if name is not None and not name.startswith("-") and name not in COMMANDS:
             raise InputError(f"no such command {name!r}"
                              + did_you_mean(name, self.list_commands(ctx))
                              + f" (commands: {', '.join(self.list_commands(ctx))})")
@@ -68,14 +129,6 @@ class _Group(click.Group):
 @click.version_option(package_name="dispatchlab")
 def app() -> None:
     """Simulate an HPC workload manager on real traces: dispatchers, predictors, metrics."""
-
-
-for command in (simulate, compare, predict, study_app, trace_app, generate, convert,
-                platform_app, demo, campaign_app, results_app, report, l2r_app,
-                power_app, validate):
-    app.add_command(command)
-# the issue's spelling of ``dispatchlab power predict`` (the same command)
-app.add_command(power_app.commands["predict"], name="predict-power")
 
 
 def _hide_pandas_from_pyarrow() -> None:
@@ -115,14 +168,6 @@ def main(argv: list[str] | None = None) -> int:
         # one line whatever the message quotes (a parser's multi-line text)
         print("error: " + " ".join(str(exc).splitlines()), file=sys.stderr)
         return 2
-    except DispatchError as exc:
-        # a dispatcher's decision the engine cannot apply: a bug in the dispatcher's
-        # code, not in the input (exit status 1); the traceback on request
-        if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
-            raise
-        print(f"error: the dispatcher broke the engine's rules (a bug in its code; "
-              f"{TRACEBACK_ENV}=1 shows where): {exc}", file=sys.stderr)
-        return 1
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help() if exc.ctx is not None else "dispatchlab --help")
         return 0
@@ -135,7 +180,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as exc:
+        if not _is_dispatch_error(exc):
+            raise
+        # a dispatcher's decision the engine cannot apply: a bug in the dispatcher's
+        # code, not in the input (exit status 1); the traceback on request
+        if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+            raise
+        print(f"error: the dispatcher broke the engine's rules (a bug in its code; "
+              f"{TRACEBACK_ENV}=1 shows where): {exc}", file=sys.stderr)
+        return 1
     return rc if isinstance(rc, int) else 0
+
+
+def _is_dispatch_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a :class:`~dispatchlab.dispatch.base.DispatchError`. Only a
+    command that loaded the dispatchers can raise one, so the class is looked up among
+    the loaded modules (a command that never simulates does not import them)."""
+    base = sys.modules.get("dispatchlab.dispatch.base")
+    return base is not None and isinstance(exc, base.DispatchError)
 
 
 __all__ = ["app", "main"]

@@ -34,6 +34,7 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
     from rich.table import Table
 
     from dispatchlab.experiment.duration_accuracy import evaluate_predictors
+    from dispatchlab.report.duration_accuracy import write_prediction_report
 
     specs = parse_component_list(predictors, "predictor", option="--predictors")
     jobs = load(trace, lenient=lenient, extra_fields=extra_fields, reader=reader, window=window,
@@ -72,5 +73,5 @@ def predict(trace: Path, predictors: tuple[str, ...], out: Path | None, lenient:
         con.print("[dim]dropped at load: " + ", ".join(
             f"{v:,} ({k})" for k, v in jobs.info.dropped.items()) + "[/dim]")
     if out is not None:
-        written = report.write(out).get("files", [])
+        written = write_prediction_report(report, out).get("files", [])
         con.print(f"[dim]wrote into {out}: {', '.join(written)}[/dim]")

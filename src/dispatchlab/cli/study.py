@@ -63,6 +63,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
 
     from dispatchlab.experiment.study import predictor_label, run_prediction_study
     from dispatchlab.metrics import check_tau
+    from dispatchlab.report.study import write_study
 
     check_tau(tau)
     # fail on a bad name before loading the trace
@@ -104,5 +105,5 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     con = console()
     con.print(table)
     if out is not None:
-        paths = study.write(out)
+        paths = write_study(study, out)
         con.print("[dim]wrote " + ", ".join(str(p) for p in paths) + "[/dim]")

@@ -8,16 +8,19 @@ output phase (pyarrow) comes next. A no-op where glibc is not the C library.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 
 
 def release_free_memory() -> None:
-    """Collect garbage cycles, then ask glibc to return free heap pages (if glibc)."""
+    """Collect garbage cycles, then ask glibc to return free heap pages (if glibc).
+
+    ``malloc_trim`` is looked up among the symbols the process already has loaded
+    (``dlopen(NULL)``, where the C library's are), not by searching for the C library
+    (:func:`ctypes.util.find_library` imports :mod:`subprocess` and runs ``ldconfig``
+    at every call: milliseconds of every command's start-up)."""
     gc.collect()
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return
     trim(0)

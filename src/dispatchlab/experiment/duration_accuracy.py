@@ -21,42 +21,34 @@ median absolute error, minutes), ``under`` (share with predicted < actual), ``ov
 actual``; for an actual of 0 only a prediction of 0 counts) and ``jobs``. Shares are
 fractions in [0, 1]; an empty class has ``jobs = 0`` and ``None`` elsewhere.
 
-Files (:meth:`PredictionReport.write`, ``dispatchlab predict --out DIR``):
-``predictions.parquet`` (one row per job and predictor), ``prediction_errors.png``
-(absolute-error distribution beside the signed-error CDF), ``prediction_vs_actual.png``
-(predicted against actual run time, one panel per predictor) and
-``prediction_summary.json`` (:meth:`PredictionReport.summary` plus ``"files"``).
+The files and figures of a :class:`PredictionReport` (``predictions.parquet``,
+``prediction_errors.png``, ``prediction_vs_actual.png``, ``prediction_summary.json``:
+``dispatchlab predict --out DIR``) are written by
+:func:`dispatchlab.report.duration_accuracy.write_prediction_report`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dispatchlab.core.components import parse_component
+from dispatchlab.core.deprecation import moved_attributes, moved_callable
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics.jobs import JOB_CLASS_LABELS, job_class
 from dispatchlab.predict.duration.base import Predictor, PredictorContext
-from dispatchlab.report import plots
-from dispatchlab.workload.tables import local_sink
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from matplotlib.figure import Figure
 
     from dispatchlab.workload.jobs import JobTable
 
 #: metric keys, in display order
 METRIC_NAMES: tuple[str, ...] = ("mae_min", "median_ae_min", "under", "over", "within_25",
                                  "jobs")
-
-#: figure files :meth:`PredictionReport.write` writes, in order
-FIGURE_FILES: tuple[str, ...] = ("prediction_errors.png", "prediction_vs_actual.png")
 
 _END, _SUBMIT, _START = 0, 1, 2  # event kinds, in their order at one timestamp
 
@@ -139,74 +131,13 @@ class PredictionReport:
             "jobs_without_user": self.no_user,
         }
 
-    def _labelled(self) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-        """Predictions keyed by legend label ``"name (MAE x min)"`` and the label ->
-        predictor-name groups (colours follow the predictor, in report order)."""
-        preds, groups = {}, {}
-        for name, p in self.predicted.items():
-            mae = self.metrics[name]["all"]["mae_min"]
-            label = name if mae is None else f"{name} (MAE {mae:,.0f} min)"
-            preds[label] = p
-            groups[label] = name
-        return preds, groups
-
-    def _title(self, what: str) -> str:
-        title = f"{what}: {Path(self.source).name}, {len(self):,} jobs"
-        if self.wait_missing:
-            title += " (no waits in trace: replayed with wait 0)"
-        return title
-
-    def figures(self) -> dict[str, Figure]:
-        """The report's figures by file name (:data:`FIGURE_FILES`), one line / panel per
-        predictor, coloured by predictor:
-
-        - ``prediction_errors.png`` (:func:`dispatchlab.report.plots.prediction_error_curves`):
-          the absolute error distribution (minutes, log x axis, error 0 drawn at 1 s, like
-          Galleguillos et al. 2017 Figure 2) beside the cumulative distribution of the signed error
-          predicted - actual (symmetric log axis: left of 0, underestimates);
-        - ``prediction_vs_actual.png`` (:func:`dispatchlab.report.plots.predicted_vs_actual`):
-          predicted against actual run time per predictor (log-log, diagonal = exact, a
-          uniform sample of at most :data:`dispatchlab.report.plots.SCATTER_MAX_POINTS` jobs).
-
-        A predictor exact on every job (``real``) is drawn but does not set the axis
-        limits, and the titles name it."""
-
-        preds, groups = self._labelled()
-        return {
-            "prediction_errors.png": plots.prediction_error_curves(
-                preds, self.actual, groups=groups, title=self._title("prediction errors")),
-            "prediction_vs_actual.png": plots.predicted_vs_actual(
-                preds, self.actual, groups=groups,
-                title=self._title("predicted vs actual run time")),
-        }
-
-    def plot(self, path: str | Path) -> None:
-        """Write the error distributions (``prediction_errors.png`` of :meth:`figures`:
-        absolute and signed error, one line per predictor) to ``path`` (PNG, 120 dpi)."""
-
-        preds, groups = self._labelled()
-        plots.prediction_error_curves(preds, self.actual, groups=groups,
-                                      title=self._title("prediction errors")
-                                      ).savefig(path, dpi=120)
-
-    def write(self, out_dir: str | Path) -> dict[str, Any]:
-        """Write ``predictions.parquet``, the :meth:`figures` (``prediction_errors.png``,
-        ``prediction_vs_actual.png``) and ``prediction_summary.json`` into ``out_dir``
-        (created if needed); return the summary, which (in the JSON too) gains
-        ``"files"``: the names of every file written, in that order."""
-        import pyarrow.parquet as pq
-
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-
-        with local_sink(out / "predictions.parquet") as sink:
-            pq.write_table(self.to_arrow(), sink)
-        for name, fig in self.figures().items():
-            fig.savefig(out / name, dpi=120)
-        summary = self.summary()
-        summary["files"] = ["predictions.parquet", *FIGURE_FILES, "prediction_summary.json"]
-        (out / "prediction_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        return summary
+    # the presentation moved to the report layer (experiment/ draws no figures)
+    figures = moved_callable("dispatchlab.experiment.duration_accuracy.PredictionReport.figures",
+                             "dispatchlab.report.duration_accuracy:prediction_figures")
+    plot = moved_callable("dispatchlab.experiment.duration_accuracy.PredictionReport.plot",
+                          "dispatchlab.report.duration_accuracy:plot_prediction_errors")
+    write = moved_callable("dispatchlab.experiment.duration_accuracy.PredictionReport.write",
+                           "dispatchlab.report.duration_accuracy:write_prediction_report")
 
 
 def replay_schedule(jobs: JobTable) -> tuple[np.ndarray, np.ndarray, int, bool]:
@@ -303,3 +234,8 @@ def evaluate_predictors(jobs: JobTable,
         predicted=predicted, metrics=metrics, wait_missing=all_missing,
         missing_waits=n_missing, rule_counts=rule_counts, source=str(jobs.info.source),
         no_user=int(np.count_nonzero(jobs["user"] == -1)))
+
+
+# the figure file names moved with the figures to the report layer
+__getattr__ = moved_attributes(__name__, {
+    "FIGURE_FILES": "dispatchlab.report.duration_accuracy:FIGURE_FILES"})

@@ -1,5 +1,8 @@
-"""Presenting stored results: the HTML report of a campaign (:mod:`~dispatchlab.report.html`)
-and the figures (:mod:`~dispatchlab.report.plots`, matplotlib).
+"""Presenting stored results: the HTML report of a campaign (:mod:`~dispatchlab.report.html`),
+the figures (:mod:`~dispatchlab.report.plots`, matplotlib) and the files and figures of
+the prediction study (:mod:`~dispatchlab.report.study`) and of the duration predictors'
+accuracy (:mod:`~dispatchlab.report.duration_accuracy`), drawn from the data
+:mod:`dispatchlab.experiment` returns.
 
 ``write_report`` is re-exported lazily (a module ``__getattr__``, as the package root
 does): importing :mod:`~dispatchlab.report.plots` loads neither the HTML report nor the

@@ -37,12 +37,22 @@ from dispatchlab.core.memory import release_free_memory
 from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.platform.choose import PRESETS, platform_for
+from dispatchlab.platform.eurora import split_archive
 from dispatchlab.platform.slurmconf import slurm_conf_note
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
+from dispatchlab.power.data import (
+    DEFAULT_PERIOD,
+    attach_power,
+    match_power_series,
+    read_power_series,
+)
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.engine import Simulation, check_combination, is_node_level
+from dispatchlab.sim.hotstart import add_hot_start
+from dispatchlab.workload.alea import for_platform
+from dispatchlab.workload.eurora import split_archive_path
 from dispatchlab.workload.load import load_trace
 
 if TYPE_CHECKING:
@@ -166,12 +176,9 @@ def load_jobs(source: TraceSource, *, clean: bool = True) -> JobTable:
         raise InputError(f"must be 'error' or 'ignore', got {source.extra_fields!r}",
                          field="--extra-fields")
     path = Path(source.path)
-    if not path.exists():
-        # ARCHIVE#MEMBER names a job instance inside a tar: no file of that name
-        from dispatchlab.workload.eurora import split_archive_path  # (Eurora archives only)
-
-        if split_archive_path(path) is None:
-            raise InputError("no such file" + missing_file_hint(path), file=str(path))
+    # ARCHIVE#MEMBER names a job instance inside a tar: no file of that name
+    if not path.exists() and split_archive_path(path) is None:
+        raise InputError("no such file" + missing_file_hint(path), file=str(path))
     options = dict(source.reader_options)
     if options.get("columns") is not None:
         options["columns"] = [c.strip() for c in options["columns"].split(",")]
@@ -205,8 +212,6 @@ def choose_platform(jobs: JobTable, choice: PlatformChoice) -> Platform:
     if platform in PRESETS:
         spec = {"builtin": platform}
     elif platform is not None:
-        from dispatchlab.platform.eurora import split_archive  # when used: start-up
-
         path, _member = split_archive(platform)
         if not path.exists():
             hint = did_you_mean(platform, list(PRESETS)) or missing_file_hint(path)
@@ -227,8 +232,6 @@ def fit_jobs(jobs: JobTable, platform: Platform, report: Report = _silent) -> Jo
     warning saying so (:func:`dispatchlab.workload.alea.for_platform`)."""
     if jobs.info.format != "alea":
         return jobs
-    from dispatchlab.workload.alea import for_platform  # when used: start-up
-
     jobs, note = for_platform(jobs, platform.total_capacity())
     if note:
         report("warning", note)
@@ -264,8 +267,6 @@ def attach_job_power(jobs: JobTable, power_file: str | None, platform: Platform,
     ``jobs`` unchanged without a file."""
     if power_file is None:
         return jobs
-    from dispatchlab.power.data import attach_power  # when used: start-up
-
     jobs, matched = attach_power(jobs, power_file, platform)
     report("note", f"power: {matched.describe()}")
     return jobs
@@ -280,12 +281,6 @@ def read_job_series(path: str | Path | None, jobs: JobTable, power_file: str | N
     path. Series need the job power (``power_file``)."""
     if path is None:
         return None
-    from dispatchlab.power.data import (  # when used: start-up
-        DEFAULT_PERIOD,
-        match_power_series,
-        read_power_series,
-    )
-
     if power_file is None:
         raise InputError("--power-series needs --power (the jobs' power_mean, power_max, "
                          "power_std, used by dispatchers and for jobs without a series)",
@@ -324,8 +319,6 @@ def apply_hot_start(jobs: JobTable, platform: Platform, share: float | None
     the rows the engine pins to their nodes (``(jobs, None)`` without a hot start)."""
     if share is None:
         return jobs, None
-    from dispatchlab.sim.hotstart import add_hot_start  # when used: start-up
-
     return add_hot_start(jobs, platform, share)
 
 

@@ -30,6 +30,7 @@ from dispatchlab.core.errors import output_folder
 from dispatchlab.core.memory import release_free_memory
 from dispatchlab.metrics import Measure, primary_resource, summarize_table
 from dispatchlab.metrics.groups import group_summary
+from dispatchlab.power.accounting import power_facts
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import run_warnings
 from dispatchlab.sim.engine import is_node_level
@@ -85,8 +86,6 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     power = has_power(result.jobs)
     facts: dict[str, Any] = {}
     if "power_mean" in result.jobs.columns:
-        from dispatchlab.power.accounting import power_facts  # power runs only (start-up)
-
         facts = power_facts(result)
     out = summarize_table(result.jobs, result.start, result.end, result.status,
                           result.platform.total_capacity(), tau=tau,

@@ -31,6 +31,7 @@ from dispatchlab.metrics.jobs import KILLED as STATUS_KILLED
 from dispatchlab.metrics.jobs import REJECTED as STATUS_REJECTED
 from dispatchlab.metrics.jobs import job_columns, unstretched_run
 from dispatchlab.metrics.summary import hot_start_mask
+from dispatchlab.power.accounting import sampled_platform_power
 from dispatchlab.power.model import has_power
 from dispatchlab.workload.jobs import SWF_FIELDS
 from dispatchlab.workload.jobs import JobTable as _JobTable
@@ -235,8 +236,6 @@ class SimulationResult:
         if self.power_series is None or not has_power(self.jobs):
             raise ValueError("no sampled platform power: the run has no job power series "
                              "or its jobs no power columns")
-        from dispatchlab.power.accounting import sampled_platform_power  # power runs only
-
         times, watts = sampled_platform_power(self, self.power_series, self.power_period)
         return pa.table({"time": times, "watts": watts})
 

@@ -115,8 +115,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -125,6 +124,9 @@ from dispatchlab.core.limits import time_problem
 from dispatchlab.workload.jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 from dispatchlab.workload.status import SLURM_STATE_STATUS
 from dispatchlab.workload.swf import finish_table
+
+if TYPE_CHECKING:  # zoneinfo is imported where a zone is checked (start-up)
+    from zoneinfo import ZoneInfo
 
 __all__ = [
     "ARCHIVE_SEPARATOR",
@@ -340,6 +342,10 @@ def _numbered(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _check_zone(name: str) -> ZoneInfo:
+    # zoneinfo looks up its search path on import (sysconfig): a few ms, paid only by a
+    # run that reads an Eurora trace, not by every `simulate` importing this module
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):

@@ -27,6 +27,7 @@ from campaign_helpers import (
     synthetic_trace,
     write_campaign,
 )
+from dispatchlab.core.components import load_object
 from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.experiment.campaign import (
@@ -35,9 +36,12 @@ from dispatchlab.experiment.campaign import (
     group_runs,
     load_campaign,
     run_campaign,
+    runner,
     select_runs,
+    worker,
 )
 from dispatchlab.experiment.campaign.store import SCHEMA_VERSION
+from dispatchlab.experiment.campaign.traces import cleaned_length
 from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.platform import Platform
 from dispatchlab.predict import make_predictor
@@ -864,6 +868,22 @@ def test_slices_expand_into_one_run_per_slice(tmp_path, small_trace):
     lead = load_campaign(sliced_campaign(tmp_path, small_trace,
                                          "{ count = 3, jobs = 300, lead_in = 0 }"))
     assert not {r["config_key"] for r in lead.runs} & {r["config_key"] for r in camp.runs}
+
+
+def test_planning_slices_does_not_load_the_worker(tmp_path, small_trace):
+    """The configuration reads a trace's cleaned length through campaign.traces (as the
+    worker does), and the runner names the worker's task: reading a campaign file, even
+    one with slices, loads the campaign package without the simulator's worker."""
+    path = sliced_campaign(tmp_path, small_trace, "{ count = 3, jobs = 300 }")
+    code = ("import sys\nfrom dispatchlab.experiment.campaign import load_campaign\n"
+            f"camp = load_campaign({str(path)!r})\n"
+            "print(len(camp.runs), 'dispatchlab.experiment.campaign.worker' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["12", "False"]
+    assert load_object(runner.RUN_TASK) is worker.execute_run
+    assert worker.cleaned_length is cleaned_length
+    assert cleaned_length({"path": str(small_trace)}) == 1500
 
 
 def test_sliced_runs_store_slice_and_workload(tmp_path, small_trace):

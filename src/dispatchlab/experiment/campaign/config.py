@@ -84,6 +84,7 @@ from dispatchlab.experiment.campaign.keys import (  # re-exported: the public ke
     workload_name,
 )
 from dispatchlab.experiment.campaign.power_table import power_table
+from dispatchlab.experiment.campaign.traces import cleaned_length
 from dispatchlab.experiment.campaign.validate import validate_run
 from dispatchlab.experiment.provenance import (
     code_hash_from,
@@ -492,8 +493,6 @@ def _cleaned_length(where: _Where, trace: dict[str, Any]) -> int:
                if k in ("lenient", "extra_fields", "drop_overrun", "max_procs", *_READER_KEYS)}
     key = (trace["path"], trace["sha256"], json.dumps(options, sort_keys=True))
     if key not in _CLEANED_LENGTHS:
-        from dispatchlab.experiment.campaign.worker import cleaned_length
-
         try:
             _CLEANED_LENGTHS[key] = cleaned_length({"path": trace["path"], **options})
         except InputError as exc:

@@ -45,6 +45,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.core.components import load_object
 from dispatchlab.core.errors import InputError
 from dispatchlab.experiment.campaign import store
 from dispatchlab.experiment.campaign.config import Campaign, load_campaign
@@ -59,6 +60,11 @@ FLUSH_BYTES = 128 << 20
 MAX_ATTEMPTS = 3
 #: How long a flush waits for a reader holding the database (s).
 LOCK_WAIT = 60.0
+#: What executes one run, by name (as the local pool names its processes' module,
+#: ``dispatchlab.experiment.campaign.serve``): a Dask worker calls it with a run spec.
+#: It is resolved when runs execute, so loading the campaign package (status, results,
+#: the report) does not load the simulator.
+RUN_TASK = "dispatchlab.experiment.campaign.worker:execute_run"
 
 
 def _failed(spec: dict[str, Any], error: str, attempts: int) -> dict[str, Any]:
@@ -213,8 +219,7 @@ class DaskBackend:
     def execute(self, specs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         from distributed import as_completed
 
-        from dispatchlab.experiment.campaign.worker import execute_run
-
+        execute_run = load_object(RUN_TASK)
         client, cluster = self._client()
         token = uuid.uuid4().hex[:8]
         futures: dict = {}

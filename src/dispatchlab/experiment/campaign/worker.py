@@ -17,9 +17,10 @@ cap, power predictor, with history jobs) and, with ``cap_base``, the rule that r
 the cap's shares as shares of an uncapped reference run's peak
 (:func:`_scaled_to_reference`).
 
-Loaded traces are cached per worker process (the last :data:`CACHE_SIZE` tables: a
-file as read and as cleaned), so the many runs of a campaign on one trace read and
-clean it once per worker; each run then selects its part of the cleaned table (its
+Loaded traces are cached per worker process
+(:mod:`~dispatchlab.experiment.campaign.traces`: the last few tables, a file as read and
+as cleaned), so the many runs of a campaign on one trace read and clean it once per
+worker; each run then selects its part of the cleaned table (its
 ``jobs``/``window``/``fraction``/``sample_jobs`` selection, or its slice's rows
 ``[first, stop)``).
 
@@ -48,6 +49,12 @@ from dispatchlab.core.errors import InputError
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.experiment.campaign.power_table import build_cap, run_power
 from dispatchlab.experiment.campaign.store import with_run_key
+from dispatchlab.experiment.campaign.traces import (  # cleaned_length: re-exported
+    cached,
+    cleaned_length,  # noqa: F401
+    cleaned_table,
+    read_table,
+)
 from dispatchlab.experiment.campaign.validate import validate_run
 from dispatchlab.experiment.provenance import run_code_hash
 from dispatchlab.metrics import job_class_labels, job_columns
@@ -66,63 +73,7 @@ from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim import Simulation
 from dispatchlab.workload.clean import clean, select, units_as_nodes
 from dispatchlab.workload.generate import fit_model, scale_to_load
-from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.lublin import lublin_model
-
-#: Trace tables kept in memory per worker process (raw and cleaned, so one trace
-#: holds two entries).
-CACHE_SIZE = 4
-_cache: OrderedDict[tuple, Any] = OrderedDict()
-
-
-def _cached(key: tuple, make):
-    if key in _cache:
-        _cache.move_to_end(key)
-        return _cache[key]
-    value = make()
-    _cache[key] = value
-    while len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
-    return value
-
-
-def _read(trace: dict[str, Any], cache: bool = True):
-    """The trace file as read (no cleaning), cached unless ``cache`` is false."""
-
-    lenient = bool(trace.get("lenient", False))
-    extra = trace.get("extra_fields", "error")
-    fmt = trace.get("format")
-    options = {k: trace[k] for k in ("submit_from", "timezone", "columns", "unstarted",
-                                     "running") if k in trace}
-
-    def read():
-        return load_trace(trace["path"], lenient=lenient, extra_fields=extra, clean=False,
-                          format=fmt, reader_options=options)
-
-    key = ("read", trace["path"], lenient, extra, fmt, repr(sorted(options.items())))
-    return _cached(key, read) if cache else read()
-
-
-def _cleaned(trace: dict[str, Any], raw, cache: bool = True):
-    """Default cleaning and the entry's drop filters (no selection)."""
-
-    drop_overrun = bool(trace.get("drop_overrun", False))
-    max_procs = True if trace.get("max_procs") else None
-
-    def make():
-        return clean(raw, copy=True, drop_overrun=drop_overrun, max_procs=max_procs)
-
-    if not cache:
-        return make()
-    key = ("clean", trace["path"], bool(trace.get("lenient", False)),
-           trace.get("extra_fields", "error"), drop_overrun, max_procs)
-    return _cached(key, make)
-
-
-def cleaned_length(trace: dict[str, Any]) -> int:
-    """Jobs of a trace file entry after reading and cleaning, before any selection
-    (what slices are planned on). Nothing is cached."""
-    return len(_cleaned(trace, _read(trace, cache=False), cache=False))
 
 
 def _selection(trace: dict[str, Any], n_jobs: int, seed: int) -> dict[str, Any]:
@@ -174,15 +125,15 @@ def load_run_jobs(trace: dict[str, Any], seed: int, past: int = 0):
 
             table, _ = scale_to_load(table, trace["load"], trace["machine_size"])
         return clean(table, copy=False).compact(), None, 0
-    raw = _read(trace)
+    raw = read_table(trace)
     if generate == "fitted":
 
         key = ("fit", trace["path"], bool(trace.get("lenient", False)),
                trace.get("extra_fields", "error"))
-        model = _cached(key, lambda: fit_model(clean(raw, copy=True).compact()))
+        model = cached(key, lambda: fit_model(clean(raw, copy=True).compact()))
         return clean(model.sample(trace["jobs"], seed), copy=False).compact(), None, 0
     # default cleaning and the drop filters once per worker; the selection per run
-    base = _cleaned(trace, raw)
+    base = cleaned_table(trace, raw)
     options = _selection(trace, len(base), seed)
     prior = 0
     if past > 0 and "slice" in trace:
