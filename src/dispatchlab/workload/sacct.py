@@ -264,7 +264,7 @@ COLUMNS: tuple[str, ...] = (
     "JobID", "JobIDRaw", "JobName", "User", "UID", "Group", "GID", "Account", "QOS",
     "Partition", "Submit", "Eligible", "Start", "End", "State", "AllocCPUS", "NCPUS",
     "ReqCPUS", "NNodes", "ReqNodes", "Timelimit", "TimelimitRaw", "ReqMem", "ReqTRES",
-    "AllocTRES", "NodeList",
+    "AllocTRES", "NodeList", "Constraints",
 )
 #: A ``--format`` list giving the reader everything it uses.
 SACCT_FORMAT = (
@@ -287,12 +287,13 @@ _CANON = {c.lower(): c for c in COLUMNS}
 #: Columns that say what another one says (for job records), and are not read when the
 #: export has that other one: Slurm prints both limits from the job's one limit, both
 #: CPU counts from its allocated CPUs, ``ReqNodes`` only matters without ``NNodes``, and
-#: a job record always has its requested TRES.
-_SAME_AS = {"Timelimit": "TimelimitRaw", "NCPUS": "AllocCPUS", "UID": "User", "GID": "Group",
-            "ReqNodes": "NNodes", "AllocTRES": "ReqTRES"}
+#: a job record always has its requested TRES. (``ReqNodes`` and ``AllocTRES`` are read
+#: with ``NNodes`` and ``ReqTRES``: what was asked and what was given both matter to
+#: the request fitting, :mod:`dispatchlab.workload.requests`.)
+_SAME_AS = {"Timelimit": "TimelimitRaw", "NCPUS": "AllocCPUS", "UID": "User", "GID": "Group"}
 #: Columns kept as text in the table (job reference, names, node list).
 _NAME_COLUMNS = frozenset({"JobID", "JobIDRaw", "JobName", "User", "UID", "Group", "GID",
-                           "Account", "QOS", "Partition", "NodeList"})
+                           "Account", "QOS", "Partition", "NodeList", "Constraints"})
 _MISSING_TIMES = pa.array(["", "Unknown", "None"])
 _NO_LIMIT = pa.array(["", "UNLIMITED", "Partition_Limit"])
 _LIMIT_RE = (r"^(?:(?P<d>[0-9]{1,6})-)?(?P<a>[0-9]{1,9})"
@@ -300,6 +301,7 @@ _LIMIT_RE = (r"^(?:(?P<d>[0-9]{1,6})-)?(?P<a>[0-9]{1,9})"
 _MEM_RE = r"^(?P<num>[0-9]{1,15}(?:\.[0-9]{1,9})?)(?P<unit>[KMGTP]?)(?P<per>[cn]?)$"
 _TRES_MEM_RE = r"(?:^|,)mem=(?P<num>[0-9]{1,15}(?:\.[0-9]{1,9})?)(?P<unit>[KMGTP]?)(?:,|$)"
 _GPU_RE = r"^gres/gpu(?P<type>:[^=]*)?=(?P<n>[0-9]{1,9})$"
+_TRES_NODE_RE = r"(?:^|,)node=(?P<n>[0-9]{1,9})(?:,|$)"
 #: A host list as sacct prints it: names, bracket groups of numbers and ranges, commas.
 _HOST_ITEM = r"[0-9]{1,18}(?:-[0-9]{1,18})?"
 _HOST_ENTRY = rf"(?:[^\[\],\s]|\[{_HOST_ITEM}(?:,{_HOST_ITEM})*\])+"
@@ -1081,6 +1083,7 @@ def _parse(table: pa.Table, lines: np.ndarray, layout: _Layout, timezone: str,
     _parse_limit(col, layout, num, problems)
     _parse_memory(col, layout, num, problems)
     num["req_gpus"] = _parse_gpus(col, n)
+    _parse_requests(col, num)
     txt = _texts(col, layout, n)
     return _Rows(num, txt, lines), problems, notes
 
@@ -1286,6 +1289,16 @@ def _parse_memory(col: _Col, layout: _Layout, num: dict[str, np.ndarray],
     unknown = (per != _PER_CPU) & ((procs <= 0) | ((per == _PER_NODE) & (nodes <= 0)))
     per_cpu[unknown] = np.nan
     num["mem_per_cpu"] = per_cpu
+    # the job's total request in MB: per CPU x requested CPUs, per node x requested nodes
+    req_procs = np.where(num["req_procs"] > 0, num["req_procs"], num["alloc_procs"])
+    req_nodes = np.where(num["req_nodes"] > 0, num["req_nodes"], num["nodes"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.where(per == _PER_CPU, kb * req_procs,
+                         np.where(per == _PER_NODE, kb * req_nodes, kb))
+    total[((per == _PER_CPU) & (req_procs <= 0)) | ((per == _PER_NODE) & (req_nodes <= 0))] \
+        = np.nan
+    num["req_mem_mb"] = np.where(np.isnan(total), -1,
+                                 np.ceil(np.nan_to_num(total) / 1024 - 1e-9)).astype(np.int64)
 
 
 def _parse_gpus(col: _Col, n: int) -> np.ndarray:
@@ -1295,6 +1308,56 @@ def _parse_gpus(col: _Col, n: int) -> np.ndarray:
     if tres is None:
         return np.full(n, -1, dtype=np.int64)
     return _by_value(tres, lambda v: (_gpus(v),))[0]
+
+
+def _tres_nodes(tres: pa.Array) -> tuple[np.ndarray]:
+    """``node=N`` of TRES strings (-1 without it)."""
+    out = np.full(len(tres), -1, dtype=np.int64)
+    m = pc.extract_regex(tres, _TRES_NODE_RE)
+    ok = _np(m.is_valid())
+    if ok.any():
+        out[ok] = _ints(m.field("n").filter(ok))
+    return (out,)
+
+
+def _gpu_types(tres: pa.Array) -> tuple[np.ndarray]:
+    """The GPU types of TRES strings (``gres/gpu:a100=4`` -> ``a100``; several types
+    joined with ``|``, any of them; "" untyped or no GPU)."""
+    out = np.full(len(tres), "", dtype=object)
+    for k, value in enumerate(tres.to_pylist()):
+        types = [item.split("=", 1)[0][len("gres/gpu:"):] for item in (value or "").split(",")
+                 if item.startswith("gres/gpu:") and "=" in item]
+        types = [t for t in dict.fromkeys(types) if t]
+        out[k] = "|".join(types)
+    return (out,)
+
+
+def _tres_memory_mb(tres: pa.Array) -> tuple[np.ndarray]:
+    """``mem=`` of TRES strings in MB, rounded up (-1 without it)."""
+    kb, _, _ = _memory(tres, _TRES_MEM_RE)
+    return (np.where(np.isnan(kb), -1, np.ceil(np.nan_to_num(kb) / 1024 - 1e-9))
+            .astype(np.int64),)
+
+
+def _parse_requests(col: _Col, num: dict[str, np.ndarray]) -> None:
+    """What the request fitting reads besides CPUs and memory per CPU: ``req_nodes``
+    (``ReqNodes``, else ``node=`` of ``ReqTRES``), ``alloc_gpus`` and ``alloc_mem_mb``
+    (``AllocTRES``), ``gpu_type`` (typed GPUs of ``ReqTRES``, else ``AllocTRES``), as
+    arrays in ``num`` (``gpu_type`` an object array)."""
+    n = len(num["start"])
+    req, alloc = col("ReqTRES"), col("AllocTRES")
+    if req is not None:
+        tres_nodes = _by_value(req, _tres_nodes)[0]
+        num["req_nodes"] = np.where(num["req_nodes"] > 0, num["req_nodes"], tres_nodes)
+    if alloc is not None:
+        num["alloc_gpus"] = _by_value(alloc, lambda v: (_gpus(v),))[0]
+        num["alloc_mem_mb"] = _by_value(alloc, _tres_memory_mb)[0]
+    else:
+        num["alloc_gpus"] = np.full(n, -1, dtype=np.int64)
+        num["alloc_mem_mb"] = np.full(n, -1, dtype=np.int64)
+    typed = req if req is not None else alloc
+    num["gpu_type"] = (_by_value(typed, _gpu_types)[0] if typed is not None
+                       else np.full(n, "", dtype=object))
 
 
 def _unit_factor(units: pa.Array) -> np.ndarray:
@@ -1319,6 +1382,7 @@ def _texts(col: _Col, layout: _Layout, n: int) -> dict[str, pa.Array]:
         "job_ref": first("JobID", "JobIDRaw"), "user": first("User", "UID"),
         "group": first("Group", "GID"), "queue": first("Partition"), "app": first("JobName"),
         "account": first("Account"), "qos": first("QOS"), "alloc_nodes": first("NodeList"),
+        "features": first("Constraints"),
     }
 
 
@@ -1385,7 +1449,8 @@ def _merged_numbers(num: dict[str, np.ndarray], order: np.ndarray,
     out["end"] = np.where(any_missing("end"), -1, np.maximum.reduceat(g["end"], starts))
     out["req_time"] = np.where(any_missing("req_time"), -1,
                                np.maximum.reduceat(g["req_time"], starts))
-    for key in ("alloc_procs", "req_procs", "nodes", "req_nodes", "req_gpus"):
+    for key in ("alloc_procs", "req_procs", "nodes", "req_nodes", "req_gpus", "alloc_gpus",
+                "req_mem_mb", "alloc_mem_mb"):
         known = np.add.reduceat((g[key] >= 0).astype(np.int64), starts)
         total = np.add.reduceat(np.maximum(g[key], 0), starts)
         out[key] = np.where(known > 0, total, -1)
@@ -1479,6 +1544,12 @@ def _columns(rows: _Rows, origin: int) -> dict[str, np.ndarray]:
     cols["eligible"] = np.where(num["eligible"] >= 0, num["eligible"] - origin, -1)
     cols["req_gpus"] = num["req_gpus"]
     cols["nodes_used"] = np.where(started, num["nodes"], -1)
+    cols["req_nodes"] = num["req_nodes"]
+    cols["req_mem_mb"] = num["req_mem_mb"]
+    cols["alloc_gpus"] = np.where(started, num["alloc_gpus"], -1)
+    cols["alloc_mem_mb"] = np.where(started, num["alloc_mem_mb"], -1)
+    cols["gpu_type"] = num["gpu_type"]
+    cols["exclusive"] = np.full(n, -1, dtype=np.int64)
     return cols
 
 
@@ -1502,7 +1573,10 @@ def _finish(rows: _Rows, info: TraceInfo) -> JobTable:
     for name in ("job_ref", "account", "qos"):
         cols[name] = _strings(rows.txt[name], few=name != "job_ref")
     cols["alloc_nodes"] = _strings(_node_lists(rows))
-    extras = ("job_ref", "account", "qos", "eligible", "req_gpus", "nodes_used", "alloc_nodes")
+    cols["features"] = _strings(rows.txt["features"], few=True)
+    extras = ("job_ref", "account", "qos", "eligible", "req_gpus", "nodes_used", "alloc_nodes",
+              "req_nodes", "req_mem_mb", "alloc_gpus", "alloc_mem_mb", "gpu_type", "features",
+              "exclusive")
     cols = {k: cols[k] for k in (*SWF_FIELDS, "line", *extras)}
     info.unix_start_time = origin
     info.header["UnixStartTime"] = str(origin)
