@@ -454,11 +454,11 @@ def fit_requests(jobs: JobTable, platform: Platform, *,
                     passing.setdefault(tuple(ok), []).append(row)
                 elif not reasons[row]:
                     reasons[row] = first_problem[row]
-            # the common case: every job of the key passes in every partition
-            limits = key.partitions if len(passing) <= 1 else None
+            # the common case: the jobs of the key pass in the same partitions
+            limits = key.partitions
             if len(passing) > 1:  # rare: split the key by the partitions passed
-                for ok, group in passing.items():
-                    sub = _Key(ok, key.gpu_types, key.features)
+                for names_ok, group in passing.items():
+                    sub = _Key(names_ok, key.gpu_types, key.features)
                     mask = _eligible(sub, platform, node_features, None)
                     _assign(mask, np.asarray(group), masks, mask_of_row, reasons, sub)
                 continue

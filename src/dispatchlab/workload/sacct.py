@@ -1324,8 +1324,8 @@ def _gpu_types(tres: pa.Array) -> tuple[np.ndarray]:
     """The GPU types of TRES strings (``gres/gpu:a100=4`` -> ``a100``; several types
     joined with ``|``, any of them; "" untyped or no GPU)."""
     out = np.full(len(tres), "", dtype=object)
-    for k, value in enumerate(tres.to_pylist()):
-        types = [item.split("=", 1)[0][len("gres/gpu:"):] for item in (value or "").split(",")
+    for k, value in enumerate(_decoded(tres)):  # bytes that are not UTF-8 replaced
+        types = [item.split("=", 1)[0][len("gres/gpu:"):] for item in value.split(",")
                  if item.startswith("gres/gpu:") and "=" in item]
         types = [t for t in dict.fromkeys(types) if t]
         out[k] = "|".join(types)
