@@ -16,8 +16,8 @@ A typical export::
 
     SLURM_TIME_FORMAT=%s sacct --allusers --parsable2 --starttime=2024-01-01 \\
         --endtime=2024-07-01 --format=JobID,JobIDRaw,JobName,User,Group,Account,QOS,\\
-    Partition,Submit,Eligible,Start,End,State,AllocCPUS,ReqCPUS,NNodes,TimelimitRaw,\\
-    ReqMem,ReqTRES,NodeList > jobs.sacct
+    Partition,Submit,Eligible,Start,End,State,AllocCPUS,ReqCPUS,NNodes,ReqNodes,\\
+    TimelimitRaw,ReqMem,ReqTRES,AllocTRES,NodeList,Constraints > jobs.sacct
 
 ``--parsable`` (a ``|`` after the last field) is read as well; the fixed-width output
 (no ``-p``/``-P``) is not, and says so. A ``.gz`` file (gzip magic bytes) is read
@@ -28,15 +28,16 @@ Columns
 The first line is the header (``sacct`` prints one unless ``--noheader``); without
 it, ``columns`` gives the ``--format`` names in order. Names are matched without
 regard to case; columns the reader does not use are skipped unparsed, and so are
-``Timelimit``, ``NCPUS``, ``UID``, ``GID``, ``ReqNodes`` and ``AllocTRES`` when the
-export also has ``TimelimitRaw``, ``AllocCPUS``, ``User``, ``Group``, ``NNodes`` and
-``ReqTRES`` respectively, which say the same for a job record. Required:
+``Timelimit``, ``NCPUS``, ``UID`` and ``GID`` when the export also has
+``TimelimitRaw``, ``AllocCPUS``, ``User`` and ``Group`` respectively, which say the
+same for a job record. Required:
 ``JobIDRaw`` or ``JobID``; ``Submit`` (``Eligible`` with ``submit_from="eligible"``);
 ``Start``; ``End``; ``State``; one of ``ReqCPUS``/``AllocCPUS``/``NCPUS``. A missing
 one is an :class:`~dispatchlab.core.errors.InputError` naming the file, the header line and
 the column. Optional: ``JobName``, ``User`` (else ``UID``), ``Group`` (else ``GID``),
 ``Account``, ``QOS``, ``Partition``, ``Eligible``, ``NNodes``, ``ReqNodes``,
-``Timelimit``, ``TimelimitRaw``, ``ReqMem``, ``ReqTRES``, ``AllocTRES``, ``NodeList``.
+``Timelimit``, ``TimelimitRaw``, ``ReqMem``, ``ReqTRES``, ``AllocTRES``, ``NodeList``,
+``Constraints``.
 
 Records
 -------
@@ -139,6 +140,22 @@ GPUs
 job's total; without it, the typed counts ``gres/gpu:TYPE=N`` are summed (Slurm
 writes both forms for the same GPUs when typed GPUs are tracked). A TRES string
 without GPUs gives 0, an empty one -1.
+
+Requests (for :mod:`dispatchlab.workload.requests`)
+---------------------------------------------------
+``req_nodes`` = ``ReqNodes``, else ``node=`` of ``ReqTRES`` (-1 without either);
+``req_mem_mb`` = the job's total requested memory in MB, rounded up: ``ReqMem`` per CPU
+times ``ReqCPUS`` (else ``AllocCPUS``), per node times ``req_nodes`` (else ``NNodes``),
+or the total as it is (``mem=`` of ``ReqTRES`` where ``ReqMem`` is absent; 0 kept: all
+the memory of each node; -1 unknown); ``alloc_gpus`` and ``alloc_mem_mb`` from
+``AllocTRES`` (-1 without it, or for a job that never started); ``gpu_type`` = the types
+of ``gres/gpu:TYPE=N`` in ``ReqTRES`` (else ``AllocTRES``), several joined with ``|``,
+"" untyped; ``features`` = ``Constraints`` as written ("" without the column; a
+constraint holding ``|`` cannot be read from a ``|``-separated export: export with
+``--delimiter`` then); ``exclusive`` = -1 (sacct does not say; the fitting reads an
+exclusive allocation from the CPUs). A heterogeneous job sums ``req_nodes``,
+``req_mem_mb``, ``alloc_gpus`` and ``alloc_mem_mb`` over its components and keeps the
+first component's ``gpu_type`` and ``features``.
 
 States
 ------
@@ -269,7 +286,8 @@ COLUMNS: tuple[str, ...] = (
 #: A ``--format`` list giving the reader everything it uses.
 SACCT_FORMAT = (
     "JobID,JobIDRaw,JobName,User,Group,Account,QOS,Partition,Submit,Eligible,Start,End,"
-    "State,AllocCPUS,ReqCPUS,NNodes,TimelimitRaw,ReqMem,ReqTRES,NodeList"
+    "State,AllocCPUS,ReqCPUS,NNodes,ReqNodes,TimelimitRaw,ReqMem,ReqTRES,AllocTRES,NodeList,"
+    "Constraints"
 )
 #: SWF status of each Slurm job state: the one table of
 #: :mod:`dispatchlab.workload.status` (-1 = not finished).
