@@ -295,3 +295,31 @@ def test_load_trace_keeps_what_the_log_says(tmp_path) -> None:
     assert jobs["gpu_type"].tolist() == ["a100"]
     assert jobs["features"].tolist() == ["ib"]
     assert jobs["exclusive"].tolist() == [-1]
+
+
+def test_pbs_select_chunks_nodes_and_place_excl(tmp_path) -> None:
+    from dispatchlab.workload.pbs import read_pbs
+
+    def end(jid: int, queue: str, spec: str) -> str:
+        return (f"01/15/2024 12:00:00;E;{jid}.s;user=u queue={queue} ctime=1705312800 "
+                f"start=1705312800 exec_host=cn01/0 {spec} Resource_List.walltime=00:30:00 "
+                "end=1705312900 Exit_status=0")
+
+    log = tmp_path / "20240115"
+    log.write_text("\n".join([
+        end(1, "gpu", "Resource_List.select=2:ncpus=4:ngpus=2:mem=8gb"),
+        end(2, "cpu", "Resource_List.select=1:ncpus=2:mem=2gb Resource_List.place=scatter:excl"),
+        end(3, "cpu", "Resource_List.nodes=2:ppn=8#excl"),
+        end(4, "cpu", "Resource_List.select=1:ncpus=6:mem=3gb"),
+    ]) + "\n")
+    jobs = read_pbs(log)
+    assert jobs["req_nodes"].tolist() == [2, 1, 2, 1]
+    assert jobs["req_mem_mb"].tolist() == [16384, 2048, -1, 3072]
+    assert jobs["exclusive"].tolist() == [0, 1, 1, 0]
+    f = fit_requests(jobs, platform(PARTS))
+    # 2 chunks of 4 CPUs, 2 GPUs, 8 GB each; exclusive 1 x 2 CPUs; 2 whole nodes of 8;
+    # 6 one-core units of 512 MB
+    assert [request(f, k) for k in range(4)] == [
+        (2, {"core": 4, "gpu": 2, "mem": 8192}), (1, {"core": 2, "mem": 2048}),
+        (2, {"core": 8}), (6, {"core": 1, "mem": 512})]
+    assert f.jobs.resources[EXCLUSIVE].tolist() == [1, 16, 16, 1]

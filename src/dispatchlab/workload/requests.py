@@ -85,6 +85,17 @@ partitions whose limits it passes are its eligible ones). A platform without ``m
 does not simulate memory: one warning line counts the jobs whose memory request is
 dropped. A pooled platform places nothing: the table is left as it is, with one
 warning line when jobs ask for GPUs or memory.
+
+Where it is called
+------------------
+Every run assembled by :func:`dispatchlab.run.build.build` (``simulate``, ``compare``,
+``study``, campaigns) fits its jobs to its platform. A library user who builds a
+:class:`~dispatchlab.sim.Simulation` directly from a sacct or PBS table on a node-level
+platform must fit it first (``fitted = fit_requests(jobs, platform)``, then simulate
+``fitted.jobs`` on ``fitted.platform``): the engine refuses an unfitted cluster-log
+table there with one :class:`InputError` line (:func:`needs_fitting`) instead of
+running its GPU, memory and partition requests as bare cores. Fitting adds the
+``unservable`` column, which marks a table as fitted.
 """
 
 from __future__ import annotations
