@@ -170,17 +170,19 @@ def test_partitions_gpu_types_and_constraints_restrict_nodes(tmp_path) -> None:
             row("4", part="all", cpus=1, gpus="gres/gpu:v100=1"),
             row("5", part="gpu,low", cpus=1), row("6", part="", cpus=1), plat=plat,
             features={2: "ib|avx"})
-    elig = {}
+    elig = {}  # the nodes that can hold a unit of the job (all its requests)
+    cap = f.platform.capacity_matrix()
     for k in range(6):
-        names = [r for r, v in f.jobs.resources.items() if r.startswith("@nodes") and v[k]]
-        cap = f.platform.capacity_matrix()
-        col = [f.platform.resource_names.index(r) for r in names]
-        nodes = np.flatnonzero(cap[:, col].min(axis=1) > 0) if col else np.arange(6)
-        elig[k] = [f.platform.hosts()[i] for i in nodes]
+        req = np.array([int(f.jobs.resources[r][k]) if r in f.jobs.resources else 0
+                        for r in f.platform.resource_names])
+        elig[k] = [f.platform.hosts()[i] for i in np.flatnonzero((cap >= req).all(axis=1))]
     assert elig == {0: ["a1", "a2"], 1: ["b1", "b2"], 2: ["a1", "a2", "b1", "b2", "g1", "g2"],
                     3: ["g1", "g2"], 4: ["a1", "a2", "g1", "g2"],
                     5: ["a1", "a2", "b1", "b2", "g1", "g2"]}
     assert not f.rejected
+    # a restriction the requests already imply takes no resource: job 4's GPUs keep it
+    # on the GPU nodes, which are all of type v100
+    assert not any(v[3] for r, v in f.jobs.resources.items() if r.startswith("@nodes"))
     # the split keeps node order and host names
     assert f.platform.hosts() == plat.hosts()
     assert f.platform.describe() == plat.describe()

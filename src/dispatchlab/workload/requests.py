@@ -478,7 +478,10 @@ def fit_requests(jobs: JobTable, platform: Platform, *,
         mask = _eligible(key, platform, node_features, limits)
         _assign(mask, rows, masks, mask_of_row, reasons,
                 _Key(limits, key.gpu_types, key.features) if limits else key)
-    # -- per-job eligibility resources: each unit asks 1 of its set's resource
+    # -- what no eligible node can hold
+    _too_big(resources, mask_of_row, masks, capacity, col, shaped, reasons, keys, key_of)
+    # -- per-job eligibility resources (only where needed): each unit asks 1 of its set's
+    masks, mask_of_row = _needed(masks, mask_of_row, resources, capacity, col, reasons)
     new_names = [f"{NODES_PREFIX}{m}" for m in range(len(masks))]
     for m, name in enumerate(new_names):
         resources[name] = (mask_of_row == m).astype(np.int64)
@@ -486,8 +489,6 @@ def fit_requests(jobs: JobTable, platform: Platform, *,
     share = int(cores.max()) if cores.size else 1
     if exclusive.any():
         resources[EXCLUSIVE] = np.where(exclusive, share, 1).astype(np.int64)
-    # -- what no eligible node can hold
-    _too_big(resources, mask_of_row, masks, capacity, col, shaped, reasons, keys, key_of)
     fitted.platform = _split_platform(platform, masks, new_names,
                                       share if exclusive.any() else 0)
     cols = dict(jobs.columns)
@@ -558,6 +559,37 @@ def _too_big(resources: dict[str, np.ndarray], mask_of_row: np.ndarray,
                        "per node" if shaped[row] else "per core")
                 reasons[row] = (f"asks {v:,} {unit} {per}; the largest node of "
                                 f"{_where(keys[key_of[row]])} has {largest:,}")
+
+
+def _needed(masks: list[np.ndarray], mask_of_row: np.ndarray,
+            resources: dict[str, np.ndarray], capacity: np.ndarray, col: dict[str, int],
+            reasons: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """The eligibility sets some job needs, and each job's index into them (-1: none).
+
+    A job needs none when it is rejected, or when every node that can hold one of its
+    units at all (its per-unit cores, GPUs, memory within the node's capacity) is
+    eligible: a GPU job of a partition holding every GPU node is kept off the CPU nodes
+    by its GPUs already. Leaving such restrictions out changes no schedule and spares
+    the dispatchers a resource column (each costs them time on every pass)."""
+    out = np.where(reasons != "", -1, mask_of_row)
+    public = [r for r in resources if r in col]
+    if not public:
+        return masks, out
+    req = np.stack([resources[r] for r in public], axis=1)
+    cap = capacity[:, [col[r] for r in public]]
+    for m, mask in enumerate(masks):
+        rows = np.flatnonzero(out == m)
+        if rows.size == 0:
+            continue
+        shapes, inverse = np.unique(req[rows], axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for k, shape in enumerate(shapes):
+            if not ((cap >= shape).all(axis=1) & ~mask).any():
+                out[rows[inverse == k]] = -1
+    used = sorted(set(out[out >= 0].tolist()))
+    renumber = np.full(len(masks) + 1, -1, dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    return [masks[m] for m in used], renumber[out]
 
 
 def _rejections(reasons: np.ndarray) -> str:
