@@ -119,13 +119,16 @@ def test_sacct_host_lists_give_the_hosts(tmp_path) -> None:
     assert "recorded placement of 20 hosts (4 with GPUs)" in proc.stdout
     assert "evenly assumed" in proc.stdout and proc.stderr == ""
 
-    # hosts and a partition are written (read by platform_from_table once it reads
-    # the hosts/[[partition]] keys; here the table itself is checked)
+    # hosts and a partition are written, and read back by the platform TOML reader
     table = tomllib.loads(out.read_text())
     assert [(t["count"], t["capacity"], t["hosts"]) for t in table["node_type"]] == [
         (16, {"core": 16}, "cn[01-16]"), (4, {"core": 16, "gpu": 4}, "gpu[01-04]")]
     assert table["partition"] == [{"name": "batch", "nodes": "cn[01-16],gpu[01-04]",
                                    "default": True}]
+    back = read_platform_toml(out)
+    assert back.hosts()[:2] == ["cn01", "cn02"] and back.hosts()[-1] == "gpu04"
+    assert [(p.name, p.default, len(p.nodes)) for p in back.partitions] == [
+        ("batch", True, 20)]
 
 
 def test_a_host_list_that_cannot_be_used_is_said(tmp_path) -> None:

@@ -72,6 +72,10 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 @click.option("--predictor-param", "-P", "predictor_params", multiple=True,
               metavar="KEY=VALUE", help="a predictor parameter (repeatable)")
 @PLATFORM_OPTIONS
+@click.option("--partition-map", default=None, metavar="OLD=NEW[,OLD=NEW]",
+              help="rename the log's partition (queue) names to the platform's")
+@click.option("--ignore-partitions", is_flag=True,
+              help="let every job run on every node, whatever its partition")
 @click.option("--allocator", default=None,
               help=f"node placement: {allocator_names()} (default first-fit; the "
                    "dispatcher's allocator parameter)")
@@ -122,7 +126,8 @@ def _load_notes(jobs, summary: dict) -> list[str]:
                    "facts of CP dispatchers, the decision time of the others")
 def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              predictor: str, predictor_params: tuple[str, ...], platform: str | None,
-             nodes: int | None, cores_per_node: int | None, allocator: str | None,
+             nodes: int | None, cores_per_node: int | None, partition_map: str | None,
+             ignore_partitions: bool, allocator: str | None,
              order: str | None, priority: str | None, reservations: int | None,
              skip: bool, cap: str | None, cap_window: str | None, cap_file: Path | None,
              power_file: str | None, power_predictor: str | None,
@@ -164,6 +169,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         power=power_file, power_series=None if power_series is None else str(power_series),
         cap=cap, cap_window=cap_window, cap_file=None if cap_file is None else str(cap_file),
         hot_start=hot_start, overrun=overrun, measure=measure, tau=tau, max_wall=max_wall,
+        partition_map=partition_map, ignore_partitions=ignore_partitions,
     )
     measure_spec = config.parsed_measure()
     bars = []
@@ -200,7 +206,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         summary["wall_seconds"] = time.perf_counter() - t0
     con = console()
     title = run_header(f"{Path(trace).name} on {plat.describe()}", cap_spec, plat,
-                       ppspec, dmodel, result.throttling_without_slowdown)
+                       ppspec, dmodel, result.throttling_without_slowdown,
+                       partitions=jobs.info.header.get("Partitions"))
     con.print(summary_table([(f"{dspec.text} / {pspec.text}", summary)], title=title))
     for note in _load_notes(jobs, summary):
         con.print(f"[dim]{note}[/dim]")
@@ -273,12 +280,16 @@ def fairness_text(f: dict, unit: str) -> str:
 
 
 def run_header(head: str, cap, platform, power_predictor, duration_model,
-               no_slowdown: bool) -> str:
+               no_slowdown: bool, partitions: str | None = None) -> str:
     """The title of a run's table: ``head`` (trace and platform), then, for a run with a
     power cap, a power predictor or a duration model, one line naming each (the cap in
     watts with its window, and its share of the platform's maximum dynamic power when
-    it has one), and "throttling without slowdown" when ``no_slowdown``."""
+    it has one), "throttling without slowdown" when ``no_slowdown``, and how the jobs'
+    partitions were simulated (``partitions``: as the log names them, mapped, ignored;
+    see :mod:`dispatchlab.workload.requests`) when the request fitting says."""
     parts = []
+    if partitions is not None:
+        parts.append(f"partitions {partitions}")
     if cap is not None:
         parts.append(cap.describe(platform.dynamic_power_base))
     if power_predictor is not None:

@@ -637,15 +637,17 @@ def summarize_table(
     unstretched_run: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """:func:`summarize` taking ``submit``, ``units`` and ``resources`` from ``table``,
-    and ``hot_start`` from its ``hot_start`` column when it has one."""
+    and ``hot_start`` from its ``hot_start`` column when it has one. Internal resources
+    (names starting with ``@``: the request fitting's node-eligibility resources,
+    :data:`dispatchlab.platform.platform.INTERNAL_PREFIX`) are left out."""
     return summarize(
         table["submit"],
         start,
         end,
         status,
         table["units"],
-        table.resources,
-        capacity,
+        {r: v for r, v in table.resources.items() if not r.startswith("@")},
+        {r: v for r, v in capacity.items() if not r.startswith("@")},
         tau=tau,
         measure=measure,
         decision_times=decision_times,

@@ -32,11 +32,14 @@ from dispatchlab.platform.eurora import (
     read_system_queues,
     split_archive,
 )
+from dispatchlab.platform.hostlist import hosts as expand_hosts
 from dispatchlab.platform.platform import (
     MAX_NODES,
     NodeType,
+    Partition,
     Platform,
     check_node_type,
+    check_partitions,
     queue_table,
 )
 from dispatchlab.platform.slurmconf import looks_like_slurm_conf, read_slurm_conf
@@ -46,7 +49,10 @@ __all__ = ["load_platform_file", "platform_from_table", "read_platform",
 
 #: Top-level keys of a platform TOML file.
 _TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file",
-                        "max_dynamic_power"})
+                        "max_dynamic_power", "partition"})
+#: Keys of a ``[[partition]]`` table.
+_PARTITION_KEYS = frozenset({"name", "nodes", "node_types", "default", "max_time",
+                             "max_nodes", "min_nodes", "exclusive"})
 
 
 def read_platform(path: str | Path) -> Platform:
@@ -79,8 +85,25 @@ def read_platform_toml(path: str | Path) -> Platform:
         debug = 3600
         parallel = 21600
 
-    A node type may also give ``idle_power`` / ``max_power`` (W) and
-    ``efficiency_rank`` (integer >= 0, lower = more energy-efficient; default 0).
+    A node type may also give ``idle_power`` / ``max_power`` (W),
+    ``efficiency_rank`` (integer >= 0, lower = more energy-efficient; default 0),
+    ``weight`` (Slurm's node ``Weight``, integer >= 0, default 1: allocators take nodes
+    of lower weight first), ``hosts`` (a Slurm host list of its ``count`` nodes, ``"cn[001-060]"``, in node
+    order) and ``features`` (a list of words; ``"gpu:a100"`` marks typed GPUs).
+
+    Partitions (optional, any number)::
+
+        [[partition]]
+        name = "gpu"
+        nodes = "gpu[01-04]"       # a host list of node hosts, or:
+        # node_types = ["gpu"]     # every node of these types
+        default = false            # the partition of jobs that name none
+        max_time = 86400           # longest requested time (s)
+        max_nodes = 4              # most nodes of one job
+        min_nodes = 1
+        exclusive = false          # jobs hold whole nodes (OverSubscribe=EXCLUSIVE)
+
+    Errors name the file and ``partition[K].FIELD``.
     ``pooled = true`` makes it one pool (then exactly one node type with count 1).
     ``queues_file = "system_queues"`` reads the queue table from a PA-HPC-SIM
     ``system_queues`` file (or ``ARCHIVE#MEMBER``), relative to the TOML file's
@@ -118,7 +141,7 @@ def platform_from_table(data: dict, source: str = "<platform>",
         if not isinstance(t, dict):
             raise InputError("must be a table", file=source, field=where)
         unknown = set(t) - {"name", "count", "capacity", "idle_power", "max_power",
-                            "efficiency_rank"}
+                            "efficiency_rank", "hosts", "features", "weight"}
         if unknown:
             raise InputError(f"unknown keys {sorted(unknown)}", file=source, field=where)
         count = t.get("count")
@@ -139,8 +162,14 @@ def platform_from_table(data: dict, source: str = "<platform>",
         if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
             raise InputError(f"must be an integer >= 0, got {rank!r}", file=source,
                              field=f"{where}.efficiency_rank")
+        weight = t.get("weight", 1)
+        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
+            raise InputError(f"must be an integer >= 0, got {weight!r}", file=source,
+                             field=f"{where}.weight")
         out.append(NodeType(str(t.get("name", f"type{k}")), count, dict(cap),
-                            t.get("idle_power"), t.get("max_power"), rank))
+                            t.get("idle_power"), t.get("max_power"), rank, weight=weight,
+                            features=_toml_features(t, source, where),
+                            hosts=_toml_hosts(t, count, source, where)))
     pooled = data.get("pooled", False)
     if not isinstance(pooled, bool):
         raise InputError(f"must be true or false, got {pooled!r}", file=source,
@@ -154,9 +183,130 @@ def platform_from_table(data: dict, source: str = "<platform>",
                             or not mdp > 0):
         raise InputError(f"must be a number of watts > 0, got {mdp!r}", file=source,
                          field="max_dynamic_power")
-    return Platform(tuple(out), name=str(data.get("name", Path(source).stem)),
-                    is_pooled=pooled, queues=queues,
-                    max_dynamic_power=None if mdp is None else float(mdp))
+    partitions = _toml_partitions(data.get("partition"), out, source)
+    try:
+        return Platform(tuple(out), name=str(data.get("name", Path(source).stem)),
+                        is_pooled=pooled, queues=queues,
+                        max_dynamic_power=None if mdp is None else float(mdp),
+                        partitions=partitions)
+    except InputError as exc:  # e.g. a host given to two nodes: name the file
+        if exc.file is not None:
+            raise
+        raise InputError(exc.message, file=source, field=exc.field or "node_type") from None
+
+
+def _toml_features(t: dict, source: str, where: str) -> tuple[str, ...]:
+    """A node type's ``features``: a list of words (no blanks, ``&``, ``|``, ``,``)."""
+    value = t.get("features", [])
+    if not isinstance(value, list) or not all(
+            isinstance(f, str) and f and not any(c.isspace() or c in "&|," for c in f)
+            for f in value):
+        raise InputError(f"must be a list of words (e.g. [\"avx512\", \"gpu:a100\"]), got "
+                         f"{value!r}", file=source, field=f"{where}.features")
+    return tuple(dict.fromkeys(value))
+
+
+def _toml_hosts(t: dict, count: int, source: str, where: str) -> tuple[str, ...]:
+    """A node type's ``hosts``: a Slurm host list (or a list of names) of ``count``."""
+    value = t.get("hosts")
+    if value is None:
+        return ()
+    try:
+        if isinstance(value, str):
+            names = expand_hosts(value)
+        elif isinstance(value, list) and all(isinstance(h, str) and h for h in value):
+            names = list(dict.fromkeys(value))
+        else:
+            raise InputError(f"must be a host list such as \"cn[001-004]\", got {value!r}")
+    except InputError as exc:
+        raise InputError(exc.message, file=source, field=f"{where}.hosts") from None
+    if len(names) != count:
+        raise InputError(f"names {len(names)} hosts for count = {count}", file=source,
+                         field=f"{where}.hosts")
+    return tuple(names)
+
+
+def _toml_partitions(value: object, types: list[NodeType],
+                     source: str) -> tuple[Partition, ...]:
+    """The ``[[partition]]`` tables as :class:`Partition` s (nodes by host list or node
+    types), validated; errors name ``partition[K].FIELD``."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InputError("must be [[partition]] tables", file=source, field="partition")
+    host_index: dict[str, int] = {}
+    type_nodes: dict[str, list[int]] = {}
+    start = 0
+    for nt in types:
+        names = nt.hosts or tuple(f"{nt.name}-{k}" for k in range(nt.count))
+        host_index.update({h: start + k for k, h in enumerate(names)})
+        type_nodes.setdefault(nt.name, []).extend(range(start, start + nt.count))
+        start += nt.count
+    out = []
+    for k, p in enumerate(value):
+        where = f"partition[{k}]"
+        if not isinstance(p, dict):
+            raise InputError("must be a table", file=source, field=where)
+        unknown = set(p) - _PARTITION_KEYS
+        if unknown:
+            raise InputError(f"unknown keys {sorted(unknown)} (expected "
+                             f"{', '.join(sorted(_PARTITION_KEYS))})", file=source,
+                             field=where)
+        name = p.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"needs a name (a word), got {name!r}", file=source,
+                             field=f"{where}.name")
+        nodes = _partition_nodes(p, host_index, type_nodes, source, where)
+        for key in ("default", "exclusive"):
+            if not isinstance(p.get(key, False), bool):
+                raise InputError(f"must be true or false, got {p[key]!r}", file=source,
+                                 field=f"{where}.{key}")
+        for key in ("max_time", "max_nodes", "min_nodes"):
+            v = p.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+                raise InputError(f"must be an integer > 0, got {v!r}", file=source,
+                                 field=f"{where}.{key}")
+        out.append(Partition(name, nodes, default=p.get("default", False),
+                             max_time=p.get("max_time"), max_nodes=p.get("max_nodes"),
+                             min_nodes=p.get("min_nodes"), exclusive=p.get("exclusive", False)))
+    return check_partitions(out, start, source=source)
+
+
+def _partition_nodes(p: dict, host_index: dict[str, int], type_nodes: dict[str, list[int]],
+                     source: str, where: str) -> tuple[int, ...]:
+    """The node indices of a ``[[partition]]``: ``nodes`` (a host list; ``ALL``: every
+    node) or ``node_types`` (a list of node type names), exactly one of them."""
+    if ("nodes" in p) == ("node_types" in p):
+        raise InputError("give either nodes (a host list) or node_types (a list of node "
+                         "type names)", file=source, field=f"{where}.nodes")
+    if "node_types" in p:
+        wanted = p["node_types"]
+        if not isinstance(wanted, list) or not wanted or not all(
+                isinstance(t, str) for t in wanted):
+            raise InputError(f"must be a non-empty list of node type names, got {wanted!r}",
+                             file=source, field=f"{where}.node_types")
+        missing = [t for t in wanted if t not in type_nodes]
+        if missing:
+            raise InputError(f"no node type {missing[0]!r} (types: "
+                             f"{', '.join(type_nodes)})", file=source,
+                             field=f"{where}.node_types")
+        return tuple(sorted({k for t in wanted for k in type_nodes[t]}))
+    text = p["nodes"]
+    if not isinstance(text, str):
+        raise InputError(f"must be a host list such as \"cn[001-004]\", got {text!r}",
+                         file=source, field=f"{where}.nodes")
+    if text.strip().upper() == "ALL":
+        return tuple(range(len(host_index)))
+    try:
+        names = expand_hosts(text)
+    except InputError as exc:
+        raise InputError(exc.message, file=source, field=f"{where}.nodes") from None
+    missing = [h for h in names if h not in host_index]
+    if missing or not names:
+        raise InputError(f"host {missing[0]!r} is no node of the platform (give node "
+                         "types hosts = \"...\")" if missing else "names no host",
+                         file=source, field=f"{where}.nodes")
+    return tuple(sorted({host_index[h] for h in names}))
 
 
 def trace_platform(info: Any, advice: str = "give a platform") -> Platform:

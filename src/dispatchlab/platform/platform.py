@@ -38,6 +38,10 @@ MAX_NODES = 1 << 20
 #: The largest amount of one resource on one node: 2**40. With :data:`MAX_NODES`, no
 #: sum of capacities (2**60 at most) can overflow int64.
 MAX_CAPACITY = 1 << 40
+#: Resource names starting with this are internal to a run (the request fitting's
+#: node-eligibility resources, :mod:`dispatchlab.workload.requests`): descriptions,
+#: summaries and written job tables leave them out.
+INTERNAL_PREFIX = "@"
 
 
 def check_node_type(name: str, count: object, capacity: object, *, source: str | None,
@@ -401,14 +405,21 @@ class Platform:
         return all(v == 0 for r, v in self.total_capacity().items() if r != "core")
 
     def describe(self) -> str:
+        """``N x TYPE (capacities); ...`` (or the pooled totals). Internal resources
+        (:data:`INTERNAL_PREFIX`) are left out, and consecutive node types alike once
+        they are (pieces of one type split by the request fitting) are counted as one."""
         if self.is_pooled:
             return ", ".join(f"{v:,} {r}s" for r, v in self.total_capacity().items()) + \
                 " (pooled)"
-        parts = []
+        parts: list[list] = []
         for nt in self.node_types:
-            cap = ", ".join(f"{v:,} {r}" for r, v in nt.capacity.items())
-            parts.append(f"{nt.count} x {nt.name} ({cap})")
-        return "; ".join(parts)
+            cap = ", ".join(f"{v:,} {r}" for r, v in nt.capacity.items()
+                            if not r.startswith(INTERNAL_PREFIX))
+            if parts and parts[-1][1:] == [nt.name, cap]:
+                parts[-1][0] += nt.count
+            else:
+                parts.append([nt.count, nt.name, cap])
+        return "; ".join(f"{count} x {name} ({cap})" for count, name, cap in parts)
 
 
 

@@ -6,8 +6,9 @@ evaluation).
 The order is fixed: the settings are checked (:meth:`RunConfig.validate`), then the
 trace is read, cleaned and selected (:func:`load_jobs`; or the caller's job table),
 the platform chosen (:func:`choose_platform`; or the caller's), an Alea table fitted to
-it (:func:`fit_jobs`), the power cap made (:func:`power_cap`), the job power attached
-(:func:`attach_job_power`) and its series matched (:func:`read_job_series`), the
+it (:func:`fit_jobs`), a cluster log's requests fitted to it (GPUs, memory,
+partitions: :func:`fit_cluster_requests`), the power cap made (:func:`power_cap`), the
+job power attached (:func:`attach_job_power`) and its series matched (:func:`read_job_series`), the
 components built, the dispatcher's needs checked against the inputs
 (:func:`check_power_inputs`), the hot start's dummy jobs added, the combination checked
 (:func:`~dispatchlab.sim.engine.check_combination`), the platform warnings
@@ -54,6 +55,7 @@ from dispatchlab.sim.hotstart import add_hot_start
 from dispatchlab.workload.alea import for_platform
 from dispatchlab.workload.eurora import split_archive_path
 from dispatchlab.workload.load import load_trace
+from dispatchlab.workload.requests import fit_requests
 
 if TYPE_CHECKING:
     from dispatchlab.platform import Platform
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OPEN_END", "Assembled", "CapRule", "PowerInputs", "PowerSource", "Prepared",
            "Report", "apply_hot_start", "attach_job_power", "build", "build_component",
-           "check_power_inputs", "choose_platform", "fit_jobs",
+           "check_power_inputs", "choose_platform", "fit_cluster_requests", "fit_jobs",
            "load_jobs", "parse_fraction", "parse_range", "power_cap", "read_job_series"]
 
 #: ``report(kind, text)``: a note or warning while a run is assembled.
@@ -238,6 +240,23 @@ def fit_jobs(jobs: JobTable, platform: Platform, report: Report = _silent) -> Jo
     return jobs
 
 
+def fit_cluster_requests(jobs: JobTable, platform: Platform, config: RunConfig,
+                         report: Report = _silent) -> tuple[JobTable, Platform]:
+    """The jobs and platform of the run after the request fitting
+    (:func:`dispatchlab.workload.requests.fit_requests`, with the configuration's
+    ``partition_map`` / ``ignore_partitions``): GPUs, memory, partitions and node
+    features of a cluster log become per-unit requests; its warnings and notes go to
+    ``report``. An SWF trace on a platform without ``mem`` (its default pooled one
+    included) is returned as it is."""
+    fitted = fit_requests(jobs, platform, partition_map=config.partition_map,
+                          ignore_partitions=config.ignore_partitions)
+    for text in fitted.warnings:
+        report("warning", text)
+    for text in fitted.notes:
+        report("note", text)
+    return fitted.jobs, fitted.platform
+
+
 # ------------------------------------------------------------------------ power
 def power_cap(cap: str | None, window: str | None, cap_file: str | Path | None,
               platform: Platform) -> PowerCap | None:
@@ -364,6 +383,7 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
         if note:
             say("note", note)
     jobs = fit_jobs(jobs, plat, say)
+    jobs, plat = fit_cluster_requests(jobs, plat, config, say)
     if power is None:
         cap = power_cap(config.cap, config.cap_window, config.cap_file, plat)
         jobs = attach_job_power(jobs, config.power, plat, say)

@@ -29,6 +29,7 @@ from dispatchlab.core.components import parse_spec
 from dispatchlab.core.errors import InputError
 from dispatchlab.metrics import Measure, check_tau
 from dispatchlab.sim.engine import check_overrun
+from dispatchlab.workload.requests import parse_partition_map
 
 __all__ = ["OPTIONS", "Component", "PlatformChoice", "RunConfig", "TraceSource"]
 
@@ -42,6 +43,8 @@ OPTIONS: dict[str, str] = {
     "predictor": "--predictor",
     "power_predictor": "--power-predictor",
     "duration_model": "--duration-model",
+    "partition_map": "--partition-map",
+    "ignore_partitions": "--ignore-partitions",
 }
 
 #: The component kind (:mod:`dispatchlab.core.components`) of each component field.
@@ -111,7 +114,9 @@ class RunConfig:
     of nodes busy with dummy jobs at t = 0 (None: none); ``overrun``: ``run`` | ``kill``;
     ``measure``: the measured jobs (``all`` | ``time:T0:T1`` | ``index:I0:I1``); ``tau``:
     the bounded-slowdown threshold (s); ``max_wall``: the wall-clock budget (s, None:
-    none)."""
+    none). ``partition_map``: ``OLD=NEW[,OLD=NEW...]``, log partition names renamed to
+    the platform's; ``ignore_partitions``: no partition restricts any job (the two
+    exclude each other; see :mod:`dispatchlab.workload.requests`)."""
 
     trace: TraceSource | None = None
     platform: PlatformChoice = field(default_factory=PlatformChoice)
@@ -129,6 +134,8 @@ class RunConfig:
     measure: str = "all"
     tau: float = 10.0
     max_wall: float | None = None
+    partition_map: str | None = None
+    ignore_partitions: bool = False
 
     def validate(self) -> RunConfig:
         """Check every setting that needs no file; return ``self``. The first mistake
@@ -148,6 +155,10 @@ class RunConfig:
         if wall is not None and not (wall > 0 and math.isfinite(wall)):
             raise InputError(f"the wall-clock budget must be a number of seconds > 0, got "
                              f"{wall}", field=OPTIONS["max_wall"])
+        parse_partition_map(self.partition_map)
+        if self.partition_map is not None and self.ignore_partitions:
+            raise InputError("give either --partition-map or --ignore-partitions, not both",
+                             field=OPTIONS["ignore_partitions"])
         return self
 
     def parsed_measure(self) -> Measure:

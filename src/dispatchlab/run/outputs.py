@@ -76,7 +76,9 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     jobs the metrics count (an index window names rows of the table the run was given).
     ``warnings``: every warning of the run (:func:`dispatchlab.run.advice.run_warnings`:
     the ones ``simulate`` prints), one line of text each, ``[]`` when none. An
-    unfinished run (``max_wall``) has ``unfinished``: why and where it stopped.
+    unfinished run (``max_wall``) has ``unfinished``: why and where it stopped. A run of
+    a cluster log fitted to a platform with partitions has ``partitions``: how they were
+    simulated (as the log names them, mapped, ignored).
 
     ``by``: group keys (``partition``, ``user``, ``account``, ``qos``; ``simulate
     --by``): the summary then has ``by_group``, the metrics per group of each key and
@@ -110,6 +112,8 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
         "simulate_seconds": float(result.wall_seconds),
         "trace": info.source,
     })
+    if "Partitions" in info.header:  # how the request fitting simulated partitions
+        out["partitions"] = info.header["Partitions"]
     if not result.finished:
         out["unfinished"] = dict(result.extra)
     out["warnings"] = run_warnings(result)

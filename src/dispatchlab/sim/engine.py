@@ -82,6 +82,7 @@ from dispatchlab.sim.result import (
 from dispatchlab.sim.state import RunningSet, WaitingQueue
 from dispatchlab.sim.view import EngineView
 from dispatchlab.workload.jobs import JobTable
+from dispatchlab.workload.requests import is_internal, needs_fitting
 
 OVERRUN_MODES = ("run", "kill")
 
@@ -269,6 +270,13 @@ class Simulation:
         core_k = names.index("core") if "core" in names else -1
         # counting mode: every unit is exactly one core and the platform has only cores
         self.counting = not is_node_level(platform, jobs)
+        if not self.counting and needs_fitting(jobs, platform):
+            raise InputError(f"the jobs were read from a {jobs.info.format} log and not "
+                             "fitted to this node-level platform (their GPU, memory and "
+                             "partition requests would run as bare cores): fit them first "
+                             "with dispatchlab.workload.requests.fit_requests(jobs, "
+                             "platform) and simulate its .jobs on its .platform",
+                             field="jobs")
         check_combination(dispatcher, duration_model=duration_model,
                           node_level=not self.counting)
         self._capacity = platform.capacity_matrix()
@@ -1072,10 +1080,15 @@ class Simulation:
         return limit
 
     def _fits_empty_platform(self) -> np.ndarray:
-        """Whether each job fits the empty platform (else it is rejected at submission)."""
+        """Whether each job fits the empty platform (else it is rejected at submission);
+        a job the request fitting found unservable (``unservable`` reason) never does."""
         units = self.jobs["units"]
+        unservable = self.jobs.columns.get("unservable")
+        if unservable is not None and (served := unservable == "").all():
+            unservable = None
         if self.counting:
-            return units <= self.total_cores
+            fits = units <= self.total_cores
+            return fits if unservable is None else fits & served
         fits = np.zeros(len(units), dtype=bool)
         uniq, inverse = np.unique(self.requests, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -1083,15 +1096,25 @@ class Simulation:
             cap_units = int(units_per_node(req, self._capacity).sum())
             rows = inverse == k
             fits[rows] = units[rows] <= cap_units
-        return fits
+        return fits if unservable is None else fits & served
 
     def _why_not_fit(self, job: int) -> str:
+        """Why ``job`` fits no empty platform: the request fitting's reason when it gave
+        one, else the units it needs against those the platform can host (internal
+        ``@`` resources left out: "on the nodes it may use")."""
+        unservable = self.jobs.columns.get("unservable")
+        if unservable is not None and unservable[job]:
+            return str(unservable[job])
         units = int(self.jobs["units"][job])
         if self.counting:
             return f"needs {units} cores, the platform has {self.total_cores}"
         req = self.requests[job]
         cap_units = int(units_per_node(req, self._capacity).sum())
         names = self.platform.resource_names
-        per_unit = ", ".join(f"{int(v)} {names[k]}" for k, v in enumerate(req) if v)
-        return (f"needs {units} units of ({per_unit}); the empty platform can host "
+        per_unit = ", ".join(f"{int(v)} {names[k]}" for k, v in enumerate(req)
+                             if v and not is_internal(names[k]))
+        where = ("the nodes it may use" if any(v and is_internal(names[k])
+                                              for k, v in enumerate(req))
+                 else "the empty platform")
+        return (f"needs {units} units of ({per_unit}); {where} can host "
                 f"{cap_units} such units")

@@ -31,6 +31,7 @@ from dispatchlab.metrics.jobs import KILLED as STATUS_KILLED
 from dispatchlab.metrics.jobs import REJECTED as STATUS_REJECTED
 from dispatchlab.metrics.jobs import job_columns, unstretched_run
 from dispatchlab.metrics.summary import hot_start_mask
+from dispatchlab.platform.platform import INTERNAL_PREFIX
 from dispatchlab.power.accounting import sampled_platform_power
 from dispatchlab.power.model import has_power
 from dispatchlab.workload.jobs import SWF_FIELDS
@@ -219,6 +220,8 @@ class SimulationResult:
             "hot_start": np.zeros(n, dtype=bool) if hot is None else hot,
         }
         for name, values in j.resources.items():
+            if name.startswith(INTERNAL_PREFIX):  # the request fitting's internal ones
+                continue
             if name != "core" or np.any(values != 1):
                 cols[f"res_{name}"] = values[sl]
         return pa.table({k: np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v

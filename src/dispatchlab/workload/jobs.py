@@ -56,6 +56,23 @@ Optional columns, present when the source has them (readers of cluster logs: Slu
 ``hot_start``             int64: 1 for the dummy jobs of a hot start (Borghesi et al. 2018's
                           "HS = x %", :mod:`dispatchlab.sim.hotstart`), 0 for the
                           trace's jobs
+``req_nodes``             int64: nodes the job asked for (Slurm ``ReqNodes`` /
+                          ``ReqTRES`` ``node=``; PBS select chunks or ``nodes=N``;
+                          -1 missing)
+``req_mem_mb``            int64: the job's total requested memory in MB (MiB, rounded
+                          up; 0 = Slurm's "all the memory of each node"; -1 missing)
+``alloc_gpus``            int64: GPUs allocated (``AllocTRES``; -1 missing)
+``alloc_mem_mb``          int64: memory allocated in MB (``AllocTRES``; -1 missing)
+``gpu_type``              str: the GPU type of a typed request (``gres/gpu:a100`` ->
+                          ``a100``; "" untyped or none)
+``features``              str: the node features the job asked for (Slurm
+                          ``--constraint``, the ``Constraints`` column; "" none)
+``exclusive``             int64: 1 when the log says the job held whole nodes (PBS
+                          ``place=excl``, Torque ``#excl``), 0 when it says not, -1
+                          when it does not say (sacct)
+``unservable``            str: why the platform cannot serve the job ("" when it
+                          can), set by :func:`dispatchlab.workload.requests.fit_requests`;
+                          the engine rejects such jobs with that reason
 ========================  ===========================================================
 
 Integer columns that stand for names (``user``, ``group``, ``queue``, ``app``,
@@ -110,6 +127,8 @@ ALL_FIELDS: tuple[str, ...] = SWF_FIELDS + DERIVED_FIELDS
 OPTIONAL_FIELDS: dict[str, str] = {
     "job_ref": "str", "account": "str", "qos": "str", "eligible": "int",
     "req_gpus": "int", "nodes_used": "int", "alloc_nodes": "str", "hot_start": "int",
+    "req_nodes": "int", "req_mem_mb": "int", "alloc_gpus": "int", "alloc_mem_mb": "int",
+    "gpu_type": "str", "features": "str", "exclusive": "int", "unservable": "str",
 }
 
 

@@ -102,6 +102,12 @@ Fields (SWF column <- record key)
   ``b`` bytes (also no unit), ``kb`` 2**10, ``mb`` 2**20, ``gb`` 2**30, ``tb`` 2**40,
   ``pb`` 2**50 bytes; ``w`` words of 8 bytes (64-bit hosts), ``kw`` ... ``pw``
   likewise.
+* For the request fitting (:mod:`dispatchlab.workload.requests`): ``req_nodes`` = the
+  number of select chunks (sum of the counts) or of Torque ``nodes=`` nodes (-1
+  without either spec); ``req_mem_mb`` = the job's total requested memory (``pmem``
+  times ``req_procs``, the select chunks' ``mem``, else ``mem``) in MB rounded up
+  (-1 unknown); ``exclusive`` = 1 when ``Resource_List.place`` holds ``excl`` or
+  ``exclhost`` (``place=scatter:excl``) or the Torque spec ends with ``#excl``, else 0.
 * Placement, from ``exec_host`` (Torque ``n01/0+n01/1``, ranges and lists
   ``n01/0-7``, ``n01/0,2-4``; PBS Pro ``n01/0*8+n02/0*8``: ``*N`` is N cores), else PBS
   Pro ``exec_vnode`` (``(n01:ncpus=8:ngpus=1)+(n02:ncpus=8)``, several vnodes in one
@@ -229,7 +235,7 @@ _SIZE_RE = re.compile(r"(\d+)([kmgtp]?)([bw]?)", re.IGNORECASE | re.ASCII)
 _DURATION_RE = re.compile(r"(?:(?:(?:(\d+):)?(\d+):)?(\d+):)?(\d+)(?:\.\d*)?", re.ASCII)
 _PREFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 _STR_COLUMNS = ("job_ref", "account", "qos", "alloc_nodes")
-_INT_EXTRAS = ("eligible", "req_gpus", "nodes_used")
+_INT_EXTRAS = ("eligible", "req_gpus", "nodes_used", "req_nodes", "req_mem_mb", "exclusive")
 _NAMED = {"user": "user", "group": "group", "queue": "queue", "app": "jobname"}
 
 
@@ -452,18 +458,21 @@ def _bounded(value: int, key: str, what: str) -> int:
 
 @dataclass(frozen=True)
 class _Spec:
-    """A parsed ``select`` or ``nodes`` spec: processors, GPUs (None: never named) and
-    memory in bytes (None: not named by every chunk)."""
+    """A parsed ``select`` or ``nodes`` spec: processors, GPUs (None: never named),
+    memory in bytes (None: not named by every chunk), the number of chunks (nodes) and
+    whether the spec says the job is exclusive (Torque ``#excl``)."""
 
     procs: int
     gpus: int | None
     mem: int | None
+    chunks: int = -1
+    exclusive: bool = False
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def parse_select(value: str, key: str = "Resource_List.select") -> _Spec:
     """PBS Pro ``N:ncpus=C:ngpus=G:mem=M+...`` (count 1, ``ncpus=1`` by default; cached)."""
-    procs, gpus, mem = 0, None, 0
+    procs, gpus, mem, chunks = 0, None, 0, 0
     for chunk in value.split("+"):
         fields = chunk.split(":")
         count = 1
@@ -472,30 +481,33 @@ def parse_select(value: str, key: str = "Resource_List.select") -> _Spec:
             count = _count(head, key) if head else 1
         res = dict(f.partition("=")[::2] for f in fields)
         procs += count * _count(res.get("ncpus", "1"), key)
+        chunks += count
         if "ngpus" in res:
             gpus = (gpus or 0) + count * _count(res["ngpus"], key)
         if "mem" in res and mem is not None:
             mem += count * size_bytes(res["mem"], key)
         else:
             mem = None
-    return _Spec(procs, gpus, mem)
+    return _Spec(procs, gpus, mem, chunks)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def parse_nodes(value: str, key: str = "Resource_List.nodes") -> _Spec:
     """Torque ``{count|host}[:ppn=P][:gpus=G][:property...]+...`` (``#excl`` ignored;
     cached)."""
-    procs, gpus = 0, None
-    for part in value.split("#", 1)[0].split("+"):
+    procs, gpus, chunks = 0, None, 0
+    spec, _, flags = value.partition("#")
+    for part in spec.split("+"):
         fields = part.split(":")
         if not fields[0]:
             raise _RecordError(f"a node spec without a count or a host name: '{value}'", key)
         count = int(fields[0]) if _digits(fields[0]) else 1
         res = dict(f.partition("=")[::2] for f in fields[1:])
         procs += count * _count(res.get("ppn", "1"), key)
+        chunks += count
         if "gpus" in res:
             gpus = (gpus or 0) + count * _count(res["gpus"], key)
-    return _Spec(procs, gpus, None)
+    return _Spec(procs, gpus, None, chunks, flags.startswith("excl"))
 
 
 def _slots(spec: str, key: str) -> int:
@@ -562,9 +574,10 @@ def exit_status_to_swf(value: str | None) -> int:
     return pbs_exit_status(code)
 
 
-def _request(attrs: dict[str, str]) -> tuple[int, int, int, int, bool]:
+def _request(attrs: dict[str, str]) -> tuple[int, int, int, int, bool, _Spec | None]:
     """(req_procs, req_gpus, memory bytes, req_time s, whether the memory is per
-    processor) of a record; -1 for what it does not say (see the module docstring)."""
+    processor, the parsed select/nodes spec) of a record; -1 for what it does not say
+    (see the module docstring)."""
     select = attrs.get("Resource_List.select")
     nodes = attrs.get("Resource_List.nodes")
     spec = parse_select(select) if select else parse_nodes(nodes) if nodes else None
@@ -580,7 +593,7 @@ def _request(attrs: dict[str, str]) -> tuple[int, int, int, int, bool]:
     if memory > MAX_BYTES:  # the select chunks' memory summed
         raise _RecordError(f"memory beyond {MAX_BYTES:,} bytes", where)
     return (_bounded(procs, where, "processors"), _bounded(_gpus(attrs, spec), where, "GPUs"),
-            memory, req_time, per_proc)
+            memory, req_time, per_proc, spec)
 
 
 def _gpus(attrs: dict[str, str], spec: _Spec | None) -> int:
@@ -638,8 +651,16 @@ def _usage(attrs: dict[str, str], procs: int) -> tuple[float, float, int]:
 
 def _request_row(attrs: dict[str, str], submit_key: str) -> dict[str, object]:
     """The columns a record gives about the request (shared by ended and unstarted jobs)."""
-    procs, gpus, memory, req_time, per_proc = _request(attrs)
+    procs, gpus, memory, req_time, per_proc, spec = _request(attrs)
+    total = -1 if memory < 0 or (per_proc and procs <= 0) else \
+        memory * (procs if per_proc else 1)
+    place = attrs.get("Resource_List.place", "")
+    exclusive = (spec is not None and spec.exclusive) or any(
+        word in ("excl", "exclhost") for word in place.split(":"))
     row: dict[str, object] = {
+        "req_nodes": spec.chunks if spec is not None else -1,
+        "req_mem_mb": -(-total // (1 << 20)) if total >= 0 else -1,
+        "exclusive": int(exclusive),
         "req_procs": procs, "req_gpus": gpus, "req_time": req_time, "_memory": memory,
         "_per_proc": per_proc,
         "eligible": _time(attrs, "etime"), "submit": _time(attrs, submit_key),

@@ -16,8 +16,8 @@ A typical export::
 
     SLURM_TIME_FORMAT=%s sacct --allusers --parsable2 --starttime=2024-01-01 \\
         --endtime=2024-07-01 --format=JobID,JobIDRaw,JobName,User,Group,Account,QOS,\\
-    Partition,Submit,Eligible,Start,End,State,AllocCPUS,ReqCPUS,NNodes,TimelimitRaw,\\
-    ReqMem,ReqTRES,NodeList > jobs.sacct
+    Partition,Submit,Eligible,Start,End,State,AllocCPUS,ReqCPUS,NNodes,ReqNodes,\\
+    TimelimitRaw,ReqMem,ReqTRES,AllocTRES,NodeList,Constraints > jobs.sacct
 
 ``--parsable`` (a ``|`` after the last field) is read as well; the fixed-width output
 (no ``-p``/``-P``) is not, and says so. A ``.gz`` file (gzip magic bytes) is read
@@ -28,15 +28,16 @@ Columns
 The first line is the header (``sacct`` prints one unless ``--noheader``); without
 it, ``columns`` gives the ``--format`` names in order. Names are matched without
 regard to case; columns the reader does not use are skipped unparsed, and so are
-``Timelimit``, ``NCPUS``, ``UID``, ``GID``, ``ReqNodes`` and ``AllocTRES`` when the
-export also has ``TimelimitRaw``, ``AllocCPUS``, ``User``, ``Group``, ``NNodes`` and
-``ReqTRES`` respectively, which say the same for a job record. Required:
+``Timelimit``, ``NCPUS``, ``UID`` and ``GID`` when the export also has
+``TimelimitRaw``, ``AllocCPUS``, ``User`` and ``Group`` respectively, which say the
+same for a job record. Required:
 ``JobIDRaw`` or ``JobID``; ``Submit`` (``Eligible`` with ``submit_from="eligible"``);
 ``Start``; ``End``; ``State``; one of ``ReqCPUS``/``AllocCPUS``/``NCPUS``. A missing
 one is an :class:`~dispatchlab.core.errors.InputError` naming the file, the header line and
 the column. Optional: ``JobName``, ``User`` (else ``UID``), ``Group`` (else ``GID``),
 ``Account``, ``QOS``, ``Partition``, ``Eligible``, ``NNodes``, ``ReqNodes``,
-``Timelimit``, ``TimelimitRaw``, ``ReqMem``, ``ReqTRES``, ``AllocTRES``, ``NodeList``.
+``Timelimit``, ``TimelimitRaw``, ``ReqMem``, ``ReqTRES``, ``AllocTRES``, ``NodeList``,
+``Constraints``.
 
 Records
 -------
@@ -139,6 +140,22 @@ GPUs
 job's total; without it, the typed counts ``gres/gpu:TYPE=N`` are summed (Slurm
 writes both forms for the same GPUs when typed GPUs are tracked). A TRES string
 without GPUs gives 0, an empty one -1.
+
+Requests (for :mod:`dispatchlab.workload.requests`)
+---------------------------------------------------
+``req_nodes`` = ``ReqNodes``, else ``node=`` of ``ReqTRES`` (-1 without either);
+``req_mem_mb`` = the job's total requested memory in MB, rounded up: ``ReqMem`` per CPU
+times ``ReqCPUS`` (else ``AllocCPUS``), per node times ``req_nodes`` (else ``NNodes``),
+or the total as it is (``mem=`` of ``ReqTRES`` where ``ReqMem`` is absent; 0 kept: all
+the memory of each node; -1 unknown); ``alloc_gpus`` and ``alloc_mem_mb`` from
+``AllocTRES`` (-1 without it, or for a job that never started); ``gpu_type`` = the types
+of ``gres/gpu:TYPE=N`` in ``ReqTRES`` (else ``AllocTRES``), several joined with ``|``,
+"" untyped; ``features`` = ``Constraints`` as written ("" without the column; a
+constraint holding ``|`` cannot be read from a ``|``-separated export: export with
+``--delimiter`` then); ``exclusive`` = -1 (sacct does not say; the fitting reads an
+exclusive allocation from the CPUs). A heterogeneous job sums ``req_nodes``,
+``req_mem_mb``, ``alloc_gpus`` and ``alloc_mem_mb`` over its components and keeps the
+first component's ``gpu_type`` and ``features``.
 
 States
 ------
@@ -264,12 +281,13 @@ COLUMNS: tuple[str, ...] = (
     "JobID", "JobIDRaw", "JobName", "User", "UID", "Group", "GID", "Account", "QOS",
     "Partition", "Submit", "Eligible", "Start", "End", "State", "AllocCPUS", "NCPUS",
     "ReqCPUS", "NNodes", "ReqNodes", "Timelimit", "TimelimitRaw", "ReqMem", "ReqTRES",
-    "AllocTRES", "NodeList",
+    "AllocTRES", "NodeList", "Constraints",
 )
 #: A ``--format`` list giving the reader everything it uses.
 SACCT_FORMAT = (
     "JobID,JobIDRaw,JobName,User,Group,Account,QOS,Partition,Submit,Eligible,Start,End,"
-    "State,AllocCPUS,ReqCPUS,NNodes,TimelimitRaw,ReqMem,ReqTRES,NodeList"
+    "State,AllocCPUS,ReqCPUS,NNodes,ReqNodes,TimelimitRaw,ReqMem,ReqTRES,AllocTRES,NodeList,"
+    "Constraints"
 )
 #: SWF status of each Slurm job state: the one table of
 #: :mod:`dispatchlab.workload.status` (-1 = not finished).
@@ -287,12 +305,13 @@ _CANON = {c.lower(): c for c in COLUMNS}
 #: Columns that say what another one says (for job records), and are not read when the
 #: export has that other one: Slurm prints both limits from the job's one limit, both
 #: CPU counts from its allocated CPUs, ``ReqNodes`` only matters without ``NNodes``, and
-#: a job record always has its requested TRES.
-_SAME_AS = {"Timelimit": "TimelimitRaw", "NCPUS": "AllocCPUS", "UID": "User", "GID": "Group",
-            "ReqNodes": "NNodes", "AllocTRES": "ReqTRES"}
+#: a job record always has its requested TRES. (``ReqNodes`` and ``AllocTRES`` are read
+#: with ``NNodes`` and ``ReqTRES``: what was asked and what was given both matter to
+#: the request fitting, :mod:`dispatchlab.workload.requests`.)
+_SAME_AS = {"Timelimit": "TimelimitRaw", "NCPUS": "AllocCPUS", "UID": "User", "GID": "Group"}
 #: Columns kept as text in the table (job reference, names, node list).
 _NAME_COLUMNS = frozenset({"JobID", "JobIDRaw", "JobName", "User", "UID", "Group", "GID",
-                           "Account", "QOS", "Partition", "NodeList"})
+                           "Account", "QOS", "Partition", "NodeList", "Constraints"})
 _MISSING_TIMES = pa.array(["", "Unknown", "None"])
 _NO_LIMIT = pa.array(["", "UNLIMITED", "Partition_Limit"])
 _LIMIT_RE = (r"^(?:(?P<d>[0-9]{1,6})-)?(?P<a>[0-9]{1,9})"
@@ -300,6 +319,7 @@ _LIMIT_RE = (r"^(?:(?P<d>[0-9]{1,6})-)?(?P<a>[0-9]{1,9})"
 _MEM_RE = r"^(?P<num>[0-9]{1,15}(?:\.[0-9]{1,9})?)(?P<unit>[KMGTP]?)(?P<per>[cn]?)$"
 _TRES_MEM_RE = r"(?:^|,)mem=(?P<num>[0-9]{1,15}(?:\.[0-9]{1,9})?)(?P<unit>[KMGTP]?)(?:,|$)"
 _GPU_RE = r"^gres/gpu(?P<type>:[^=]*)?=(?P<n>[0-9]{1,9})$"
+_TRES_NODE_RE = r"(?:^|,)node=(?P<n>[0-9]{1,9})(?:,|$)"
 #: A host list as sacct prints it: names, bracket groups of numbers and ranges, commas.
 _HOST_ITEM = r"[0-9]{1,18}(?:-[0-9]{1,18})?"
 _HOST_ENTRY = rf"(?:[^\[\],\s]|\[{_HOST_ITEM}(?:,{_HOST_ITEM})*\])+"
@@ -1081,6 +1101,7 @@ def _parse(table: pa.Table, lines: np.ndarray, layout: _Layout, timezone: str,
     _parse_limit(col, layout, num, problems)
     _parse_memory(col, layout, num, problems)
     num["req_gpus"] = _parse_gpus(col, n)
+    _parse_requests(col, num)
     txt = _texts(col, layout, n)
     return _Rows(num, txt, lines), problems, notes
 
@@ -1286,6 +1307,16 @@ def _parse_memory(col: _Col, layout: _Layout, num: dict[str, np.ndarray],
     unknown = (per != _PER_CPU) & ((procs <= 0) | ((per == _PER_NODE) & (nodes <= 0)))
     per_cpu[unknown] = np.nan
     num["mem_per_cpu"] = per_cpu
+    # the job's total request in MB: per CPU x requested CPUs, per node x requested nodes
+    req_procs = np.where(num["req_procs"] > 0, num["req_procs"], num["alloc_procs"])
+    req_nodes = np.where(num["req_nodes"] > 0, num["req_nodes"], num["nodes"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.where(per == _PER_CPU, kb * req_procs,
+                         np.where(per == _PER_NODE, kb * req_nodes, kb))
+    total[((per == _PER_CPU) & (req_procs <= 0)) | ((per == _PER_NODE) & (req_nodes <= 0))] \
+        = np.nan
+    num["req_mem_mb"] = np.where(np.isnan(total), -1,
+                                 np.ceil(np.nan_to_num(total) / 1024 - 1e-9)).astype(np.int64)
 
 
 def _parse_gpus(col: _Col, n: int) -> np.ndarray:
@@ -1295,6 +1326,56 @@ def _parse_gpus(col: _Col, n: int) -> np.ndarray:
     if tres is None:
         return np.full(n, -1, dtype=np.int64)
     return _by_value(tres, lambda v: (_gpus(v),))[0]
+
+
+def _tres_nodes(tres: pa.Array) -> tuple[np.ndarray]:
+    """``node=N`` of TRES strings (-1 without it)."""
+    out = np.full(len(tres), -1, dtype=np.int64)
+    m = pc.extract_regex(tres, _TRES_NODE_RE)
+    ok = _np(m.is_valid())
+    if ok.any():
+        out[ok] = _ints(m.field("n").filter(ok))
+    return (out,)
+
+
+def _gpu_types(tres: pa.Array) -> tuple[np.ndarray]:
+    """The GPU types of TRES strings (``gres/gpu:a100=4`` -> ``a100``; several types
+    joined with ``|``, any of them; "" untyped or no GPU)."""
+    out = np.full(len(tres), "", dtype=object)
+    for k, value in enumerate(_decoded(tres)):  # bytes that are not UTF-8 replaced
+        types = [item.split("=", 1)[0][len("gres/gpu:"):] for item in value.split(",")
+                 if item.startswith("gres/gpu:") and "=" in item]
+        types = [t for t in dict.fromkeys(types) if t]
+        out[k] = "|".join(types)
+    return (out,)
+
+
+def _tres_memory_mb(tres: pa.Array) -> tuple[np.ndarray]:
+    """``mem=`` of TRES strings in MB, rounded up (-1 without it)."""
+    kb, _, _ = _memory(tres, _TRES_MEM_RE)
+    return (np.where(np.isnan(kb), -1, np.ceil(np.nan_to_num(kb) / 1024 - 1e-9))
+            .astype(np.int64),)
+
+
+def _parse_requests(col: _Col, num: dict[str, np.ndarray]) -> None:
+    """What the request fitting reads besides CPUs and memory per CPU: ``req_nodes``
+    (``ReqNodes``, else ``node=`` of ``ReqTRES``), ``alloc_gpus`` and ``alloc_mem_mb``
+    (``AllocTRES``), ``gpu_type`` (typed GPUs of ``ReqTRES``, else ``AllocTRES``), as
+    arrays in ``num`` (``gpu_type`` an object array)."""
+    n = len(num["start"])
+    req, alloc = col("ReqTRES"), col("AllocTRES")
+    if req is not None:
+        tres_nodes = _by_value(req, _tres_nodes)[0]
+        num["req_nodes"] = np.where(num["req_nodes"] > 0, num["req_nodes"], tres_nodes)
+    if alloc is not None:
+        num["alloc_gpus"] = _by_value(alloc, lambda v: (_gpus(v),))[0]
+        num["alloc_mem_mb"] = _by_value(alloc, _tres_memory_mb)[0]
+    else:
+        num["alloc_gpus"] = np.full(n, -1, dtype=np.int64)
+        num["alloc_mem_mb"] = np.full(n, -1, dtype=np.int64)
+    typed = req if req is not None else alloc
+    num["gpu_type"] = (_by_value(typed, _gpu_types)[0] if typed is not None
+                       else np.full(n, "", dtype=object))
 
 
 def _unit_factor(units: pa.Array) -> np.ndarray:
@@ -1319,6 +1400,7 @@ def _texts(col: _Col, layout: _Layout, n: int) -> dict[str, pa.Array]:
         "job_ref": first("JobID", "JobIDRaw"), "user": first("User", "UID"),
         "group": first("Group", "GID"), "queue": first("Partition"), "app": first("JobName"),
         "account": first("Account"), "qos": first("QOS"), "alloc_nodes": first("NodeList"),
+        "features": first("Constraints"),
     }
 
 
@@ -1385,7 +1467,8 @@ def _merged_numbers(num: dict[str, np.ndarray], order: np.ndarray,
     out["end"] = np.where(any_missing("end"), -1, np.maximum.reduceat(g["end"], starts))
     out["req_time"] = np.where(any_missing("req_time"), -1,
                                np.maximum.reduceat(g["req_time"], starts))
-    for key in ("alloc_procs", "req_procs", "nodes", "req_nodes", "req_gpus"):
+    for key in ("alloc_procs", "req_procs", "nodes", "req_nodes", "req_gpus", "alloc_gpus",
+                "req_mem_mb", "alloc_mem_mb"):
         known = np.add.reduceat((g[key] >= 0).astype(np.int64), starts)
         total = np.add.reduceat(np.maximum(g[key], 0), starts)
         out[key] = np.where(known > 0, total, -1)
@@ -1479,6 +1562,12 @@ def _columns(rows: _Rows, origin: int) -> dict[str, np.ndarray]:
     cols["eligible"] = np.where(num["eligible"] >= 0, num["eligible"] - origin, -1)
     cols["req_gpus"] = num["req_gpus"]
     cols["nodes_used"] = np.where(started, num["nodes"], -1)
+    cols["req_nodes"] = num["req_nodes"]
+    cols["req_mem_mb"] = num["req_mem_mb"]
+    cols["alloc_gpus"] = np.where(started, num["alloc_gpus"], -1)
+    cols["alloc_mem_mb"] = np.where(started, num["alloc_mem_mb"], -1)
+    cols["gpu_type"] = num["gpu_type"]
+    cols["exclusive"] = np.full(n, -1, dtype=np.int64)
     return cols
 
 
@@ -1502,7 +1591,10 @@ def _finish(rows: _Rows, info: TraceInfo) -> JobTable:
     for name in ("job_ref", "account", "qos"):
         cols[name] = _strings(rows.txt[name], few=name != "job_ref")
     cols["alloc_nodes"] = _strings(_node_lists(rows))
-    extras = ("job_ref", "account", "qos", "eligible", "req_gpus", "nodes_used", "alloc_nodes")
+    cols["features"] = _strings(rows.txt["features"], few=True)
+    extras = ("job_ref", "account", "qos", "eligible", "req_gpus", "nodes_used", "alloc_nodes",
+              "req_nodes", "req_mem_mb", "alloc_gpus", "alloc_mem_mb", "gpu_type", "features",
+              "exclusive")
     cols = {k: cols[k] for k in (*SWF_FIELDS, "line", *extras)}
     info.unix_start_time = origin
     info.header["UnixStartTime"] = str(origin)
