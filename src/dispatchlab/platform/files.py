@@ -89,7 +89,8 @@ def read_platform_toml(path: str | Path) -> Platform:
     ``efficiency_rank`` (integer >= 0, lower = more energy-efficient; default 0),
     ``weight`` (Slurm's node ``Weight``, integer >= 0, default 1: allocators take nodes
     of lower weight first), ``hosts`` (a Slurm host list of its ``count`` nodes,
-    ``"cn[001-060]"``, in node order) and ``features`` (a list of words; ``"gpu:a100"`` marks typed GPUs).
+    ``"cn[001-060]"``, in node order) and ``features`` (a list of words;
+    ``"gpu:a100"`` marks typed GPUs).
 
     Partitions (optional, any number)::
 
