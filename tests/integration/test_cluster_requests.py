@@ -65,21 +65,24 @@ def eligible_hosts(platform: Platform, jobs: JobTable, row: int, partitions) -> 
     return {hosts[k] for p in partitions if p.name in wanted for k in p.nodes}
 
 
-def replay(trace: Path, dispatcher: str):
+def replay(trace: Path, dispatcher: str, platform: Path = PLATFORM):
     config = RunConfig(trace=TraceSource(str(trace)),
-                       platform=PlatformChoice(str(PLATFORM)),
+                       platform=PlatformChoice(str(platform)),
                        dispatcher=Component(dispatcher))
     notes: list[tuple[str, str]] = []
     run = build(config, report=lambda kind, text: notes.append((kind, text)))
     return run, run.simulation.run(), notes
 
 
+@pytest.mark.parametrize("platform_file", ["cluster.toml", "slurm.conf"])
 @pytest.mark.parametrize("dispatcher", ["easy", "conservative"])
 @pytest.mark.parametrize("trace", ["jobs.sacct", "pbs"])
-def test_cluster_log_replay_honours_every_request(trace: str, dispatcher: str) -> None:
-    run, result, notes = replay(DATA / trace, dispatcher)
+def test_cluster_log_replay_honours_every_request(trace: str, dispatcher: str,
+                                                  platform_file: str) -> None:
+    # the same cluster as a platform TOML and as the slurm.conf a centre has
+    run, result, notes = replay(DATA / trace, dispatcher, DATA / platform_file)
     jobs, plat = run.jobs, run.platform
-    original = read_platform(PLATFORM)
+    original = read_platform(DATA / platform_file)
     hosts = plat.hosts()
     features = dict(zip(hosts, plat.node_features(), strict=True))
     gpu_hosts = {h for h, row in zip(hosts, original.capacity_matrix()[
@@ -116,6 +119,27 @@ def test_cluster_log_replay_honours_every_request(trace: str, dispatcher: str) -
         expected
     warning = [t for k, t in notes if k == "warning" and "cannot be served" in t]
     assert len(warning) == 1 and warning[0].startswith(f"{len(expected)} jobs cannot")
+
+
+@pytest.mark.parametrize("dispatcher", ["easy", "conservative"])
+def test_slurm_conf_and_toml_give_the_same_schedule(dispatcher: str) -> None:
+    """``slurm.conf`` describes ``cluster.toml``'s cluster (CPUs or sockets x cores,
+    DEFAULT memory, typed GRES as features, partitions by host list): same hosts,
+    capacities, features and partitions, so the same starts on the same nodes."""
+    conf, toml = read_platform(DATA / "slurm.conf"), read_platform(PLATFORM)
+    assert conf.hosts() == toml.hosts()
+    assert conf.node_features() == toml.node_features()
+    names = ["core", "gpu", "mem"]
+    cols = [[p.resource_names.index(r) for r in names] for p in (conf, toml)]
+    assert (conf.capacity_matrix()[:, cols[0]] == toml.capacity_matrix()[:, cols[1]]).all()
+    assert [(p.name, p.nodes, p.default, p.max_time, p.max_nodes)
+            for p in conf.partitions] == [(p.name, p.nodes, p.default, p.max_time,
+                                           p.max_nodes) for p in toml.partitions]
+    _, a, _ = replay(DATA / "jobs.sacct", dispatcher, DATA / "slurm.conf")
+    _, b, _ = replay(DATA / "jobs.sacct", dispatcher, PLATFORM)
+    assert a.start.tolist() == b.start.tolist()
+    assert {k: v.nodes.tolist() for k, v in a.allocations.items()} == {
+        k: v.nodes.tolist() for k, v in b.allocations.items()}
 
 
 def test_exclusive_sacct_job_keeps_its_node(tmp_path) -> None:
