@@ -40,8 +40,10 @@ The jobs (rules; every draw from the one generator)
   typed GPUs are tracked).
 * **Memory** (``ReqMem``, the job's total, Slurm 21.08+): 4,096 MB per core (a CPU
   node's memory over its cores), except 15 % of the cpu jobs that fit in one node,
-  which ask 2, 3 or 4 times that (a 32-core job at 16 GiB per core needs a whole
-  CPU node's memory: memory binds); whole-node cpu jobs ask 240,000 MB per node.
+  which ask 2, 3 or 4 times that, at most a node's memory (a 16-core job at 16 GiB
+  per core needs a whole CPU node's memory: memory binds); whole-node cpu jobs ask
+  240,000 MB per node. Every job fits its partition's nodes (a log shows no job its
+  cluster could never run).
 * **Time limits** (``TimelimitRaw``, minutes): cpu and GPU jobs 60, 120, 240, 480,
   720, 1,440 or 2,880 (weights 20, 15, 15, 10, 15, 15, 10); debug 30.
 * **Run times and states**: 85 % ``COMPLETED`` with run time ``limit * u**2`` (``u``
@@ -183,7 +185,7 @@ def make_jobs(n: int, seed: int = 0, load: float = 0.85,
     cpu = part == CPU
     c_small = cpu & small
     req[c_small] = 2 ** k_small[c_small]
-    mem[c_small] = req[c_small] * per_core * mem_factor[c_small]
+    mem[c_small] = np.minimum(req[c_small] * per_core * mem_factor[c_small], CPU_MEM)
     c_whole = cpu & ~small
     nodes[c_whole] = whole[c_whole]
     req[c_whole] = CPU_CORES * nodes[c_whole]
