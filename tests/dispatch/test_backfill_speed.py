@@ -437,3 +437,34 @@ def test_node_profile_caches_equal_the_plain_reductions() -> None:
                 per = units_per_node(r, free)
                 assert np.array_equal(c, np.clip(per, 0, 4))
                 assert tot == np.clip(per, 0, u).sum()
+
+
+def test_fit_now_grouped_by_window_equals_the_fit_totals() -> None:
+    """``_fit_now`` with few windows (grouped by window and distinct request) gives
+    the fit totals of every job's own window, as with many windows."""
+    from dispatchlab.dispatch.backfill import _fit_now
+
+    rng = np.random.default_rng(7)
+    grouped = 0
+    for _ in range(300):
+        n_nodes, n_res, now = int(rng.integers(1, 6)), int(rng.integers(1, 4)), 10
+        free = rng.integers(0, 6, (n_nodes, n_res)).astype(np.int64)
+        prof = NodeProfile(now, free, [])
+        for _ in range(int(rng.integers(0, 4))):
+            prof.reserve(int(rng.integers(now, now + 20)), int(rng.integers(1, 15)),
+                         rng.integers(0, 2, (n_nodes, n_res)))
+        physical = rng.integers(0, 6, (n_nodes, n_res)).astype(np.int64)
+        c = int(rng.integers(1, 12))
+        requests = rng.integers(0, 3, (c, n_res))
+        requests[rng.random(c) < 0.5] = requests[0]  # repeated requests
+        units = rng.integers(1, 6, c)
+        durs = rng.integers(1, 30, c)
+        want = np.array([
+            fit_totals(requests[k : k + 1], units[k : k + 1],
+                       np.minimum(physical, prof.window_min(now, int(durs[k]))))[0]
+            >= units[k] for k in range(c)])
+        got = _fit_now(prof, physical, now, requests, units, durs)
+        assert np.array_equal(got, want)
+        times = np.asarray(prof.times)
+        grouped += len(np.unique(np.searchsorted(times, now + durs))) <= 3 and c > 1
+    assert grouped > 100  # the grouped path ran

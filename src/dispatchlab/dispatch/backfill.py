@@ -474,11 +474,31 @@ def _fit_now(prof: NodeProfile, physical: np.ndarray, now: int, requests: np.nda
     """For each job (per-unit ``requests``, ``units``, planned durations ``durs``),
     whether its units fit in total (:func:`fit_totals`) in the physical free resources
     and ``prof``'s minimum over ``[now, now + durs[c])``: a necessary condition for
-    starting now, whatever the allocator."""
+    starting now, whatever the allocator.
+
+    When the windows are few (EASY's profile of two breakpoints: at most three), each
+    window's per-node counts are computed once per distinct request among its jobs
+    (:func:`node_fits`) and then clipped per job: O(windows x requests x N x R + jobs
+    x N) instead of O(jobs x N x R); the same counts."""
     times = np.asarray(prof.times, dtype=np.int64)
     idx = np.maximum(np.searchsorted(times, now + durs, side="left"), 1) - 1
-    window = np.minimum(physical[None, :, :], prof.running_min()[idx])
-    return fit_totals(requests, units, window) >= units
+    rmin = prof.running_min()
+    windows = np.unique(idx)
+    if len(windows) > _FEW_WINDOWS or len(units) < 2:
+        window = np.minimum(physical[None, :, :], rmin[idx])
+        return fit_totals(requests, units, window) >= units
+    out = np.empty(len(units), dtype=bool)
+    for w in windows.tolist():
+        sel = np.flatnonzero(idx == w) if len(windows) > 1 else np.arange(len(units))
+        u = units[sel]
+        distinct, inv = np.unique(requests[sel], axis=0, return_inverse=True)
+        per = node_fits(distinct, np.minimum(physical, rmin[w]), int(u.max()))
+        out[sel] = np.minimum(per[inv.reshape(-1)], u[:, None]).sum(axis=1) >= u
+    return out
+
+
+#: :func:`_fit_now` groups its jobs by window when they have at most this many
+_FEW_WINDOWS = 3
 
 
 def _last_node_candidate(prof: NodeProfile, physical: np.ndarray, now: int,
