@@ -3,14 +3,14 @@
 The fast node-level planner of :mod:`dispatchlab.dispatch.backfill` (vectorized fit
 screens of the backfill candidates and of the head's breakpoints, the profile's stacked
 matrices and running minimum, EASY's plan kept between passes when only submissions
-happened) is compared, start for start and node for node, with a plain planner written
-here: one reservation after the other in a list-of-matrices profile, every window
-reduced from its matrices, every breakpoint and every candidate offered to the
-allocator, and with the library's own reference classes (``ReferenceEASY``,
-``ReferenceConservative``), which the fast classes subclass. Random multi-resource
-workloads on heterogeneous platforms, with inexact
-estimates (estimates run out), long queues (many passes with only submissions), and
-the built-in allocators; then a few Eurora-like instances.
+happened, EASY's head search from per-node release events) is compared, start for
+start and node for node, with a plain planner written here: one reservation after
+the other in a list-of-matrices profile, every window reduced from its matrices,
+every breakpoint and every candidate offered to the allocator, and with the library's
+own reference classes (``ReferenceEASY``, ``ReferenceConservative``), which the fast
+classes subclass. Random multi-resource workloads on heterogeneous platforms, with
+inexact estimates (estimates run out), long queues (many passes with only
+submissions), and the built-in allocators; then a few Eurora-like instances.
 """
 
 from __future__ import annotations
@@ -26,7 +26,13 @@ from dispatchlab.dispatch import EASY, Conservative
 from dispatchlab.dispatch.allocators import FirstFit, units_per_node
 from dispatchlab.dispatch.backfill import ReferenceConservative, ReferenceEASY
 from dispatchlab.dispatch.base import Allocation, Start
-from dispatchlab.dispatch.profile import NodeProfile, fit_totals, node_fits, planned
+from dispatchlab.dispatch.profile import (
+    NodeProfile,
+    ReleaseEvents,
+    fit_totals,
+    node_fits,
+    planned,
+)
 from dispatchlab.platform import NodeType
 from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.predict import RealPredictor, WalltimePredictor
@@ -113,6 +119,13 @@ class PlainEASY(PlainMixin, EASY):
 
 class PlainConservative(PlainMixin, Conservative):
     pass
+
+
+class StackedEASY(EASY):
+    """Node-level EASY through the engine's stacked release profile (the general
+    planner at ``k = 1``), not the release events."""
+
+    sparse_head = False
 
 
 class UnscreenedEASY(EASY):
@@ -257,7 +270,112 @@ def test_eurora_instances_match_the_plain_planner() -> None:
             assert _schedule(platform, jobs, reference, pred) == want, (seed, name, params)
 
 
+@st.composite
+def partitioned_workloads(draw):
+    """:func:`multi_resource_workloads` with partitions encoded as internal resources:
+    ``@p0`` on the first node type's nodes, ``@p1`` on the others', ``@all`` on every
+    node (large capacities), each job asking 1 of one of them per unit."""
+    platform, jobs = draw(multi_resource_workloads())
+    big = 1 << 20
+    types = tuple(NodeType(t.name, t.count, {**t.capacity, "@p0": big if k == 0 else 0,
+                                             "@p1": 0 if k == 0 else big, "@all": big})
+                  for k, t in enumerate(platform.node_types))
+    n = len(jobs)
+    part = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    res = {k: jobs.resources[k] for k in ("core", "gpu", "mem")}
+    for k, name in enumerate(("@p0", "@p1", "@all")):
+        res[name] = np.array([int(p == k) for p in part])
+    # a job of partition 0 asks no GPU (the first type has none)
+    res["gpu"] = np.where(res["@p0"] == 1, 0, res["gpu"])
+    table = JobTable.from_arrays(submit=jobs["submit"], run=jobs["run"],
+                                 units=jobs["units"], requested_time=jobs["requested_time"],
+                                 resources=res)
+    return Platform(types, name="partitioned"), table
+
+
+class HalfWalltime(WalltimePredictor):
+    """Half the requested time: estimates run out and are replaced by the requested time
+    (``on_expiry``), so running jobs get new estimated ends."""
+
+    name = "half-walltime"
+
+    def predict(self, job: int, now: int) -> int:
+        return max(1, int(self._requested[job]) // 2)
+
+    def static_estimates(self) -> np.ndarray:
+        return np.maximum(1, self._requested // 2)
+
+
+PREDICTORS = {"real": RealPredictor, "walltime": WalltimePredictor, "half": HalfWalltime}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(multi_resource_workloads(), partitioned_workloads()),
+       st.sampled_from(["first-fit", "best-fit", "consolidate", "user"]),
+       st.sampled_from([{}, {"order": "sjf"}, {"explain": True}]),
+       st.sampled_from(sorted(PREDICTORS)))
+def test_easy_release_events_match_the_stacked_profile(w, alloc, params, predictor):
+    """Node-level EASY's head search from per-node release events (kept between passes)
+    and its backfill in a profile of two breakpoints: the schedule of the stacked
+    release profile (the general planner at K = 1) and of the plain planner, for every
+    allocator (a user allocator too), with partitions encoded as resources and with
+    estimates that run out and are replaced."""
+    platform, jobs = w
+    pred = PREDICTORS[predictor]()
+    allocator = LastNodesFirst() if alloc == "user" else alloc
+    fast = _schedule(platform, jobs, EASY(allocator=allocator, **params), pred)
+    assert fast == _schedule(platform, jobs, StackedEASY(allocator=allocator, **params),
+                             pred)
+    assert fast == _schedule(platform, jobs, PlainEASY(allocator=allocator, **params), pred)
+
+
 # --------------------------------------------------------------------- the profile
+def test_release_events_find_the_stacked_profiles_earliest() -> None:
+    """:meth:`ReleaseEvents.earliest` (after jobs started now) gives the start and the
+    allocation of :meth:`NodeProfile.earliest` in the profile of the same running jobs
+    with the same starts reserved, and the matrix in force there."""
+    from dispatchlab.dispatch.allocators import FirstFit
+    from dispatchlab.dispatch.base import Allocation
+
+    rng = np.random.default_rng(11)
+    ff = FirstFit()
+    for _ in range(300):
+        n_nodes, n_res, now = int(rng.integers(1, 6)), int(rng.integers(1, 4)), 50
+        running = int(rng.integers(0, 8))
+        ends = np.sort(rng.integers(now, now + 30, running))
+        allocs = []
+        for _ in range(running):
+            nodes = np.sort(rng.choice(n_nodes, int(rng.integers(1, n_nodes + 1)),
+                                       replace=False))
+            allocs.append(Allocation(nodes, rng.integers(1, 3, len(nodes))))
+        reqs = rng.integers(0, 3, (running, n_res))
+        free = rng.integers(0, 6, (n_nodes, n_res)).astype(np.int64)
+        prof = NodeProfile.from_running(now, free, ends, allocs, reqs)
+        events = ReleaseEvents(now, free, ends, allocs, reqs)
+        assert np.array_equal(events.base, prof.free[0])
+        for _ in range(int(rng.integers(0, 3))):  # jobs started now
+            request = rng.integers(0, 2, n_res)
+            alloc = ff.allocate(request, 1, np.array(events.base))
+            if alloc is None:
+                continue
+            d = int(rng.integers(1, 25))
+            prof.reserve(now, d, alloc.matrix(request, n_nodes))
+            events.start(alloc, request, d)
+        for t in prof.times:
+            assert np.array_equal(events.matrix_at(t), prof.window_min(t, 1))
+        request = rng.integers(0, 3, n_res)
+        units = int(rng.integers(1, 5))
+        want = got = None
+        with suppress(AssertionError):  # never fits
+            want = prof.earliest(ff, request, units, int(rng.integers(1, 30)))
+        with suppress(AssertionError):
+            got = events.earliest(ff, request, units)
+        assert (got is None) == (want is None)
+        if got is not None:
+            assert got[0] == want[0]
+            assert np.array_equal(got[1].nodes, want[1].nodes)
+            assert np.array_equal(got[1].counts, want[1].counts)
+            assert np.array_equal(got[2], prof.window_min(got[0], 1))
 def test_node_profile_caches_equal_the_plain_reductions() -> None:
     """After random reservations (from now and later), windows, the running minimum and
     ``earliest`` equal their plain definitions, and the fit counts equal the
@@ -319,3 +437,34 @@ def test_node_profile_caches_equal_the_plain_reductions() -> None:
                 per = units_per_node(r, free)
                 assert np.array_equal(c, np.clip(per, 0, 4))
                 assert tot == np.clip(per, 0, u).sum()
+
+
+def test_fit_now_grouped_by_window_equals_the_fit_totals() -> None:
+    """``_fit_now`` with few windows (grouped by window and distinct request) gives
+    the fit totals of every job's own window, as with many windows."""
+    from dispatchlab.dispatch.backfill import _fit_now
+
+    rng = np.random.default_rng(7)
+    grouped = 0
+    for _ in range(300):
+        n_nodes, n_res, now = int(rng.integers(1, 6)), int(rng.integers(1, 4)), 10
+        free = rng.integers(0, 6, (n_nodes, n_res)).astype(np.int64)
+        prof = NodeProfile(now, free, [])
+        for _ in range(int(rng.integers(0, 4))):
+            prof.reserve(int(rng.integers(now, now + 20)), int(rng.integers(1, 15)),
+                         rng.integers(0, 2, (n_nodes, n_res)))
+        physical = rng.integers(0, 6, (n_nodes, n_res)).astype(np.int64)
+        c = int(rng.integers(1, 12))
+        requests = rng.integers(0, 3, (c, n_res))
+        requests[rng.random(c) < 0.5] = requests[0]  # repeated requests
+        units = rng.integers(1, 6, c)
+        durs = rng.integers(1, 30, c)
+        want = np.array([
+            fit_totals(requests[k : k + 1], units[k : k + 1],
+                       np.minimum(physical, prof.window_min(now, int(durs[k]))))[0]
+            >= units[k] for k in range(c)])
+        got = _fit_now(prof, physical, now, requests, units, durs)
+        assert np.array_equal(got, want)
+        times = np.asarray(prof.times)
+        grouped += len(np.unique(np.searchsorted(times, now + durs))) <= 3 and c > 1
+    assert grouped > 100  # the grouped path ran

@@ -52,7 +52,9 @@ node-level platforms the backfill candidates are screened with
 vectorized fit counts (per distinct per-unit request) against the physical free
 resources and the profile's running minimum before the allocator sees them, the head's
 earliest breakpoint skips breakpoints where it cannot fit in total, and EASY keeps its
-plan between passes when only submissions happened (see :meth:`_Backfill._plan_nodes`);
+plan between passes when only submissions happened (see :meth:`_Backfill._plan_nodes`)
+and finds its head's start from per-node release events kept between passes, without
+a (release times x nodes x resources) profile (see :meth:`_Backfill._plan_nodes_easy`);
 none of this changes a decision (tests/dispatch/test_backfill_speed.py compares with the plain
 planner).
 """
@@ -68,6 +70,7 @@ import numpy as np
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.params import Nested
+from dispatchlab.dispatch.allocation import Allocation
 from dispatchlab.dispatch.allocators import (
     ALLOCATORS,
     Allocator,
@@ -84,7 +87,14 @@ from dispatchlab.dispatch.orderings import (
     job_width,
     make_ordering,
 )
-from dispatchlab.dispatch.profile import CoreProfile, NodeProfile, fit_totals, node_fits, planned
+from dispatchlab.dispatch.profile import (
+    CoreProfile,
+    NodeProfile,
+    ReleaseEvents,
+    fit_totals,
+    node_fits,
+    planned,
+)
 from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 
 
@@ -464,11 +474,31 @@ def _fit_now(prof: NodeProfile, physical: np.ndarray, now: int, requests: np.nda
     """For each job (per-unit ``requests``, ``units``, planned durations ``durs``),
     whether its units fit in total (:func:`fit_totals`) in the physical free resources
     and ``prof``'s minimum over ``[now, now + durs[c])``: a necessary condition for
-    starting now, whatever the allocator."""
+    starting now, whatever the allocator.
+
+    When the windows are few (EASY's profile of two breakpoints: at most three), each
+    window's per-node counts are computed once per distinct request among its jobs
+    (:func:`node_fits`) and then clipped per job: O(windows x requests x N x R + jobs
+    x N) instead of O(jobs x N x R); the same counts."""
     times = np.asarray(prof.times, dtype=np.int64)
     idx = np.maximum(np.searchsorted(times, now + durs, side="left"), 1) - 1
-    window = np.minimum(physical[None, :, :], prof.running_min()[idx])
-    return fit_totals(requests, units, window) >= units
+    rmin = prof.running_min()
+    windows = np.unique(idx)
+    if len(windows) > _FEW_WINDOWS or len(units) < 2:
+        window = np.minimum(physical[None, :, :], rmin[idx])
+        return fit_totals(requests, units, window) >= units
+    out = np.empty(len(units), dtype=bool)
+    for w in windows.tolist():
+        sel = np.flatnonzero(idx == w) if len(windows) > 1 else np.arange(len(units))
+        u = units[sel]
+        distinct, inv = np.unique(requests[sel], axis=0, return_inverse=True)
+        per = node_fits(distinct, np.minimum(physical, rmin[w]), int(u.max()))
+        out[sel] = np.minimum(per[inv.reshape(-1)], u[:, None]).sum(axis=1) >= u
+    return out
+
+
+#: :func:`_fit_now` groups its jobs by window when they have at most this many
+_FEW_WINDOWS = 3
 
 
 def _last_node_candidate(prof: NodeProfile, physical: np.ndarray, now: int,
@@ -510,6 +540,9 @@ class _Backfill(_Backfilling):
         #: node level: the distinct per-unit requests and each job's class (see
         #: :meth:`_backfill_nodes`)
         self._req_classes: tuple[np.ndarray, np.ndarray] | None = None
+        #: node-level EASY: the running jobs' release events kept between passes (see
+        #: :meth:`_release_events`)
+        self._held: tuple | None = None
 
     def dispatch(self, view: View) -> list[Decision]:
         n = view.queue_length
@@ -932,9 +965,120 @@ class _Backfill(_Backfilling):
     #: node-level conservative: stop planning after the last job that can still start
     #: now (False: reserve every waiting job; same decisions, the tests run both)
     stop_node_plan: bool = True
+    #: node-level EASY: find the head's start from the running jobs' per-node release
+    #: events (:class:`~dispatchlab.dispatch.profile.ReleaseEvents`) and backfill in a
+    #: profile of two breakpoints (see :meth:`_plan_nodes_easy`; False: the stacked
+    #: release profile of the engine; same decisions, the tests run both)
+    sparse_head: bool = True
+
+    def _release_events(self, view: View) -> ReleaseEvents:
+        """The running jobs' :class:`~dispatchlab.dispatch.profile.ReleaseEvents`, their
+        per-node events kept between passes: a job's are read (its allocation times its
+        per-unit request) once, at the first pass that sees it running, and dropped,
+        vectorized, at the first pass that does not; times are the current effective
+        estimated ends. Per pass: O(running jobs + events) in numpy, and Python only
+        for the jobs started since the previous pass."""
+        running = view.running
+        reqs = view.requests
+        held = self._held
+        if held is None or held[0].shape[0] != reqs.shape[0]:
+            n_jobs, n_res = reqs.shape
+            held = self._held = (np.full(n_jobs, -1, dtype=np.int64),  # start when read
+                                 np.zeros(n_jobs, dtype=np.int64),  # effective end
+                                 np.zeros(n_jobs, dtype=bool),  # a mark, kept all False
+                                 [np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                                  np.empty((0, n_res), dtype=np.int64)])
+        read_at, end_of, mark, (owner, nodes, freed) = held
+        jobs, start = running.jobs, running.start
+        end_of[jobs] = running.est_end
+        new = read_at[jobs] != start  # not read yet (or started again)
+        fresh = jobs[new]
+        mark[jobs] = True
+        mark[fresh] = False  # their old events, if any, go too
+        keep = mark[owner]
+        mark[jobs] = False
+        if not keep.all():
+            owner, nodes, freed = owner[keep], nodes[keep], freed[keep]
+        if len(fresh):
+            allocs: list[Allocation] = []
+            for j in fresh.tolist():
+                alloc = view.allocation(j)
+                assert alloc is not None  # a running job on a node-level platform
+                allocs.append(alloc)
+            sizes = np.fromiter((len(a.nodes) for a in allocs), dtype=np.int64,
+                                count=len(allocs))
+            new_owner = np.repeat(fresh, sizes)
+            counts = np.concatenate([a.counts for a in allocs]).astype(np.int64)
+            owner = np.concatenate([owner, new_owner])
+            nodes = np.concatenate([nodes, np.concatenate([a.nodes for a in allocs])
+                                    .astype(np.int64)])
+            freed = np.concatenate([freed, counts[:, None] * reqs[new_owner]])
+            read_at[fresh] = start[new]
+        held[3][:] = [owner, nodes, freed]
+        return ReleaseEvents.from_events(view.now, view.free, end_of[owner], nodes, freed)
+
+    def _plan_nodes_easy(self, view: View) -> list[Decision]:
+        """The node-level pass of EASY (one reservation) from scratch, with the
+        decisions of :meth:`_plan_nodes_full` at ``k = 1`` without its (release times x
+        nodes x resources) profile.
+
+        Up to the head, every job is placed now or is the head, so the profile stays
+        non-decreasing in time (the running jobs' releases, minus the jobs started now
+        until their planned ends): a window's minimum is its first matrix, and
+        :class:`~dispatchlab.dispatch.profile.ReleaseEvents` finds each job's earliest
+        breakpoint from per-node events. Once the head is reserved at ``t`` for ``d``,
+        the backfill scan asks only for windows ``[now, now + e)``, and their minimum
+        is the matrix at now, or, when the window reaches ``t``, the lower of it and the
+        matrix at ``t`` minus the head's resources: before ``t`` the profile rises,
+        inside ``[t, t + d)`` it rises from its value at ``t`` (releases add, the jobs
+        started now only end), after ``t + d`` it is at least its value at now. So the
+        scan runs in the profile of two breakpoints, now and ``t`` (and the head's end),
+        whose windows from now have the same minima as the full profile's, and so does
+        the plan kept for the next pass (:meth:`_plan_nodes`), whose windows start at a
+        later now with no breakpoint between."""
+        now = view.now
+        jobs, units, est = self._queue_columns(view)
+        n = len(jobs)
+        reqs = view.requests
+        n_nodes = view.free.shape[0]
+        physical = view.free.copy()
+        events = self._release_events(view)
+        alloc_ = self.allocator_
+        out: list[Decision] = []
+        reserved: list[tuple[int, int]] = []
+        i = 0
+        prof: NodeProfile | None = None
+        while i < n:
+            job, u, d = int(jobs[i]), int(units[i]), planned(int(est[i]))
+            t, alloc, at_t = events.earliest(alloc_, reqs[job], u)
+            i += 1
+            if t == now:
+                now_alloc = alloc_.allocate(reqs[job], u, np.minimum(physical, events.base))
+                if now_alloc is not None:
+                    events.start(now_alloc, reqs[job], d)
+                    physical -= now_alloc.matrix(reqs[job], n_nodes)
+                    out.append(Start(job, now_alloc))
+                    continue
+            # the head: the profile of two breakpoints, then its reservation
+            rise = [] if t == now else [(t, at_t - events.base)]
+            prof = NodeProfile(now, events.base, rise)
+            prof.reserve(t, d, alloc.matrix(reqs[job], n_nodes))
+            reserved.append((job, t))
+            break
+        if prof is not None and i < n:
+            rest = self._rest_in_queue_order(view, jobs, est, i)
+            self._backfill_nodes(view, prof, physical, jobs[rest], units[rest], est[rest],
+                                 out)
+        if self.explain:
+            self.log_.append({"now": now, "reservations": reserved,
+                              "started": [d.job for d in out]})
+        if not out and reserved and reserved[0][1] > now and self._node_plan_kept(view, 1):
+            self._cache = (view.changes, prof, int(view.queue.jobs[-1]))
+        return out
 
     def _plan_nodes_full(self, view: View, k: int) -> list[Decision]:
-        """The node-level pass from scratch (see :meth:`_plan_nodes`).
+        """The node-level pass from scratch (see :meth:`_plan_nodes`; EASY's is
+        :meth:`_plan_nodes_easy` when :attr:`sparse_head`).
 
         **Stop at the last candidate** (every job reserved, i.e. conservative, without
         a log): a job starts now only if its units fit in total (:func:`fit_totals`)
@@ -952,6 +1096,8 @@ class _Backfill(_Backfilling):
         ``t'`` cannot be placed before ``t'``: every window before ``t'`` hosted fewer
         of the earlier job's units than it needed, hosts no more of this job's, and
         the profile has only been lowered since."""
+        if k == 1 and self.sparse_head:
+            return self._plan_nodes_easy(view)
         now = view.now
         jobs, units, est = self._queue_columns(view)
         n = len(jobs)
