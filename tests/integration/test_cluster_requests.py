@@ -312,3 +312,30 @@ def test_unknown_partition_is_one_line_and_the_options_fix_it(tmp_path) -> None:
     assert "partitions ignored" in ignored.stdout
     assert_user_error(run_cli("simulate", trace, "--platform", toml, "--ignore-partitions",
                               "--partition-map", "debug=cpu"), "--ignore-partitions")
+
+
+@pytest.mark.parametrize("command", [("compare", "--dispatcher", "easy", "--dispatcher", "fifo"),
+                                     ("validate", "--dispatcher", "easy"),
+                                     ("study", "predictions", "--dispatchers", "easy",
+                                      "--predictors", "walltime")])
+def test_commands_that_simulate_a_log_take_the_partition_options(tmp_path, command) -> None:
+    # compare, validate and study fit the log once, as simulate does: the same one-line
+    # error for a partition the platform lacks, the same two ways out
+    toml = tmp_path / "p.toml"
+    text = PLATFORM.read_text()
+    toml.write_text(text[:text.index('[[partition]]\nname = "debug"')])
+    trace = DATA / "jobs.sacct"
+    assert_user_error(run_cli(*command, trace, "--platform", toml),
+                      "jobs.sacct", "no partition 'debug' (3 jobs)", "--partition-map")
+    for extra in (("--partition-map", "debug=cpu"), ("--ignore-partitions",)):
+        assert_ok(run_cli(*command, trace, "--platform", toml, *extra))
+
+
+def test_a_fitted_table_is_fitted_once() -> None:
+    # the first fitting splits the platform and adds the @ resources; fitting its result
+    # again (each run of a comparison is assembled from the fitted table) changes nothing
+    jobs = load_trace(DATA / "jobs.sacct")
+    first = fit_requests(jobs, read_platform(PLATFORM))
+    again = fit_requests(first.jobs, first.platform)
+    assert again.jobs is first.jobs and again.platform is first.platform
+    assert not again.warnings and not again.notes

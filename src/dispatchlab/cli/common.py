@@ -103,6 +103,20 @@ def fit_jobs(jobs, platform):
     return fit(jobs, platform, report)
 
 
+def fit_cluster_requests(jobs, platform, partition_map: str | None,
+                         ignore_partitions: bool):
+    """``(jobs, platform)`` with a cluster log's GPUs, memory and partitions fitted
+    (``--partition-map``, ``--ignore-partitions``; its warnings and notes on stderr):
+    :func:`dispatchlab.run.build.fit_cluster_requests`, for commands that simulate one
+    table many times."""
+    from dispatchlab.run.build import fit_cluster_requests as fit
+    from dispatchlab.run.config import RunConfig
+
+    config = RunConfig(partition_map=partition_map,
+                       ignore_partitions=ignore_partitions).validate()
+    return fit(jobs, platform, config, report)
+
+
 def dispatcher_spec(name: str, params: Sequence[str], *, order: str | None = None,
                     reservations: int | None = None, skip: bool = False,
                     allocator: str | None = None, priority: str | None = None):
@@ -350,6 +364,13 @@ PLATFORM_OPTIONS = options(
                       "PA-HPC-SIM node file; ARCHIVE.tar.gz#MEMBER reads inside a tar"),
     click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
     click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),
+)
+#: the partitions of a cluster log (sacct, PBS) on a platform that declares them
+PARTITION_OPTIONS = options(
+    click.option("--partition-map", default=None, metavar="OLD=NEW[,OLD=NEW]",
+                 help="rename the log's partition (queue) names to the platform's"),
+    click.option("--ignore-partitions", is_flag=True,
+                 help="let every job run on every node, whatever its partition"),
 )
 TAU_OPTION = click.option("--tau", type=float, default=10.0, show_default=True,
                           help="bounded-slowdown threshold (s)")

@@ -11,6 +11,7 @@ import click
 
 from dispatchlab.cli.common import (
     OVERRUN_OPTION,
+    PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
@@ -19,6 +20,7 @@ from dispatchlab.cli.common import (
     check_overrun,
     choose_platform,
     console,
+    fit_cluster_requests,
     fit_jobs,
     load,
     names_help,
@@ -134,6 +136,7 @@ def _plain(value: Any) -> Any:
 @click.option("--lead-in", type=int, default=None,
               help="jobs simulated before each slice and not measured (default N // 10)")
 @PLATFORM_OPTIONS
+@PARTITION_OPTIONS
 @OVERRUN_OPTION
 @TAU_OPTION
 @click.option("--workers", type=int, default=None,
@@ -146,7 +149,9 @@ def _plain(value: Any) -> Any:
 def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ...],
             baseline: str | None, slices: int | None, slice_jobs: int | None,
             lead_in: int | None, platform: str | None, nodes: int | None,
-            cores_per_node: int | None, overrun: str, tau: float, workers: int | None,
+            cores_per_node: int | None,
+            partition_map: str | None, ignore_partitions: bool, overrun: str, tau: float,
+            workers: int | None,
             lenient: bool, extra_fields: str, reader: dict, window: str | None,
             jobs_range: str | None,
             fraction: str | None, seed: int, out: Path | None) -> None:
@@ -178,6 +183,7 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
                 jobs=jobs_range, fraction=fraction)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     jobs = fit_jobs(jobs, plat)
+    jobs, plat = fit_cluster_requests(jobs, plat, partition_map, ignore_partitions)
     if slices is not None:  # a plan that does not fit fails before any warning
         from dispatchlab.workload.slices import plan_slices
 

@@ -10,6 +10,7 @@ import click
 from dispatchlab.cli.common import (
     CAP_OPTIONS,
     OVERRUN_OPTION,
+    PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
@@ -72,10 +73,7 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 @click.option("--predictor-param", "-P", "predictor_params", multiple=True,
               metavar="KEY=VALUE", help="a predictor parameter (repeatable)")
 @PLATFORM_OPTIONS
-@click.option("--partition-map", default=None, metavar="OLD=NEW[,OLD=NEW]",
-              help="rename the log's partition (queue) names to the platform's")
-@click.option("--ignore-partitions", is_flag=True,
-              help="let every job run on every node, whatever its partition")
+@PARTITION_OPTIONS
 @click.option("--allocator", default=None,
               help=f"node placement: {allocator_names()} (default first-fit; the "
                    "dispatcher's allocator parameter)")

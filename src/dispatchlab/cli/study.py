@@ -9,6 +9,7 @@ import click
 from dispatchlab.cli.common import (
     CAP_OPTIONS,
     DURATION_MODEL_OPTION,
+    PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
@@ -18,6 +19,7 @@ from dispatchlab.cli.common import (
     choose_platform,
     console,
     duration_model_spec,
+    fit_cluster_requests,
     fit_jobs,
     load,
     names_help,
@@ -44,6 +46,7 @@ def study_app() -> None:
               help="write study.csv, study.json and the three PNG figures here")
 @TAU_OPTION
 @PLATFORM_OPTIONS
+@PARTITION_OPTIONS
 @READ_OPTIONS
 @SELECT_OPTIONS
 @CAP_OPTIONS
@@ -51,7 +54,9 @@ def study_app() -> None:
 def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       predictors: tuple[str, ...], out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
-                      cores_per_node: int | None, lenient: bool, extra_fields: str, reader: dict,
+                      cores_per_node: int | None,
+                      partition_map: str | None, ignore_partitions: bool, lenient: bool,
+                      extra_fields: str, reader: dict,
                       window: str | None, jobs_range: str | None,
                       fraction: str | None, cap: str | None, cap_window: str | None,
                       cap_file: Path | None, power_file: str | None,
@@ -76,6 +81,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                  extra_fields=extra_fields, reader=reader)
     plat = choose_platform(jobs, platform, nodes, cores_per_node)
     jobs = fit_jobs(jobs, plat)
+    jobs, plat = fit_cluster_requests(jobs, plat, partition_map, ignore_partitions)
     cap_spec = power_cap(cap, cap_window, cap_file, plat)
     jobs = attach_job_power(jobs, power_file, plat)
     ppspec = power_predictor_spec(power_predictor, power_predictor_params)

@@ -10,6 +10,7 @@ import click
 
 from dispatchlab.cli.common import (
     OVERRUN_OPTION,
+    PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
@@ -76,6 +77,7 @@ def _table(validation, title: str):
 @click.option("--predictor-param", "-P", "predictor_params", multiple=True,
               metavar="KEY=VALUE", help="a predictor parameter (repeatable)")
 @PLATFORM_OPTIONS
+@PARTITION_OPTIONS
 @click.option("--allocator", default=None,
               help=f"node placement: {allocator_names()} (default first-fit)")
 @click.option("--order", default=None,
@@ -107,7 +109,8 @@ def _table(validation, title: str):
               help="draw the recorded and simulated rolling mean waits over time")
 def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              predictor: str, predictor_params: tuple[str, ...], platform: str | None,
-             nodes: int | None, cores_per_node: int | None, allocator: str | None,
+             nodes: int | None, cores_per_node: int | None,
+             partition_map: str | None, ignore_partitions: bool, allocator: str | None,
              order: str | None, priority: str | None, reservations: int | None,
              skip: bool, overrun: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
@@ -146,7 +149,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         platform=PlatformChoice(platform, nodes, cores_per_node),
         dispatcher=Component(dspec.name, dict(dspec.params)),
         predictor=Component(pspec.name, dict(pspec.params)),
-        overrun=overrun,
+        overrun=overrun, partition_map=partition_map, ignore_partitions=ignore_partitions,
     )
     bars = []
 

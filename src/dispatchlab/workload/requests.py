@@ -361,9 +361,14 @@ def fit_requests(jobs: JobTable, platform: Platform, *,
     ``platform`` by the module's mapping rule; see the module docstring. The input table
     is not changed. Raises :class:`InputError` for a partition the platform does not
     know (naming it and its job count) and for a constraint of an unsupported form
-    (naming the job's line and the field ``Constraints``)."""
+    (naming the job's line and the field ``Constraints``). A table fitted already (it
+    has the ``unservable`` column) is returned as it is, with ``platform``: fitting is
+    done once, by the first caller (a command that compares several runs of one fitted
+    table, then each run's assembly)."""
     mapping = parse_partition_map(partition_map)
     fitted = Fitted(jobs, platform)
+    if "unservable" in jobs.columns:
+        return fitted
     fmt = jobs.info.format
     n = len(jobs)
     if platform.is_pooled or fmt not in CLUSTER_FORMATS | {"swf"} or n == 0:
