@@ -134,3 +134,55 @@ def test_an_old_store_reads_and_shows_its_results(tmp_path) -> None:
     finally:
         con.close()
     assert stored[0] > 0 and stored[1] == stored[0]  # SWF user numbers as text
+
+
+PARTITIONED = """
+[campaign]
+name = "parts"
+database = "p.duckdb"
+[[traces]]
+label = "log"
+path = "{trace}"
+{extra}
+[[platforms]]
+file = "{platform}"
+[[dispatchers]]
+name = "easy"
+"""
+
+
+def test_a_campaign_trace_takes_the_partition_options(tmp_path) -> None:
+    # the hand-made cluster log names a partition 'debug' that this platform lacks: the
+    # trace entry maps it (or ignores partitions), as simulate's options do; a run's
+    # jobs then keep their partition names as the log wrote them
+    cluster = DATA / "cluster"
+    text = (cluster / "cluster.toml").read_text()
+    platform = tmp_path / "p.toml"
+    platform.write_text(text[:text.index('[[partition]]\nname = "debug"')])
+    for extra in ('partition_map = "debug=cpu"', "ignore_partitions = true"):
+        folder = tmp_path / extra.split()[0]
+        folder.mkdir()
+        spec = PARTITIONED.format(trace=cluster / "jobs.sacct", platform=platform,
+                                  extra=extra)
+        run_campaign(write_campaign(folder, spec), workers=1)
+        con = connect(folder / "p.duckdb")
+        try:
+            status = con.execute("SELECT status FROM runs").fetchall()
+            parts = {r[0] for r in con.execute("SELECT partition FROM jobs").fetchall()}
+        finally:
+            con.close()
+        assert status == [("done",)], extra
+        assert "debug" in parts
+    (tmp_path / "none").mkdir()
+    spec = PARTITIONED.format(trace=cluster / "jobs.sacct", platform=platform, extra="")
+    run_campaign(write_campaign(tmp_path / "none", spec), workers=1)
+    con = connect(tmp_path / "none" / "p.duckdb")
+    try:
+        failed = con.execute("SELECT status, error FROM runs").fetchall()
+    finally:
+        con.close()
+    assert failed[0][0] == "failed" and "no partition 'debug'" in failed[0][1]
+    both = PARTITIONED.format(trace=cluster / "jobs.sacct", platform=platform,
+                              extra='partition_map = "debug=cpu"\nignore_partitions = true')
+    with pytest.raises(InputError, match="either partition_map or ignore_partitions"):
+        run_campaign(write_campaign(tmp_path, both), workers=1)

@@ -102,6 +102,7 @@ from dispatchlab.sim.engine import check_combination, check_overrun
 from dispatchlab.workload.companions import find_machines
 from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import FORMATS
+from dispatchlab.workload.requests import parse_partition_map
 from dispatchlab.workload.slices import default_lead_in, measure_for, plan_slices
 
 SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude",
@@ -113,7 +114,8 @@ _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_
                "machine_size", "load", "slices", "format", "submit_from", "timezone",
                "columns",
                "unstarted", "running", "procs_per_node", "hot_start", "arrival",
-               "arrival_window", "burst_size", "bursts"}
+               "arrival_window", "burst_size", "bursts", "partition_map",
+               "ignore_partitions"}
 #: Reader options of a trace file entry (``load_trace``'s ``format`` and
 #: ``reader_options``), checked against the format's reader when the format is given.
 _READER_KEYS = ("format", "submit_from", "timezone", "columns", "unstarted", "running")
@@ -444,12 +446,40 @@ def _expand_members(where: _Where, base: Path, tables: list) -> list:
     return out
 
 
+def _partition_options(where: _Where, t: dict[str, Any], entry: str) -> dict[str, Any]:
+    """A trace entry's ``partition_map = "OLD=NEW,..."`` and ``ignore_partitions =
+    true`` (``simulate --partition-map`` / ``--ignore-partitions``), popped from ``t``
+    and checked: the options to add (none when not given)."""
+    out: dict[str, Any] = {}
+    mapping = t.pop("partition_map", None)
+    ignore = t.pop("ignore_partitions", None)
+    if mapping is not None:
+        if not isinstance(mapping, str):
+            raise where.error(f"partition_map must be a text OLD=NEW[,OLD=NEW], got "
+                              f"{mapping!r}", entry)
+        try:
+            parse_partition_map(mapping)
+        except InputError as exc:
+            raise where.error(f"partition_map: {exc.message}", entry) from None
+        out["partition_map"] = mapping
+    if ignore is not None:
+        if not isinstance(ignore, bool):
+            raise where.error(f"ignore_partitions must be true or false, got {ignore!r}",
+                              entry)
+        if ignore:
+            out["ignore_partitions"] = True
+    if "partition_map" in out and "ignore_partitions" in out:
+        raise where.error("give either partition_map or ignore_partitions, not both", entry)
+    return out
+
+
 def _trace(where: _Where, base: Path, table: Any, i: int,
            sums: dict[Path, str]) -> dict[str, Any]:
     """One ``[[traces]]`` entry: label, file, options, input files and checksum."""
     entry = f"traces[{i}]"
     t = dict(_check_keys(where, table, _TRACE_KEYS, entry))
     hot = t.pop("hot_start", None)
+    partitions = _partition_options(where, t, entry)
     if t.get("generate") is not None:
         if "slices" in t:
             raise where.error("slices apply to trace files (path = ...), not to "
@@ -463,6 +493,7 @@ def _trace(where: _Where, base: Path, table: Any, i: int,
                               f"{hot!r}", entry)
         options["hot_start"] = float(hot)
         default_label += f"-hs{float(hot) * 100:g}"
+    options.update(partitions)  # only when given: other traces keep their run keys
     inputs = {}
     member = options.get("member")  # in the configuration: members of one archive differ
     if path is not None:
