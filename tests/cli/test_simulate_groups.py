@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from test_campaign_groups import NODE_AND_GPU_NODE
 from test_cli import assert_ok, assert_user_error, run_cli
 from test_pbs import TORQUE_LOG
 from test_pbs import write as write_pbs
@@ -16,23 +17,25 @@ from test_sacct import write as write_sacct
 
 
 def test_by_partition_and_user_on_a_sacct_export(tmp_path) -> None:
-    """The six jobs of the 23.02 export on one 16-core node: batch holds 4001, 4003,
+    """The six jobs of the 23.02 export on a 16-core node and a GPU node: batch holds 4001, 4003,
     the array tasks 4005_1/2 and the heterogeneous 4008 (merged, first component's
     partition), gpu holds 4002; every group's figures add up to the run's."""
     export = write_sacct(tmp_path, EXPORT_2302, "march.txt")
+    platform = tmp_path / "n+g.toml"
+    platform.write_text(NODE_AND_GPU_NODE)
     out = tmp_path / "o"
-    proc = run_cli("simulate", export, "--nodes", "1", "--cores-per-node", "16",
+    proc = run_cli("simulate", export, "--platform", platform,
                    "--by", "partition", "--by", "user", "--out", out)
     assert_ok(proc)
-    assert "by partition: the log's partition or queue names; core-hours" in proc.stdout
+    assert "by partition: the log's partition or queue names; node-hours" in proc.stdout
     assert "by user: the log's user names" in proc.stdout
-    for needle in ("│ batch ", "│ gpu ", "│ alice ", "│ dave ", "share of core-hours per "
-                   "account: proj1"):
+    for needle in ("│ batch ", "│ gpu ", "│ alice ", "│ dave ", "share of node-hours per "
+                   "account: "):
         assert needle in proc.stdout, needle
     summary = json.loads((out / "summary.json").read_text())
     section = summary["by_group"]
     assert list(section) == ["fairness", "hours_unit", "partition", "user"]  # sorted keys
-    assert section["hours_unit"] == "core-hours"
+    assert section["hours_unit"] == "node-hours"
     parts = section["partition"]["groups"]
     assert set(parts) == {"batch", "gpu"}
     assert (parts["batch"]["jobs"], parts["gpu"]["jobs"]) == (5, 1)
@@ -50,8 +53,7 @@ def test_by_partition_and_user_on_a_sacct_export(tmp_path) -> None:
     assert set(fair["account_hours_share"]) == {"proj1", "proj2", "proj3"}
     # without --by the summary has no such section
     plain = tmp_path / "p"
-    assert_ok(run_cli("simulate", export, "--nodes", "1", "--cores-per-node", "16",
-                      "--out", plain))
+    assert_ok(run_cli("simulate", export, "--platform", platform, "--out", plain))
     assert "by_group" not in json.loads((plain / "summary.json").read_text())
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from campaign_helpers import write_campaign
 from dispatchlab.experiment.campaign import run_campaign
 from dispatchlab.report.html import write_report
+from test_campaign_groups import NODE_AND_GPU_NODE
 from test_sacct import EXPORT_2302
 from test_sacct import write as write_sacct
 
@@ -18,6 +19,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 def test_report_shows_the_per_partition_table(tmp_path) -> None:
     trace = write_sacct(tmp_path, EXPORT_2302, "march.txt")
+    platform = tmp_path / "n+g.toml"
+    platform.write_text(NODE_AND_GPU_NODE)
     run_campaign(write_campaign(tmp_path, f"""
 [campaign]
 name = "groups"
@@ -26,8 +29,7 @@ database = "g.duckdb"
 label = "march"
 path = "{trace}"
 [[platforms]]
-nodes = 1
-cores_per_node = 16
+file = "{platform}"
 [[dispatchers]]
 name = "fifo"
 [[dispatchers]]
@@ -37,7 +39,7 @@ name = "easy"
     assert "<h3>By partition</h3>" in page
     section = page[page.index("<h3>By partition</h3>"):]
     section = section[:section.index("</table>")]
-    # per configuration: batch (5 jobs, the larger proc-hours) before gpu (1 job)
+    # per configuration: batch (5 jobs, the larger node-hours) before gpu (1 job)
     for config in ("easy-walltime", "fifo-walltime"):
         row = (f'<td class="text">{config}</td><td class="text">batch</td>'
                '<td class="num">1</td><td class="num">5</td>')
@@ -45,7 +47,7 @@ name = "easy"
         assert (f'<td class="text">{config}</td><td class="text">gpu</td>'
                 '<td class="num">1</td><td class="num">1</td>') in section
         assert section.index(row) < section.index(f'{config}</td><td class="text">gpu')
-    assert "<th>proc-hours</th>" in section
+    assert "<th>node-hours</th>" in section
     # no table when the stored jobs have no partition: the schema-1 store's jobs were
     # stored before the jobs kept their groups
     db = tmp_path / "v1.duckdb"

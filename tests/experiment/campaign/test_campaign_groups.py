@@ -28,17 +28,32 @@ database = "g.duckdb"
 label = "march"
 path = "{trace}"
 [[platforms]]
-nodes = 1
-cores_per_node = 16
+label = "n+g"
+file = "{platform}"
 [[dispatchers]]
 name = "fifo"
+"""
+NODE_AND_GPU_NODE = """
+# one 16-core node and one with 2 GPUs: the export's GPU jobs (4002, the GPU part of
+# 4008) need a GPU node since a cluster log's requests are honoured
+[[node_type]]
+name = "n"
+count = 1
+capacity = { core = 16 }
+[[node_type]]
+name = "g"
+count = 1
+capacity = { core = 16, gpu = 2 }
 """
 
 
 @pytest.fixture
 def group_db(tmp_path) -> Path:
     trace = write_sacct(tmp_path, EXPORT_2302, "march.txt")
-    run_campaign(write_campaign(tmp_path, CAMPAIGN.format(trace=trace)), workers=1)
+    platform = tmp_path / "n+g.toml"
+    platform.write_text(NODE_AND_GPU_NODE)
+    run_campaign(write_campaign(tmp_path, CAMPAIGN.format(trace=trace, platform=platform)),
+                 workers=1)
     return tmp_path / "g.duckdb"
 
 
@@ -61,7 +76,7 @@ def test_jobs_store_their_groups_as_text(group_db) -> None:
 def test_results_groups_shows_the_breakdown(group_db) -> None:
     proc = run_cli("results", "groups", group_db, "--format", "table")
     assert_ok(proc)
-    assert "by partition: trace march, platform 1x16" in proc.stdout
+    assert "by partition: trace march, platform n+g" in proc.stdout
     assert "│ fifo / walltime │ batch " in proc.stdout
     assert "│ fifo / walltime │ gpu " in proc.stdout
     con = store.open_read(group_db)
@@ -80,7 +95,7 @@ def test_results_groups_shows_the_breakdown(group_db) -> None:
     assert sum(r["jobs"] for r in rows) == jobs
     assert sum(r["jobs"] * r["mean_wait"] for r in rows) == pytest.approx(jobs * mean_wait)
     assert sum(r["hours_share"] for r in rows) == pytest.approx(1.0)
-    assert rows[0]["hours_unit"] == "proc-hours"
+    assert rows[0]["hours_unit"] == "node-hours"
     proc = run_cli("results", "groups", group_db, "--by", "account", "--format", "csv")
     assert_ok(proc)
     assert proc.stdout.splitlines()[0].startswith("trace,platform,dispatcher,predictor,cap,"
