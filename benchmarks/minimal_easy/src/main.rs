@@ -175,65 +175,61 @@ fn simulate(jobs: &[Job], cores: i64) -> Vec<i64> {
             }
             next += 1;
         }
-        // completions, then one pass; again while jobs started now end now (0 s runs)
-        loop {
-            while let Some(&(_, j)) = ends.first().filter(|e| e.0 == now) {
-                ends.pop_first();
-                free += jobs[j].units;
-                running.remove(&(start[j] + planned(j), j));
-            }
-            let mut started = Vec::new();
-            let mut i = 0;
-            while i < queue.len() && jobs[queue[i]].units <= free {
-                free -= jobs[queue[i]].units;
-                started.push(queue[i]);
-                running.insert((now + planned(queue[i]), queue[i]));
-                i += 1;
-            }
-            if i < queue.len() {
-                // the head's shadow time: release running jobs by planned end (an end
-                // already past counts as now) until it fits; extra = what is left over
-                let need = jobs[queue[i]].units;
-                let (mut avail, mut shadow) = (free, i64::MAX);
-                for &(end, j) in running.iter() {
-                    let end = end.max(now);
-                    if end > shadow {
-                        break;
-                    }
-                    avail += jobs[j].units;
-                    if shadow == i64::MAX && avail >= need {
-                        shadow = end;
-                    }
+        // completions, then one pass; jobs started now that end now (0 s runs) bring
+        // the loop back to this time: their completions, then another pass
+        while let Some(&(_, j)) = ends.first().filter(|e| e.0 == now) {
+            ends.pop_first();
+            free += jobs[j].units;
+            running.remove(&(start[j] + planned(j), j));
+        }
+        let mut started = Vec::new();
+        let mut i = 0;
+        while i < queue.len() && jobs[queue[i]].units <= free {
+            free -= jobs[queue[i]].units;
+            started.push(queue[i]);
+            running.insert((now + planned(queue[i]), queue[i]));
+            i += 1;
+        }
+        if i < queue.len() {
+            // the head's shadow time: release running jobs by planned end (an end
+            // already past counts as now) until it fits; extra = what is left over
+            let need = jobs[queue[i]].units;
+            let (mut avail, mut shadow) = (free, i64::MAX);
+            for &(end, j) in running.iter() {
+                let end = end.max(now);
+                if end > shadow {
+                    break;
                 }
-                let mut extra = avail - need;
-                for &j in &queue[i + 1..] {
-                    let u = jobs[j].units;
-                    if free <= 0 {
-                        break;
-                    } else if u > free {
-                        continue;
-                    } else if now + planned(j) <= shadow {
-                        free -= u; // ends by the shadow time
-                    } else if u <= extra {
-                        free -= u; // or fits in the extra cores, which it consumes
-                        extra -= u;
-                    } else {
-                        continue;
-                    }
-                    started.push(j);
-                    running.insert((now + planned(j), j));
+                avail += jobs[j].units;
+                if shadow == i64::MAX && avail >= need {
+                    shadow = end;
                 }
             }
-            for &j in &started {
-                start[j] = now;
-                ends.insert((now + jobs[j].run, j));
+            let mut extra = avail - need;
+            for &j in &queue[i + 1..] {
+                let u = jobs[j].units;
+                if free <= 0 {
+                    break;
+                } else if u > free {
+                    continue;
+                } else if now + planned(j) <= shadow {
+                    free -= u; // ends by the shadow time
+                } else if u <= extra {
+                    free -= u; // or fits in the extra cores, which it consumes
+                    extra -= u;
+                } else {
+                    continue;
+                }
+                started.push(j);
+                running.insert((now + planned(j), j));
             }
-            if !started.is_empty() {
-                queue.retain(|&j| start[j] < 0);
-            }
-            if ends.first().is_none_or(|e| e.0 != now) {
-                break;
-            }
+        }
+        for &j in &started {
+            start[j] = now;
+            ends.insert((now + jobs[j].run, j));
+        }
+        if !started.is_empty() {
+            queue.retain(|&j| start[j] < 0);
         }
     }
     start
