@@ -1,4 +1,4 @@
-"""dispatchlab's EASY against a minimal compiled EASY (issue 31's speed baseline).
+"""dispatchlab's EASY against a minimal compiled EASY (the compiled core's speed yardstick).
 
 Builds ``benchmarks/minimal_easy`` (std-only Rust, ``cargo build --release``, once), then
 for every trace runs, as fresh processes, the minimal binary and ``python -m
@@ -15,8 +15,8 @@ Usage::
 
     python benchmarks/bench_native.py [TRACE ...] [--repeat 3]
 
-Without traces: KTH-SP2, SDSC-SP2, HPC2N, CEA-Curie and RICC from ``$DISPATCHLAB_TRACES``
-(default ``../shared/traces`` beside the repository).
+Without traces: KTH-SP2, SDSC-SP2, HPC2N, CEA-Curie and RICC from the traces folder
+(``$DISPATCHLAB_TRACES``, see the README's Traces section).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from dispatchlab.core.references import traces_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "benchmarks" / "minimal_easy" / "Cargo.toml"
@@ -107,7 +109,7 @@ def compare(binary: Path, trace: str, repeat: int) -> dict:
 
 
 def default_traces() -> list[str]:
-    folder = Path(os.environ.get("DISPATCHLAB_TRACES", ROOT.parent / "shared" / "traces"))
+    folder = traces_dir(ROOT)
     return [str(folder / name) for name in DEFAULT_TRACES]
 
 

@@ -1,4 +1,4 @@
-"""The compiled baseline of issue 31 (``benchmarks/minimal_easy``, run by
+"""The compiled EASY baseline (``benchmarks/minimal_easy``, run by
 ``benchmarks/bench_native.py``) keeps reproducing ``dispatchlab simulate --dispatcher
 easy``: the same jobs, rejected jobs and mean wait (one decimal) on KTH-SP2 and on
 seeded small traces full of edge cases, so the speed baseline cannot drift silently."""
