@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# the traces folder (see the README, "Traces"): $DISPATCHLAB_TRACES, else ../shared/traces
+# the traces folder (see docs/explanation/references.md): $DISPATCHLAB_TRACES, else ../shared/traces
 TRACES ?= $(or $(DISPATCHLAB_TRACES),../shared/traces)
 
 .PHONY: demo test test-fast lint bench docs clean
