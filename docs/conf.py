@@ -32,6 +32,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx_click",
+    "cliref",
     "apipages",
     "generated",
     "figures",
@@ -59,6 +60,9 @@ autodoc_typehints_format = "short"
 autodoc_member_order = "bysource"
 autosummary_generate = False
 add_module_names = False
+
+# "--slices" stays two hyphens (no typographic dashes or quotes in commands and help)
+smartquotes = False
 
 html_theme = "furo"
 html_title = f"dispatchlab {release}"
