@@ -148,7 +148,7 @@ class APIDirective(SphinxDirective):
                 seen.add(target)
                 role = {"class": "class", "function": "func", "data": "data"}[kind]
                 obj = getattr(importlib.import_module(package), name)
-                summary = _first_line(obj) if kind != "data" else "(a value: see its module)"
+                summary = _first_line(obj) if kind != "data" else _value_doc(module, real)
                 out += [f"   * - :{role}:`~{target}`", f"     - {_escape(summary)}"]
                 if owner(module) == package:
                     objs.append((target, kind))
@@ -169,6 +169,14 @@ class APIDirective(SphinxDirective):
                 else:
                     out += [f".. automodule:: {mod}", "   :no-members:", ""]
         return out
+
+
+def _value_doc(module: str, name: str) -> str:
+    """The first sentence of the ``#:`` comment (or docstring) of a module-level value."""
+    from sphinx.pycode import ModuleAnalyzer
+
+    lines = ModuleAnalyzer.for_module(module).find_attr_docs().get(("", name), [])
+    return " ".join(line.strip() for line in lines).split(". ")[0].strip()
 
 
 def _escape(text: str) -> str:
