@@ -33,7 +33,7 @@ lint: $(STAMP)
 # the documentation site (docs/, Sphinx + MyST) into docs/_build/html; warnings are errors;
 # no network at build time
 docs: $(STAMP)
-	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sim.py $(TRACES)/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
