@@ -35,9 +35,6 @@ ROOT = "dispatchlab"
 #: underline): shown as preformatted text, as ``help()`` shows them, until they are
 #: rewritten; their module is still a reference target.
 PREFORMATTED = {
-    "dispatchlab.metrics.groups",
-    "dispatchlab.power.synth",
-    "dispatchlab.workload.clean",
     "dispatchlab.workload.lublin",
     "dispatchlab.workload.pbs",
     "dispatchlab.workload.requests",
