@@ -20,13 +20,13 @@ demo: $(STAMP)
 	$(BIN)/dispatchlab demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples docs
 	$(BIN)/lint-imports
 	$(BIN)/mypy  # the typed contract: core/, dispatch/, sim/view.py ([tool.mypy])
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples docs
 	$(BIN)/lint-imports  # the import contract, .importlinter
 	$(BIN)/mypy  # the typed contract: core/, dispatch/, sim/view.py ([tool.mypy])
 
@@ -43,7 +43,7 @@ bench: $(STAMP)
 # `make test`
 FAST := not slow and not traces and not browser and not dask and not docs
 test-fast: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples docs
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q -m "$(FAST)"

@@ -20,7 +20,6 @@ import pkgutil
 import re
 import warnings
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from docutils import nodes

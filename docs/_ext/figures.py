@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -46,8 +46,11 @@ def run_plot_code(code: str, name: str, out: Path = OUT) -> Path:
     if fig is None or not hasattr(fig, "savefig"):
         raise ExtensionError(f"dl-plot {name}: the code leaves no Figure in 'fig'")
     path = out / f"{name}.png"
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    # atomically: two builds at once (the test workers) never copy half an image
+    tmp = out / f".{name}.{os.getpid()}.png"
+    fig.savefig(tmp, dpi=100, bbox_inches="tight")
     plt.close("all")
+    os.replace(tmp, path)
     return path
 
 
@@ -56,7 +59,7 @@ class PlotDirective(SphinxDirective):
 
     required_arguments = 1
     has_content = True
-    option_spec = {"alt": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {"alt": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         name = self.arguments[0]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
 import re
 import warnings
@@ -117,7 +118,10 @@ def write_all(app: Sphinx | None = None) -> None:
     for name, text in files.items():
         path = OUT / name
         if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
+            # atomically: two builds at once (the test workers) never read half a file
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
