@@ -29,6 +29,19 @@ def test_the_site_builds_without_warnings(built_site):
     print(f"docs build: {built_site.seconds:.1f} s")
 
 
+def test_no_text_line_is_swallowed_by_myst_syntax():
+    """Markdown that GitHub shows as text but MyST does not: a line starting with ``%``
+    is a comment (the line vanishes from the page), ``+++`` a block break. Checked in
+    the source, outside code blocks."""
+    bad = []
+    for page in pages():
+        text = re.sub(r"^```.*?^```", "", (DOCS / page).read_text(encoding="utf-8"),
+                      flags=re.S | re.M)
+        bad += [f"{page}: {line.strip()[:60]}" for line in text.splitlines()
+                if line.lstrip().startswith(("%", "+++"))]
+    assert not bad, bad
+
+
 def test_every_page_is_built_and_in_the_navigation(built_site):
     html = built_site.html
     for page in pages():
