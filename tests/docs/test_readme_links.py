@@ -8,7 +8,12 @@ anchor (``page.md#section``) must be a heading of that page, as GitHub makes anc
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
+
+import yaml  # PyYAML, a dependency of dask
+
+import dispatchlab
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -58,3 +63,18 @@ def test_the_readme_shows_what_the_docs_show():
     assert commands in (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert all(re.search(rf"^{t}:", makefile, re.M) for t in ("demo", "test", "docs"))
+
+
+def test_citation_and_documentation_host_files_agree_with_the_project():
+    """``CITATION.cff`` names this version; ``.readthedocs.yaml`` builds ``docs/conf.py``
+    with the ``docs`` extra that ``pyproject.toml`` defines, failing on warnings."""
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["authors"] and cff["title"]
+    assert str(cff["version"]) == dispatchlab.__version__
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert cff["license"] == project["project"]["license"]
+    rtd = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text(encoding="utf-8"))
+    assert (ROOT / rtd["sphinx"]["configuration"]).is_file()
+    assert rtd["sphinx"]["fail_on_warning"] is True
+    extras = {e for i in rtd["python"]["install"] for e in i.get("extra_requirements", [])}
+    assert extras == {"docs"} and "docs" in project["project"]["optional-dependencies"]
