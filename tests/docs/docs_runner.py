@@ -2,18 +2,35 @@
 
     python docs_runner.py BLOCKS.json
 
-``BLOCKS.json`` lists ``{"lang": "sh" | "python", "line": N, "code": "..."}``. Shell
-blocks run with ``bash -e -o pipefail``; Python blocks share one namespace, as a reader
-pasting them into one session would. The first failure prints the block's line and
-ends with status 1.
+``BLOCKS.json`` lists ``{"lang": "sh" | "python", "line": N, "code": "...", "expect":
+[...]}``. Shell blocks run with ``bash -e -o pipefail``; Python blocks share one
+namespace, as a reader pasting them into one session would. A block's output (stdout and
+stderr) is echoed and must contain each text of ``expect`` (the numbers the page quotes).
+The first failure prints the block's line and ends with status 1.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 import traceback
+
+
+def _run(item: dict, namespace: dict[str, object]) -> tuple[bool, str]:
+    if item["lang"] == "sh":
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", item["code"]],
+                              capture_output=True, text=True)
+        return proc.returncode == 0, proc.stdout + proc.stderr
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            exec(compile(item["code"], f"<block at line {item['line']}>", "exec"), namespace)
+    except Exception:
+        return False, out.getvalue() + traceback.format_exc()
+    return True, out.getvalue()
 
 
 def main(path: str) -> int:
@@ -22,20 +39,16 @@ def main(path: str) -> int:
     namespace: dict[str, object] = {"__name__": "__main__"}
     for item in items:
         print(f"--- block at line {item['line']} ({item['lang']})", flush=True)
-        if item["lang"] == "sh":
-            proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", item["code"]])
-            if proc.returncode != 0:
-                print(f"FAILED: the block at line {item['line']} exited with "
-                      f"{proc.returncode}", flush=True)
-                return 1
-        else:
-            try:
-                exec(compile(item["code"], f"<block at line {item['line']}>", "exec"),
-                     namespace)
-            except Exception:
-                traceback.print_exc()
-                print(f"FAILED: the block at line {item['line']} raised", flush=True)
-                return 1
+        ok, output = _run(item, namespace)
+        print(output, flush=True)
+        if not ok:
+            print(f"FAILED: the block at line {item['line']} failed", flush=True)
+            return 1
+        missing = [t for t in item.get("expect", []) if t not in output]
+        if missing:
+            print(f"FAILED: the output of the block at line {item['line']} lacks "
+                  f"{missing} (the page quotes them)", flush=True)
+            return 1
     return 0
 
 

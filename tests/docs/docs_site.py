@@ -31,6 +31,9 @@ WALKTHROUGHS = ("getting-started.md", "tutorials/")
 RUN_LANGS = {"sh": "sh", "bash": "sh", "python": "python"}
 
 _FENCE = re.compile(r"^```(?P<lang>[\w-]+)[^\n]*\n(?P<code>.*?)^```[ \t]*$", re.S | re.M)
+#: ``<!-- expect: TEXT | TEXT -->`` right after a block: what its output must contain (the
+#: numbers the page's text quotes), invisible on the page
+_EXPECT = re.compile(r"\s*<!-- expect: (?P<texts>.*?) -->")  # matched at the fence's end
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class Block:
     line: int  #: the line of its opening fence (1-based)
     lang: str  #: ``sh`` or ``python``
     code: str
+    #: texts its output (stdout and stderr) must contain
+    expect: tuple[str, ...] = ()
 
     @property
     def first_line(self) -> str:
@@ -61,7 +66,10 @@ def blocks(page: str) -> list[Block]:
     for m in _FENCE.finditer(text):
         lang = RUN_LANGS.get(m["lang"])
         if lang is not None:
-            out.append(Block(page, text.count("\n", 0, m.start()) + 1, lang, m["code"]))
+            e = _EXPECT.match(text, m.end())
+            expect = tuple(t.strip() for t in e["texts"].split(" | ")) if e else ()
+            out.append(Block(page, text.count("\n", 0, m.start()) + 1, lang, m["code"],
+                             expect))
     return out
 
 

@@ -73,7 +73,8 @@ def test_page_blocks_run(page, needs_traces, tmp_path):
         pytest.skip(f"{page} reads traces from $DISPATCHLAB_TRACES, absent here: "
                     f"{TRACES_DIR} is not a folder")
     env = _scratch(tmp_path)
-    items = [{"lang": b.lang, "line": b.line, "code": b.code} for b in _run_blocks(page)]
+    items = [{"lang": b.lang, "line": b.line, "code": b.code, "expect": list(b.expect)}
+             for b in _run_blocks(page)]
     (tmp_path / ".blocks.json").write_text(json.dumps(items))
     proc = subprocess.run([sys.executable, str(RUNNER), ".blocks.json"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=600)
