@@ -30,7 +30,6 @@ version = release
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
     "sphinx_click",
     "cliref",
     "apipages",
@@ -58,7 +57,6 @@ autodoc_default_options = {"members": False}
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 autodoc_member_order = "bysource"
-autosummary_generate = False
 add_module_names = False
 
 # "--slices" stays two hyphens (no typographic dashes or quotes in commands and help)

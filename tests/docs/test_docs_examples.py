@@ -53,13 +53,15 @@ def _scratch(tmp_path: Path) -> dict[str, str]:
         (tmp_path / name).symlink_to(ROOT / name)
     bin_dir = tmp_path / ".bin"
     bin_dir.mkdir()
-    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    # this checkout's package first, even under a block's own PYTHONPATH=...
+    src = str(ROOT / "src")
+    path = f'PYTHONPATH="{src}${{PYTHONPATH:+:$PYTHONPATH}}"'
+    (bin_dir / "python").write_text(f'#!/bin/sh\n{path} exec "{sys.executable}" "$@"\n')
     (bin_dir / "dispatchlab").write_text(
-        f'#!/bin/sh\nexec "{sys.executable}" -m dispatchlab.cli "$@"\n')
+        f'#!/bin/sh\n{path} exec "{sys.executable}" -m dispatchlab.cli "$@"\n')
     for f in bin_dir.iterdir():
         f.chmod(0o755)
     env = dict(os.environ)
-    src = str(ROOT / "src")
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
                DISPATCHLAB_TRACES=str(TRACES_DIR), MPLBACKEND="Agg", COLUMNS="160",
                PYTHONPATH=src + (os.pathsep + env["PYTHONPATH"]
