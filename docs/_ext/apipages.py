@@ -1,14 +1,16 @@
 """The Python API pages, generated from each package's ``__all__``.
 
 A page holds ``.. dl-api:: PACKAGE`` (in an ``{eval-rst}`` block of a MyST page, so
-that what it generates is read as reStructuredText, as docstrings are); it expands to the package's
-docstring, a summary table of the package's public names (its ``__all__``), the
-description of every public object owned by the package, and the docstring of each of
-its modules. An object is described once, on the page of the deepest package that
-contains the module defining it (``EASY``, exported by ``dispatchlab.dispatch``, is
-described there as ``dispatchlab.dispatch.backfill.EASY``, the name its docstrings and
-the rest of the package use); other packages that re-export it list it in their table,
-linked to that description. The modules of :data:`~dispatchlab.core.deprecation.
+that what it generates is read as reStructuredText, as docstrings are); it expands to
+the package's docstring, a summary table of the package's public names (its
+``__all__``), the description of every public object owned by the package, and the
+docstring of each of its modules; a public name without a docstring (or ``#:``
+comment) is a warning, so ``make docs`` (``-W``) fails. An object is described once, on
+the page of the deepest package that contains the module defining it (``EASY``, exported
+by ``dispatchlab.dispatch``, is described there as
+``dispatchlab.dispatch.backfill.EASY``, the name its docstrings and the rest of the
+package use); other packages that re-export it list it in their table, linked to that
+description. The modules of :data:`~dispatchlab.core.deprecation.
 MOVED_MODULES` (old names kept as shims) are not documented.
 """
 
@@ -22,10 +24,14 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import click
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
 
 ROOT = "dispatchlab"
 
@@ -144,7 +150,10 @@ class APIDirective(SphinxDirective):
                 seen.add(target)
                 role = {"class": "class", "function": "func", "data": "data"}[kind]
                 obj = getattr(importlib.import_module(package), name)
-                summary = _first_line(obj) if kind != "data" else _value_doc(module, real)
+                summary = _summary(obj, kind, module, real)
+                if not summary:  # a public name must say what it is (-W: the build fails)
+                    logger.warning(f"public name {package}.{name} has no docstring",
+                                   location=self.get_location())
                 out += [f"   * - :{role}:`~{target}`", f"     - {_escape(summary)}"]
                 if owner(module) == package:
                     objs.append((target, kind))
@@ -165,6 +174,16 @@ class APIDirective(SphinxDirective):
                 else:
                     out += [f".. automodule:: {mod}", "   :no-members:", ""]
         return out
+
+
+def _summary(obj: Any, kind: str, module: str, name: str) -> str:
+    """The first paragraph of what documents ``obj``: its docstring, a click command's
+    help, or a value's ``#:`` comment."""
+    if isinstance(obj, click.Command):
+        return (obj.help or "").split("\n\n", 1)[0].replace("\n", " ").strip()
+    if kind != "data" or callable(obj):  # a function, a class, a bound method
+        return _first_line(obj)
+    return _value_doc(module, name)
 
 
 def _value_doc(module: str, name: str) -> str:
