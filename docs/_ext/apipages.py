@@ -39,11 +39,7 @@ ROOT = "dispatchlab"
 #: reStructuredText (a simple table's text running into a column margin, a short title
 #: underline): shown as preformatted text, as ``help()`` shows them, until they are
 #: rewritten; their module is still a reference target.
-PREFORMATTED = {
-    "dispatchlab.workload.lublin",
-    "dispatchlab.workload.pbs",
-    "dispatchlab.workload.requests",
-}
+PREFORMATTED = {"dispatchlab.workload.requests"}
 
 
 def packages() -> list[str]:
