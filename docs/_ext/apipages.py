@@ -150,7 +150,10 @@ class APIDirective(SphinxDirective):
                 if not summary:  # a public name must say what it is (-W: the build fails)
                     logger.warning(f"public name {package}.{name} has no docstring",
                                    location=self.get_location())
-                out += [f"   * - :{role}:`~{target}`", f"     - {_escape(summary)}"]
+                shown = f":{role}:`~{target}`"
+                if real != name:  # exported under another name than its own
+                    shown = f"``{name}`` (:{role}:`{real} <{target}>`)"
+                out += [f"   * - {shown}", f"     - {_escape(summary)}"]
                 if owner(module) == package:
                     objs.append((target, kind))
             out.append("")
