@@ -16,7 +16,7 @@ Usage::
     python benchmarks/bench_native.py [TRACE ...] [--repeat 3]
 
 Without traces: KTH-SP2, SDSC-SP2, HPC2N, CEA-Curie and RICC from the traces folder
-(``$DISPATCHLAB_TRACES``, see the README's Traces section).
+(``$DISPATCHLAB_TRACES``, see docs/explanation/references.md).
 """
 
 from __future__ import annotations

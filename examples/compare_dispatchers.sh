@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the "Comparing dispatchers" tables of the README: EASY, conservative, strict
+# Regenerates the tables of docs/tutorials/compare.md: EASY, conservative, strict
 # SJF and EASY-SJBF on 10 slices of SDSC-SP2 and CTC-SP2 (the traces from
 # $DISPATCHLAB_TRACES, else ../shared/traces beside the repository).
 # Run from the repository root after `make demo` (or with dispatchlab on PATH).

@@ -1,16 +1,16 @@
-"""Regenerates the "Validation against the recorded schedule" table of the README.
+"""Regenerates the "Validation against the recorded schedule" table of docs/reference/validation.md.
 
 Runs ``dispatchlab validate`` on shipped archive traces that record their waits, under
 textbook dispatchers (FCFS: ``fifo``, EASY, conservative backfilling),
 each trace on its header's machine (pooled cores), one run at a time, and writes
-``OUT/<trace>-<dispatcher>.json`` / ``.png`` and ``OUT/table.md`` (the README's
+``OUT/<trace>-<dispatcher>.json`` / ``.png`` and ``OUT/table.md`` (the documentation's
 tables). A run whose JSON exists is not repeated (``--force`` repeats it), so the
 script can be stopped and started again.
 
     python examples/validate_traces.py [--out out/validation] [--only CEA-Curie]
 
 The traces come from the folder of :func:`dispatchlab.core.references.traces_dir`
-(``$DISPATCHLAB_TRACES``, see the README's "Traces"). Every number of the tables is
+(``$DISPATCHLAB_TRACES``, see docs/explanation/references.md). Every number of the tables is
 read from the JSON files of the runs.
 """
 
@@ -79,7 +79,7 @@ def _removed(cleaning: dict) -> str:
 
 
 def tables(results: list[tuple[str, str, dict]]) -> str:
-    """The README's tables (markdown) from the runs' JSON documents."""
+    """The documentation's tables (markdown) from the runs' JSON documents."""
     lines = ["| trace (scheduler named by the header) | removed by cleaning | dispatcher "
              "| jobs compared | recorded mean wait (h) | simulated mean wait (h) "
              "| MAE (h) | median error (h) | Pearson | Spearman | rolling MAPE (%) |",

@@ -1,4 +1,5 @@
-"""The README's Carastan-Santos et al. 2024 tables from a finished seed003 campaign database.
+"""The Carastan-Santos et al. 2024 tables (docs/reproductions/carastan-santos2024.md)
+from a finished seed003 campaign database.
 
     dispatchlab campaign run examples/campaigns/seed003.toml --workers 2
     python examples/seed003/tables.py examples/campaigns/seed003.duckdb [--include-outdated]

@@ -1,4 +1,5 @@
-"""The README's Borghesi et al. 2018 tables from finished seed004-* campaign databases.
+"""The Borghesi et al. 2018 tables (docs/reproductions/borghesi2018.md) from finished
+seed004-* campaign databases.
 
     python examples/seed004/tables.py examples/campaigns/seed004-synthetic.duckdb [...]
 
@@ -6,7 +7,7 @@ For each database, per instance family (a trace entry, or the members of one arc
 pattern: ``hist100/...``) and budget, prints a Markdown table of the mean over
 instances of each run's mean BSLD (Borghesi et al. 2018 eq. 3, ``mean_power_bsld``) per method,
 then per method the share of runs that went above the budget at some time, the mean
-share of time above it and the largest excess; then the comparisons the README quotes:
+share of time above it and the largest excess; then the comparisons that page quotes:
 DEC against LS (share of runs where DEC's BSLD is lower, and DEC's share of solver
 passes that improved on LS's plan), DEC+RAPL against the best other method, and (for
 the misprediction campaign) the BSLD change of the tighter caps against the plain

@@ -1,6 +1,7 @@
-"""References a reader can follow: the README, the package's docstrings and help texts,
-the examples and the benchmarks name the papers by author and year (the full entries in
-:mod:`dispatchlab.core.references` and the README's "References"), point to no file outside
+"""References a reader can follow: the README, the documentation pages, the package's
+docstrings and help texts, the examples and the benchmarks name the papers by author and
+year (the full entries in :mod:`dispatchlab.core.references` and the documentation's
+references page, ``docs/explanation/references.md``), point to no file outside
 the repository (the configurable traces folder aside) and to no issue number.
 
 The only ``seedNNN`` names left are file and folder names users type (campaign files,
@@ -21,10 +22,16 @@ from dispatchlab.core.references import PAPERS, expand_traces, traces_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: every text a reader sees: the README, the package (docstrings, help texts, messages),
-#: the examples and the benchmarks
+#: the documentation's pages (the built site and generated tables left out)
+DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md")
+                   if not {"_build", "_generated"} & set(p.relative_to(ROOT).parts))
+REFERENCES_PAGE = ROOT / "docs" / "explanation" / "references.md"
+
+#: every text a reader sees: the README, the documentation, the package (docstrings, help
+#: texts, messages), the examples and the benchmarks
 SCANNED = [
-    ROOT / "README.md", ROOT / "Makefile",
+    ROOT / "README.md", ROOT / "Makefile", *DOC_PAGES, ROOT / "docs" / "conf.py",
+    *sorted((ROOT / "docs" / "_ext").glob("*.py")),
     *sorted((ROOT / "src").rglob("*.py")),
     *sorted((ROOT / "benchmarks").glob("*.py")),
     *sorted(p for p in (ROOT / "examples").rglob("*")
@@ -52,6 +59,8 @@ SEED_BROKEN = re.compile(r"\bseed( paper)?[\s\"'#:]*\n[\s\"'#:+]*00[0-4]\b", re.
 TRACES_DEFAULT_OK = {
     ROOT / "src" / "dispatchlab" / "core" / "references.py",
     ROOT / "README.md", ROOT / "Makefile",
+    ROOT / "docs" / "getting-started.md", ROOT / "docs" / "reference" / "usage.md",
+    REFERENCES_PAGE,
     ROOT / "benchmarks" / "bench_power.py",
     ROOT / "examples" / "compare_dispatchers.sh",
 }
@@ -111,8 +120,8 @@ def test_references_hold_the_five_papers():
         "Scheduling-based power capping in high performance computing systems"]
     dois = [re.findall(r"doi (\S+?)\)?\.?$", p.reference) for p in PAPERS]
     assert dois == [[], [], [], ["10.1109/TPDS.2025.3586723"], ["10.1016/j.suscom.2018.05.007"]]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n## References\n"):]
+    page = REFERENCES_PAGE.read_text(encoding="utf-8")
+    section = page[page.index("\n## References\n"):]
     for p in PAPERS:
         assert p.title in section.replace("\n  ", " ")
         assert f"**{p.short}**" in section

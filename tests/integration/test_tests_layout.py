@@ -2,7 +2,8 @@
 ``tests/<package>/``, named after a package or top-level module of ``src/dispatchlab``
 (``tests/dispatch/cp/`` for :mod:`dispatchlab.dispatch.cp`, ``tests/testing/`` for
 :mod:`dispatchlab.testing`), or in ``tests/integration/`` when it crosses the packages;
-``tests/`` itself holds only helpers, data and ``conftest.py``."""
+``tests/docs/`` tests the documentation site; ``tests/`` itself holds only helpers, data
+and ``conftest.py``."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from folders import TESTS, folders
 SRC = TESTS.parent / "src" / "dispatchlab"
 #: the folder of the tests that cross the packages
 INTEGRATION = Path("integration")
+#: the folder of the documentation's tests (the site in docs/, its examples)
+DOCS = Path("docs")
 
 
 def _modules() -> list[Path]:
@@ -33,9 +36,9 @@ def test_every_folder_mirrors_a_package() -> None:
     mirrored = {p.parent.relative_to(SRC) for p in SRC.rglob("__init__.py")}
     mirrored |= {p.relative_to(SRC).with_suffix("") for p in SRC.glob("*.py")}
     used = {p.parent.relative_to(TESTS) for p in _modules()}
-    assert used <= mirrored | {INTEGRATION}, (
+    assert used <= mirrored | {INTEGRATION, DOCS}, (
         f"test folders naming no package of src/dispatchlab: "
-        f"{sorted(map(str, used - mirrored - {INTEGRATION}))}")
+        f"{sorted(map(str, used - mirrored - {INTEGRATION, DOCS}))}")
 
 
 def test_module_names_are_unique() -> None:

@@ -1,5 +1,6 @@
-"""A researcher's own dispatcher or predictor: the README examples run, and the
-conformance checks accept correct classes and catch broken ones."""
+"""A researcher's own dispatcher or predictor: the examples shown by the tutorial
+(docs/tutorials/extending.md) run, and the conformance checks accept correct classes and
+catch broken ones."""
 
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ def _load_example(name: str):
 
 
 @pytest.mark.parametrize("name", ["custom_dispatcher", "custom_predictor"])
-def test_readme_shows_the_example_classes_verbatim(name):
+def test_docs_show_the_example_classes_verbatim(name):
     source = (ROOT / "examples" / f"{name}.py").read_text()
     cls = re.search(r"^class .*?(?=\n\n\n)", source, re.S | re.M).group(0)
-    readme = (ROOT / "README.md").read_text()
-    assert cls in readme, f"README's copy of examples/{name}.py is out of date"
+    page = (ROOT / "docs" / "tutorials" / "extending.md").read_text()
+    assert cls in page, f"docs/tutorials/extending.md's copy of examples/{name}.py is out of date"
 
 
 def test_custom_dispatcher_is_under_30_lines_passes_checks_and_runs():

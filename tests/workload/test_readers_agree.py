@@ -1,6 +1,6 @@
 """The readers agree: one SWF status table for sacct, PBS, the Eurora archive and
-``simulate --swf-out`` (kept equal to the README's table), the same status for the same
-end in every format."""
+``simulate --swf-out`` (kept equal to the table of docs/reference/cluster-logs.md), the
+same status for the same end in every format."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ from test_pbs import torque_end
 from test_pbs import write as write_pbs
 from test_sacct import export, job
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "cluster-logs.md"
 
 
-def _readme_table() -> set[tuple[str, str, int]]:
-    text = README.read_text()
+def _docs_table() -> set[tuple[str, str, int]]:
+    text = PAGE.read_text()
     block = re.search(r"<!-- status-table.*?-->\n(.*?)<!-- end status-table -->", text,
                       re.DOTALL)
-    assert block is not None, "the README has no status table"
+    assert block is not None, f"{PAGE.name} has no status table"
     rows = set()
     for line in block[1].splitlines()[2:]:
         source, whats, status = (cell.strip() for cell in line.strip("|").split("|"))
@@ -34,8 +34,8 @@ def _readme_table() -> set[tuple[str, str, int]]:
     return rows
 
 
-def test_the_readme_table_is_the_code_table():
-    assert _readme_table() == set(STATUS_TABLE)
+def test_the_docs_table_is_the_code_table():
+    assert _docs_table() == set(STATUS_TABLE)
     assert len(STATUS_TABLE) == len(set(STATUS_TABLE))
 
 

@@ -1,6 +1,6 @@
 """Old import paths of moved modules, names and methods: they keep working, with a warning.
 
-dispatchlab 0.2 put its modules in layers (see the README, "Design"); the modules that
+dispatchlab 0.2 put its modules in layers (see docs/explanation/design.md); the modules that
 moved keep their old dotted names until :data:`REMOVED_IN`:
 
 * :data:`MOVED_MODULES` maps each old module name to its new one. :func:`install` (run

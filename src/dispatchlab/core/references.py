@@ -1,11 +1,12 @@
 """The papers dispatchlab reproduces, the sources of the traces it reads, and where
 the traces are found.
 
-Docstrings, help texts and the README name a paper by its short citation
+Docstrings, help texts and the documentation name a paper by its short citation
 (:attr:`Paper.short`, author and year, or author and topic where the text gives no
 year); :data:`PAPERS` holds the full references, as far as they can be verified. No
 DOI, venue or year is given beyond what the paper's own text or its publisher states.
-The README's "References" section lists the same entries.
+The documentation's references page (docs/explanation/references.md) lists the same
+entries.
 
 **Traces** are data, not part of the repository: they are read from a data folder,
 :func:`traces_dir` (the environment variable ``DISPATCHLAB_TRACES``, else
@@ -36,7 +37,7 @@ class Paper:
     topic: str
 
 
-#: The five reproduced papers, in the order the README presents them.
+#: The five reproduced papers, in the order the documentation presents them.
 PAPERS: tuple[Paper, ...] = (
     Paper(
         key="galleguillos2017",

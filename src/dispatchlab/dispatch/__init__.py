@@ -8,7 +8,7 @@ al. 2018's power
 cappers ``ls``, ``dec`` (scheduling), ``bf``, ``dvfs`` (PA-HPC-SIM's power-budget EASY
 variants), ``rapl-simple``, ``rapl-dynshare`` (throttling) and ``dec-rapl``. A new
 dispatcher is one subclass of
-:class:`Dispatcher` with a ``dispatch(view)`` method; see the README.
+:class:`Dispatcher` with a ``dispatch(view)`` method; see docs/tutorials/extending.md.
 """
 
 from dispatchlab.core.registry import Registry

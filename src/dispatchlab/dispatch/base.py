@@ -85,6 +85,7 @@ class SetPower(NamedTuple):
     level: float
 
 
+#: What :meth:`Dispatcher.dispatch` returns a list of: one of the four decisions.
 Decision = Start | Reject | SetSpeed | SetPower
 
 

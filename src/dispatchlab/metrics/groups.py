@@ -8,17 +8,17 @@ metrics import no workload module.
 **Group keys** (:data:`GROUP_KEYS`, :func:`group_labels`). Each job gets one label per
 key; a job whose value is missing gets :data:`MISSING_GROUP` (``"(none)"``):
 
-============  ============================================================================
-``partition``  the name of the job's ``queue`` code (``info.codes["queue"]``: Slurm
-               ``Partition``, possibly a comma list as the log wrote it; the PBS queue).
-               A trace that names no queues (SWF: numbers only) gives the number as
-               text: SWF field 16 (partition) when some job records one, else field 15
-               (queue). :attr:`GroupLabels.source` says which.
-``user``       the user's name (``info.codes["user"]``), else the SWF user number as text
-``account``    the optional text column ``account`` (sacct, PBS); "" is missing
-``qos``        the optional text column ``qos`` (sacct; PBS logs record none: every
-               job is then in ``(none)``)
-============  ============================================================================
+==============  ============================================================================
+``partition``   the name of the job's ``queue`` code (``info.codes["queue"]``: Slurm
+                ``Partition``, possibly a comma list as the log wrote it; the PBS queue).
+                A trace that names no queues (SWF: numbers only) gives the number as
+                text: SWF field 16 (partition) when some job records one, else field 15
+                (queue). :attr:`GroupLabels.source` says which.
+``user``        the user's name (``info.codes["user"]``), else the SWF user number as text
+``account``     the optional text column ``account`` (sacct, PBS); "" is missing
+``qos``         the optional text column ``qos`` (sacct; PBS logs record none: every
+                job is then in ``(none)``)
+==============  ============================================================================
 
 A trace without the ``account`` or ``qos`` column (SWF, Alea) cannot be grouped by it:
 :class:`~dispatchlab.core.errors.InputError` naming the key.

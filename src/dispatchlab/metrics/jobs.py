@@ -51,9 +51,11 @@ from numpy.typing import ArrayLike
 
 from dispatchlab.core.errors import InputError
 
-#: ``status`` codes written by the simulator.
+#: ``status`` codes written by the simulator: the job ran to its end.
 COMPLETED: int = 0
+#: ``status`` code: the job was killed at its requested time (``--overrun kill``).
 KILLED: int = 1
+#: ``status`` code: the job could never fit the platform and was rejected.
 REJECTED: int = 2
 
 #: Default ``tau`` (s) of the bounded slowdown (Feitelson).

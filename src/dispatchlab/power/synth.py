@@ -56,7 +56,7 @@ small tables). Deterministic for a seed (one :class:`numpy.random.Generator`, dr
 fixed order); the columns do not depend on ``series``.
 
 Calibration (Carastan-Santos et al. 2024, Figure 2)
---------------------------------
+---------------------------------------------------
 Carastan-Santos et al. 2024 show, for 523,204 exclusive-node Marconi100 jobs, the per-node mean,
 max and standard deviation of power, with "a peak density of jobs with mean and max consumption
 of around 700 watts", the rest spread up to the 2,100 W node maximum. The figure gives no

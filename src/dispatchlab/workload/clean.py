@@ -20,6 +20,7 @@ Optional filters (:func:`select`, also keyword arguments of :func:`clean` and of
   ``True`` (or ``"header"``) uses the header's MaxProcs, an int gives the limit
   (reason ``units > max_procs``);
 * then at most one of
+
   - ``window=(t0, t1)``: keep jobs submitted in ``[t0, t1)`` (seconds, in the
     table's current time origin);
   - ``jobs=(i0, i1)``: keep rows ``i0 .. i1-1`` (0-based positions in the table

@@ -122,6 +122,7 @@ SWF_FIELDS: tuple[str, ...] = (
 FLOAT_FIELDS: frozenset[str] = frozenset({"avg_cpu", "used_mem"})
 #: Columns derived when a trace is loaded.
 DERIVED_FIELDS: tuple[str, ...] = ("units", "requested_time", "line")
+#: Every column of a loaded job table: the SWF fields, then the derived ones.
 ALL_FIELDS: tuple[str, ...] = SWF_FIELDS + DERIVED_FIELDS
 #: Optional columns of cluster-log readers (str columns are numpy object arrays).
 OPTIONAL_FIELDS: dict[str, str] = {

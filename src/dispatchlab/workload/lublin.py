@@ -46,30 +46,30 @@ The model, per job:
 Parameter sources (all from ``m_lublin99.c``, its batch parameter set; the paper's
 text was not at hand to cross-check each value against its tables):
 
-=====================  ==========  =======================================================
-field                  default     reference-program constant
-=====================  ==========  =======================================================
-``serial_prob``        0.2927      ``SERIAL_PROB_BATCH``
-``pow2_prob``          0.6686      ``POW2_PROB_BATCH``
-``ulow``               1.2         ``ULOW_BATCH``
-``umed``               uhi - 2     ``UMED_BATCH`` = 5 for ``UHI_BATCH`` = 7 (see Choices)
-``uhi``                log2(P)     ``UHI_BATCH`` ("log2 of the system size")
-``uprob``              0.875       ``UPROB_BATCH``
-``a1``, ``b1``         6.57, 0.823 ``A1_BATCH``, ``B1_BATCH``
-``a2``, ``b2``         639.1,      ``A2_BATCH``, ``B2_BATCH``
+=====================  ===========  =======================================================
+field                  default      reference-program constant
+=====================  ===========  =======================================================
+``serial_prob``        0.2927       ``SERIAL_PROB_BATCH``
+``pow2_prob``          0.6686       ``POW2_PROB_BATCH``
+``ulow``               1.2          ``ULOW_BATCH``
+``umed``               uhi - 2      ``UMED_BATCH`` = 5 for ``UHI_BATCH`` = 7 (see Choices)
+``uhi``                log2(P)      ``UHI_BATCH`` ("log2 of the system size")
+``uprob``              0.875        ``UPROB_BATCH``
+``a1``, ``b1``         6.57, 0.823  ``A1_BATCH``, ``B1_BATCH``
+``a2``, ``b2``         639.1,       ``A2_BATCH``, ``B2_BATCH``
                        0.0156
-``pa``, ``pb``         -0.003,     ``PA_BATCH``, ``PB_BATCH``
+``pa``, ``pb``         -0.003,      ``PA_BATCH``, ``PB_BATCH``
                        0.6986
-``max_log_run``        12          ``TOO_MUCH_TIME``
-``aarr``, ``barr``     6.0415,     ``AARR_BATCH``, ``BARR_BATCH``
+``max_log_run``        12           ``TOO_MUCH_TIME``
+``aarr``, ``barr``     6.0415,      ``AARR_BATCH``, ``BARR_BATCH``
                        0.8531
-``arar``               1.0519      ``ARAR_BATCH`` (the gamma shape used is aarr * arar)
-``anum``, ``bnum``     6.1271,     ``ANUM_BATCH``, ``BNUM_BATCH``
+``arar``               1.0519       ``ARAR_BATCH`` (the gamma shape used is aarr * arar)
+``anum``, ``bnum``     6.1271,      ``ANUM_BATCH``, ``BNUM_BATCH``
                        5.2740
-``max_log_gap``        13          ``TOO_MUCH_ARRIVE_TIME``
-``day_start_bucket``   11          ``CYCLIC_DAY_START``
-``start_hour``         0           ``START`` (time 0 is midnight)
-=====================  ==========  =======================================================
+``max_log_gap``        13           ``TOO_MUCH_ARRIVE_TIME``
+``day_start_bucket``   11           ``CYCLIC_DAY_START``
+``start_hour``         0            ``START`` (time 0 is midnight)
+=====================  ===========  =======================================================
 
 Choices where the model or its program is ambiguous (ours, documented):
 

@@ -127,30 +127,30 @@ Fields (SWF column <- record key)
   (1..n), because ids such as ``123[4].server`` are not numbers.
 * ``status`` from ``Exit_status``:
 
-  ===============  ====================================================  ======
-  Exit_status      meaning                                               status
-  ===============  ====================================================  ======
-  0                the job script succeeded                              1
-  1 .. 127         the script's exit code                                0
-  128 .. 255       128 + n: the shell saw a process killed by signal n   0
-  271              256 + 15: killed by SIGTERM, what qdel sends to a      5
+  ===============  ======================================================  ======
+  Exit_status      meaning                                                 status
+  ===============  ======================================================  ======
+  0                the job script succeeded                                1
+  1 .. 127         the script's exit code                                  0
+  128 .. 255       128 + n: the shell saw a process killed by signal n     0
+  271              256 + 15: killed by SIGTERM, what qdel sends to a        5
                    running job (deleted while running; Torque also ends
                    a job at its walltime with SIGTERM, which the record
                    does not tell apart)
-  >= 256, not 271  256 + n: the job was killed by signal n (265 SIGKILL  0
+  >= 256, not 271  256 + n: the job was killed by signal n (265 SIGKILL    0
                    after the grace time of a kill)
-  -29              PBS Pro JOB_EXEC_KILL_WALLTIME: killed at its walltime 0
-  -24 .. -28       PBS Pro: killed for exceeding ncpus, vmem, mem, cput  0
-  other < 0        JOB_EXEC_* failures to start or run (-1 FAIL1, -2     0
+  -29              PBS Pro JOB_EXEC_KILL_WALLTIME: killed at its walltime   0
+  -24 .. -28       PBS Pro: killed for exceeding ncpus, vmem, mem, cput    0
+  other < 0        JOB_EXEC_* failures to start or run (-1 FAIL1, -2       0
                    FAIL2, -3 RETRY, -4..-7 MOM init/restart, -10 bad
                    uid, -11 rerun, -12 checkpoint, -13..-23 password,
                    hooks, security, Kerberos, -30 join job)
-  absent                                                                 -1
-  D record first   deleted while running (any exit status)               5
+  absent                                                                   -1
+  D record first   deleted while running (any exit status)                 5
                    (one mapping for every reader and ``--swf-out``:
                    :mod:`dispatchlab.workload.status`)
-  never started    kept with ``unstarted="keep"``                        5
-  ===============  ====================================================  ======
+  never started    kept with ``unstarted="keep"``                          5
+  ===============  ======================================================  ======
 
   A job killed at its walltime is therefore a failed job (0) whose ``run`` may exceed
   ``req_time`` by the kill's grace time; ``run`` is never clipped.

@@ -3,7 +3,8 @@
 The Standard Workload Format's field 11 says how a job ended: **1** completed, **0**
 failed, **5** cancelled (-1 unknown; SWF's 2, 3 and 4 are for partial records of
 checkpointed jobs, which no log read here writes). :data:`STATUS_TABLE` maps what each
-source says to that code; the README's table is this one (a test keeps them equal).
+source says to that code; the table of docs/reference/cluster-logs.md is this one (a test keeps them
+equal).
 The rules (ours, following that definition):
 
 * a job that ended by itself, successfully: 1;

@@ -10,7 +10,7 @@ Reading (:func:`read_swf`)
   memory), which are float64 because PWA logs write fractions there (e.g. ``0.03``
   or ``142.00`` in field 6 of CTC, HPC2N, SDSC-BLUE...). ``-1`` means *missing* and
   is legal in every field.
-* Decimals in integer fields. In the public traces listed in the README only field
+* Decimals in integer fields. In the public traces listed in the documentation only field
   6 carries decimals (CTC, HPC2N, LANL-CM5, OSC, SDSC-BLUE/DS/Par/SP2, Sandia-Ross),
   plus the non-SWF 21st field of the Alea file. The rule is:
 

@@ -454,20 +454,21 @@ def test_cli_run_status_query_export(tmp_path, small_trace):
     assert_user_error(run_cli("campaign", "run", path, "--workers", "0"), "--workers")
 
 
-# ---------------------------------------------------------------- README and examples
+# ---------------------------------------------------------------- the docs and examples
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "campaigns"
 
 
-def readme_block(after: str, lang: str) -> str:
-    text = README.read_text()
+def docs_block(page: str, after: str, lang: str) -> str:
+    """The first ``lang`` code block after the text ``after`` on the docs page ``page``."""
+    text = (DOCS / page).read_text()
     start = text.index(f"```{lang}\n", text.index(after)) + len(lang) + 4
     return text[start:text.index("```", start)]
 
 
-def test_readme_campaign_example_is_valid(tmp_path, traces_dir):
-    text = readme_block("A complete example", "toml")
+def test_docs_campaign_example_is_valid(tmp_path, traces_dir):
+    text = docs_block("reference/campaigns.md", "A complete example", "toml")
     camp = load_campaign(write_campaign(tmp_path, text))
     # 3 traces x 1 platform x 2 dispatchers x 2 predictors x 3 seeds = 36, minus
     # sjf/walltime for every trace and seed (9) = 27
@@ -484,7 +485,7 @@ def test_shipped_campaigns_are_valid(name, traces_dir):
     assert len(camp.runs) == {"quick.toml": 30, "prediction-study.toml": 39}[name]
 
 
-def test_cli_report_and_readme_plots_snippet(tmp_path, small_trace):
+def test_cli_report_and_docs_plots_snippet(tmp_path, small_trace):
     path = small_campaign(tmp_path, small_trace)
     db = tmp_path / "results.duckdb"
     assert_ok(run_cli("campaign", "run", path, "--workers", "2"))
@@ -498,11 +499,12 @@ def test_cli_report_and_readme_plots_snippet(tmp_path, small_trace):
     assert_user_error(run_cli("report", db, "--out", tmp_path / "r3", "--gantt-window",
                               "10:5"), "--gantt-window")
     assert not (tmp_path / "r2").exists() or not (tmp_path / "r2" / "index.html").exists()
-    # the README's notebook snippet, run on this database
-    snippet = readme_block("In notebooks, `dispatchlab.report.plots`", "python")
+    # the reference's notebook snippet, run on this database
+    snippet = docs_block("reference/reports.md", "In notebooks, `dispatchlab.report.plots`",
+                         "python")
     os.chdir(tmp_path)
     try:
-        exec(compile(snippet, "README.md", "exec"), {})
+        exec(compile(snippet, "docs/reference/reports.md", "exec"), {})
     finally:
         os.chdir(Path(__file__).resolve().parents[3])
     assert (tmp_path / "bsld.png").stat().st_size > 0

@@ -44,8 +44,8 @@ ratio of 1 : 60, scaled like HCP's: single worker, seeded, reproducible);
 LS's plan, the first round nearly always has a solution, so ``time_limit`` is the
 effective limit per solve. ``conflicts`` and ``presolve``: HCP's solver budget (ours;
 see :mod:`dispatchlab.dispatch.cp.hcp`); what smaller budgets cost and save is
-measured in the README (*Performance*), and the defaults stay those its Borghesi et al.
-2018 results were made with.
+measured in docs/explanation/performance.md (*Power-capping targets*), and the defaults
+stay those its Borghesi et al. 2018 results were made with.
 
 Without a cap now DEC is HCP with DEC's ``order`` and ``allocator`` (its uncapped
 self). Works on counting and node-level platforms; needs a power predictor when the run

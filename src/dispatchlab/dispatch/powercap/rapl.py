@@ -123,7 +123,7 @@ hot start's jobs are no arrivals.
   while their jobs still wait (they run for hours after the last arrival). The default
   ``K = 2`` (``DEFAULT_ARRIVALS``: ``high`` while the latest arrival came at most
   ``1 / threshold`` s after the one before) is the best of K in 2, 5, 10, 20, all on
-  the Eurora historical instances of 100 jobs (README, campaign
+  the Eurora historical instances of 100 jobs (docs/reproductions/borghesi2018.md, campaign
   ``borghesi2018-decrapl-rate.toml``); with it ``dec-rapl`` gives DEC's schedule on 100 jobs
   in 5 minutes (uniform arrivals: tested).
 * ``"window"``: the rate is re-evaluated at every pass as the number of jobs queued in
@@ -188,7 +188,8 @@ LEVEL_TOLERANCE = 1e-9
 QUIET_CYCLE = 4
 #: dec-rapl's arrival-rate estimators (see the module docstring)
 ESTIMATORS = ("arrivals", "window")
-#: dec-rapl's default K: the rate of the last K arrivals (ours, from a sweep: README)
+#: dec-rapl's default K: the rate of the last K arrivals (ours, from a sweep:
+#: docs/reproductions/borghesi2018.md)
 DEFAULT_ARRIVALS = 2
 #: dec-rapl's hand-over rules from ``low`` to ``high`` (see the module docstring)
 HANDOVERS = ("budget", "immediate")

@@ -1,6 +1,6 @@
 """Experiment campaigns: many simulations from one TOML file, on a local process pool
-or a Dask cluster, stored in an embedded DuckDB database (see the README's
-"Campaigns" section for the file format).
+or a Dask cluster, stored in an embedded DuckDB database (the file format:
+docs/reference/campaigns.md).
 
 - :func:`load_campaign` reads and validates a campaign file into run specs (their keys
   cover configuration, input files and code: :mod:`dispatchlab.experiment.provenance`);

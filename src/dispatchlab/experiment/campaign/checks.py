@@ -1,5 +1,6 @@
-"""The small checks of a campaign file's tables, shared by :mod:`.config` and the
-``[power]`` table's :mod:`.power_table`: an error located at the file and entry
+"""The small checks of a campaign file's tables, shared by
+:mod:`~dispatchlab.experiment.campaign.config` and the ``[power]`` table's
+:mod:`.power_table`: an error located at the file and entry
 (:class:`_Where`), known keys, typed values, and paths of input files.
 
 They sit below both modules, so the power table imports no part of the configuration
