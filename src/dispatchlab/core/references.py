@@ -48,7 +48,7 @@ PAPERS: tuple[Paper, ...] = (
         reference=("C. Galleguillos, A. Sirbu, Z. Kiziltan, O. Babaoglu, A. Borghesi, "
                    "T. Bridi, \"Data-driven job dispatching in HPC systems\", Machine "
                    "Learning, Optimization, and Big Data (MOD 2017), LNCS 10710, "
-                   "pp. 449-461, Springer."),
+                   "pp. 449-461, Springer, 2018, doi 10.1007/978-3-319-72926-8_37."),
         topic=("job duration prediction from workload data and its effect on PRB, "
                "CPH (our hcp) and EASY on the Eurora trace"),
     ),
