@@ -39,7 +39,6 @@ from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.platform.choose import PRESETS, platform_for
 from dispatchlab.platform.eurora import split_archive
-from dispatchlab.platform.slurmconf import slurm_conf_note
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
@@ -66,10 +65,12 @@ OPEN_END = 2**62
 #: The parts of an assembly that only some runs need, as lazy ``"module:name"`` entries
 #: (like the readers of :data:`dispatchlab.workload.load.READERS`): each module is
 #: imported when a run uses it (an ``ARCHIVE#MEMBER`` trace, an Alea table, a job power
-#: file or series), so a run of an SWF trace without power data imports none of them
-#: (the power data, Alea and Eurora archive modules and what they import: some 45 M
-#: instructions, about 1 % of a whole ``simulate`` of KTH-SP2).
+#: file or series, a platform file that may be a slurm.conf), so a run of an SWF trace
+#: without power data imports none of them (the power data, Alea, Eurora archive and
+#: slurm.conf modules and what they import: some 60 M instructions, about 1 % of a
+#: whole ``simulate`` of KTH-SP2).
 OPTIONAL: dict[str, str] = {
+    "slurm_conf_note": "dispatchlab.platform.slurmconf:slurm_conf_note",
     "split_archive_path": "dispatchlab.workload.eurora:split_archive_path",
     "for_platform": "dispatchlab.workload.alea:for_platform",
     "attach_power": "dispatchlab.power.data:attach_power",
@@ -388,7 +389,8 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
         release_free_memory()
     plat = choose_platform(jobs, config.platform) if platform is None else platform
     if platform is None and config.platform.platform not in (None, *PRESETS):
-        note = slurm_conf_note(config.platform.platform)  # keys not modelled, once
+        # keys of a slurm.conf that are not modelled, once
+        note = load_object(OPTIONAL["slurm_conf_note"])(config.platform.platform)
         if note:
             say("note", note)
     jobs = fit_jobs(jobs, plat, say)
