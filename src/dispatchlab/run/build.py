@@ -67,7 +67,7 @@ OPEN_END = 2**62
 #: imported when a run uses it (an ``ARCHIVE#MEMBER`` trace, an Alea table, a job power
 #: file or series, a platform file that may be a slurm.conf), so a run of an SWF trace
 #: without power data imports none of them (the power data, Alea, Eurora archive and
-#: slurm.conf modules and what they import: some 60 M instructions, about 1 % of a
+#: slurm.conf modules and what they import: some 50 M instructions, about 1 % of a
 #: whole ``simulate`` of KTH-SP2).
 OPTIONAL: dict[str, str] = {
     "slurm_conf_note": "dispatchlab.platform.slurmconf:slurm_conf_note",
