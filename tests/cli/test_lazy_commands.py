@@ -64,3 +64,21 @@ def test_a_command_loads_only_its_module() -> None:
     loaded = _loaded("simulate", "--help")
     assert loaded["rc"] == 0
     assert loaded["cli"] == ["dispatchlab.cli.common", "dispatchlab.cli.simulate"]
+
+
+def test_a_command_imports_numpy_before_its_module() -> None:
+    """:func:`dispatchlab.cli.load_command` imports NumPy before the command's module, not
+    at the bottom of its chain of imports (where NumPy's import-time calls made CPython
+    3.11 map and unmap a frame-stack chunk at each call)."""
+    probe = ("import sys\n"
+             "order = []\n"
+             "class Seen:\n"
+             "    def find_spec(self, name, path, target=None):\n"
+             "        order.append(name)\n"
+             "sys.meta_path.insert(0, Seen())\n"
+             "from dispatchlab.cli import load_command\n"
+             "load_command('simulate')\n"
+             "print(order.index('numpy') < order.index('dispatchlab.cli.simulate'))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split()[-1] == "True"

@@ -5,6 +5,7 @@ typed :class:`~dispatchlab.dispatch.view.View` protocol implemented by
 
 from __future__ import annotations
 
+import gc
 import inspect
 
 import numpy as np
@@ -153,6 +154,37 @@ def test_a_live_call_on_empty_queue_overrides_the_declaration_during_a_run():
     assert sim.dispatcher.empty_calls_ > 0
     del sim.dispatcher.call_on_empty_queue
     assert sim.dispatcher.call_on_empty_queue is False  # the class's value again
+
+
+def test_call_on_empty_queue_set_on_an_instance_of_a_class_that_declares_none():
+    class SetsIt(Dispatcher):
+        def __init__(self, quiet: bool = True) -> None:
+            self.quiet = quiet
+            if quiet:
+                self.call_on_empty_queue = False  # the base class's property keeps it
+
+        def dispatch(self, view):
+            return []
+
+    d = SetsIt()
+    assert d.call_on_empty_queue is False and d.requires.empty_queue_pass is False
+    del d.call_on_empty_queue
+    assert d.call_on_empty_queue is True and d.requires.empty_queue_pass is True
+    del d.call_on_empty_queue  # nothing set: still the class's value
+    assert SetsIt(quiet=False).requires.empty_queue_pass is True
+
+
+@pytest.mark.parametrize("name", ["fifo", "easy", "conservative"])
+def test_reading_requires_leaves_the_dispatchers_attributes_inline(name):
+    """``requires`` reads instance attributes without ``vars()``: on CPython 3.11 an
+    object whose ``__dict__`` was made keeps its attributes in a dictionary from then on
+    (seen by the garbage collector as a referent dict), and every read of the engine's
+    dispatcher in the run loop becomes a slower dictionary lookup."""
+    d = make_dispatcher(name)
+    d.requires  # noqa: B018  # what Simulation reads of its clone before the run
+    d.call_on_empty_queue  # noqa: B018
+    params = set(d.get_params())
+    assert not [r for r in gc.get_referents(d) if isinstance(r, dict) and params <= set(r)]
 
 
 def test_the_command_line_checks_read_requires():

@@ -34,10 +34,11 @@ EXEMPT = ("cli",)
 
 #: (importing module, imported module), names without ``dispatchlab.`` -> why the import
 #: stays in a function body. Empty: the optional parts of a run (Eurora archives, Alea
-#: traces, power data, a hot start, the power accounting) are imported at the heads of
-#: run.build, sim.result and run.outputs (a few ms with compiled bytecode; zoneinfo, the
-#: costly import of the Eurora reader, is deferred to where a zone is checked), and the
-#: campaign reaches its worker through campaign.traces and a task name (runner.RUN_TASK).
+#: traces, power data) are lazy ``module:name`` entries of run.build (``OPTIONAL``, like
+#: the readers of workload.load), a hot start and the power accounting are imported at
+#: the heads of run.build, sim.result and run.outputs (zoneinfo, the costly import of the
+#: Eurora reader, is deferred to where a zone is checked), and the campaign reaches its
+#: worker through campaign.traces and a task name (runner.RUN_TASK).
 ALLOWED: dict[tuple[str, str], str] = {}
 
 #: Modules whose function-body imports another change is moving to the head -> why they

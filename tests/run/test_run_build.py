@@ -4,6 +4,9 @@ checked before any file is read."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -142,3 +145,25 @@ def test_a_supplied_power_predictor_meets_the_dispatchers_requirement() -> None:
     run = build(config, jobs=jobs, platform=plat, power=lambda j, p: PowerInputs(
         j, cap=cap, power_predictor=make_power_predictor("real")))
     assert run.simulation.power_predictor is not None
+
+
+def test_a_plain_swf_run_imports_no_optional_part(tmp_path) -> None:
+    """A run of an SWF trace without power data loads neither the Alea fitting, nor the
+    power-data readers, nor the Eurora archive code, nor the slurm.conf reader
+    (:data:`dispatchlab.run.build.OPTIONAL`, :data:`dispatchlab.platform.files.
+    SLURM_CONF`); each is imported when a run uses it."""
+    trace = tmp_path / "t.swf"
+    write_swf(JobTable.from_arrays(submit=[0, 5], run=[10, 20], units=[1, 2],
+                                   requested_time=[20, 30]), trace)
+    code = (
+        "import sys\n"
+        "from dispatchlab.run.build import build\n"
+        "from dispatchlab.run.config import PlatformChoice, RunConfig, TraceSource\n"
+        f"build(RunConfig(TraceSource({str(trace)!r}), PlatformChoice(None, 2, 4)))"
+        ".simulation.run()\n"
+        "print(sorted(m for m in ('dispatchlab.workload.alea', 'dispatchlab.power.data',\n"
+        "    'dispatchlab.workload.eurora', 'dispatchlab.platform.slurmconf')\n"
+        "    if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    assert out.strip() == "[]"

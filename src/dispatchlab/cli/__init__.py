@@ -88,8 +88,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def load_command(name: str) -> click.Command:
-    """The click command of ``name`` (a key of :data:`COMMANDS`), importing its module."""
+    """The click command of ``name`` (a key of :data:`COMMANDS`), importing its module.
+
+    NumPy, which every command's module imports, is imported first, from here: imported
+    at the bottom of a command's chain of imports, its few hundred import-time calls
+    (``numpy._core._add_newdocs``) straddled the end of one of CPython 3.11's 16 KiB
+    frame-stack chunks, which was then mapped and unmapped at each call (524 ``mmap`` /
+    ``munmap`` pairs per ``simulate``, 7 this way)."""
     module, _, attr = COMMANDS[name][0].partition(":")
+    import numpy  # noqa: F401  # see above: before the command's module
+
     command = getattr(importlib.import_module(module), attr)
     assert isinstance(command, click.Command), COMMANDS[name][0]
     return command

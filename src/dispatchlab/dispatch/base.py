@@ -29,7 +29,7 @@ from typing import Any, ClassVar, NamedTuple
 from dispatchlab.core.deprecation import REMOVED_IN, MovedWarning
 from dispatchlab.core.params import Params
 from dispatchlab.dispatch.allocation import Allocation
-from dispatchlab.dispatch.requirements import Requirements
+from dispatchlab.dispatch.requirements import OWN_EMPTY_QUEUE_PASS, Requirements
 from dispatchlab.dispatch.view import Changes, QueueColumns, RunningColumns, View
 
 __all__ = [
@@ -134,16 +134,17 @@ class Dispatcher(Params, ABC):
         empty_queue_pass``); the engine then reads this attribute at each of them, so
         a dispatcher may set it True on itself for a while during a run (and delete it
         to fall back to its class's value). Default: ``requires.empty_queue_pass``."""
-        own = vars(self).get("call_on_empty_queue")
+        own = getattr(self, OWN_EMPTY_QUEUE_PASS, None)
         return self.requires.empty_queue_pass if own is None else bool(own)
 
     @call_on_empty_queue.setter
     def call_on_empty_queue(self, value: bool) -> None:
-        vars(self)["call_on_empty_queue"] = value
+        setattr(self, OWN_EMPTY_QUEUE_PASS, value)
 
     @call_on_empty_queue.deleter
     def call_on_empty_queue(self) -> None:
-        vars(self).pop("call_on_empty_queue", None)
+        if hasattr(self, OWN_EMPTY_QUEUE_PASS):
+            delattr(self, OWN_EMPTY_QUEUE_PASS)
 
     @property
     def requires(self) -> Requirements:

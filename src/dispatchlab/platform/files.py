@@ -23,6 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.core.components import load_object
 from dispatchlab.core.errors import InputError, parse_toml
 from dispatchlab.platform.alea import read_alea_machines
 from dispatchlab.platform.eurora import (
@@ -42,11 +43,16 @@ from dispatchlab.platform.platform import (
     check_partitions,
     queue_table,
 )
-from dispatchlab.platform.slurmconf import looks_like_slurm_conf, read_slurm_conf
 
 __all__ = ["load_platform_file", "platform_from_table", "read_platform",
            "read_platform_toml", "trace_platform"]
 
+#: The Slurm ``slurm.conf`` reader (:mod:`dispatchlab.platform.slurmconf`), reached by
+#: lazy ``"module:name"`` entries (as the trace readers of
+#: :data:`dispatchlab.workload.load.READERS`): imported when a platform file is read,
+#: so a run on a trace's own machine or a preset does not load it.
+SLURM_CONF = {"sniff": "dispatchlab.platform.slurmconf:looks_like_slurm_conf",
+              "read": "dispatchlab.platform.slurmconf:read_slurm_conf"}
 #: Top-level keys of a platform TOML file.
 _TOML_KEYS = frozenset({"name", "pooled", "node_type", "queues", "queues_file",
                         "max_dynamic_power", "partition"})
@@ -368,8 +374,8 @@ def load_platform_file(path: str | Path) -> tuple[Platform, tuple[Path, ...]]:
     files a slurm.conf includes."""
     text, shown = read_source(path, "platform file")
     real = split_archive(path)[0]
-    if looks_like_slurm_conf(shown, text):
-        conf = read_slurm_conf(path)
+    if load_object(SLURM_CONF["sniff"])(shown, text):
+        conf = load_object(SLURM_CONF["read"])(path)
         return conf.platform, conf.files
     if looks_like_node_file(shown, text):
         return parse_eurora_nodes(text, shown), (real,)

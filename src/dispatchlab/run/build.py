@@ -32,28 +32,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from dispatchlab.core.components import ComponentSpec
+from dispatchlab.core.components import ComponentSpec, load_object
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.memory import release_free_memory
 from dispatchlab.core.suggest import did_you_mean, missing_file_hint
 from dispatchlab.dispatch.base import Dispatcher
 from dispatchlab.platform.choose import PRESETS, platform_for
 from dispatchlab.platform.eurora import split_archive
-from dispatchlab.platform.slurmconf import slurm_conf_note
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
-from dispatchlab.power.data import (
-    DEFAULT_PERIOD,
-    attach_power,
-    match_power_series,
-    read_power_series,
-)
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.engine import Simulation, check_combination, is_node_level
 from dispatchlab.sim.hotstart import add_hot_start
-from dispatchlab.workload.alea import for_platform
-from dispatchlab.workload.eurora import split_archive_path
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.requests import fit_requests
 
@@ -70,6 +61,23 @@ __all__ = ["OPEN_END", "Assembled", "CapRule", "PowerInputs", "PowerSource", "Pr
 Report = Callable[[str, str], None]
 #: The end of an open range ``A:`` (beyond any trace's times and job counts).
 OPEN_END = 2**62
+
+#: The parts of an assembly that only some runs need, as lazy ``"module:name"`` entries
+#: (like the readers of :data:`dispatchlab.workload.load.READERS`): each module is
+#: imported when a run uses it (an ``ARCHIVE#MEMBER`` trace, an Alea table, a job power
+#: file or series, a platform file that may be a slurm.conf), so a run of an SWF trace
+#: without power data imports none of them (the power data, Alea, Eurora archive and
+#: slurm.conf modules and what they import: some 50 M instructions, about 1 % of a
+#: whole ``simulate`` of KTH-SP2).
+OPTIONAL: dict[str, str] = {
+    "slurm_conf_note": "dispatchlab.platform.slurmconf:slurm_conf_note",
+    "split_archive_path": "dispatchlab.workload.eurora:split_archive_path",
+    "for_platform": "dispatchlab.workload.alea:for_platform",
+    "attach_power": "dispatchlab.power.data:attach_power",
+    "read_power_series": "dispatchlab.power.data:read_power_series",
+    "match_power_series": "dispatchlab.power.data:match_power_series",
+    "DEFAULT_PERIOD": "dispatchlab.power.data:DEFAULT_PERIOD",
+}
 
 _KINDS = {"dispatcher": "dispatcher", "predictor": "predictor",
           "power_predictor": "power-predictor", "duration_model": "duration-model"}
@@ -179,7 +187,7 @@ def load_jobs(source: TraceSource, *, clean: bool = True) -> JobTable:
                          field="--extra-fields")
     path = Path(source.path)
     # ARCHIVE#MEMBER names a job instance inside a tar: no file of that name
-    if not path.exists() and split_archive_path(path) is None:
+    if not path.exists() and load_object(OPTIONAL["split_archive_path"])(path) is None:
         raise InputError("no such file" + missing_file_hint(path), file=str(path))
     options = dict(source.reader_options)
     if options.get("columns") is not None:
@@ -234,7 +242,7 @@ def fit_jobs(jobs: JobTable, platform: Platform, report: Report = _silent) -> Jo
     warning saying so (:func:`dispatchlab.workload.alea.for_platform`)."""
     if jobs.info.format != "alea":
         return jobs
-    jobs, note = for_platform(jobs, platform.total_capacity())
+    jobs, note = load_object(OPTIONAL["for_platform"])(jobs, platform.total_capacity())
     if note:
         report("warning", note)
     return jobs
@@ -286,7 +294,7 @@ def attach_job_power(jobs: JobTable, power_file: str | None, platform: Platform,
     ``jobs`` unchanged without a file."""
     if power_file is None:
         return jobs
-    jobs, matched = attach_power(jobs, power_file, platform)
+    jobs, matched = load_object(OPTIONAL["attach_power"])(jobs, power_file, platform)
     report("note", f"power: {matched.describe()}")
     return jobs
 
@@ -304,10 +312,12 @@ def read_job_series(path: str | Path | None, jobs: JobTable, power_file: str | N
         raise InputError("--power-series needs --power (the jobs' power_mean, power_max, "
                          "power_std, used by dispatchers and for jobs without a series)",
                          field="--power-series")
-    series, matched = match_power_series(jobs, read_power_series(path), source=str(path))
+    read, match = (load_object(OPTIONAL[k]) for k in ("read_power_series", "match_power_series"))
+    series, matched = match(jobs, read(path), source=str(path))
     report("note", matched.describe())
-    if matched.median_step is not None and matched.median_step != DEFAULT_PERIOD:
-        report("note", f"the platform power is sampled every {DEFAULT_PERIOD} s, the "
+    period = load_object(OPTIONAL["DEFAULT_PERIOD"])
+    if matched.median_step is not None and matched.median_step != period:
+        report("note", f"the platform power is sampled every {period} s, the "
                        f"series' median step is {matched.median_step:g} s")
     return series
 
@@ -379,7 +389,8 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
         release_free_memory()
     plat = choose_platform(jobs, config.platform) if platform is None else platform
     if platform is None and config.platform.platform not in (None, *PRESETS):
-        note = slurm_conf_note(config.platform.platform)  # keys not modelled, once
+        # keys of a slurm.conf that are not modelled, once
+        note = load_object(OPTIONAL["slurm_conf_note"])(config.platform.platform)
         if note:
             say("note", note)
     jobs = fit_jobs(jobs, plat, say)
