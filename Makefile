@@ -6,11 +6,13 @@ STAMP := $(VENV)/.installed
 # the traces folder (see the README, "Traces"): $DISPATCHLAB_TRACES, else ../shared/traces
 TRACES ?= $(or $(DISPATCHLAB_TRACES),../shared/traces)
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast lint bench clean native rust-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# `pip install -e .` builds the compiled core too (maturin, release mode): building
+# needs a Rust toolchain (cargo); `make native` rebuilds it after editing rust/
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
@@ -19,7 +21,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/dispatchlab demo
 
-test: $(STAMP)
+test: $(STAMP) rust-check
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	$(BIN)/mypy  # the typed contract: core/, dispatch/, sim/view.py ([tool.mypy])
@@ -30,17 +32,32 @@ lint: $(STAMP)
 	$(BIN)/lint-imports  # the import contract, .importlinter
 	$(BIN)/mypy  # the typed contract: core/, dispatch/, sim/view.py ([tool.mypy])
 
+# the Rust workspace (rust/README.md): the core crate's tests, clippy on both crates
+# (the binding's build reads the venv's Python), formatting
+CARGO := cargo
+RUST := --manifest-path rust/Cargo.toml
+rust-check: $(STAMP)
+	$(CARGO) test $(RUST)
+	PYO3_PYTHON=$(abspath $(BIN)/python) $(CARGO) clippy $(RUST) --workspace --all-targets -- -D warnings
+	$(CARGO) fmt $(RUST) --all --check
+
+# rebuild the extension dispatchlab._core in place (src/dispatchlab/_core.abi3.so, release
+# mode) after editing rust/: what the editable install built, without reinstalling
+native: $(STAMP)
+	PYO3_PYTHON=$(abspath $(BIN)/python) $(CARGO) build $(RUST) --release -p dispatchlab-py
+	cp rust/target/release/lib_core.so src/dispatchlab/_core.abi3.so
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sim.py $(TRACES)/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
 
 # the loop while editing (under a minute on 2 cores): `make test`'s checks, then its tests
 # not marked slow, traces, browser or dask (the markers: pyproject.toml); CI runs `make test`
 FAST := not slow and not traces and not browser and not dask
-test-fast: $(STAMP)
+test-fast: $(STAMP) rust-check
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q -m "$(FAST)"
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache rust/target src/dispatchlab/_core*.so

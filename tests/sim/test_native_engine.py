@@ -1,0 +1,127 @@
+"""The native counting engine (``dispatchlab._core``, the Rust crate in ``rust/``) gives
+the schedules of the Python engine.
+
+Hypothesis-generated counting workloads (zero-second jobs, equal submit times, run
+times past the requested time, jobs larger than the platform) run through
+:class:`~dispatchlab.sim.engine.Simulation` with FIFO / EASY and through
+``dispatchlab._core.simulate_counting``: start, end and status of every job, and the
+run's event and pass counts, must be identical. The golden counting cases of
+``tests/integration/test_golden_schedules.py`` (``kth-pooled/fifo`` and
+``kth-pooled/easy``) are checked the same way, with their recorded counts.
+
+Skipped when the extension is not built (``make native`` builds it in place).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import golden
+from dispatchlab import JobTable, Platform, Simulation
+from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.predict import make_predictor
+from test_golden_schedules import GOLDEN_COUNTS
+
+core = pytest.importorskip(
+    "dispatchlab._core",
+    reason="the native core dispatchlab._core is not built (build it with `make native`)")
+
+
+def python_run(jobs: JobTable, cores: int, dispatcher: str, predictor: str = "walltime",
+               overrun: str = "run"):
+    """The Python engine's ``(start, end, status, events, passes)`` for ``jobs``."""
+    r = Simulation(Platform.pooled(cores), jobs, make_dispatcher(dispatcher),
+                   make_predictor(predictor), overrun=overrun).run()
+    return r.start, r.end, r.status, r.events, r.passes
+
+
+def native_run(jobs: JobTable, cores: int, dispatcher: str, predictor: str = "walltime",
+               overrun: str = "run"):
+    """The native engine's ``(start, end, status, events, passes)`` for ``jobs``."""
+    col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
+           for c in ("submit", "run", "requested_time", "units")}
+    return core.simulate_counting(col["submit"], col["run"], col["requested_time"],
+                                  col["units"], cores, dispatcher, predictor=predictor,
+                                  overrun=overrun, counts=True)
+
+
+def assert_same(py, native) -> None:
+    for name, a, b in zip(("start", "end", "status"), py[:3], native[:3], strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=f"{name} differs")
+    assert tuple(py[3:]) == tuple(native[3:]), "(events, passes) differ"
+
+
+@st.composite
+def counting_workloads(draw):
+    """``(jobs, cores)``: up to 40 jobs on 1-8 cores; many jobs share a submit time,
+    some run 0 s, some outlive their requested time (an expired estimate), and some
+    need more cores than the platform has (rejected)."""
+    cores = draw(st.integers(1, 8))
+    n = draw(st.integers(1, 40))
+    gaps = draw(st.lists(st.sampled_from([0, 0, 0, 1, 2, 5, 17]), min_size=n, max_size=n))
+    run = draw(st.lists(st.sampled_from([0, 0, 1, 3, 10, 25, 60]), min_size=n, max_size=n))
+    req = draw(st.lists(st.sampled_from([0, 1, 5, 10, 30, 60, 90]), min_size=n, max_size=n))
+    units = draw(st.lists(st.integers(1, cores + 1), min_size=n, max_size=n))
+    jobs = JobTable.from_arrays(submit=np.cumsum(gaps), run=run, units=units,
+                                requested_time=req)
+    return jobs, cores
+
+
+def test_native_engine_matches_python_engine():
+    """Identical results on every drawn workload, and the draws reached the cases that
+    matter (each counted over the search and required at least a few times)."""
+    seen = dict.fromkeys(("rejected", "zero-second", "expired", "backfilled", "tied"), 0)
+
+    @settings(max_examples=200, deadline=None)
+    @given(workload=counting_workloads(), dispatcher=st.sampled_from(["fifo", "easy"]),
+           predictor=st.sampled_from(["walltime", "real"]),
+           overrun=st.sampled_from(["run", "kill"]))
+    def check(workload, dispatcher, predictor, overrun):
+        jobs, cores = workload
+        py = python_run(jobs, cores, dispatcher, predictor, overrun)
+        assert_same(py, native_run(jobs, cores, dispatcher, predictor, overrun))
+        start, end, status = py[:3]
+        ran = status != 2
+        seen["rejected"] += bool((~ran).any())
+        seen["zero-second"] += bool((ran & (end == start)).any())
+        # a job still running past its planned end (start + max(estimate, 1))
+        est = jobs["requested_time"] if predictor == "walltime" else jobs["run"]
+        seen["expired"] += bool((ran & (end > start + np.maximum(est, 1))).any())
+        # a job started before an earlier-submitted one (EASY's backfilling)
+        order = start[ran]
+        seen["backfilled"] += bool((np.diff(order) < 0).any())
+        seen["tied"] += bool((np.diff(jobs["submit"]) == 0).any())
+
+    check()
+    assert min(seen.values()) >= 10, seen
+
+
+@pytest.mark.traces
+@pytest.mark.parametrize("dispatcher", ["fifo", "easy"])
+def test_golden_counting_cases(traces_dir, dispatcher):
+    """``kth-pooled/<dispatcher>`` of the golden set: the first 3,000 KTH-SP2 jobs on
+    100 pooled cores; the same schedule as the Python engine and the recorded counts."""
+    name = f"kth-pooled/{dispatcher}"
+    platform, jobs, _ = golden.workload(golden.cases()[name][0])
+    assert platform.is_pooled
+    cores = int(platform.capacity_matrix()[:, platform.resource_names.index("core")].sum())
+    native = native_run(jobs, cores, dispatcher)
+    assert_same(python_run(jobs, cores, dispatcher), native)
+    assert tuple(native[3:]) == GOLDEN_COUNTS[name]
+
+
+def test_bad_input_is_a_value_error_naming_the_field():
+    a = np.array([3, 1], dtype=np.int64)
+    one = np.ones(2, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"^submit: job row 1 is submitted before"):
+        core.simulate_counting(a, one, one, one, 2, "easy")
+    with pytest.raises(ValueError, match=r'^dispatcher: no native dispatcher "sjf"'):
+        core.simulate_counting(one, one, one, one, 2, "sjf")
+
+
+def test_a_panic_in_the_core_is_a_runtime_error_not_an_abort():
+    with pytest.raises(RuntimeError, match=r"^the native core panicked \(a bug\): boom$"):
+        core._panic_for_test("boom")
