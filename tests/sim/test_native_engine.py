@@ -14,6 +14,8 @@ Skipped when the extension is not built (``make native`` builds it in place).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -111,6 +113,26 @@ def test_golden_counting_cases(traces_dir, dispatcher):
     native = native_run(jobs, cores, dispatcher)
     assert_same(python_run(jobs, cores, dispatcher), native)
     assert tuple(native[3:]) == GOLDEN_COUNTS[name]
+
+
+def test_simulations_in_threads_share_no_state():
+    """Four native runs at once on threads (the GIL is released during a run) give the
+    results of the same runs one after another."""
+    rng = np.random.default_rng(7)
+    n = 20_000
+    runs = []
+    for k in range(4):
+        submit = np.sort(rng.integers(0, n * 20, n))
+        run = rng.integers(0, 3000, n)
+        requested = run + rng.integers(-100, 2000, n).clip(min=-run)
+        units = rng.integers(1, 33 + k, n)
+        runs.append((submit, run, requested, units, 64, ("fifo", "easy")[k % 2]))
+    alone = [core.simulate_counting(*args, counts=True) for args in runs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda args: core.simulate_counting(*args, counts=True),
+                                  runs))
+    for a, b in zip(alone, together, strict=True):
+        assert_same(a, b)
 
 
 def test_bad_input_is_a_value_error_naming_the_field():
