@@ -3,7 +3,7 @@
 //! (`dispatchlab.dispatch.backfill`).
 
 use crate::planned;
-use crate::state::RunningSet;
+use crate::state::{Running, RunningSet};
 use crate::Error;
 
 /// What a dispatcher sees at a pass (read-only).
@@ -82,30 +82,47 @@ impl Dispatcher for Fifo {
 ///    cores, which it then consumes.
 #[derive(Debug, Default, Clone)]
 pub struct Easy {
-    releases: Vec<(i64, i64)>,
+    started: Vec<(i64, i64)>,
 }
 
 impl Easy {
     /// The head's shadow time and extra cores: `need` (> `free`) cores, releasing the
-    /// `(time, cores)` of `releases` (any order) in time order, all releases at one
-    /// time together.
-    fn shadow_and_extra(free: i64, need: i64, releases: &mut [(i64, i64)]) -> (i64, i64) {
-        releases.sort_unstable();
+    /// running jobs (in planned-end order, a past end counting as `now`) and the
+    /// `(planned end, cores)` of the jobs `started` in this pass (any order) in time
+    /// order, all releases at one time together. Only the releases up to the shadow
+    /// time are read (the running set is already sorted).
+    fn shadow_and_extra(
+        free: i64,
+        need: i64,
+        now: i64,
+        running: &[Running],
+        started: &mut [(i64, i64)],
+    ) -> (i64, i64) {
+        started.sort_unstable();
+        let (mut a, mut b) = (0, 0);
         let mut avail = free;
-        let mut k = 0;
-        while k < releases.len() {
-            let t = releases[k].0;
-            while k < releases.len() && releases[k].0 == t {
-                avail += releases[k].1;
-                k += 1;
+        loop {
+            let ta = running.get(a).map(|e| e.est_end.max(now));
+            let tb = started.get(b).map(|s| s.0);
+            let t = match (ta, tb) {
+                (Some(x), Some(y)) => x.min(y),
+                (Some(x), None) | (None, Some(x)) => x,
+                // unreachable for a head that fits the empty platform: the engine
+                // rejects the others at submission
+                (None, None) => return (i64::MAX, 0),
+            };
+            while a < running.len() && running[a].est_end.max(now) == t {
+                avail += running[a].units;
+                a += 1;
+            }
+            while b < started.len() && started[b].0 == t {
+                avail += started[b].1;
+                b += 1;
             }
             if avail >= need {
                 return (t, avail - need);
             }
         }
-        // unreachable for a head that fits the empty platform: the engine rejects
-        // the others at submission
-        (i64::MAX, 0)
     }
 }
 
@@ -128,13 +145,13 @@ impl Dispatcher for Easy {
             return;
         }
         let need = view.units[queue[i] as usize];
-        self.releases.clear();
-        self.releases.extend(view.releases());
-        self.releases.extend(queue[..i].iter().map(|&j| {
+        self.started.clear();
+        self.started.extend(queue[..i].iter().map(|&j| {
             let j = j as usize;
             (now + planned(view.estimate[j]), view.units[j])
         }));
-        let (shadow, mut extra) = Self::shadow_and_extra(free, need, &mut self.releases);
+        let (shadow, mut extra) =
+            Self::shadow_and_extra(free, need, now, view.running.entries(), &mut self.started);
         for &job in &queue[i + 1..] {
             if free <= 0 {
                 break;
@@ -175,11 +192,19 @@ mod tests {
 
     #[test]
     fn shadow_counts_every_release_at_the_shadow_time() {
-        // 1 free, head needs 4: releases at 5 (1 core), 7 (2 + 1 cores), 9 (3 cores)
-        let mut r = vec![(9, 3), (7, 2), (5, 1), (7, 1)];
-        assert_eq!(Easy::shadow_and_extra(1, 4, &mut r), (7, 1));
-        let mut r = vec![(5, 1), (9, 3)];
-        assert_eq!(Easy::shadow_and_extra(1, 4, &mut r), (9, 1));
+        let mut running = RunningSet::default();
+        running.insert(0, 2, 1); // planned end past: released at now = 5
+        running.insert(1, 7, 2);
+        running.insert(2, 9, 3);
+        // 1 free, head needs 4: releases at 5 (1 core), 7 (2 running + 1 started),
+        // 9 (3 cores)
+        let mut started = vec![(7, 1)];
+        let got = Easy::shadow_and_extra(1, 4, 5, running.entries(), &mut started);
+        assert_eq!(got, (7, 1));
+        let got = Easy::shadow_and_extra(1, 4, 5, running.entries(), &mut []);
+        assert_eq!(got, (7, 0));
+        let got = Easy::shadow_and_extra(1, 6, 5, running.entries(), &mut [(8, 1)]);
+        assert_eq!(got, (9, 2));
     }
 
     #[test]
