@@ -45,7 +45,9 @@ rust-check: $(STAMP)
 # mode) after editing rust/: what the editable install built, without reinstalling
 native: $(STAMP)
 	PYO3_PYTHON=$(abspath $(BIN)/python) $(CARGO) build $(RUST) --release -p dispatchlab-py
-	cp rust/target/release/lib_core.so src/dispatchlab/_core.abi3.so
+	# a new file, renamed over the old one: a process that loaded the old one keeps it
+	cp rust/target/release/lib_core.so src/dispatchlab/_core.abi3.so.new
+	mv -f src/dispatchlab/_core.abi3.so.new src/dispatchlab/_core.abi3.so
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sim.py $(TRACES)/KTH-SP2-1996-2.1-cln.swf.gz --dispatcher fifo easy conservative
