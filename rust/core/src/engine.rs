@@ -187,20 +187,10 @@ impl Engine {
             running: &self.running,
         };
         self.dispatcher.dispatch(&view, &mut decisions);
-        let head = self.queue.jobs();
-        let prefix = decisions
-            .iter()
-            .zip(head)
-            .take_while(|(d, q)| d == q)
-            .count();
         for &job in &decisions {
             self.start_job(job)?;
         }
-        if !decisions.is_empty() {
-            let status = &self.status;
-            self.queue
-                .remove_where(prefix, |job| status[job as usize] != WAITING);
-        }
+        self.queue.remove_sorted(&mut decisions);
         self.decisions = decisions;
         Ok(())
     }

@@ -31,12 +31,33 @@ impl WaitingQueue {
         self.jobs.push(job);
     }
 
-    /// Remove the jobs for which `left` is true (their order is kept for the others).
-    /// `first` is how many of them form the queue's head (a fast path for passes
-    /// that start a prefix, as `fifo`'s do).
-    pub fn remove_where(&mut self, first: usize, left: impl Fn(u32) -> bool) {
-        self.jobs.drain(..first);
-        self.jobs.retain(|&job| !left(job));
+    /// Remove the waiting jobs `rows` (any order; sorted here). The jobs before the
+    /// first of them stay in place and each run of jobs between two removed ones moves
+    /// once (one `memmove` each), so a pass that starts jobs at the head or a few
+    /// behind it costs no per-job work on the rest of the queue.
+    ///
+    /// Panics if a row is not waiting (the engine checks every start first).
+    pub fn remove_sorted(&mut self, rows: &mut [u32]) {
+        rows.sort_unstable();
+        let Some(&first) = rows.first() else {
+            return;
+        };
+        let find = |jobs: &[u32], from: usize, row: u32| {
+            from + jobs[from..]
+                .binary_search(&row)
+                .unwrap_or_else(|_| panic!("job row {row} is not in the waiting queue"))
+        };
+        let mut write = find(&self.jobs, 0, first);
+        let mut read = write + 1;
+        for &row in &rows[1..] {
+            let pos = find(&self.jobs, read, row);
+            self.jobs.copy_within(read..pos, write);
+            write += pos - read;
+            read = pos + 1;
+        }
+        let len = self.jobs.len();
+        self.jobs.copy_within(read..len, write);
+        self.jobs.truncate(write + len - read);
     }
 }
 
@@ -137,10 +158,23 @@ mod tests {
     #[test]
     fn queue_removes_head_and_inner_jobs() {
         let mut q = WaitingQueue::default();
-        for j in [1, 2, 4, 7, 8] {
+        for j in [1, 2, 4, 7, 8, 9, 12] {
             q.push(j);
         }
-        q.remove_where(1, |j| j == 7);
+        q.remove_sorted(&mut [7, 1, 9]);
+        assert_eq!(q.jobs(), &[2, 4, 8, 12]);
+        q.remove_sorted(&mut [12]);
         assert_eq!(q.jobs(), &[2, 4, 8]);
+        q.remove_sorted(&mut [2, 4, 8]);
+        assert!(q.is_empty());
+        q.remove_sorted(&mut []);
+    }
+
+    #[test]
+    #[should_panic(expected = "job row 5 is not in the waiting queue")]
+    fn removing_a_job_that_does_not_wait_panics() {
+        let mut q = WaitingQueue::default();
+        q.push(3);
+        q.remove_sorted(&mut [5]);
     }
 }
