@@ -365,6 +365,42 @@ PLATFORM_OPTIONS = options(
     click.option("--nodes", type=int, default=None, help="homogeneous platform: node count"),
     click.option("--cores-per-node", type=int, default=None, help="homogeneous platform"),
 )
+#: the run's dispatcher and predictor, each with its parameters (``simulate``, ``validate``)
+COMPONENT_OPTIONS = options(
+    click.option("--dispatcher", default="easy", show_default=True,
+                 help=names_help("dispatcher")),
+    click.option("--dispatcher-param", "-D", "dispatcher_params", multiple=True,
+                 metavar="KEY=VALUE", help="a dispatcher parameter (repeatable)"),
+    click.option("--predictor", default="walltime", show_default=True,
+                 help=names_help("predictor")),
+    click.option("--predictor-param", "-P", "predictor_params", multiple=True,
+                 metavar="KEY=VALUE", help="a predictor parameter (repeatable)"),
+)
+#: shorthands for dispatcher parameters (:func:`dispatcher_spec`)
+SHORTHAND_OPTIONS = options(
+    click.option("--allocator", default=None,
+                 help=f"node placement: {allocator_names()} (default first-fit; the "
+                      "dispatcher's allocator parameter)"),
+    click.option("--order", default=None,
+                 help="queue / backfill scan order: fifo | sjf | urgency | ewt | walltime | "
+                      "slowdown | maui | random | l2r, or priority (the dispatcher's order "
+                      "parameter)"),
+    click.option("--priority", default=None, metavar="SPEC",
+                 help="EASY's queue priority, an ordering in the component grammar: fcfs, "
+                      "maui:wait=0:sld=1, random:seed=1, l2r:model=PATH (with -D "
+                      "scope=queue the head follows it too)"),
+    click.option("--reservations", type=int, default=None,
+                 help="reserved jobs K >= 1 (the dispatcher's reservations parameter)"),
+    click.option("--skip", is_flag=True,
+                 help="walk past jobs that do not fit (the dispatcher's skip parameter)"),
+)
+#: cleaning switches of the trace reader (``simulate``, ``validate``)
+CLEAN_OPTIONS = options(
+    click.option("--drop-overrun", is_flag=True,
+                 help="drop jobs whose run time exceeds their requested time"),
+    click.option("--max-procs", is_flag=True,
+                 help="drop jobs requesting more processors than the header's MaxProcs"),
+)
 #: the partitions of a cluster log (sacct, PBS) on a platform that declares them
 PARTITION_OPTIONS = options(
     click.option("--partition-map", default=None, metavar="OLD=NEW[,OLD=NEW]",

@@ -9,19 +9,20 @@ import click
 
 from dispatchlab.cli.common import (
     CAP_OPTIONS,
+    CLEAN_OPTIONS,
+    COMPONENT_OPTIONS,
     OVERRUN_OPTION,
     PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
+    SHORTHAND_OPTIONS,
     TAU_OPTION,
     THROTTLE_OPTIONS,
     TRACE_ARG,
-    allocator_names,
     console,
     dispatcher_spec,
     duration_model_spec,
-    names_help,
     power_predictor_spec,
     predictor_spec,
     progress_bar,
@@ -64,31 +65,10 @@ def _load_notes(jobs, summary: dict) -> list[str]:
 
 @click.command()
 @TRACE_ARG
-@click.option("--dispatcher", default="easy", show_default=True,
-              help=names_help("dispatcher"))
-@click.option("--dispatcher-param", "-D", "dispatcher_params", multiple=True,
-              metavar="KEY=VALUE", help="a dispatcher parameter (repeatable)")
-@click.option("--predictor", default="walltime", show_default=True,
-              help=names_help("predictor"))
-@click.option("--predictor-param", "-P", "predictor_params", multiple=True,
-              metavar="KEY=VALUE", help="a predictor parameter (repeatable)")
+@COMPONENT_OPTIONS
 @PLATFORM_OPTIONS
 @PARTITION_OPTIONS
-@click.option("--allocator", default=None,
-              help=f"node placement: {allocator_names()} (default first-fit; the "
-                   "dispatcher's allocator parameter)")
-@click.option("--order", default=None,
-              help="queue / backfill scan order: fifo | sjf | urgency | ewt | walltime | "
-                   "slowdown | maui | random | l2r, or priority (the dispatcher's order "
-                   "parameter)")
-@click.option("--priority", default=None, metavar="SPEC",
-              help="EASY's queue priority, an ordering in the component grammar: fcfs, "
-                   "maui:wait=0:sld=1, random:seed=1, l2r:model=PATH (with -D "
-                   "scope=queue the head follows it too)")
-@click.option("--reservations", type=int, default=None,
-              help="reserved jobs K >= 1 (the dispatcher's reservations parameter)")
-@click.option("--skip", is_flag=True,
-              help="walk past jobs that do not fit (the dispatcher's skip parameter)")
+@SHORTHAND_OPTIONS
 @CAP_OPTIONS
 @click.option("--power-series", type=click.Path(path_type=Path), default=None,
               metavar="FILE",
@@ -106,10 +86,7 @@ def _load_notes(jobs, summary: dict) -> list[str]:
               help="also print the metrics per partition | user | account | qos, and the "
                    "fairness figures (repeatable or a comma list; summary.json: by_group)")
 @READ_OPTIONS
-@click.option("--drop-overrun", is_flag=True,
-              help="drop jobs whose run time exceeds their requested time")
-@click.option("--max-procs", is_flag=True,
-              help="drop jobs requesting more processors than the header's MaxProcs")
+@CLEAN_OPTIONS
 @SELECT_OPTIONS
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="write jobs.parquet and summary.json into this folder")

@@ -9,16 +9,17 @@ from pathlib import Path
 import click
 
 from dispatchlab.cli.common import (
+    CLEAN_OPTIONS,
+    COMPONENT_OPTIONS,
     OVERRUN_OPTION,
     PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
     SELECT_OPTIONS,
+    SHORTHAND_OPTIONS,
     TRACE_ARG,
-    allocator_names,
     console,
     dispatcher_spec,
-    names_help,
     predictor_spec,
     print_wide,
     progress_bar,
@@ -68,32 +69,13 @@ def _table(validation, title: str):
 
 @click.command()
 @TRACE_ARG
-@click.option("--dispatcher", default="easy", show_default=True,
-              help=names_help("dispatcher"))
-@click.option("--dispatcher-param", "-D", "dispatcher_params", multiple=True,
-              metavar="KEY=VALUE", help="a dispatcher parameter (repeatable)")
-@click.option("--predictor", default="walltime", show_default=True,
-              help=names_help("predictor"))
-@click.option("--predictor-param", "-P", "predictor_params", multiple=True,
-              metavar="KEY=VALUE", help="a predictor parameter (repeatable)")
+@COMPONENT_OPTIONS
 @PLATFORM_OPTIONS
 @PARTITION_OPTIONS
-@click.option("--allocator", default=None,
-              help=f"node placement: {allocator_names()} (default first-fit)")
-@click.option("--order", default=None,
-              help="queue / backfill scan order (the dispatcher's order parameter)")
-@click.option("--priority", default=None, metavar="SPEC",
-              help="EASY's queue priority, an ordering in the component grammar")
-@click.option("--reservations", type=int, default=None,
-              help="reserved jobs K >= 1 (the dispatcher's reservations parameter)")
-@click.option("--skip", is_flag=True,
-              help="walk past jobs that do not fit (the dispatcher's skip parameter)")
+@SHORTHAND_OPTIONS
 @OVERRUN_OPTION
 @READ_OPTIONS
-@click.option("--drop-overrun", is_flag=True,
-              help="drop jobs whose run time exceeds their requested time")
-@click.option("--max-procs", is_flag=True,
-              help="drop jobs requesting more processors than the header's MaxProcs")
+@CLEAN_OPTIONS
 @SELECT_OPTIONS
 @click.option("--by", default="auto", show_default=True,
               help="the per-group table: auto (queue when the jobs use several "

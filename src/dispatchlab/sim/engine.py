@@ -1084,11 +1084,10 @@ class Simulation:
         a job the request fitting found unservable (``unservable`` reason) never does."""
         units = self.jobs["units"]
         unservable = self.jobs.columns.get("unservable")
-        if unservable is not None and (served := unservable == "").all():
-            unservable = None
+        served = None if unservable is None or not unservable.any() else unservable == ""
         if self.counting:
             fits = units <= self.total_cores
-            return fits if unservable is None else fits & served
+            return fits if served is None else fits & served
         fits = np.zeros(len(units), dtype=bool)
         uniq, inverse = np.unique(self.requests, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -1096,7 +1095,7 @@ class Simulation:
             cap_units = int(units_per_node(req, self._capacity).sum())
             rows = inverse == k
             fits[rows] = units[rows] <= cap_units
-        return fits if unservable is None else fits & served
+        return fits if served is None else fits & served
 
     def _why_not_fit(self, job: int) -> str:
         """Why ``job`` fits no empty platform: the request fitting's reason when it gave
