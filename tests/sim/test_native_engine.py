@@ -3,9 +3,12 @@ the schedules of the Python engine.
 
 Hypothesis-generated counting workloads (zero-second jobs, equal submit times, run
 times past the requested time, jobs larger than the platform) run through
-:class:`~dispatchlab.sim.engine.Simulation` with FIFO / EASY and through
-``dispatchlab._core.simulate_counting``: start, end and status of every job, and the
-run's event and pass counts, must be identical. The golden counting cases of
+:class:`~dispatchlab.sim.engine.Simulation` and through
+``dispatchlab._core.simulate_counting`` under every native dispatcher and parameter
+set of :data:`SPECS` (fifo; sjf and ljf, strict and skipping; easy with the backfill
+orders fifo and sjf, K reservations and static priorities in both scopes;
+conservative): start, end and status of every job, and the run's event and pass
+counts, must be identical. The golden counting cases of
 ``tests/integration/test_golden_schedules.py`` (``kth-pooled/fifo`` and
 ``kth-pooled/easy``) are checked the same way, with their recorded counts.
 
@@ -24,6 +27,7 @@ from hypothesis import strategies as st
 import golden
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import make_dispatcher
+from dispatchlab.dispatch.orderings import OrderKeys, make_ordering
 from dispatchlab.predict import make_predictor
 from test_golden_schedules import GOLDEN_COUNTS
 
@@ -32,22 +36,71 @@ core = pytest.importorskip(
     reason="the native core dispatchlab._core is not built (build it with `make native`)")
 
 
+#: the native dispatchers and parameter sets the differential test draws from (the
+#: Python class's parameters; orderings other than fifo / sjf / priority reach the core
+#: as per-job rank arrays, see :func:`native_params`)
+SPECS = [
+    ("fifo", {}),
+    ("sjf", {}),
+    ("sjf", {"skip": True}),
+    ("ljf", {}),
+    ("ljf", {"skip": True}),
+    ("easy", {}),
+    ("easy", {"order": "sjf"}),
+    ("easy", {"reservations": 2}),
+    ("easy", {"reservations": 3, "order": "sjf"}),
+    ("easy", {"order": "random:seed=3"}),
+    ("easy", {"priority": "random:seed=3"}),
+    ("easy", {"priority": "random:seed=5", "scope": "queue"}),
+    ("easy", {"priority": "random:seed=7", "scope": "queue", "order": "sjf",
+              "reservations": 2}),
+    ("easy", {"priority": "walltime", "scope": "queue", "order": "priority"}),
+    ("conservative", {}),
+    ("conservative", {"order": "sjf"}),
+]
+
+
 def python_run(jobs: JobTable, cores: int, dispatcher: str, predictor: str = "walltime",
-               overrun: str = "run"):
+               overrun: str = "run", params: dict | None = None):
     """The Python engine's ``(start, end, status, events, passes)`` for ``jobs``."""
-    r = Simulation(Platform.pooled(cores), jobs, make_dispatcher(dispatcher),
+    r = Simulation(Platform.pooled(cores), jobs, make_dispatcher(dispatcher, **(params or {})),
                    make_predictor(predictor), overrun=overrun).run()
     return r.start, r.end, r.status, r.events, r.passes
 
 
+def static_rank(spec: str, jobs: JobTable, estimate: np.ndarray) -> np.ndarray:
+    """The rank of every job row in the static ordering ``spec`` over all jobs (the
+    order of any subset sorted by it; estimates as the predictor gives them)."""
+    ordering = make_ordering(spec)
+    ordering.start(type("View", (), {"jobs": jobs})())
+    n = len(jobs)
+    keys = OrderKeys(np.arange(n), 0, np.asarray(jobs["submit"], dtype=np.int64), estimate,
+                     np.ones(n, dtype=np.int64), np.zeros(n))
+    rank = np.empty(n, dtype=np.int64)
+    rank[ordering.sort(keys)] = np.arange(n)
+    return rank
+
+
+def native_params(params: dict, jobs: JobTable, predictor: str, overrun: str) -> dict:
+    """``params`` for the core: orderings other than fifo, fcfs, sjf and priority as
+    rank arrays."""
+    run, req = jobs["run"], jobs["requested_time"]
+    estimate = req if predictor == "walltime" else (np.minimum(run, req) if overrun == "kill"
+                                                     else run)
+    return {k: static_rank(v, jobs, np.asarray(estimate, dtype=np.int64))
+            if k in ("order", "priority") and v not in ("fifo", "fcfs", "sjf", "priority")
+            else v for k, v in params.items()}
+
+
 def native_run(jobs: JobTable, cores: int, dispatcher: str, predictor: str = "walltime",
-               overrun: str = "run"):
+               overrun: str = "run", params: dict | None = None):
     """The native engine's ``(start, end, status, events, passes)`` for ``jobs``."""
     col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
            for c in ("submit", "run", "requested_time", "units")}
     return core.simulate_counting(col["submit"], col["run"], col["requested_time"],
                                   col["units"], cores, dispatcher, predictor=predictor,
-                                  overrun=overrun, counts=True)
+                                  overrun=overrun, counts=True,
+                                  params=native_params(params or {}, jobs, predictor, overrun))
 
 
 def assert_same(py, native) -> None:
@@ -76,15 +129,18 @@ def test_native_engine_matches_python_engine():
     """Identical results on every drawn workload, and the draws reached the cases that
     matter (each counted over the search and required at least a few times)."""
     seen = dict.fromkeys(("rejected", "zero-second", "expired", "backfilled", "tied"), 0)
+    # how many drawn workloads ran under each spec and moved a job ahead of an older one
+    jumped = dict.fromkeys(range(len(SPECS)), 0)
 
-    @settings(max_examples=200, deadline=None)
-    @given(workload=counting_workloads(), dispatcher=st.sampled_from(["fifo", "easy"]),
+    @settings(max_examples=600, deadline=None)
+    @given(workload=counting_workloads(), spec=st.sampled_from(range(len(SPECS))),
            predictor=st.sampled_from(["walltime", "real"]),
            overrun=st.sampled_from(["run", "kill"]))
-    def check(workload, dispatcher, predictor, overrun):
+    def check(workload, spec, predictor, overrun):
         jobs, cores = workload
-        py = python_run(jobs, cores, dispatcher, predictor, overrun)
-        assert_same(py, native_run(jobs, cores, dispatcher, predictor, overrun))
+        dispatcher, params = SPECS[spec]
+        py = python_run(jobs, cores, dispatcher, predictor, overrun, params)
+        assert_same(py, native_run(jobs, cores, dispatcher, predictor, overrun, params))
         start, end, status = py[:3]
         ran = status != 2
         seen["rejected"] += bool((~ran).any())
@@ -95,10 +151,13 @@ def test_native_engine_matches_python_engine():
         # a job started before an earlier-submitted one (EASY's backfilling)
         order = start[ran]
         seen["backfilled"] += bool((np.diff(order) < 0).any())
+        jumped[spec] += bool((np.diff(order) < 0).any())
         seen["tied"] += bool((np.diff(jobs["submit"]) == 0).any())
 
     check()
     assert min(seen.values()) >= 10, seen
+    # every spec but fifo reordered jobs in a few draws (its rules were exercised)
+    assert min(v for s, v in jumped.items() if SPECS[s][0] != "fifo") >= 3, jumped
 
 
 @pytest.mark.traces
@@ -140,8 +199,19 @@ def test_bad_input_is_a_value_error_naming_the_field():
     one = np.ones(2, dtype=np.int64)
     with pytest.raises(ValueError, match=r"^submit: job row 1 is submitted before"):
         core.simulate_counting(a, one, one, one, 2, "easy")
-    with pytest.raises(ValueError, match=r'^dispatcher: no native dispatcher "sjf"'):
-        core.simulate_counting(one, one, one, one, 2, "sjf")
+    with pytest.raises(ValueError, match=r'^dispatcher: no native dispatcher "lifo"'):
+        core.simulate_counting(one, one, one, one, 2, "lifo")
+    with pytest.raises(ValueError, match=r"^skip: easy has no parameter skip"):
+        core.simulate_counting(one, one, one, one, 2, "easy", params={"skip": True})
+    with pytest.raises(ValueError, match=r"^reservations: reservations must be an integer >= 1"):
+        core.simulate_counting(one, one, one, one, 2, "easy", params={"reservations": 0})
+    with pytest.raises(ValueError, match=r"^order: order=priority needs a priority other"):
+        core.simulate_counting(one, one, one, one, 2, "easy", params={"order": "priority"})
+    with pytest.raises(ValueError, match=r"^priority: has 3 ranks for 2 jobs"):
+        core.simulate_counting(one, one, one, one, 2, "easy",
+                               params={"priority": np.arange(3), "scope": "queue"})
+    with pytest.raises(ValueError, match=r'^params: no parameter "allocator"'):
+        core.simulate_counting(one, one, one, one, 2, "fifo", params={"allocator": "x"})
 
 
 def test_a_panic_in_the_core_is_a_runtime_error_not_an_abort():

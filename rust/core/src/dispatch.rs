@@ -1,9 +1,12 @@
-//! Native dispatchers on counting platforms: `fifo` (`dispatchlab.dispatch.priority`)
-//! and `easy` with backfill order fifo and one reservation
-//! (`dispatchlab.dispatch.backfill`).
+//! Native dispatchers on counting platforms: the [`View`] a dispatcher sees, the
+//! [`Dispatcher`] trait, the queue orderings ([`Order`]), the dispatcher parameters
+//! ([`Params`]) and the registry ([`make_dispatcher_with`]). The list dispatchers
+//! `fifo`, `sjf` and `ljf` (`dispatchlab.dispatch.priority`) are in [`crate::list`],
+//! `easy` and `conservative` (`dispatchlab.dispatch.backfill`) in [`crate::backfill`].
 
-use crate::planned;
-use crate::state::{Running, RunningSet};
+use crate::backfill::Backfill;
+use crate::list::Sorted;
+use crate::state::RunningSet;
 use crate::Error;
 
 /// What a dispatcher sees at a pass (read-only).
@@ -69,119 +72,212 @@ impl Dispatcher for Fifo {
     }
 }
 
-/// EASY backfilling (Mu'alem & Feitelson 2001), backfill order fifo, one reservation.
+/// A queue ordering: the order in which a dispatcher tries waiting jobs. Every
+/// ordering is total: ties go to the job row (queue order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Order {
+    /// queue order (submit time, then row: ascending row)
+    Fifo,
+    /// ascending estimate at submission, ties by queue order (`sjf`)
+    Sjf,
+    /// ascending per-job rank (indexed by job row), ties by queue order: a static
+    /// ordering computed by the caller (the rank of each job in the ordering's order
+    /// over all jobs)
+    Rank(Vec<i64>),
+}
+
+impl Order {
+    /// Sort `jobs` (job rows) into this order; `estimate` is indexed by job row.
+    pub fn sort(&self, jobs: &mut [u32], estimate: &[i64]) {
+        match self {
+            Order::Fifo => jobs.sort_unstable(),
+            Order::Sjf => jobs.sort_unstable_by_key(|&j| (estimate[j as usize], j)),
+            Order::Rank(rank) => jobs.sort_unstable_by_key(|&j| (rank[j as usize], j)),
+        }
+    }
+
+    /// Whether this is queue order.
+    pub fn is_fifo(&self) -> bool {
+        *self == Order::Fifo
+    }
+}
+
+/// A dispatcher parameter that names an ordering (`order` and `priority` of
+/// `easy` / `conservative`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderParam {
+    /// an ordering (`"fifo"` or `"fcfs"`, `"sjf"`, or a rank array)
+    Order(Order),
+    /// `order="priority"`: the backfill scan follows the priority
+    Priority,
+}
+
+impl OrderParam {
+    /// `"fifo"` (or `"fcfs"`), `"sjf"` or `"priority"` (`priority_ok`: only for `order`).
+    pub fn parse(field: &'static str, name: &str, priority_ok: bool) -> Result<OrderParam, Error> {
+        match name {
+            "fifo" | "fcfs" => Ok(OrderParam::Order(Order::Fifo)),
+            "sjf" => Ok(OrderParam::Order(Order::Sjf)),
+            "priority" if priority_ok => Ok(OrderParam::Priority),
+            _ => Err(Error::Input {
+                field,
+                row: None,
+                message: format!(
+                    "no native ordering {name:?} (the native ones: fifo, sjf{}, or a rank \
+                     array)",
+                    if priority_ok { ", priority" } else { "" }
+                ),
+            }),
+        }
+    }
+}
+
+/// The parameters of a native dispatcher (None: the dispatcher's default). Which
+/// dispatcher takes which, with the semantics of its Python class:
 ///
-/// 1. start jobs in queue order while they fit;
-/// 2. the first job that does not fit (the head) gets a reservation at its shadow
-///    time: the earliest time it fits, releasing running jobs in planned-end order (a
-///    planned end already past counts as now) and the jobs started in step 1 at
-///    `now + max(estimate, 1)`. The extra cores are those free at the shadow time,
-///    counting every job whose planned end is at or before it, minus the head's;
-/// 3. the rest of the queue is scanned in queue order: a job that fits now starts if
-///    `now + max(estimate, 1) <= shadow`, or else if it also fits in the extra
-///    cores, which it then consumes.
-#[derive(Debug, Default, Clone)]
-pub struct Easy {
-    started: Vec<(i64, i64)>,
+/// * `sjf`, `ljf`: `skip` (walk past jobs that do not fit; default strict);
+/// * `easy`: `order` (the backfill scan order, default fifo; `Priority`: the
+///   priority's), `reservations` (K >= 1, default 1), `priority` (a static queue
+///   priority, default fifo) and `scope` (`"backfill"`: the priority orders the
+///   backfill scan; `"queue"`: the queue is sorted by it, so the head and the
+///   reservations follow it);
+/// * `conservative`: `order`;
+/// * `fifo`: none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Params {
+    pub skip: Option<bool>,
+    pub order: Option<OrderParam>,
+    pub reservations: Option<i64>,
+    pub priority: Option<Order>,
+    pub scope: Option<String>,
 }
 
-impl Easy {
-    /// The head's shadow time and extra cores: `need` (> `free`) cores, releasing the
-    /// running jobs (in planned-end order, a past end counting as `now`) and the
-    /// `(planned end, cores)` of the jobs `started` in this pass (any order) in time
-    /// order, all releases at one time together. Only the releases up to the shadow
-    /// time are read (the running set is already sorted).
-    fn shadow_and_extra(
-        free: i64,
-        need: i64,
-        now: i64,
-        running: &[Running],
-        started: &mut [(i64, i64)],
-    ) -> (i64, i64) {
-        started.sort_unstable();
-        let (mut a, mut b) = (0, 0);
-        let mut avail = free;
-        loop {
-            let ta = running.get(a).map(|e| e.est_end.max(now));
-            let tb = started.get(b).map(|s| s.0);
-            let t = match (ta, tb) {
-                (Some(x), Some(y)) => x.min(y),
-                (Some(x), None) | (None, Some(x)) => x,
-                // unreachable for a head that fits the empty platform: the engine
-                // rejects the others at submission
-                (None, None) => return (i64::MAX, 0),
-            };
-            while a < running.len() && running[a].est_end.max(now) == t {
-                avail += running[a].units;
-                a += 1;
+impl Params {
+    /// The names of the parameters given.
+    fn given(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for (name, set) in [
+            ("skip", self.skip.is_some()),
+            ("order", self.order.is_some()),
+            ("reservations", self.reservations.is_some()),
+            ("priority", self.priority.is_some()),
+            ("scope", self.scope.is_some()),
+        ] {
+            if set {
+                out.push(name);
             }
-            while b < started.len() && started[b].0 == t {
-                avail += started[b].1;
-                b += 1;
-            }
-            if avail >= need {
-                return (t, avail - need);
-            }
+        }
+        out
+    }
+
+    /// An input error unless every parameter given is one of `known`.
+    fn only(&self, dispatcher: &str, known: &[&'static str]) -> Result<(), Error> {
+        match self.given().into_iter().find(|p| !known.contains(p)) {
+            None => Ok(()),
+            Some(p) => Err(Error::Input {
+                field: p,
+                row: None,
+                message: format!(
+                    "{dispatcher} has no parameter {p} (its parameters: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            }),
         }
     }
 }
 
-impl Dispatcher for Easy {
-    fn name(&self) -> &'static str {
-        "easy"
-    }
-
-    fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
-        let now = view.now;
-        let queue = view.queue;
-        let mut free = view.free_cores;
-        let mut i = 0;
-        while i < queue.len() && view.units[queue[i] as usize] <= free {
-            free -= view.units[queue[i] as usize];
-            out.push(queue[i]);
-            i += 1;
-        }
-        if i == queue.len() {
-            return;
-        }
-        let need = view.units[queue[i] as usize];
-        self.started.clear();
-        self.started.extend(queue[..i].iter().map(|&j| {
-            let j = j as usize;
-            (now + planned(view.estimate[j]), view.units[j])
-        }));
-        let (shadow, mut extra) =
-            Self::shadow_and_extra(free, need, now, view.running.entries(), &mut self.started);
-        for &job in &queue[i + 1..] {
-            if free <= 0 {
-                break;
-            }
-            let u = view.units[job as usize];
-            if u > free {
-                continue;
-            }
-            if now + planned(view.estimate[job as usize]) <= shadow {
-                free -= u;
-            } else if u <= extra {
-                free -= u;
-                extra -= u;
-            } else {
-                continue;
-            }
-            out.push(job);
-        }
-    }
-}
-
-/// The native dispatchers by registered name: `fifo` or `easy`.
+/// The native dispatchers by registered name with their default parameters.
 pub fn make_dispatcher(name: &str) -> Result<Box<dyn Dispatcher>, Error> {
+    make_dispatcher_with(name, &Params::default(), None)
+}
+
+/// The native dispatchers by registered name: `fifo`, `sjf`, `ljf`, `easy`,
+/// `conservative`, with `params` (see [`Params`]; checked as the Python classes check
+/// them). `n_jobs`, when given, is the length every rank array must have.
+pub fn make_dispatcher_with(
+    name: &str,
+    params: &Params,
+    n_jobs: Option<usize>,
+) -> Result<Box<dyn Dispatcher>, Error> {
+    if let Some(n) = n_jobs {
+        let order_rank = match &params.order {
+            Some(OrderParam::Order(Order::Rank(r))) => Some(r),
+            _ => None,
+        };
+        let priority_rank = match &params.priority {
+            Some(Order::Rank(r)) => Some(r),
+            _ => None,
+        };
+        for (field, rank) in [("order", order_rank), ("priority", priority_rank)] {
+            if let Some(rank) = rank.filter(|r| r.len() != n) {
+                return Err(Error::Input {
+                    field,
+                    row: None,
+                    message: format!("has {} ranks for {n} jobs", rank.len()),
+                });
+            }
+        }
+    }
     match name {
-        "fifo" => Ok(Box::new(Fifo)),
-        "easy" => Ok(Box::new(Easy::default())),
+        "fifo" => {
+            params.only(name, &[])?;
+            Ok(Box::new(Fifo))
+        }
+        "sjf" | "ljf" => {
+            params.only(name, &["skip"])?;
+            let skip = params.skip.unwrap_or(false);
+            Ok(Box::new(if name == "sjf" {
+                Sorted::sjf(skip)
+            } else {
+                Sorted::ljf(skip)
+            }))
+        }
+        "easy" => {
+            params.only(name, &["order", "reservations", "priority", "scope"])?;
+            let k = params.reservations.unwrap_or(1);
+            if k < 1 {
+                return Err(Error::Input {
+                    field: "reservations",
+                    row: None,
+                    message: format!("reservations must be an integer >= 1, got {k}"),
+                });
+            }
+            let k = usize::try_from(k).unwrap_or(usize::MAX);
+            Ok(Box::new(Backfill::new(
+                "easy",
+                Some(k),
+                params
+                    .order
+                    .clone()
+                    .unwrap_or(OrderParam::Order(Order::Fifo)),
+                params.priority.clone().unwrap_or(Order::Fifo),
+                params.scope.as_deref().unwrap_or("backfill"),
+            )?))
+        }
+        "conservative" => {
+            params.only(name, &["order"])?;
+            Ok(Box::new(Backfill::new(
+                "conservative",
+                None,
+                params
+                    .order
+                    .clone()
+                    .unwrap_or(OrderParam::Order(Order::Fifo)),
+                Order::Fifo,
+                "backfill",
+            )?))
+        }
         _ => Err(Error::Input {
             field: "dispatcher",
             row: None,
-            message: format!("no native dispatcher {name:?} (the native ones: fifo, easy)"),
+            message: format!(
+                "no native dispatcher {name:?} (the native ones: fifo, sjf, ljf, easy, \
+                 conservative)"
+            ),
         }),
     }
 }
@@ -191,30 +287,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shadow_counts_every_release_at_the_shadow_time() {
-        let mut running = RunningSet::default();
-        running.insert(0, 2, 1); // planned end past: released at now = 5
-        running.insert(1, 7, 2);
-        running.insert(2, 9, 3);
-        // 1 free, head needs 4: releases at 5 (1 core), 7 (2 running + 1 started),
-        // 9 (3 cores)
-        let mut started = vec![(7, 1)];
-        let got = Easy::shadow_and_extra(1, 4, 5, running.entries(), &mut started);
-        assert_eq!(got, (7, 1));
-        let got = Easy::shadow_and_extra(1, 4, 5, running.entries(), &mut []);
-        assert_eq!(got, (7, 0));
-        let got = Easy::shadow_and_extra(1, 6, 5, running.entries(), &mut [(8, 1)]);
-        assert_eq!(got, (9, 2));
+    fn orders_break_ties_by_queue_order() {
+        let est = [5, 3, 5, 1, 3];
+        let mut jobs = vec![4, 2, 0, 3, 1];
+        Order::Sjf.sort(&mut jobs, &est);
+        assert_eq!(jobs, vec![3, 1, 4, 0, 2]);
+        Order::Fifo.sort(&mut jobs, &est);
+        assert_eq!(jobs, vec![0, 1, 2, 3, 4]);
+        Order::Rank(vec![2, 0, 2, 9, 1]).sort(&mut jobs, &est);
+        assert_eq!(jobs, vec![1, 4, 0, 2, 3]);
     }
 
     #[test]
-    fn unknown_names_are_input_errors() {
+    fn unknown_names_and_parameters_are_input_errors() {
         assert!(matches!(
-            make_dispatcher("sjf"),
+            make_dispatcher("lifo"),
             Err(Error::Input {
                 field: "dispatcher",
                 ..
             })
         ));
+        let skip = Params {
+            skip: Some(true),
+            ..Params::default()
+        };
+        let e = make_dispatcher_with("easy", &skip, None).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "skip: easy has no parameter skip (its parameters: order, reservations, \
+             priority, scope)"
+        );
+        let zero = Params {
+            reservations: Some(0),
+            ..Params::default()
+        };
+        assert!(make_dispatcher_with("easy", &zero, None).is_err());
+        let rank = Params {
+            order: Some(OrderParam::Order(Order::Rank(vec![0, 1]))),
+            ..Params::default()
+        };
+        let e = make_dispatcher_with("conservative", &rank, Some(3))
+            .err()
+            .unwrap();
+        assert_eq!(e.to_string(), "order: has 2 ranks for 3 jobs");
     }
 }

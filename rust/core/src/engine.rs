@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::dispatch::{Dispatcher, View};
+use crate::dispatch::{Dispatcher, Params, View};
 use crate::predict::Predictor;
 use crate::state::{RunningSet, WaitingQueue};
 use crate::workload::{CountingWorkload, Overrun};
@@ -174,7 +174,7 @@ impl Engine {
             self.expire();
         }
         if self.queue.is_empty() {
-            return Ok(()); // fifo and easy ask for no pass on an empty queue
+            return Ok(()); // no native dispatcher asks for a pass on an empty queue
         }
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
@@ -252,15 +252,27 @@ impl Engine {
     }
 }
 
-/// Simulate `jobs` under the native dispatcher and predictor named (`fifo` or `easy`;
-/// `walltime` or `real`).
+/// Simulate `jobs` under the native dispatcher named with its default parameters and
+/// the predictor named (see [`simulate_counting_with`]).
 pub fn simulate_counting(
     jobs: CountingWorkload,
     dispatcher: &str,
     predictor: &str,
 ) -> Result<Outcome, Error> {
+    simulate_counting_with(jobs, dispatcher, &Params::default(), predictor)
+}
+
+/// Simulate `jobs` under the native dispatcher named (`fifo`, `sjf`, `ljf`, `easy`,
+/// `conservative`) with `params` ([`Params`]) and the predictor named (`walltime` or
+/// `real`).
+pub fn simulate_counting_with(
+    jobs: CountingWorkload,
+    dispatcher: &str,
+    params: &Params,
+    predictor: &str,
+) -> Result<Outcome, Error> {
     let predictor =
         crate::predict::make_predictor(predictor, &jobs.run, &jobs.requested, jobs.overrun)?;
-    let dispatcher = crate::dispatch::make_dispatcher(dispatcher)?;
+    let dispatcher = crate::dispatch::make_dispatcher_with(dispatcher, params, Some(jobs.len()))?;
     Engine::new(jobs, dispatcher, predictor)?.run()
 }

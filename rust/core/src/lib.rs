@@ -3,9 +3,12 @@
 //! This first step covers **counting platforms** (pooled cores, every job unit one
 //! core) with the engine loop of `dispatchlab.sim.engine`, the waiting queue and the
 //! running set ([`state`]), the `walltime` and `real` duration predictors with
-//! Tsafrir's expiry rule ([`predict`]), and the `fifo` and `easy` dispatchers
-//! ([`dispatch`]). [`simulate_counting`] runs one simulation and returns the per-job
-//! results as plain vectors ([`Outcome`]).
+//! Tsafrir's expiry rule ([`predict`]), and the dispatchers `fifo` ([`dispatch`]),
+//! `sjf` and `ljf`, strict or skipping ([`list`]), `easy` with K reservations, a
+//! backfill scan order and a static queue priority, and `conservative`
+//! ([`backfill`], on the availability profile of [`profile`]).
+//! [`simulate_counting_with`] runs one simulation and returns the per-job results as
+//! plain vectors ([`Outcome`]).
 //!
 //! The semantics are those of the Python engine, event for event: at every time point
 //! with an event, (1) completions of jobs ending now, in job (row) order, (2)
@@ -22,15 +25,23 @@
 
 #![forbid(unsafe_code)]
 
+pub mod backfill;
 pub mod dispatch;
 pub mod engine;
+pub mod list;
 pub mod predict;
+pub mod profile;
 pub mod state;
 pub mod workload;
 
-pub use dispatch::{make_dispatcher, Dispatcher, Easy, Fifo, View};
-pub use engine::{simulate_counting, Engine, Outcome};
+pub use backfill::Backfill;
+pub use dispatch::{
+    make_dispatcher, make_dispatcher_with, Dispatcher, Fifo, Order, OrderParam, Params, View,
+};
+pub use engine::{simulate_counting, simulate_counting_with, Engine, Outcome};
+pub use list::Sorted;
 pub use predict::{make_predictor, Predictor, Real, Walltime};
+pub use profile::CoreProfile;
 pub use workload::{CountingWorkload, Overrun};
 
 /// A job's final status: it ran to its end.

@@ -316,5 +316,5 @@ fn bad_input_names_the_field_and_row() {
     let e = CountingWorkload::new(vec![0], vec![1], vec![1], vec![0], 2, Overrun::Run).unwrap_err();
     assert_eq!(e.to_string(), "units: job row 0 requests 0 units");
     let jobs = CountingWorkload::new(vec![0], vec![1], vec![1], vec![1], 2, Overrun::Run).unwrap();
-    assert!(simulate_counting(jobs, "sjf", "walltime").is_err());
+    assert!(simulate_counting(jobs, "lifo", "walltime").is_err());
 }

@@ -5,10 +5,11 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use dispatchlab_core::{CountingWorkload, Error, Overrun};
+use dispatchlab_core::{CountingWorkload, Error, Order, OrderParam, Overrun, Params};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 /// The values of a one-dimensional int64 array (copied: the run owns its input).
 fn column(a: &PyReadonlyArray1<'_, i64>) -> Vec<i64> {
@@ -37,6 +38,58 @@ fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T
         })
 }
 
+/// The parameter names `params` may hold.
+const PARAMS: &str = "skip, order, reservations, priority, scope";
+
+/// An ordering parameter: a name, or an int64 array of per-job ranks.
+fn order_param(field: &'static str, value: &Bound<'_, PyAny>) -> PyResult<OrderParam> {
+    if let Ok(name) = value.extract::<String>() {
+        return OrderParam::parse(field, &name, field == "order")
+            .map_err(|e| PyValueError::new_err(e.to_string()));
+    }
+    match value.extract::<PyReadonlyArray1<'_, i64>>() {
+        Ok(rank) => Ok(OrderParam::Order(Order::Rank(column(&rank)))),
+        Err(_) => Err(PyValueError::new_err(format!(
+            "{field}: must be an ordering name or an int64 array of per-job ranks, got {}",
+            value.get_type().name()?
+        ))),
+    }
+}
+
+/// The dispatcher parameters of a `params` dict (see `simulate_counting`).
+fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
+    let mut out = Params::default();
+    let Some(params) = params else {
+        return Ok(out);
+    };
+    let bad = |key: &str, what: &str| PyValueError::new_err(format!("{key}: must be {what}"));
+    for (key, value) in params.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| PyValueError::new_err("params: the keys must be strings"))?;
+        match key.as_str() {
+            "skip" => out.skip = Some(value.extract().map_err(|_| bad(&key, "a bool"))?),
+            "reservations" => {
+                out.reservations = Some(value.extract().map_err(|_| bad(&key, "an integer"))?)
+            }
+            "scope" => out.scope = Some(value.extract().map_err(|_| bad(&key, "a string"))?),
+            "order" => out.order = Some(order_param("order", &value)?),
+            "priority" => {
+                out.priority = match order_param("priority", &value)? {
+                    OrderParam::Order(order) => Some(order),
+                    OrderParam::Priority => unreachable!("parse refuses it for priority"),
+                }
+            }
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "params: no parameter {key:?} (the parameters: {PARAMS})"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
 type Columns<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<i64>>,
@@ -44,16 +97,28 @@ type Columns<'py> = (
 );
 
 /// simulate_counting(submit, run, requested, units, total_cores, dispatcher, *,
-/// predictor="walltime", overrun="run", counts=False)
+/// predictor="walltime", overrun="run", counts=False, params=None)
 /// --
 ///
 /// Simulate jobs on a counting platform (`total_cores` pooled cores, every unit one
 /// core) natively, with the engine semantics of `dispatchlab.sim.engine`.
 ///
 /// `submit`, `run`, `requested` and `units` are int64 arrays, one value per job, in
-/// row order (submit times non-decreasing). `dispatcher` is "fifo" or "easy" (EASY,
-/// backfill order fifo, one reservation); `predictor` "walltime" or "real"; `overrun`
-/// "run" or "kill". Returns `(start, end, status)` as numpy arrays (int64, int64,
+/// row order (submit times non-decreasing). `dispatcher` is "fifo", "sjf", "ljf",
+/// "easy" or "conservative", with the semantics and tie-breaks of the Python classes
+/// (`dispatchlab.dispatch.priority`, `dispatchlab.dispatch.backfill`); `params` is a
+/// dict of its parameters (absent: the class's default), as the Python class takes
+/// them:
+///
+/// * "sjf", "ljf": `skip` (bool; walk past jobs that do not fit);
+/// * "easy": `order` (the backfill scan order), `reservations` (int K >= 1),
+///   `priority` (the queue priority) and `scope` ("backfill" or "queue");
+/// * "conservative": `order`;
+///
+/// where an ordering is "fifo" (or "fcfs"), "sjf", for `order` also "priority", or an
+/// int64 array of per-job ranks (by job row; lower first, ties by queue order) for a
+/// static ordering the caller ranked over all jobs. `predictor` is "walltime" or
+/// "real"; `overrun` "run" or "kill". Returns `(start, end, status)` as numpy arrays (int64, int64,
 /// int8; status 0 completed, 1 killed, 2 rejected; start and end -1 for a rejected
 /// job), and with `counts=True` also the run's event and pass counts:
 /// `(start, end, status, events, passes)`.
@@ -63,7 +128,7 @@ type Columns<'py> = (
 /// message (never an abort).
 #[pyfunction]
 #[pyo3(signature = (submit, run, requested, units, total_cores, dispatcher, *,
-                    predictor = "walltime", overrun = "run", counts = false))]
+                    predictor = "walltime", overrun = "run", counts = false, params = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
 fn simulate_counting<'py>(
     py: Python<'py>,
@@ -76,7 +141,9 @@ fn simulate_counting<'py>(
     predictor: &str,
     overrun: &str,
     counts: bool,
+    params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    let params = parse_params(params)?;
     let overrun = Overrun::parse(overrun).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let jobs = CountingWorkload::new(
         column(&submit),
@@ -89,7 +156,7 @@ fn simulate_counting<'py>(
     .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
     let outcome = match detached(py, move || {
-        dispatchlab_core::simulate_counting(jobs, &dispatcher, &predictor)
+        dispatchlab_core::simulate_counting_with(jobs, &dispatcher, &params, &predictor)
     })? {
         Ok(outcome) => outcome,
         Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),

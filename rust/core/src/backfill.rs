@@ -1,0 +1,399 @@
+//! Backfilling on counting platforms (`dispatchlab.dispatch.backfill`, the reference
+//! planners `ReferenceEASY` and `ReferenceConservative`, whose decisions the fast
+//! Python classes `EASY` and `Conservative` make): EASY with K reservations and
+//! conservative backfilling.
+
+use crate::dispatch::{Dispatcher, Order, OrderParam, View};
+use crate::planned;
+use crate::profile::CoreProfile;
+use crate::state::Running;
+use crate::Error;
+
+/// EASY (`reservations = Some(K)`) and conservative (`None`) backfilling.
+///
+/// **The queue** is walked in *reservation order*: queue order, or with a queue
+/// priority (`scope = "queue"`) the priority's order.
+///
+/// **EASY, K = 1** (Mu'alem & Feitelson 2001):
+/// 1. start jobs in reservation order while they fit;
+/// 2. the first job that does not fit (the head) gets a reservation at its shadow
+///    time: the earliest time it fits, releasing running jobs in planned-end order (a
+///    planned end already past counts as now) and the jobs started in step 1 at
+///    `now + max(estimate, 1)`. The extra cores are those free at the shadow time,
+///    counting every job whose planned end is at or before it, minus the head's;
+/// 3. the jobs after the head, put back in queue order and then in the backfill scan
+///    order (`order`: fifo, sjf, or a static ordering), are scanned: a job that fits
+///    now starts if `now + max(estimate, 1) <= shadow`, or else if it also fits in the
+///    extra cores, which it then consumes.
+///
+/// **K >= 2 and conservative** (every waiting job reserved): walking the queue in
+/// reservation order, each job takes its earliest fit in the availability profile
+/// ([`CoreProfile`]: the running jobs' releases and earlier reservations); it starts
+/// now when that fit is now and it physically fits the free cores, else it holds the
+/// reservation, until K jobs hold one; every later job, in the scan order, starts now
+/// iff it fits the free cores and the profile over `[now, now + max(estimate, 1))`.
+#[derive(Debug, Clone)]
+pub struct Backfill {
+    name: &'static str,
+    /// K; None: every waiting job (conservative)
+    reservations: Option<usize>,
+    /// the backfill scan order
+    scan: Order,
+    /// the queue priority when the queue is sorted by it (scope "queue")
+    priority: Option<Order>,
+    jobs: Vec<u32>,
+    rest: Vec<u32>,
+    started: Vec<(i64, i64)>,
+    smallest_after: Vec<i64>,
+    prof: CoreProfile,
+    prefix_min: Vec<i64>,
+}
+
+impl Backfill {
+    /// A backfilling dispatcher named `name` with K = `reservations` (None: every job),
+    /// the backfill scan `order`, the queue `priority` and its `scope`, checked and
+    /// combined as `dispatchlab.dispatch.backfill._Backfilling` does: with a priority
+    /// other than fifo, scope `"backfill"` makes the priority the scan order (then
+    /// `order` must be fifo) and scope `"queue"` sorts the queue by it;
+    /// `order = Priority` scans in the priority's order.
+    pub fn new(
+        name: &'static str,
+        reservations: Option<usize>,
+        order: OrderParam,
+        priority: Order,
+        scope: &str,
+    ) -> Result<Backfill, Error> {
+        let fail = |field, message: &str| Error::Input {
+            field,
+            row: None,
+            message: message.to_string(),
+        };
+        if scope != "backfill" && scope != "queue" {
+            return Err(fail(
+                "scope",
+                &format!("scope must be one of backfill, queue, got {scope:?}"),
+            ));
+        }
+        let fcfs = priority.is_fifo();
+        let scan = match order {
+            OrderParam::Priority if fcfs => {
+                return Err(fail(
+                    "order",
+                    "order=priority needs a priority other than fcfs",
+                ))
+            }
+            OrderParam::Priority => priority.clone(),
+            OrderParam::Order(o) if scope == "backfill" && !fcfs => {
+                if !o.is_fifo() {
+                    return Err(fail(
+                        "order",
+                        "with scope=backfill the priority orders the backfill scan: give \
+                         either order or priority, not both",
+                    ));
+                }
+                priority.clone()
+            }
+            OrderParam::Order(o) => o,
+        };
+        Ok(Backfill {
+            name,
+            reservations,
+            scan,
+            priority: (scope == "queue" && !fcfs).then_some(priority),
+            jobs: Vec::new(),
+            rest: Vec::new(),
+            started: Vec::new(),
+            smallest_after: Vec::new(),
+            prof: CoreProfile::default(),
+            prefix_min: Vec::new(),
+        })
+    }
+
+    /// The head's shadow time and extra cores: `need` (> `free`) cores, releasing the
+    /// running jobs (in planned-end order, a past end counting as `now`) and the
+    /// `(planned end, cores)` of the jobs `started` in this pass (any order) in time
+    /// order, all releases at one time together. Only the releases up to the shadow
+    /// time are read (the running set is already sorted).
+    pub fn shadow_and_extra(
+        free: i64,
+        need: i64,
+        now: i64,
+        running: &[Running],
+        started: &mut [(i64, i64)],
+    ) -> (i64, i64) {
+        started.sort_unstable();
+        let (mut a, mut b) = (0, 0);
+        let mut avail = free;
+        loop {
+            let ta = running.get(a).map(|e| e.est_end.max(now));
+            let tb = started.get(b).map(|s| s.0);
+            let t = match (ta, tb) {
+                (Some(x), Some(y)) => x.min(y),
+                (Some(x), None) | (None, Some(x)) => x,
+                // unreachable for a head that fits the empty platform: the engine
+                // rejects the others at submission
+                (None, None) => return (i64::MAX, 0),
+            };
+            while a < running.len() && running[a].est_end.max(now) == t {
+                avail += running[a].units;
+                a += 1;
+            }
+            while b < started.len() && started[b].0 == t {
+                avail += started[b].1;
+                b += 1;
+            }
+            if avail >= need {
+                return (t, avail - need);
+            }
+        }
+    }
+
+    /// `self.rest` := the jobs `jobs` (a tail of the reservation order) in queue
+    /// order, then in the backfill scan order.
+    fn rest_in_scan_order(&mut self, view: &View<'_>, jobs: &[u32]) {
+        self.rest.clear();
+        self.rest.extend_from_slice(jobs);
+        if self.priority.is_some() || !self.scan.is_fifo() {
+            self.scan.sort(&mut self.rest, view.estimate);
+        }
+    }
+
+    /// EASY with one reservation (steps 1-3 of the type's docs).
+    fn easy(&mut self, view: &View<'_>, jobs: &[u32], out: &mut Vec<u32>) {
+        let now = view.now;
+        let units = view.units;
+        let mut free = view.free_cores;
+        let mut i = 0;
+        while i < jobs.len() && units[jobs[i] as usize] <= free {
+            free -= units[jobs[i] as usize];
+            out.push(jobs[i]);
+            i += 1;
+        }
+        // no backfilling without free cores or candidates (no decision changes)
+        if i == jobs.len() || free <= 0 || jobs[i + 1..].iter().all(|&j| units[j as usize] > free) {
+            return;
+        }
+        let need = units[jobs[i] as usize];
+        self.started.clear();
+        self.started.extend(jobs[..i].iter().map(|&j| {
+            let j = j as usize;
+            (now + planned(view.estimate[j]), units[j])
+        }));
+        let (shadow, mut extra) =
+            Self::shadow_and_extra(free, need, now, view.running.entries(), &mut self.started);
+        self.rest_in_scan_order(view, &jobs[i + 1..]);
+        for &job in &self.rest {
+            if free <= 0 {
+                break;
+            }
+            let u = units[job as usize];
+            if u > free {
+                continue;
+            }
+            if now + planned(view.estimate[job as usize]) <= shadow {
+                free -= u;
+            } else if u <= extra {
+                free -= u;
+                extra -= u;
+            } else {
+                continue;
+            }
+            out.push(job);
+        }
+    }
+
+    /// Whether a job of `u` cores and planning duration `d` passes the test every job
+    /// starting now passes: it fits the free cores and the profile over its window.
+    fn may_start(&self, now: i64, free: i64, u: i64, d: i64) -> bool {
+        u <= free && u <= self.prof.min_over(now, d)
+    }
+
+    /// Conservative's stop rule: the last job among `jobs[i..=last]` that may start now
+    /// ([`Backfill::may_start`]), or None. Both limits only shrink during a pass, so a
+    /// job that fails once fails for the rest of the pass: the jobs after the last
+    /// candidate start nothing, and planning stops there.
+    fn last_candidate(
+        &mut self,
+        view: &View<'_>,
+        jobs: &[u32],
+        free: i64,
+        i: usize,
+        last: Option<usize>,
+    ) -> Option<usize> {
+        let last = last?;
+        if last < i || free <= 0 {
+            return None;
+        }
+        let now = view.now;
+        let job = |c: usize| {
+            let j = jobs[c] as usize;
+            (view.units[j], planned(view.estimate[j]))
+        };
+        let (u, d) = job(last);
+        if self.may_start(now, free, u, d) {
+            return Some(last);
+        }
+        self.prof.prefix_min(&mut self.prefix_min);
+        (i..last).rev().find(|&c| {
+            let (u, d) = job(c);
+            u <= free && u <= self.prof.min_until(&self.prefix_min, now + d)
+        })
+    }
+
+    /// K reservations (None: every job) with the availability profile.
+    fn plan(&mut self, view: &View<'_>, jobs: &[u32], k: Option<usize>, out: &mut Vec<u32>) {
+        let now = view.now;
+        let (units, estimate) = (view.units, view.estimate);
+        let mut free = view.free_cores;
+        self.prof.reset(now, free, view.releases());
+        let n = jobs.len();
+        let mut i = 0;
+        let Some(k) = k else {
+            // conservative: every job reserved, planning stops after the last candidate
+            let mut last = self.last_candidate(view, jobs, free, 0, n.checked_sub(1));
+            while let Some(l) = last.filter(|&l| i <= l) {
+                let j = jobs[i] as usize;
+                let (u, d) = (units[j], planned(estimate[j]));
+                let t = self.prof.earliest(u, d);
+                self.prof.reserve(t, d, u);
+                i += 1;
+                if t == now && u <= free {
+                    free -= u;
+                    out.push(jobs[i - 1]);
+                    last = self.last_candidate(view, jobs, free, i, Some(l));
+                } else if t < now + planned(estimate[jobs[l] as usize]) {
+                    // the reservation overlaps the last candidate's window
+                    last = self.last_candidate(view, jobs, free, i, Some(l));
+                }
+            }
+            return;
+        };
+        // no job from i on can start once min(free, free at now) is below its cores
+        self.smallest_after.clear();
+        self.smallest_after.resize(n, 0);
+        let mut smallest = i64::MAX;
+        for p in (0..n).rev() {
+            smallest = smallest.min(units[jobs[p] as usize]);
+            self.smallest_after[p] = smallest;
+        }
+        let mut reserved = 0;
+        while i < n && reserved < k {
+            if free.min(self.prof.levels()[0]) < self.smallest_after[i] {
+                return;
+            }
+            let j = jobs[i] as usize;
+            let (u, d) = (units[j], planned(estimate[j]));
+            let t = self.prof.earliest(u, d);
+            self.prof.reserve(t, d, u);
+            if t == now && u <= free {
+                free -= u;
+                out.push(jobs[i]);
+            } else {
+                reserved += 1;
+            }
+            i += 1;
+        }
+        if i == n || free <= 0 {
+            return;
+        }
+        self.rest_in_scan_order(view, &jobs[i..]);
+        let rest = std::mem::take(&mut self.rest);
+        for &job in &rest {
+            if free <= 0 {
+                break;
+            }
+            let (u, d) = (units[job as usize], planned(estimate[job as usize]));
+            if self.may_start(now, free, u, d) {
+                self.prof.reserve(now, d, u);
+                free -= u;
+                out.push(job);
+            }
+        }
+        self.rest = rest;
+    }
+}
+
+impl Dispatcher for Backfill {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
+        let mut jobs = std::mem::take(&mut self.jobs);
+        let queue: &[u32] = match &self.priority {
+            None => view.queue,
+            Some(priority) => {
+                jobs.clear();
+                jobs.extend_from_slice(view.queue);
+                priority.sort(&mut jobs, view.estimate);
+                &jobs
+            }
+        };
+        match self.reservations {
+            Some(1) => self.easy(view, queue, out),
+            k => self.plan(view, queue, k, out),
+        }
+        self.jobs = jobs;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::RunningSet;
+
+    #[test]
+    fn shadow_counts_every_release_at_the_shadow_time() {
+        let mut running = RunningSet::default();
+        running.insert(0, 2, 1); // planned end past: released at now = 5
+        running.insert(1, 7, 2);
+        running.insert(2, 9, 3);
+        // 1 free, head needs 4: releases at 5 (1 core), 7 (2 running + 1 started),
+        // 9 (3 cores)
+        let mut started = vec![(7, 1)];
+        let got = Backfill::shadow_and_extra(1, 4, 5, running.entries(), &mut started);
+        assert_eq!(got, (7, 1));
+        let got = Backfill::shadow_and_extra(1, 4, 5, running.entries(), &mut []);
+        assert_eq!(got, (7, 0));
+        let got = Backfill::shadow_and_extra(1, 6, 5, running.entries(), &mut [(8, 1)]);
+        assert_eq!(got, (9, 2));
+    }
+
+    #[test]
+    fn parameters_are_checked_as_the_python_class_checks_them() {
+        let fifo = || OrderParam::Order(Order::Fifo);
+        let rank = || Order::Rank(vec![1, 0]);
+        let msg = |r: Result<Backfill, Error>| r.err().unwrap().to_string();
+        assert_eq!(
+            msg(Backfill::new(
+                "easy",
+                Some(1),
+                OrderParam::Priority,
+                Order::Fifo,
+                "backfill"
+            )),
+            "order: order=priority needs a priority other than fcfs"
+        );
+        assert!(msg(Backfill::new(
+            "easy",
+            Some(1),
+            OrderParam::Order(Order::Sjf),
+            rank(),
+            "backfill"
+        ))
+        .starts_with("order: with scope=backfill the priority orders"));
+        assert!(msg(Backfill::new("easy", Some(1), fifo(), rank(), "all")).starts_with("scope:"));
+        // scope=backfill: the priority is the scan order; scope=queue: the queue's
+        let b = Backfill::new("easy", Some(1), fifo(), rank(), "backfill").unwrap();
+        assert_eq!((b.scan, b.priority), (rank(), None));
+        let q = Backfill::new(
+            "easy",
+            Some(1),
+            OrderParam::Order(Order::Sjf),
+            rank(),
+            "queue",
+        );
+        let q = q.unwrap();
+        assert_eq!((q.scan, q.priority), (Order::Sjf, Some(rank())));
+    }
+}
