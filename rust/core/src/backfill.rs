@@ -47,6 +47,9 @@ pub struct Backfill {
     smallest_after: Vec<i64>,
     prof: CoreProfile,
     prefix_min: Vec<i64>,
+    /// conservative: the kept plan's [`View::changes`], free cores and number of
+    /// queue jobs planned (see [`Backfill::conservative`])
+    kept: Option<(u64, i64, usize)>,
 }
 
 impl Backfill {
@@ -106,6 +109,7 @@ impl Backfill {
             smallest_after: Vec::new(),
             prof: CoreProfile::default(),
             prefix_min: Vec::new(),
+            kept: None,
         })
     }
 
@@ -240,34 +244,74 @@ impl Backfill {
         })
     }
 
-    /// K reservations (None: every job) with the availability profile.
+    /// Conservative backfilling: every job reserved in queue order, with the decisions
+    /// of a plan from scratch at every pass, and:
+    ///
+    /// * **the stop rule** ([`Backfill::last_candidate`]): planning stops after the
+    ///   last job that may still start now (re-tested after every start and every
+    ///   reservation overlapping its window);
+    /// * **a bound on each placement**: a job with at least the cores and the duration
+    ///   of the job placed just before it is placed no earlier ([`CoreProfile::place`]);
+    /// * **the plan kept between passes** when only submissions happened (the same
+    ///   [`View::changes`] and free cores, no running job at or past its planned end): a
+    ///   plan from scratch would reserve the jobs planned before exactly where they are
+    ///   (the same running jobs release at the same times and no breakpoint lies
+    ///   between the two passes), so the kept profile is moved to now and only the jobs
+    ///   not planned yet are planned.
+    fn conservative(&mut self, view: &View<'_>, jobs: &[u32], out: &mut Vec<u32>) {
+        let now = view.now;
+        let (units, estimate) = (view.units, view.estimate);
+        let mut free = view.free_cores;
+        let n = jobs.len();
+        let first_end = view.running.first_end();
+        let mut i = match self.kept.take() {
+            Some((changes, kept_free, planned))
+                if changes == view.changes
+                    && kept_free == free
+                    && first_end.is_none_or(|e| e > now)
+                    && planned <= n =>
+            {
+                self.prof.advance(now);
+                planned
+            }
+            _ => {
+                self.prof.reset(now, free, view.releases());
+                0
+            }
+        };
+        let mut n_started = 0;
+        let (mut pu, mut pd, mut pt) = (-1, -1, now); // the previous placement
+        let mut last = self.last_candidate(view, jobs, free, i, n.checked_sub(1));
+        while let Some(l) = last.filter(|&l| i <= l) {
+            let j = jobs[i] as usize;
+            let (u, d) = (units[j], planned(estimate[j]));
+            let t = self.prof.place(u, d, (u >= pu && d >= pd).then_some(pt));
+            (pu, pd, pt) = (u, d, t);
+            i += 1;
+            if t == now && u <= free {
+                free -= u;
+                out.push(jobs[i - 1]);
+                n_started += 1;
+                last = self.last_candidate(view, jobs, free, i, Some(l));
+            } else if t < now + planned(estimate[jobs[l] as usize]) {
+                // the reservation overlaps the last candidate's window
+                last = self.last_candidate(view, jobs, free, i, Some(l));
+            }
+        }
+        self.kept = Some((view.changes, free, i - n_started));
+    }
+
+    /// K reservations with the availability profile.
     fn plan(&mut self, view: &View<'_>, jobs: &[u32], k: Option<usize>, out: &mut Vec<u32>) {
         let now = view.now;
         let (units, estimate) = (view.units, view.estimate);
         let mut free = view.free_cores;
-        self.prof.reset(now, free, view.releases());
         let n = jobs.len();
         let mut i = 0;
         let Some(k) = k else {
-            // conservative: every job reserved, planning stops after the last candidate
-            let mut last = self.last_candidate(view, jobs, free, 0, n.checked_sub(1));
-            while let Some(l) = last.filter(|&l| i <= l) {
-                let j = jobs[i] as usize;
-                let (u, d) = (units[j], planned(estimate[j]));
-                let t = self.prof.earliest(u, d);
-                self.prof.reserve(t, d, u);
-                i += 1;
-                if t == now && u <= free {
-                    free -= u;
-                    out.push(jobs[i - 1]);
-                    last = self.last_candidate(view, jobs, free, i, Some(l));
-                } else if t < now + planned(estimate[jobs[l] as usize]) {
-                    // the reservation overlaps the last candidate's window
-                    last = self.last_candidate(view, jobs, free, i, Some(l));
-                }
-            }
-            return;
+            return self.conservative(view, jobs, out);
         };
+        self.prof.reset(now, free, view.releases());
         // no job from i on can start once min(free, free at now) is below its cores
         self.smallest_after.clear();
         self.smallest_after.resize(n, 0);
@@ -283,8 +327,7 @@ impl Backfill {
             }
             let j = jobs[i] as usize;
             let (u, d) = (units[j], planned(estimate[j]));
-            let t = self.prof.earliest(u, d);
-            self.prof.reserve(t, d, u);
+            let t = self.prof.place(u, d, None);
             if t == now && u <= free {
                 free -= u;
                 out.push(jobs[i]);

@@ -25,6 +25,10 @@ pub struct View<'a> {
     /// the running jobs, in planned-end order (raw planned ends: see
     /// [`View::releases`])
     pub running: &'a RunningSet,
+    /// how many completions and expiry passes (running jobs given a new estimate or
+    /// counted as ending now) the run has had: equal at two passes when only
+    /// submissions happened between them (and the earlier pass's own starts)
+    pub changes: u64,
 }
 
 impl View<'_> {

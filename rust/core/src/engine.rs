@@ -49,6 +49,8 @@ pub struct Engine {
     /// scheduled ends: (end, job row), earliest first, ties by row
     ends: BinaryHeap<Reverse<(i64, u32)>>,
     decisions: Vec<u32>,
+    /// completions and expiries handled so far (see [`View::changes`])
+    changes: u64,
     events: u64,
     passes: u64,
 }
@@ -87,6 +89,7 @@ impl Engine {
             running: RunningSet::default(),
             ends: BinaryHeap::new(),
             decisions: Vec::new(),
+            changes: 0,
             events: 0,
             passes: 0,
         })
@@ -157,6 +160,7 @@ impl Engine {
     fn complete(&mut self, job: u32) {
         let j = job as usize;
         self.events += 1;
+        self.changes += 1;
         self.free_cores += self.jobs.units[j];
         self.running.remove(job, self.est_end[j]);
         if self.final_expired[j] {
@@ -185,6 +189,7 @@ impl Engine {
             units: &self.jobs.units,
             estimate: &self.est0,
             running: &self.running,
+            changes: self.changes,
         };
         self.dispatcher.dispatch(&view, &mut decisions);
         for &job in &decisions {
@@ -229,6 +234,7 @@ impl Engine {
         if k <= self.n_final {
             return; // every expired job already counts as ending now
         }
+        self.changes += 1;
         let expired: Vec<u32> = self.running.entries()[..k]
             .iter()
             .map(|e| e.job)

@@ -79,6 +79,47 @@ impl CoreProfile {
         }
     }
 
+    /// Take `units` cores on `[t, t + duration)` at the earliest `t` where they fit
+    /// ([`CoreProfile::earliest`]) and return `t`: one scan for both. `after`: a time
+    /// known not to be later than that `t` (the scan begins at the first breakpoint at
+    /// or after it); a job placed earlier in this profile at `t'` with no more cores
+    /// and no longer duration gives such a bound, as every window before `t'` held
+    /// fewer free cores than it needed then and reservations since only took more.
+    ///
+    /// Adjacent breakpoints left on the same level are merged (the step function is
+    /// unchanged, later scans are shorter).
+    pub fn place(&mut self, units: i64, duration: i64, after: Option<i64>) -> i64 {
+        let k0 = after.map_or(0, |a| self.times.partition_point(|&x| x < a));
+        let start = self.earliest_from(units, duration, k0);
+        let (times, free) = (&mut self.times, &mut self.free);
+        let k = times.partition_point(|&x| x < start);
+        let stop = start + duration;
+        let j = times[k..].partition_point(|&x| x < stop) + k;
+        if j == times.len() || times[j] != stop {
+            times.insert(j, stop);
+            free.insert(j, free[j - 1]);
+        } else if free[j] == free[j - 1] - units {
+            // the level after the window equals the window's new last level: merged
+            times.remove(j);
+            free.remove(j);
+        }
+        for level in &mut free[k..j] {
+            *level -= units;
+        }
+        if k > 0 && free[k - 1] == free[k] {
+            times.remove(k);
+            free.remove(k);
+        }
+        start
+    }
+
+    /// Move the profile's start to `now` (at or before its second breakpoint: no
+    /// breakpoint lies between its old start and `now`).
+    pub fn advance(&mut self, now: i64) {
+        debug_assert!(self.times.get(1).is_none_or(|&t| now < t));
+        self.times[0] = now;
+    }
+
     /// Make `t` (>= now) a breakpoint (taking the level in force there); its index.
     fn cut(&mut self, t: i64) -> usize {
         let i = self.times.partition_point(|&x| x < t);
@@ -158,5 +199,29 @@ mod tests {
         assert_eq!(p.min_until(&pm, 43), 2);
         assert_eq!(p.min_until(&pm, 44), 2);
         assert_eq!(p.min_until(&pm, 151), 1);
+    }
+
+    #[test]
+    fn place_is_earliest_then_reserve_with_merged_breakpoints() {
+        // the plan of conservative_plan_of_test_schedules, placed (J3 with the bound of
+        // J2's placement: more cores, longer)
+        let mut p = profile(5, 2, &[(43, 2), (100, 6)]);
+        assert_eq!(p.place(8, 50, None), 100);
+        assert_eq!(p.place(9, 150, Some(100)), 150);
+        assert_eq!(p.place(2, 400, None), 300);
+        assert_eq!(p.times(), &[5, 43, 100, 150, 300, 700]);
+        assert_eq!(p.levels(), &[2, 4, 2, 1, 8, 10]);
+        // the level after the window equals the window's new level: merged
+        let mut q = profile(0, 4, &[]);
+        q.reserve(10, 10, 2);
+        assert_eq!(q.levels(), &[4, 2, 4]);
+        assert_eq!(q.place(2, 10, None), 0);
+        assert_eq!((q.times(), q.levels()), (&[0, 20][..], &[2, 4][..]));
+        // the level before the window equals its new level: merged
+        let mut r = profile(0, 2, &[(10, 2)]);
+        assert_eq!(r.place(2, 5, Some(10)), 10);
+        assert_eq!((r.times(), r.levels()), (&[0, 15][..], &[2, 4][..]));
+        r.advance(3);
+        assert_eq!(r.times(), &[3, 15]);
     }
 }
