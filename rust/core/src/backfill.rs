@@ -7,7 +7,25 @@ use crate::dispatch::{Dispatcher, Order, OrderParam, View};
 use crate::planned;
 use crate::profile::CoreProfile;
 use crate::state::Running;
+use crate::waiting::WaitingTree;
 use crate::Error;
+
+/// What an EASY pass leaves for the next one when only submissions happen between
+/// them (see [`Backfill::easy`]).
+#[derive(Debug, Clone, Copy)]
+struct EasyKept {
+    /// the pass's [`View::changes`]
+    changes: u64,
+    /// the free cores after its starts
+    free: i64,
+    /// the head's row and cores
+    head: u32,
+    need: i64,
+    /// the shadow time and the extra cores left (None: not computed, no job fitted)
+    shadow: Option<(i64, i64)>,
+    /// the last job row in its queue
+    last: u32,
+}
 
 /// EASY (`reservations = Some(K)`) and conservative (`None`) backfilling.
 ///
@@ -47,6 +65,10 @@ pub struct Backfill {
     smallest_after: Vec<i64>,
     prof: CoreProfile,
     prefix_min: Vec<i64>,
+    /// EASY: what the previous pass left (see [`Backfill::easy`])
+    easy_kept: Option<EasyKept>,
+    /// EASY in queue order: the waiting jobs by row (see [`WaitingTree`])
+    tree: Option<WaitingTree>,
     /// conservative: the kept plan's [`View::changes`], free cores and number of
     /// queue jobs planned (see [`Backfill::conservative`])
     kept: Option<(u64, i64, usize)>,
@@ -110,6 +132,8 @@ impl Backfill {
             prof: CoreProfile::default(),
             prefix_min: Vec::new(),
             kept: None,
+            easy_kept: None,
+            tree: None,
         })
     }
 
@@ -163,47 +187,130 @@ impl Backfill {
     }
 
     /// EASY with one reservation (steps 1-3 of the type's docs).
+    ///
+    /// **Only submissions since the previous pass** (the same [`View::changes`] and
+    /// free cores, a running job and none at or past its planned end; queue order):
+    /// every job already waiting fails again (the head still does not fit; the free
+    /// cores, the shadow time and the extra cores are those the previous pass left,
+    /// and `now + max(estimate, 1) <= shadow` only gets harder), so only the jobs
+    /// queued since are scanned, as the Python `EASY` does.
     fn easy(&mut self, view: &View<'_>, jobs: &[u32], out: &mut Vec<u32>) {
         let now = view.now;
         let units = view.units;
         let mut free = view.free_cores;
-        let mut i = 0;
-        while i < jobs.len() && units[jobs[i] as usize] <= free {
-            free -= units[jobs[i] as usize];
-            out.push(jobs[i]);
-            i += 1;
-        }
-        // no backfilling without free cores or candidates (no decision changes)
-        if i == jobs.len() || free <= 0 || jobs[i + 1..].iter().all(|&j| units[j as usize] > free) {
-            return;
-        }
-        let need = units[jobs[i] as usize];
-        self.started.clear();
-        self.started.extend(jobs[..i].iter().map(|&j| {
-            let j = j as usize;
-            (now + planned(view.estimate[j]), units[j])
-        }));
-        let (shadow, mut extra) =
-            Self::shadow_and_extra(free, need, now, view.running.entries(), &mut self.started);
-        self.rest_in_scan_order(view, &jobs[i + 1..]);
-        for &job in &self.rest {
-            if free <= 0 {
-                break;
+        let kept = self.easy_kept.take().filter(|k| {
+            k.changes == view.changes
+                && k.free == free
+                && self.priority.is_none()
+                && view.running.first_end().is_some_and(|e| e > now)
+        });
+        let (head, need, mut shadow, i) = match kept {
+            Some(k) => {
+                // the jobs the previous pass started run now: none started in this one
+                self.started.clear();
+                let first_new = jobs.partition_point(|&j| j <= k.last);
+                (k.head, k.need, k.shadow, first_new)
             }
-            let u = units[job as usize];
-            if u > free {
-                continue;
+            None => {
+                let mut i = 0;
+                while i < jobs.len() && units[jobs[i] as usize] <= free {
+                    free -= units[jobs[i] as usize];
+                    out.push(jobs[i]);
+                    i += 1;
+                }
+                if i == jobs.len() {
+                    return;
+                }
+                self.started.clear();
+                self.started.extend(jobs[..i].iter().map(|&j| {
+                    let j = j as usize;
+                    (now + planned(view.estimate[j]), units[j])
+                }));
+                (jobs[i], units[jobs[i] as usize], None, i + 1)
             }
-            if now + planned(view.estimate[job as usize]) <= shadow {
-                free -= u;
-            } else if u <= extra {
-                free -= u;
-                extra -= u;
+        };
+        // the shadow time and extra cores are computed when a job first fits the free
+        // cores (before any backfilling, so with the free cores after step 1)
+        let free_after_step_1 = free;
+        let mut extra_used = 0;
+        if let Some(tree) = &self.tree {
+            // queue order: the rows after the head (or the previous pass's last row)
+            let mut from = if i < jobs.len() {
+                jobs[i] as usize
             } else {
-                continue;
+                usize::MAX
+            };
+            while free > 0 {
+                let (shadow_t, extra) = match shadow {
+                    Some(found) => found,
+                    None if tree.next(from, free, i64::MAX, 0).is_none() => break,
+                    None => {
+                        let found = Self::shadow_and_extra(
+                            free_after_step_1,
+                            need,
+                            now,
+                            view.running.entries(),
+                            &mut self.started,
+                        );
+                        shadow = Some(found);
+                        found
+                    }
+                };
+                let Some(job) = tree.next(from, free, shadow_t - now, extra - extra_used) else {
+                    break;
+                };
+                let u = units[job as usize];
+                if now + planned(view.estimate[job as usize]) > shadow_t {
+                    extra_used += u;
+                }
+                free -= u;
+                out.push(job);
+                from = job as usize + 1;
             }
-            out.push(job);
+        } else {
+            // another scan order (or the queue sorted by a priority): the list
+            self.rest_in_scan_order(view, &jobs[i..]);
+            for &job in &self.rest {
+                if free <= 0 {
+                    break;
+                }
+                let u = units[job as usize];
+                if u > free {
+                    continue;
+                }
+                let (shadow_t, extra) = match shadow {
+                    Some(found) => found,
+                    None => {
+                        let found = Self::shadow_and_extra(
+                            free_after_step_1,
+                            need,
+                            now,
+                            view.running.entries(),
+                            &mut self.started,
+                        );
+                        shadow = Some(found);
+                        found
+                    }
+                };
+                if now + planned(view.estimate[job as usize]) > shadow_t {
+                    if u > extra - extra_used {
+                        continue;
+                    }
+                    extra_used += u;
+                }
+                free -= u;
+                out.push(job);
+            }
         }
+        let shadow = shadow.map(|(t, extra)| (t, extra - extra_used));
+        self.easy_kept = Some(EasyKept {
+            changes: view.changes,
+            free,
+            head,
+            need,
+            shadow,
+            last: *jobs.last().expect("the queue is not empty"),
+        });
     }
 
     /// Whether a job of `u` cores and planning duration `d` passes the test every job
@@ -373,7 +480,18 @@ impl Dispatcher for Backfill {
             }
         };
         match self.reservations {
-            Some(1) => self.easy(view, queue, out),
+            Some(1) => {
+                let before = out.len();
+                if self.priority.is_none() && self.scan.is_fifo() {
+                    self.tree
+                        .get_or_insert_with(WaitingTree::default)
+                        .sync(view);
+                }
+                self.easy(view, queue, out);
+                if let Some(tree) = &mut self.tree {
+                    tree.remove(&out[before..]);
+                }
+            }
             k => self.plan(view, queue, k, out),
         }
         self.jobs = jobs;

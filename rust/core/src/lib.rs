@@ -32,6 +32,7 @@ pub mod list;
 pub mod predict;
 pub mod profile;
 pub mod state;
+pub mod waiting;
 pub mod workload;
 
 pub use backfill::Backfill;
