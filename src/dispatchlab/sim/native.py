@@ -27,8 +27,9 @@ decides from tables, one entry per native capability:
 :class:`~dispatchlab.sim.result.SimulationResult` the Python engine returns, field for
 field (so every output file is the same), except the two that measure the wall clock:
 ``wall_seconds`` (the native run's) and ``decision_times``, which is empty: the core
-does not time its dispatcher calls (the summary's ``decision_calls`` is then 0 and its
-decision times null; ``passes`` counts the passes as the Python engine does).
+does not time its dispatcher calls (the summary's ``decision_calls`` and decision times
+are then null, :func:`dispatchlab.run.outputs.run_summary`; ``passes`` counts the
+passes as the Python engine does).
 :class:`NativeSimulation` wraps it with :class:`Simulation`'s interface (``run()``,
 ``dispatcher``, ``counting``, ``engine``) for the run layer. ``engine`` of the result
 is ``"native"``.

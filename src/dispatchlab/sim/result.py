@@ -51,7 +51,8 @@ class SimulationResult:
     """Arrays aligned with the rows of ``jobs`` plus run counters.
 
     ``estimate`` is the estimate each job got at submission (seconds; -1 if rejected).
-    ``decision_times`` holds the wall-clock seconds of every dispatcher call.
+    ``decision_times`` holds the wall-clock seconds of every dispatcher call (empty for
+    a native run: the core does not time them).
     """
 
     jobs: JobTable
