@@ -77,8 +77,8 @@ def test_real_traces_give_the_same_jobs_parquet(capsys, tmp_path, traces_dir, na
 
 
 @pytest.mark.parametrize(("dispatcher", "engine"), [
-    ("fifo", "native"), ("easy", "native"), ("easy:order=sjf", "python"),
-    ("conservative", "python")])
+    ("fifo", "native"), ("easy", "native"), ("easy:order=urgency", "python"),
+    ("prb", "python")])
 def test_auto_picks_the_native_engine_when_it_can(capsys, tmp_path, dispatcher, engine):
     trace = synthetic_trace(tmp_path, 200, seed=5, cores=32)
     rc, text, err = simulate(capsys, trace, tmp_path / "out", "--dispatcher", dispatcher)
@@ -87,17 +87,17 @@ def test_auto_picks_the_native_engine_when_it_can(capsys, tmp_path, dispatcher, 
     line = next(s for s in text.splitlines() if s.startswith("engine: "))
     assert line == ("engine: native" if engine == "native"
                     else f"engine: python (dispatcher {dispatcher.split(':')[0]!r} "
-                    + ("with order='sjf' is not native yet (native: order=fifo|fcfs))"
+                    + ("with order='urgency' is not native yet (native: order=fifo, sjf, "
+                       "walltime, ewt, random, priority))"
                        if ":" in dispatcher else "is not native yet)"))
 
 
 def test_native_when_it_cannot_run_is_one_error_line(capsys, tmp_path):
     trace = synthetic_trace(tmp_path, 50, seed=6, cores=16)
-    rc, _, err = simulate(capsys, trace, None, "--dispatcher", "conservative",
-                          "--engine", "native")
+    rc, _, err = simulate(capsys, trace, None, "--dispatcher", "prb", "--engine", "native")
     assert rc == 2
     assert err == ("error: field --engine: the native engine cannot run this: dispatcher "
-                   "'conservative' is not native yet (use --engine auto or python)\n")
+                   "'prb' is not native yet (use --engine auto or python)\n")
     rc, _, err = simulate(capsys, trace, None, "--engine", "nativ")
     assert rc == 2 and err.startswith("error: field --engine: the engine is one of auto, "
                                       "native, python, got 'nativ' (did you mean")

@@ -117,27 +117,17 @@ GOLDEN_COUNTS = {
 
 _NODES = ("node-level platforms are not native yet (native: a pooled platform of cores, "
           "every job unit one core)")
-_EASY_SJF = ("dispatcher 'easy' with order='sjf' is not native yet (native: "
-             "order=fifo|fcfs)")
-_EASY_K3 = ("dispatcher 'easy' with reservations=3 is not native yet (native: "
-            "reservations=1)")
 
 #: The cases the native engine cannot run yet, with the reason it gives.
 NATIVE_NOT_YET = {
-    **{f"{w}/{d}": _NODES for w in ("syn-nodes", "syn-bestfit", "kth-nodes", "alea-nodes")
-       for d in ("fifo", "easy")},
-    **{f"{w}/{d}": f"dispatcher '{d.split('-')[0]}' is not native yet"
-       for w in ("syn-nodes", "syn-bestfit", "kth-pooled", "kth-nodes")
-       for d in ("sjf", "sjf-skip", "ljf-skip", "conservative")},
-    **{f"{w}/easy-sjf": _EASY_SJF for w in ("syn-nodes", "syn-bestfit", "kth-pooled",
-                                             "kth-nodes")},
-    **{f"{w}/easy-k3": _EASY_K3 for w in ("syn-nodes", "syn-bestfit", "kth-pooled",
-                                           "kth-nodes")},
+    **{f"{w}/{d}": _NODES for w in ("syn-nodes", "syn-bestfit", "kth-nodes")
+       for d in ("fifo", "easy", "sjf", "sjf-skip", "ljf-skip", "conservative", "easy-sjf",
+                 "easy-k3")},
+    **{f"alea-nodes/{d}": _NODES for d in ("fifo", "easy", "conservative")},
     "syn-nodes/hcp": "dispatcher 'hcp' is not native yet",
     "syn-nodes/hcp-feedback3": "dispatcher 'hcp' is not native yet",
-    "alea-nodes/conservative": "dispatcher 'conservative' is not native yet",
     "kth-pooled/easy+hist": "predictor 'history' is not native yet",
-    "kth-pooled/easy-sjf+hist": _EASY_SJF,
+    "kth-pooled/easy-sjf+hist": "predictor 'history' is not native yet",
 }
 #: The cases the native engine runs.
 NATIVE = sorted(set(GOLDEN) - set(NATIVE_NOT_YET))

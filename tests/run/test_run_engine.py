@@ -31,8 +31,8 @@ def _build(dispatcher: str, engine: str, **config):
 
 
 @pytest.mark.parametrize(("dispatcher", "engine", "ran"), [
-    ("fifo", "auto", "native"), ("easy", "auto", "native"), ("sjf", "auto", "python"),
-    ("conservative", "auto", "python"), ("easy", "python", "python"),
+    ("fifo", "auto", "native"), ("easy", "auto", "native"), ("sjf", "auto", "native"),
+    ("conservative", "auto", "native"), ("prb", "auto", "python"), ("easy", "python", "python"),
     ("fifo", "native", "native")])
 def test_the_engine_chosen_runs_and_is_recorded(dispatcher, engine, ran):
     made = _build(dispatcher, engine)
@@ -56,9 +56,9 @@ def test_auto_gives_the_python_engines_schedule():
 
 def test_a_run_the_native_engine_cannot_simulate_is_refused_naming_why():
     with pytest.raises(InputError) as err:
-        _build("sjf", "native")
+        _build("prb", "native")
     assert err.value.field == "--engine"
-    assert "the native engine cannot run this: dispatcher 'sjf' is not native yet" in \
+    assert "the native engine cannot run this: dispatcher 'prb' is not native yet" in \
         err.value.message
     with pytest.raises(InputError, match="wall-clock budgets"):
         _build("easy", "native", max_wall=100.0)

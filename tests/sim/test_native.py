@@ -92,11 +92,16 @@ def test_reasons():
         return native_reason(plat, js, dispatcher, predictor, **kw)
 
     assert reason() is None and reason(fifo, make_predictor("real")) is None
-    assert reason(make_dispatcher("sjf")) == "dispatcher 'sjf' is not native yet"
-    assert reason(make_dispatcher("easy:order=sjf")) == (
-        "dispatcher 'easy' with order='sjf' is not native yet (native: order=fifo|fcfs)")
-    assert reason(make_dispatcher("easy:reservations=3")).startswith(
-        "dispatcher 'easy' with reservations=3 is not native yet")
+    for spec in ("sjf", "ljf:skip=True", "conservative", "easy:order=sjf",
+                 "easy:reservations=3", "easy:priority=walltime:scope=queue",
+                 "conservative:order=random"):
+        assert reason(make_dispatcher(spec)) is None, spec
+    assert reason(make_dispatcher("prb")) == "dispatcher 'prb' is not native yet"
+    assert reason(make_dispatcher("easy:order=urgency")) == (
+        "dispatcher 'easy' with order='urgency' is not native yet (native: order=fifo, "
+        "sjf, walltime, ewt, random, priority)")
+    assert reason(make_dispatcher("easy:priority=slowdown:scope=queue")).startswith(
+        "dispatcher 'easy' with priority='slowdown' is not native yet")
     assert "explain=True" in reason(make_dispatcher("easy:explain=True"))
     assert "allocator='energy-consolidate'" in reason(
         make_dispatcher("easy:allocator=energy-consolidate"))
@@ -132,8 +137,8 @@ def test_not_built_is_a_reason(monkeypatch):
 
 def test_a_run_that_is_not_native_is_refused_naming_why():
     platform, jobs = workload(n=5)
-    with pytest.raises(InputError, match="native engine cannot run this: dispatcher 'sjf'"):
-        NativeSimulation(platform, jobs, make_dispatcher("sjf"))
+    with pytest.raises(InputError, match="native engine cannot run this: dispatcher 'prb'"):
+        NativeSimulation(platform, jobs, make_dispatcher("prb"))
     with pytest.raises(InputError, match="native engine cannot run this"):
         simulate_native(platform, jobs, make_dispatcher("fifo"), max_wall=5.0)
 

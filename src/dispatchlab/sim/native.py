@@ -14,7 +14,9 @@ decides from tables, one entry per native capability:
 
 * :data:`NATIVE_DISPATCHERS`: the registered name of each native dispatcher, its exact
   class, the requirements it declares (:class:`~dispatchlab.dispatch.requirements.
-  Requirements`) and the parameter values the core implements;
+  Requirements`) and the parameter values the core implements (a tuple of values, or
+  a rule, :class:`Accepts`: e.g. the static orderings of :data:`STATIC_ORDERINGS`,
+  which reach the core as per-job ranks, :func:`static_rank`);
 * :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);
 * the platform: counting runs only (a pooled platform of cores, every job unit one
   core: :func:`~dispatchlab.sim.engine.is_node_level` False);
@@ -49,16 +51,29 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from dispatchlab.core.errors import InputError
-from dispatchlab.dispatch.backfill import EASY
+from dispatchlab.dispatch.backfill import EASY, Conservative
 from dispatchlab.dispatch.base import Dispatcher, DispatchError
-from dispatchlab.dispatch.priority import FIFO
+from dispatchlab.dispatch.orderings import (
+    EwtOrder,
+    FifoOrder,
+    Ordering,
+    OrderKeys,
+    RandomOrder,
+    SjfOrder,
+    WalltimeOrder,
+    job_width,
+    make_ordering,
+)
+from dispatchlab.dispatch.priority import FIFO, LJF, SJF
 from dispatchlab.dispatch.requirements import Requirements
 from dispatchlab.platform import Platform
+from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
 from dispatchlab.predict.duration.base import (
     Predictor,
     PredictorContext,
@@ -74,8 +89,9 @@ try:  # the compiled core: built with the package (`make native` rebuilds it in 
 except ImportError:  # not built: every run is refused with the reason (NOT_BUILT)
     _core = None
 
-__all__ = ["ENGINES", "NATIVE_DISPATCHERS", "NATIVE_PREDICTORS", "NativeCoreError",
-           "NativeDispatcher", "NativeSimulation", "native_reason", "simulate_native"]
+__all__ = ["ENGINES", "NATIVE_DISPATCHERS", "NATIVE_PREDICTORS", "STATIC_ORDERINGS",
+           "Accepts", "NativeCoreError", "NativeDispatcher", "NativeSimulation",
+           "native_reason", "simulate_native", "static_rank"]
 
 #: The values of ``--engine``: ``auto`` (native when :func:`native_reason` is None,
 #: else python), ``native`` (refused with the reason when it cannot run), ``python``.
@@ -92,21 +108,66 @@ class NativeCoreError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Accepts:
+    """The native values of a parameter given by a rule: ``test(value)`` says whether
+    the core implements ``value``; ``native`` describes them (in the reason a run is
+    not native)."""
+
+    test: Callable[[Any], bool]
+    native: str
+
+
+@dataclass(frozen=True)
 class NativeDispatcher:
     """A dispatcher the core implements: its exact class ``cls`` (a subclass may change
     any rule, so it is not native), the ``requires`` its class declares (a run whose
     dispatcher declares other requirements is not native), the parameter values the
-    core implements (``params``: name -> the accepted values; any other value is not
-    native) and the parameters that cannot change a counting run (``any_value``: the
-    allocator places nothing on pooled cores), and the core's name for it
-    (``core``)."""
+    core implements (``params``: name -> the accepted values, or an :class:`Accepts`
+    rule; any other value is not native) and the parameters that cannot change a
+    counting run (``any_value``: the allocator places nothing on pooled cores), the
+    core's name for it (``core``) and the parameters handed to the core (``core_params``,
+    the binding's ``params``: the orderings ``order`` and ``priority`` as the core's
+    names or per-job ranks, see :func:`_core_params`)."""
 
     cls: type[Dispatcher]
     core: str
-    params: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    params: Mapping[str, tuple[Any, ...] | Accepts] = field(default_factory=dict)
     any_value: frozenset[str] = frozenset()
     requires: Requirements = field(
         default_factory=lambda: Requirements(empty_queue_pass=False))
+    core_params: tuple[str, ...] = ()
+
+
+#: The orderings the core runs (exact classes): queue order and ``sjf`` by name, the
+#: other static orderings as per-job ranks (:func:`static_rank`): an ordering whose
+#: relative order of two jobs never changes and whose keys are per job (so the order
+#: of any subset of the jobs is the order of their ranks over all jobs).
+STATIC_ORDERINGS: tuple[type[Ordering], ...] = (FifoOrder, SjfOrder, WalltimeOrder, EwtOrder,
+                                               RandomOrder)
+
+
+def _ordering(value: object) -> Ordering | None:
+    """The ordering ``value`` names when the core runs it (None: it does not)."""
+    if not isinstance(value, str | Ordering):
+        return None
+    try:
+        ordering = make_ordering(value)
+    except InputError:
+        return None
+    return ordering if type(ordering) in STATIC_ORDERINGS else None
+
+
+def _native_order(value: object) -> bool:
+    return (isinstance(value, str) and value.lower() == "priority") or \
+        _ordering(value) is not None
+
+
+_ORDERINGS = ", ".join(cls.name for cls in STATIC_ORDERINGS)
+#: ``order`` (the backfill scan) and ``priority`` (the queue priority) of the backfilling
+#: dispatchers: the static orderings (``order`` also ``priority``: the priority's)
+_ORDER = Accepts(_native_order, f"{_ORDERINGS}, priority")
+_PRIORITY = Accepts(lambda value: _ordering(value) is not None, _ORDERINGS)
+_RESERVATIONS = Accepts(lambda k: type(k) is int and k >= 1, "an integer >= 1")
 
 
 #: Allocators that only place jobs on nodes (their set-up reads nothing a pooled
@@ -117,12 +178,22 @@ _PLAIN_ALLOCATORS = ("first-fit", "best-fit", "consolidate")
 #: implements; :class:`NativeDispatcher`).
 NATIVE_DISPATCHERS: dict[str, NativeDispatcher] = {
     "fifo": NativeDispatcher(FIFO, "fifo", {"allocator": _PLAIN_ALLOCATORS}),
-    # EASY with one reservation and backfill order fifo (EASY-FCFS), the queue in
-    # submission order
+    # strict or skipping
+    "sjf": NativeDispatcher(SJF, "sjf", {"skip": (False, True),
+                                         "allocator": _PLAIN_ALLOCATORS},
+                            core_params=("skip",)),
+    "ljf": NativeDispatcher(LJF, "ljf", {"skip": (False, True),
+                                         "allocator": _PLAIN_ALLOCATORS},
+                            core_params=("skip",)),
+    # EASY with K reservations, a static backfill order and a static queue priority
     "easy": NativeDispatcher(EASY, "easy", {
-        "order": ("fifo", "fcfs"), "reservations": (1,), "priority": ("fcfs", "fifo"),
+        "order": _ORDER, "reservations": _RESERVATIONS, "priority": _PRIORITY,
         "scope": ("backfill", "queue"), "explain": (False,),
-        "allocator": _PLAIN_ALLOCATORS}),
+        "allocator": _PLAIN_ALLOCATORS},
+        core_params=("order", "reservations", "priority", "scope")),
+    "conservative": NativeDispatcher(Conservative, "conservative", {
+        "order": _ORDER, "explain": (False,), "allocator": _PLAIN_ALLOCATORS},
+        core_params=("order",)),
 }
 
 #: The native duration predictors by registered name: exact classes, no parameters
@@ -148,10 +219,16 @@ def _dispatcher_reason(dispatcher: Dispatcher) -> str | None:
         if key in entry.any_value:
             continue
         accepted = entry.params.get(key, ())
-        if not any(type(value) is type(a) and value == a for a in accepted):
+        if isinstance(accepted, Accepts):
+            if accepted.test(value):
+                continue
+            native = accepted.native
+        elif any(type(value) is type(a) and value == a for a in accepted):
+            continue
+        else:
             native = "|".join(str(a) for a in accepted)
-            return (f"dispatcher {name!r} with {key}={value!r} is not native yet"
-                    + (f" (native: {key}={native})" if native else ""))
+        return (f"dispatcher {name!r} with {key}={value!r} is not native yet"
+                + (f" (native: {key}={native})" if native else ""))
     return None
 
 
@@ -214,19 +291,71 @@ def native_reason(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     return _jobs_reason(platform, jobs)
 
 
+def static_rank(ordering: Ordering, jobs: JobTable, platform: Platform,
+                estimate: np.ndarray) -> np.ndarray:
+    """Each job row's rank (int64, 0 first) in the static ``ordering`` (one of
+    :data:`STATIC_ORDERINGS`) over all ``jobs``, with the keys the backfilling
+    dispatchers give it (:class:`~dispatchlab.dispatch.orderings.OrderKeys`: submit
+    times, the predictor's ``estimate`` of every job, the EWT of its queue, its demand):
+    sorting any set of jobs by rank gives the ordering's order of that set, which is
+    how the core applies it. A copy of ``ordering`` is started on the run's jobs."""
+    ordering = ordering.clone()
+    ordering.start(SimpleNamespace(jobs=jobs, platform=platform))
+    n = len(jobs)
+    names = platform.resource_names
+    requests = np.zeros((n, len(names)), dtype=np.int64)
+    for k, r in enumerate(names):
+        if r in jobs.resources:
+            requests[:, k] = jobs.resources[r]
+    est = np.asarray(estimate, dtype=np.int64)
+    width = job_width(requests, jobs["units"], platform.capacity_matrix().sum(axis=0))
+    keys = OrderKeys(np.arange(n, dtype=np.int64), 0,
+                     np.asarray(jobs["submit"], dtype=np.int64), est,
+                     job_ewt(jobs, platform, DEFAULT_EWT), est * width)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.asarray(ordering.sort(keys), dtype=np.int64)] = np.arange(n, dtype=np.int64)
+    return rank
+
+
+def _core_params(dispatcher: Dispatcher, jobs: JobTable, platform: Platform,
+                 estimate: np.ndarray) -> dict[str, Any]:
+    """The binding's ``params`` for a native ``dispatcher``: its parameters the core
+    takes (:attr:`NativeDispatcher.core_params`), an ordering as ``"fifo"``, ``"sjf"``
+    or ``"priority"``, or else as per-job ranks (:func:`static_rank`)."""
+    entry = NATIVE_DISPATCHERS[dispatcher.name]
+    given = dispatcher.get_params()
+    out: dict[str, Any] = {}
+    for key in entry.core_params:
+        value = given[key]
+        if key in ("order", "priority"):
+            ordering = _ordering(value)
+            if ordering is None:  # order="priority" (native_reason accepted it)
+                value = "priority"
+            elif type(ordering) in (FifoOrder, SjfOrder):
+                value = ordering.name
+            else:
+                value = static_rank(ordering, jobs, platform, estimate)
+        out[key] = value
+    return out
+
+
 def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
-               dispatcher: Dispatcher, predictor: Predictor, overrun: str
+               dispatcher: Dispatcher, predictor: Predictor, overrun: str, *,
+               platform: Platform, estimate: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """The core's ``(start, end, status, events, passes)`` for a native run (one branch
-    per binding function: today every run is a counting one)."""
+    per binding function: today every run is a counting one). ``estimate``: every
+    job's estimate at submission (for the orderings' ranks)."""
     del sim_run  # the core derives it from run, requested time and overrun
     col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
            for c in ("submit", "run", "requested_time", "units")}
     entry = NATIVE_DISPATCHERS[dispatcher.name]
+    params = _core_params(dispatcher, jobs, platform, estimate)
     assert _core is not None  # native_reason refused the run otherwise
     return _core.simulate_counting(col["submit"], col["run"], col["requested_time"],
                                    col["units"], total_cores, entry.core,
-                                   predictor=predictor.name, overrun=overrun, counts=True)
+                                   predictor=predictor.name, overrun=overrun, counts=True,
+                                   params=params)
 
 
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -264,8 +393,9 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
         raise DispatchError(f"{predictor!r}: static_estimates() must give one estimate "
                             ">= 0 per job")
     try:
-        start, end, status, events, passes = _core_call(jobs, sim_run, total_cores,
-                                                        dispatcher, predictor, overrun)
+        start, end, status, events, passes = _core_call(
+            jobs, sim_run, total_cores, dispatcher, predictor, overrun, platform=platform,
+            estimate=estimate)
     except ValueError as exc:  # the Python checks above passed: the two disagree
         raise NativeCoreError(f"the native core refused an input the Python checks "
                               f"accepted (a bug): {exc}") from exc
