@@ -48,6 +48,13 @@ pub trait Dispatcher: Send {
     /// The dispatcher's registered name.
     fn name(&self) -> &'static str;
 
+    /// Called once by the engine before the first pass with every job row's estimate
+    /// at submission (the native predictors' estimates are known in advance; a
+    /// rejected job's too). Default: nothing.
+    fn start(&mut self, estimates: &[i64]) {
+        let _ = estimates;
+    }
+
     /// Append to `out` the rows of the waiting jobs to start now (they must fit the
     /// free cores together). Called only when the queue is not empty.
     fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>);

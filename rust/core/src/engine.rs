@@ -99,6 +99,8 @@ impl Engine {
     pub fn run(mut self) -> Result<Outcome, Error> {
         let n = self.jobs.len();
         self.free_cores = self.jobs.total_cores;
+        let estimates: Vec<i64> = (0..n).map(|j| self.predictor.estimate(j)).collect();
+        self.dispatcher.start(&estimates);
         let mut next_sub = 0;
         loop {
             // the next time point with an event

@@ -25,11 +25,43 @@ pub struct WaitingTree {
     len: usize,
     /// the last row added
     last: Option<u32>,
+    /// each row's leaf when the leaves are in another order than the rows (empty: the
+    /// row's own), and each leaf's row
+    slot: Vec<u32>,
+    row_at: Vec<u32>,
 }
 
 impl WaitingTree {
+    /// A tree whose leaves are in the order `rows` (a permutation of the job rows, the
+    /// first leaf first): [`WaitingTree::next`] then finds jobs in that order.
+    pub fn in_order(rows: &[u32]) -> WaitingTree {
+        let mut slot = vec![0; rows.len()];
+        for (leaf, &row) in rows.iter().enumerate() {
+            slot[row as usize] = u32::try_from(leaf).expect("at most u32::MAX jobs");
+        }
+        WaitingTree {
+            slot,
+            row_at: rows.to_vec(),
+            ..WaitingTree::default()
+        }
+    }
+
+    /// The job row at leaf `leaf` (a [`WaitingTree::next`] answer).
+    pub fn row(&self, leaf: u32) -> u32 {
+        if self.row_at.is_empty() {
+            leaf
+        } else {
+            self.row_at[leaf as usize]
+        }
+    }
+
     fn set(&mut self, row: usize, units: i64, duration: i64) {
-        let mut node = self.size + row;
+        let leaf = if self.slot.is_empty() {
+            row
+        } else {
+            self.slot[row] as usize
+        };
+        let mut node = self.size + leaf;
         self.units[node] = units;
         self.durations[node] = duration;
         while node > 1 {
@@ -85,8 +117,10 @@ impl WaitingTree {
         self.len -= rows.len();
     }
 
-    /// The first waiting row at or after `from` whose job needs at most `free` cores
-    /// and either plans at most `within` seconds or needs at most `extra` cores.
+    /// The first leaf at or after `from` of a waiting job that needs at most `free`
+    /// (< `i64::MAX`) cores and either plans at most `within` seconds or needs at most
+    /// `extra` cores (the leaf is the job row unless the tree is [`in_order`]
+    /// (WaitingTree::in_order): see [`WaitingTree::row`]).
     pub fn next(&self, from: usize, free: i64, within: i64, extra: i64) -> Option<u32> {
         self.find(1, 0, self.size, from, free, within, extra)
     }
@@ -148,5 +182,14 @@ mod tests {
         // a queue the tree did not follow: rebuilt
         t.sync(&view(&[1, 4]));
         assert_eq!(t.next(0, 1, 1000, 0), Some(1));
+        // leaves in another order: rows 4, 2, 0, 3, 1
+        let mut o = WaitingTree::in_order(&[4, 2, 0, 3, 1]);
+        o.sync(&view(&[0, 1, 2, 3, 4]));
+        assert_eq!(o.next(0, 2, i64::MAX, 0).map(|l| o.row(l)), Some(2));
+        assert_eq!(o.next(2, 2, i64::MAX, 0).map(|l| o.row(l)), Some(3));
+        assert_eq!(
+            o.next(0, i64::MAX - 1, i64::MAX, 0).map(|l| o.row(l)),
+            Some(4)
+        );
     }
 }

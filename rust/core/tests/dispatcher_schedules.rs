@@ -3,7 +3,8 @@
 //! reason every start), on the native engine.
 
 use dispatchlab_core::{
-    simulate_counting_with, CountingWorkload, Order, OrderParam, Outcome, Overrun, Params,
+    make_dispatcher_with, simulate_counting_with, CountingWorkload, Dispatcher, Engine, Order,
+    OrderParam, Outcome, Overrun, Params, View, Walltime,
 };
 
 /// Columns side by side: submit, run, units, requested time.
@@ -164,5 +165,67 @@ fn zero_second_job_triggers_another_pass_at_the_same_time() {
         assert_eq!(o.start, vec![5, 5], "{name}");
         assert_eq!(o.end, vec![5, 12], "{name}");
         assert_eq!((o.events, o.passes), (4, 3), "{name}");
+    }
+}
+
+/// A dispatcher run without [`Dispatcher::start`]: `Sorted` then sorts the queue at
+/// every pass instead of keeping its tree.
+struct WithoutStart(Box<dyn Dispatcher>);
+
+impl Dispatcher for WithoutStart {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
+        self.0.dispatch(view, out)
+    }
+}
+
+#[test]
+fn sorted_lists_give_the_same_schedule_with_and_without_their_tree() {
+    // 3,000 pseudo-random jobs on 64 cores (a linear congruential generator)
+    let mut x: u64 = 12345;
+    let mut draw = |m: i64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 33) % m as u64) as i64
+    };
+    let n = 3000;
+    let mut submit = Vec::with_capacity(n);
+    let mut t = 0;
+    for _ in 0..n {
+        t += draw(30);
+        submit.push(t);
+    }
+    let run: Vec<i64> = (0..n).map(|_| draw(2000)).collect();
+    let req: Vec<i64> = run.iter().map(|&r| r + draw(500)).collect();
+    let units: Vec<i64> = (0..n).map(|_| 1 + draw(40)).collect();
+    for (name, skip) in [("sjf", false), ("sjf", true), ("ljf", false), ("ljf", true)] {
+        let params = Params {
+            skip: Some(skip),
+            ..Params::default()
+        };
+        let outcome = |wrap: bool| {
+            let w = CountingWorkload::new(
+                submit.clone(),
+                run.clone(),
+                req.clone(),
+                units.clone(),
+                64,
+                Overrun::Run,
+            )
+            .unwrap();
+            let d = make_dispatcher_with(name, &params, None).unwrap();
+            let d: Box<dyn Dispatcher> = if wrap { Box::new(WithoutStart(d)) } else { d };
+            Engine::new(w, d, Box::new(Walltime::new(&req)))
+                .unwrap()
+                .run()
+                .unwrap()
+        };
+        let (a, b) = (outcome(false), outcome(true));
+        assert_eq!(a, b, "{name} skip={skip}");
+        // the workload queues jobs (the order matters)
+        assert!(a.start.iter().zip(&submit).any(|(s, t)| s > t));
     }
 }
