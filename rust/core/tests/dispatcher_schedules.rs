@@ -183,7 +183,7 @@ impl Dispatcher for WithoutStart {
 
 #[test]
 fn sorted_lists_give_the_same_schedule_with_and_without_their_tree() {
-    // 3,000 pseudo-random jobs on 64 cores (a linear congruential generator)
+    // 1,200 pseudo-random jobs on 64 cores (a linear congruential generator)
     let mut x: u64 = 12345;
     let mut draw = |m: i64| {
         x = x
@@ -191,7 +191,7 @@ fn sorted_lists_give_the_same_schedule_with_and_without_their_tree() {
             .wrapping_add(1442695040888963407);
         ((x >> 33) % m as u64) as i64
     };
-    let n = 3000;
+    let n = 1200;
     let mut submit = Vec::with_capacity(n);
     let mut t = 0;
     for _ in 0..n {
