@@ -67,7 +67,7 @@ pub struct Backfill {
     prefix_min: Vec<i64>,
     /// EASY: what the previous pass left (see [`Backfill::easy`])
     easy_kept: Option<EasyKept>,
-    /// EASY in queue order: the waiting jobs by row (see [`WaitingTree`])
+    /// EASY: the waiting jobs in the backfill scan order (see [`Backfill::easy`])
     tree: Option<WaitingTree>,
     /// conservative: the kept plan's [`View::changes`], free cores and number of
     /// queue jobs planned (see [`Backfill::conservative`])
@@ -188,12 +188,17 @@ impl Backfill {
 
     /// EASY with one reservation (steps 1-3 of the type's docs).
     ///
+    /// **The backfill scan** walks the waiting jobs in the scan order through the
+    /// [`WaitingTree`] kept in that order (built by [`Dispatcher::start`]): the next job
+    /// that may start is found in about O(log n) however long the queue; without
+    /// `start` (a caller outside the engine) the rest of the queue is sorted and walked.
+    ///
     /// **Only submissions since the previous pass** (the same [`View::changes`] and
-    /// free cores, a running job and none at or past its planned end; queue order):
-    /// every job already waiting fails again (the head still does not fit; the free
-    /// cores, the shadow time and the extra cores are those the previous pass left,
-    /// and `now + max(estimate, 1) <= shadow` only gets harder), so only the jobs
-    /// queued since are scanned, as the Python `EASY` does.
+    /// free cores, a running job and none at or past its planned end; no queue
+    /// priority): every job already waiting fails again (the head still does not fit;
+    /// the free cores, the shadow time and the extra cores are those the previous pass
+    /// left, and `now + max(estimate, 1) <= shadow` only gets harder), so only the jobs
+    /// queued since need a look, as the Python `EASY` does.
     fn easy(&mut self, view: &View<'_>, jobs: &[u32], out: &mut Vec<u32>) {
         let now = view.now;
         let units = view.units;
@@ -204,6 +209,10 @@ impl Backfill {
                 && self.priority.is_none()
                 && view.running.first_end().is_some_and(|e| e > now)
         });
+        let mut tree = self.tree.take();
+        if let Some(tree) = tree.as_mut() {
+            tree.sync(view);
+        }
         let (head, need, mut shadow, i) = match kept {
             Some(k) => {
                 // the jobs the previous pass started run now: none started in this one
@@ -218,7 +227,11 @@ impl Backfill {
                     out.push(jobs[i]);
                     i += 1;
                 }
+                if let Some(tree) = tree.as_mut() {
+                    tree.remove(&jobs[..i]);
+                }
                 if i == jobs.len() {
+                    self.tree = tree;
                     return;
                 }
                 self.started.clear();
@@ -233,13 +246,19 @@ impl Backfill {
         // cores (before any backfilling, so with the free cores after step 1)
         let free_after_step_1 = free;
         let mut extra_used = 0;
-        if let Some(tree) = &self.tree {
-            // queue order: the rows after the head (or the previous pass's last row)
-            let mut from = if i < jobs.len() {
-                jobs[i] as usize
-            } else {
-                usize::MAX
+        if let Some(tree) = tree.as_mut() {
+            // the leaves to scan: after the kept pass, those of the new jobs (queue
+            // order) or all (another order: the old jobs fail again); else all but the
+            // head's (the jobs started in step 1 are out)
+            let mut from = match kept {
+                Some(_) if self.scan.is_fifo() => jobs.get(i).map_or(usize::MAX, |&j| j as usize),
+                Some(_) => 0,
+                None => {
+                    tree.remove(&[head]);
+                    0
+                }
             };
+            let scanned = out.len();
             while free > 0 {
                 let (shadow_t, extra) = match shadow {
                     Some(found) => found,
@@ -256,19 +275,24 @@ impl Backfill {
                         found
                     }
                 };
-                let Some(job) = tree.next(from, free, shadow_t - now, extra - extra_used) else {
+                let Some(leaf) = tree.next(from, free, shadow_t - now, extra - extra_used) else {
                     break;
                 };
+                let job = tree.row(leaf);
                 let u = units[job as usize];
                 if now + planned(view.estimate[job as usize]) > shadow_t {
                     extra_used += u;
                 }
                 free -= u;
                 out.push(job);
-                from = job as usize + 1;
+                from = leaf as usize + 1;
+            }
+            tree.remove(&out[scanned..]);
+            if kept.is_none() {
+                tree.restore(view, head);
             }
         } else {
-            // another scan order (or the queue sorted by a priority): the list
+            // the rest of the queue in queue order, then in the scan order
             self.rest_in_scan_order(view, &jobs[i..]);
             for &job in &self.rest {
                 if free <= 0 {
@@ -302,6 +326,7 @@ impl Backfill {
                 out.push(job);
             }
         }
+        self.tree = tree;
         let shadow = shadow.map(|(t, extra)| (t, extra - extra_used));
         self.easy_kept = Some(EasyKept {
             changes: view.changes,
@@ -468,6 +493,21 @@ impl Dispatcher for Backfill {
         self.name
     }
 
+    fn start(&mut self, estimates: &[i64]) {
+        if self.reservations == Some(1) {
+            // EASY's waiting jobs in the backfill scan order (see Backfill::easy)
+            let mut rows: Vec<u32> = (0..estimates.len())
+                .map(|j| u32::try_from(j).expect("at most u32::MAX jobs"))
+                .collect();
+            self.scan.sort(&mut rows, estimates);
+            self.tree = Some(if self.scan.is_fifo() {
+                WaitingTree::default()
+            } else {
+                WaitingTree::in_order(&rows)
+            });
+        }
+    }
+
     fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
         let mut jobs = std::mem::take(&mut self.jobs);
         let queue: &[u32] = match &self.priority {
@@ -480,18 +520,7 @@ impl Dispatcher for Backfill {
             }
         };
         match self.reservations {
-            Some(1) => {
-                let before = out.len();
-                if self.priority.is_none() && self.scan.is_fifo() {
-                    self.tree
-                        .get_or_insert_with(WaitingTree::default)
-                        .sync(view);
-                }
-                self.easy(view, queue, out);
-                if let Some(tree) = &mut self.tree {
-                    tree.remove(&out[before..]);
-                }
-            }
+            Some(1) => self.easy(view, queue, out),
             k => self.plan(view, queue, k, out),
         }
         self.jobs = jobs;
