@@ -133,3 +133,34 @@ def test_a_panic_in_the_core_is_the_error_line_of_a_bug(capsys, tmp_path, monkey
     monkeypatch.setenv(cli.TRACEBACK_ENV, "1")
     with pytest.raises(RuntimeError, match="native core panicked"):
         cli.main(["simulate", str(trace), "--dispatcher", "easy"])
+
+
+def test_compare_and_study_say_which_engine_ran(capsys, tmp_path):
+    trace = synthetic_trace(tmp_path, 150, seed=9, cores=32)
+    rc = cli.main(["compare", str(trace), "--dispatcher", "fifo,sjf,easy", "--workers",
+                   "1", "--out", str(tmp_path / "cmp")])
+    text = capsys.readouterr().out
+    assert rc == 0 and "engine: native for fifo, easy; python for sjf" in text
+    runs = json.loads((tmp_path / "cmp" / "compare.json").read_text())["runs"]
+    assert {r["dispatcher"]: r["summary"]["engine"] for r in runs} == {
+        "fifo": "native", "sjf": "python", "easy": "native"}
+    rc = cli.main(["compare", str(trace), "--dispatcher", "fifo,sjf", "--engine", "native"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "dispatcher 'sjf' is not native yet" in err
+    rc = cli.main(["study", "predictions", str(trace), "--dispatchers", "easy",
+                   "--predictors", "walltime,history", "--out", str(tmp_path / "st")])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "engine: native for easy / walltime; python for easy / history" in text
+    rows = json.loads((tmp_path / "st" / "study.json").read_text())["rows"]
+    assert [r["engine"] for r in rows] == ["native", "python"]
+
+
+@pytest.mark.traces
+def test_validate_runs_on_the_engine_asked_for(capsys, traces_dir):
+    trace = traces_dir / "KTH-SP2-1996-2.1-cln.swf.gz"
+    for engine in ("native", "python"):
+        rc = cli.main(["validate", str(trace), "--jobs", "0:3000", "--engine", engine])
+        got = capsys.readouterr()
+        assert rc == 0, got.err
+        assert f"engine: {engine}\n" in got.out

@@ -163,6 +163,8 @@ def test_schedule_unchanged(name: str) -> None:
 @pytest.mark.parametrize("name", [_case(name) for name in sorted(GOLDEN)])
 def test_native_engine_runs_exactly_the_cases_not_listed(name: str) -> None:
     """Each case is native, or listed in :data:`NATIVE_NOT_YET` with its reason."""
+    pytest.importorskip("dispatchlab._core", reason="the native core is not built "
+                        "(build it with `make native`)")
     if needs_shared(cases()[name][0]) and not TRACES.is_dir():
         pytest.skip(f"shared traces absent: {TRACES} is not a folder")
     assert native_case_reason(name) == NATIVE_NOT_YET.get(name)
@@ -171,6 +173,8 @@ def test_native_engine_runs_exactly_the_cases_not_listed(name: str) -> None:
 @pytest.mark.parametrize("name", [_case(name) for name in NATIVE])
 def test_native_schedule_unchanged(name: str) -> None:
     """The native engine gives the recorded schedule and (events, passes)."""
+    pytest.importorskip("dispatchlab._core", reason="the native core is not built "
+                        "(build it with `make native`)")
     if needs_shared(cases()[name][0]) and not TRACES.is_dir():
         pytest.skip(f"shared traces absent: {TRACES} is not a folder")
     run = golden_run(name, "native")

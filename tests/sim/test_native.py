@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.core.errors import InputError
@@ -23,6 +25,7 @@ from dispatchlab.sim.native import (
     native_reason,
     simulate_native,
 )
+from test_native_engine import counting_workloads
 
 core = pytest.importorskip(
     "dispatchlab._core",
@@ -163,3 +166,24 @@ def test_a_panic_in_the_core_is_a_native_core_error(monkeypatch):
     monkeypatch.setattr(core, "simulate_counting", panics)
     with pytest.raises(NativeCoreError, match=r"^the native core panicked \(a bug\): boom$"):
         simulate_native(platform, jobs, make_dispatcher("easy"))
+
+
+def test_drawn_workloads_give_the_same_job_table():
+    """The per-job table (``jobs.parquet``'s columns) of hypothesis-drawn workloads
+    (zero-second jobs, equal submit times, expired estimates, rejected jobs) is the
+    same from both engines."""
+    @settings(max_examples=60, deadline=None)
+    @given(workload=counting_workloads(), dispatcher=st.sampled_from(["fifo", "easy"]),
+           predictor=st.sampled_from(["walltime", "real"]),
+           overrun=st.sampled_from(["run", "kill"]))
+    def check(workload, dispatcher, predictor, overrun):
+        jobs, cores = workload
+        platform = Platform.pooled(cores)
+        d, p = make_dispatcher(dispatcher), make_predictor(predictor)
+        py = Simulation(platform, jobs, d, p, overrun=overrun).run()
+        nat = simulate_native(platform, jobs, d, p, overrun=overrun)
+        assert py.to_arrow().equals(nat.to_arrow())
+        assert (py.events, py.passes, py.reject_reason) == (nat.events, nat.passes,
+                                                            nat.reject_reason)
+
+    check()
