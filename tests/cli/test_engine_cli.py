@@ -137,16 +137,16 @@ def test_a_panic_in_the_core_is_the_error_line_of_a_bug(capsys, tmp_path, monkey
 
 def test_compare_and_study_say_which_engine_ran(capsys, tmp_path):
     trace = synthetic_trace(tmp_path, 150, seed=9, cores=32)
-    rc = cli.main(["compare", str(trace), "--dispatcher", "fifo,sjf,easy", "--workers",
+    rc = cli.main(["compare", str(trace), "--dispatcher", "fifo,prb,easy", "--workers",
                    "1", "--out", str(tmp_path / "cmp")])
     text = capsys.readouterr().out
-    assert rc == 0 and "engine: native for fifo, easy; python for sjf" in text
+    assert rc == 0 and "engine: native for fifo, easy; python for prb" in text
     runs = json.loads((tmp_path / "cmp" / "compare.json").read_text())["runs"]
     assert {r["dispatcher"]: r["summary"]["engine"] for r in runs} == {
-        "fifo": "native", "sjf": "python", "easy": "native"}
-    rc = cli.main(["compare", str(trace), "--dispatcher", "fifo,sjf", "--engine", "native"])
+        "fifo": "native", "prb": "python", "easy": "native"}
+    rc = cli.main(["compare", str(trace), "--dispatcher", "fifo,prb", "--engine", "native"])
     err = capsys.readouterr().err
-    assert rc == 2 and "dispatcher 'sjf' is not native yet" in err
+    assert rc == 2 and "dispatcher 'prb' is not native yet" in err
     rc = cli.main(["study", "predictions", str(trace), "--dispatchers", "easy",
                    "--predictors", "walltime,history", "--out", str(tmp_path / "st")])
     text = capsys.readouterr().out

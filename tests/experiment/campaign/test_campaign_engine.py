@@ -34,7 +34,7 @@ name = "fifo"
 [[dispatchers]]
 name = "easy"
 [[dispatchers]]
-name = "sjf"
+name = "prb"
 
 [[predictors]]
 name = "walltime"
@@ -52,7 +52,7 @@ def test_every_stored_run_records_its_engine(tmp_path, trace):
     run_campaign(_campaign(auto, trace, None), workers=1)
     rows = {r["dispatcher"]: r for r in stored_runs(auto / "results.duckdb").values()}
     assert {d: r["engine"] for d, r in rows.items()} == {
-        "fifo": "native", "easy": "native", "sjf": "python"}
+        "fifo": "native", "easy": "native", "prb": "python"}
     assert all(json.loads(r["summary"])["engine"] == r["engine"] for r in rows.values())
     python = tmp_path / "python"
     python.mkdir()
@@ -85,8 +85,8 @@ def test_a_run_the_native_engine_cannot_simulate_fails_naming_why(tmp_path, trac
     report = run_campaign(_campaign(tmp_path, trace, "native"), workers=1)
     assert (report.total, report.failed) == (3, 1)
     rows = {r["dispatcher"]: r for r in stored_runs(tmp_path / "results.duckdb").values()}
-    assert rows["sjf"]["status"] == "failed" and rows["sjf"]["engine"] is None
-    assert "dispatcher 'sjf' is not native yet" in rows["sjf"]["error"]
+    assert rows["prb"]["status"] == "failed" and rows["prb"]["engine"] is None
+    assert "dispatcher 'prb' is not native yet" in rows["prb"]["error"]
     assert rows["easy"]["engine"] == "native"
 
 
