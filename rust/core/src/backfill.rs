@@ -247,16 +247,12 @@ impl Backfill {
         let free_after_step_1 = free;
         let mut extra_used = 0;
         if let Some(tree) = tree.as_mut() {
-            // the leaves to scan: after the kept pass, those of the new jobs (queue
-            // order) or all (another order: the old jobs fail again); else all but the
-            // head's (the jobs started in step 1 are out)
+            // the leaves to scan: after the kept pass in queue order, those of the new
+            // jobs (the old ones fail again); else all (the jobs started in step 1 are
+            // out, and the head, which does not fit the free cores, never qualifies)
             let mut from = match kept {
                 Some(_) if self.scan.is_fifo() => jobs.get(i).map_or(usize::MAX, |&j| j as usize),
-                Some(_) => 0,
-                None => {
-                    tree.remove(&[head]);
-                    0
-                }
+                _ => 0,
             };
             let scanned = out.len();
             while free > 0 {
@@ -288,9 +284,6 @@ impl Backfill {
                 from = leaf as usize + 1;
             }
             tree.remove(&out[scanned..]);
-            if kept.is_none() {
-                tree.restore(view, head);
-            }
         } else {
             // the rest of the queue in queue order, then in the scan order
             self.rest_in_scan_order(view, &jobs[i..]);

@@ -109,13 +109,6 @@ impl WaitingTree {
         }
     }
 
-    /// Put the waiting job `row`, taken out, back in.
-    pub fn restore(&mut self, view: &View<'_>, row: u32) {
-        let j = row as usize;
-        self.set(j, view.units[j], planned(view.estimate[j]));
-        self.len += 1;
-    }
-
     /// Take the jobs `rows` (waiting, or started) out.
     pub fn remove(&mut self, rows: &[u32]) {
         for &job in rows {

@@ -229,3 +229,23 @@ fn sorted_lists_give_the_same_schedule_with_and_without_their_tree() {
         assert!(a.start.iter().zip(&submit).any(|(s, t)| s > t));
     }
 }
+
+#[test]
+fn easy_consumes_the_extra_cores_within_one_pass() {
+    // C=10. J0 (6 cores, 100 s) at 0; J1 (8 cores, 50 s) at 1 is the head: shadow 100,
+    // extra 10 - 8 = 2. J2, J3, J4 (1 core, 500 s each) at 2, in one pass: J2 and J3
+    // take the 2 extra cores, J4 does not fit them and waits; J1 starts at 100 (8
+    // free), J4 when J1 ends at 150. In queue order and in sjf order (all equal).
+    let jobs: Jobs<'_> = (
+        &[0, 1, 2, 2, 2],
+        &[100, 50, 500, 500, 500],
+        &[6, 8, 1, 1, 1],
+        &[100, 50, 500, 500, 500],
+    );
+    assert_eq!(starts(jobs, 10, "easy", &none()), vec![0, 100, 2, 2, 150]);
+    let sjf = Params {
+        order: Some(OrderParam::Order(Order::Sjf)),
+        ..Params::default()
+    };
+    assert_eq!(starts(jobs, 10, "easy", &sjf), vec![0, 100, 2, 2, 150]);
+}
