@@ -62,7 +62,6 @@ pub struct Backfill {
     jobs: Vec<u32>,
     rest: Vec<u32>,
     started: Vec<(i64, i64)>,
-    smallest_after: Vec<i64>,
     prof: CoreProfile,
     prefix_min: Vec<i64>,
     /// EASY: what the previous pass left (see [`Backfill::easy`])
@@ -128,7 +127,6 @@ impl Backfill {
             jobs: Vec::new(),
             rest: Vec::new(),
             started: Vec::new(),
-            smallest_after: Vec::new(),
             prof: CoreProfile::default(),
             prefix_min: Vec::new(),
             kept: None,
@@ -426,28 +424,59 @@ impl Backfill {
         self.kept = Some((view.changes, free, i - n_started));
     }
 
-    /// K reservations with the availability profile.
+    /// K reservations with the availability profile (steps of the type's docs).
+    ///
+    /// The backfill scan after the K reservations walks the [`WaitingTree`] kept in the
+    /// scan order (without [`Dispatcher::start`]: the rest of the queue, sorted): the
+    /// next job that fits the free cores and the profile over its window is found
+    /// without looking at the others. The reserved jobs stay in the tree: none of them
+    /// fits both now (its earliest fit was later, or now without the free cores, and
+    /// both only shrink).
     fn plan(&mut self, view: &View<'_>, jobs: &[u32], k: Option<usize>, out: &mut Vec<u32>) {
+        let Some(k) = k else {
+            return self.conservative(view, jobs, out);
+        };
+        let mut tree = self.tree.take();
+        if let Some(tree) = tree.as_mut() {
+            tree.sync(view);
+        }
+        let before = out.len();
+        self.plan_k(view, jobs, k, tree.as_ref(), out);
+        if let Some(tree) = tree.as_mut() {
+            tree.remove(&out[before..]);
+        }
+        self.tree = tree;
+    }
+
+    /// [`Backfill::plan`] with `tree` in step with the queue (or None); the jobs it
+    /// starts stay in the tree.
+    fn plan_k(
+        &mut self,
+        view: &View<'_>,
+        jobs: &[u32],
+        k: usize,
+        tree: Option<&WaitingTree>,
+        out: &mut Vec<u32>,
+    ) {
         let now = view.now;
         let (units, estimate) = (view.units, view.estimate);
         let mut free = view.free_cores;
         let n = jobs.len();
-        let mut i = 0;
-        let Some(k) = k else {
-            return self.conservative(view, jobs, out);
-        };
+        let first = out.len();
         self.prof.reset(now, free, view.releases());
-        // no job from i on can start once min(free, free at now) is below its cores
-        self.smallest_after.clear();
-        self.smallest_after.resize(n, 0);
-        let mut smallest = i64::MAX;
-        for p in (0..n).rev() {
-            smallest = smallest.min(units[jobs[p] as usize]);
-            self.smallest_after[p] = smallest;
-        }
+        // no waiting job can start once min(free, free at now) is below its cores
+        let smallest = match tree {
+            Some(tree) => tree.min_units(),
+            None => jobs
+                .iter()
+                .map(|&j| units[j as usize])
+                .min()
+                .unwrap_or(i64::MAX),
+        };
         let mut reserved = 0;
+        let mut i = 0;
         while i < n && reserved < k {
-            if free.min(self.prof.levels()[0]) < self.smallest_after[i] {
+            if free.min(self.prof.levels()[0]) < smallest {
                 return;
             }
             let j = jobs[i] as usize;
@@ -464,20 +493,43 @@ impl Backfill {
         if i == n || free <= 0 {
             return;
         }
-        self.rest_in_scan_order(view, &jobs[i..]);
-        let rest = std::mem::take(&mut self.rest);
-        for &job in &rest {
-            if free <= 0 {
+        let Some(tree) = tree else {
+            self.rest_in_scan_order(view, &jobs[i..]);
+            let rest = std::mem::take(&mut self.rest);
+            for &job in &rest {
+                if free <= 0 {
+                    break;
+                }
+                let (u, d) = (units[job as usize], planned(estimate[job as usize]));
+                if self.may_start(now, free, u, d) {
+                    self.prof.reserve(now, d, u);
+                    free -= u;
+                    out.push(job);
+                }
+            }
+            self.rest = rest;
+            return;
+        };
+        // the jobs started above are still in the tree: skip them
+        let started = out[first..].to_vec();
+        let mut from = 0;
+        while free > 0 {
+            self.prof.prefix_min(&mut self.prefix_min);
+            let (prof, pm) = (&self.prof, &self.prefix_min);
+            let test = |u: i64, d: i64| u <= free && u <= prof.min_until(pm, now + d);
+            let Some(leaf) = tree.next_by(from, &test) else {
                 break;
+            };
+            from = leaf as usize + 1;
+            let job = tree.row(leaf);
+            if started.contains(&job) {
+                continue;
             }
             let (u, d) = (units[job as usize], planned(estimate[job as usize]));
-            if self.may_start(now, free, u, d) {
-                self.prof.reserve(now, d, u);
-                free -= u;
-                out.push(job);
-            }
+            self.prof.reserve(now, d, u);
+            free -= u;
+            out.push(job);
         }
-        self.rest = rest;
     }
 }
 
@@ -487,8 +539,8 @@ impl Dispatcher for Backfill {
     }
 
     fn start(&mut self, estimates: &[i64]) {
-        if self.reservations == Some(1) {
-            // EASY's waiting jobs in the backfill scan order (see Backfill::easy)
+        if self.reservations.is_some() {
+            // EASY's waiting jobs in the backfill scan order (see Backfill::easy, plan)
             let mut rows: Vec<u32> = (0..estimates.len())
                 .map(|j| u32::try_from(j).expect("at most u32::MAX jobs"))
                 .collect();

@@ -109,6 +109,11 @@ impl WaitingTree {
         }
     }
 
+    /// The fewest cores of a waiting job (`i64::MAX`: none).
+    pub fn min_units(&self) -> i64 {
+        self.units.get(1).copied().unwrap_or(i64::MAX)
+    }
+
     /// Take the jobs `rows` (waiting, or started) out.
     pub fn remove(&mut self, rows: &[u32]) {
         for &job in rows {
@@ -122,30 +127,34 @@ impl WaitingTree {
     /// `extra` cores (the leaf is the job row unless the tree is [`in_order`]
     /// (WaitingTree::in_order): see [`WaitingTree::row`]).
     pub fn next(&self, from: usize, free: i64, within: i64, extra: i64) -> Option<u32> {
-        self.find(1, 0, self.size, from, free, within, extra)
+        self.next_by(from, &|u, d| u <= free && (d <= within || u <= extra))
     }
 
-    #[allow(clippy::too_many_arguments)] // a recursive descent: the node and the query
+    /// The first leaf at or after `from` of a waiting job whose cores `u` and planning
+    /// duration `d` pass `test(u, d)`. `test` must hold for `(min u, min d)` of a set of
+    /// jobs whenever it holds for one of them (it is asked with a subtree's minimums to
+    /// skip the subtree) and must fail for `u = i64::MAX` (no job).
+    pub fn next_by(&self, from: usize, test: &impl Fn(i64, i64) -> bool) -> Option<u32> {
+        self.find(1, 0, self.size, from, test)
+    }
+
     fn find(
         &self,
         node: usize,
         lo: usize,
         hi: usize,
         from: usize,
-        free: i64,
-        within: i64,
-        extra: i64,
+        test: &impl Fn(i64, i64) -> bool,
     ) -> Option<u32> {
-        let (u, d) = (self.units[node], self.durations[node]);
-        if hi <= from || u > free || (d > within && u > extra) {
-            return None; // a necessary condition fails for every row below
+        if hi <= from || !test(self.units[node], self.durations[node]) {
+            return None; // a necessary condition fails for every leaf below
         }
         if hi - lo == 1 {
             return u32::try_from(lo).ok(); // a leaf: its own values, exact
         }
         let mid = (lo + hi) / 2;
-        self.find(2 * node, lo, mid, from, free, within, extra)
-            .or_else(|| self.find(2 * node + 1, mid, hi, from, free, within, extra))
+        self.find(2 * node, lo, mid, from, test)
+            .or_else(|| self.find(2 * node + 1, mid, hi, from, test))
     }
 }
 
