@@ -68,6 +68,9 @@ pub struct Backfill {
     easy_kept: Option<EasyKept>,
     /// EASY: the waiting jobs in the backfill scan order (see [`Backfill::easy`])
     tree: Option<WaitingTree>,
+    /// the waiting jobs in the queue priority's order (scope "queue"; see the
+    /// dispatch)
+    priority_tree: Option<WaitingTree>,
     /// conservative: the kept plan's [`View::changes`], free cores and number of
     /// queue jobs planned (see [`Backfill::conservative`])
     kept: Option<(u64, i64, usize)>,
@@ -132,6 +135,7 @@ impl Backfill {
             kept: None,
             easy_kept: None,
             tree: None,
+            priority_tree: None,
         })
     }
 
@@ -325,7 +329,7 @@ impl Backfill {
             head,
             need,
             shadow,
-            last: *jobs.last().expect("the queue is not empty"),
+            last: *view.queue.last().expect("the queue is not empty"),
         });
     }
 
@@ -432,7 +436,17 @@ impl Backfill {
     /// without looking at the others. The reserved jobs stay in the tree: none of them
     /// fits both now (its earliest fit was later, or now without the free cores, and
     /// both only shrink).
-    fn plan(&mut self, view: &View<'_>, jobs: &[u32], k: Option<usize>, out: &mut Vec<u32>) {
+    ///
+    /// `walk`: the queue priority's tree, from which the reservation order is read
+    /// (then `jobs` is empty); None: `jobs` is that order.
+    fn plan(
+        &mut self,
+        view: &View<'_>,
+        jobs: &[u32],
+        walk: Option<&WaitingTree>,
+        k: Option<usize>,
+        out: &mut Vec<u32>,
+    ) {
         let Some(k) = k else {
             return self.conservative(view, jobs, out);
         };
@@ -441,7 +455,7 @@ impl Backfill {
             tree.sync(view);
         }
         let before = out.len();
-        self.plan_k(view, jobs, k, tree.as_ref(), out);
+        self.plan_k(view, jobs, walk, k, tree.as_ref(), out);
         if let Some(tree) = tree.as_mut() {
             tree.remove(&out[before..]);
         }
@@ -454,6 +468,7 @@ impl Backfill {
         &mut self,
         view: &View<'_>,
         jobs: &[u32],
+        walk: Option<&WaitingTree>,
         k: usize,
         tree: Option<&WaitingTree>,
         out: &mut Vec<u32>,
@@ -461,7 +476,6 @@ impl Backfill {
         let now = view.now;
         let (units, estimate) = (view.units, view.estimate);
         let mut free = view.free_cores;
-        let n = jobs.len();
         let first = out.len();
         self.prof.reset(now, free, view.releases());
         // no waiting job can start once min(free, free at now) is below its cores
@@ -473,24 +487,36 @@ impl Backfill {
                 .min()
                 .unwrap_or(i64::MAX),
         };
+        // the jobs in reservation order, one at a time
+        let mut walk_from = 0;
+        let mut next = |i: usize| match walk {
+            None => jobs.get(i).copied(),
+            Some(order) => {
+                let leaf = order.next_by(walk_from, &|u, _| u < i64::MAX)?;
+                walk_from = leaf as usize + 1;
+                Some(order.row(leaf))
+            }
+        };
         let mut reserved = 0;
         let mut i = 0;
-        while i < n && reserved < k {
+        while reserved < k {
             if free.min(self.prof.levels()[0]) < smallest {
                 return;
             }
-            let j = jobs[i] as usize;
-            let (u, d) = (units[j], planned(estimate[j]));
+            let Some(job) = next(i) else {
+                break;
+            };
+            let (u, d) = (units[job as usize], planned(estimate[job as usize]));
             let t = self.prof.place(u, d, None);
             if t == now && u <= free {
                 free -= u;
-                out.push(jobs[i]);
+                out.push(job);
             } else {
                 reserved += 1;
             }
             i += 1;
         }
-        if i == n || free <= 0 {
+        if i == view.queue.len() || free <= 0 {
             return;
         }
         let Some(tree) = tree else {
@@ -539,35 +565,80 @@ impl Dispatcher for Backfill {
     }
 
     fn start(&mut self, estimates: &[i64]) {
+        let rows = || -> Vec<u32> {
+            (0..estimates.len())
+                .map(|j| u32::try_from(j).expect("at most u32::MAX jobs"))
+                .collect()
+        };
+        if let Some(priority) = &self.priority {
+            // the waiting jobs in the priority's order (see dispatch)
+            let mut order = rows();
+            priority.sort(&mut order, estimates);
+            self.priority_tree = Some(WaitingTree::in_order(&order));
+        }
         if self.reservations.is_some() {
             // EASY's waiting jobs in the backfill scan order (see Backfill::easy, plan)
-            let mut rows: Vec<u32> = (0..estimates.len())
-                .map(|j| u32::try_from(j).expect("at most u32::MAX jobs"))
-                .collect();
-            self.scan.sort(&mut rows, estimates);
             self.tree = Some(if self.scan.is_fifo() {
                 WaitingTree::default()
             } else {
-                WaitingTree::in_order(&rows)
+                let mut order = rows();
+                self.scan.sort(&mut order, estimates);
+                WaitingTree::in_order(&order)
             });
         }
     }
 
     fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
         let mut jobs = std::mem::take(&mut self.jobs);
-        let queue: &[u32] = match &self.priority {
-            None => view.queue,
-            Some(priority) => {
+        let mut ptree = self.priority_tree.take();
+        let queue: &[u32] = match (&self.priority, ptree.as_mut()) {
+            (None, _) => view.queue,
+            (Some(_), Some(ptree)) => {
+                // EASY: the queue's first jobs in the priority's order, those that fit
+                // one after the other and the head (all the pass walks before the
+                // backfill scan); K reservations read the order from the tree
+                ptree.sync(view);
+                jobs.clear();
+                let mut free = view.free_cores;
+                let mut from = 0;
+                while self.reservations == Some(1) {
+                    let Some(leaf) = ptree.next_by(from, &|u, _| u < i64::MAX) else {
+                        break;
+                    };
+                    let job = ptree.row(leaf);
+                    jobs.push(job);
+                    from = leaf as usize + 1;
+                    let u = view.units[job as usize];
+                    if u > free {
+                        break; // the head
+                    }
+                    free -= u;
+                }
+                &jobs
+            }
+            (Some(priority), None) => {
                 jobs.clear();
                 jobs.extend_from_slice(view.queue);
                 priority.sort(&mut jobs, view.estimate);
                 &jobs
             }
         };
+        let before = out.len();
         match self.reservations {
             Some(1) => self.easy(view, queue, out),
-            k => self.plan(view, queue, k, out),
+            k => {
+                let walk = if self.priority.is_some() {
+                    ptree.as_ref()
+                } else {
+                    None
+                };
+                self.plan(view, queue, walk, k, out)
+            }
         }
+        if let Some(ptree) = ptree.as_mut() {
+            ptree.remove(&out[before..]);
+        }
+        self.priority_tree = ptree;
         self.jobs = jobs;
     }
 }
