@@ -31,6 +31,7 @@ from dispatchlab.platform import NodeType, Platform
 from dispatchlab.platform.files import trace_platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.sim.engine import Simulation
+from dispatchlab.sim.native import native_reason, simulate_native
 from dispatchlab.workload.jobs import JobTable
 
 TRACES = traces_dir(Path(__file__).resolve().parents[1])
@@ -137,17 +138,32 @@ class GoldenRun(NamedTuple):
     passes: int
 
 
-@cache
-def golden_run(name: str) -> GoldenRun:
-    """Simulate case ``name`` once (cached: the hash and count tests share the run)."""
+def case_run(name: str) -> tuple:
+    """Case ``name``'s ``(platform, jobs, dispatcher, predictor)``."""
     wl, d, pred = cases()[name]
     platform, jobs, extra = workload(wl)
     disp_name, params = DISPATCHERS[d]
     params = dict(params)
     if extra and not platform.is_pooled:
         params.update(extra)
-    dispatcher = make_dispatcher(disp_name, **params)
-    result = Simulation(platform, jobs, dispatcher, make_predictor(pred)).run()
+    return platform, jobs, make_dispatcher(disp_name, **params), make_predictor(pred)
+
+
+def native_case_reason(name: str) -> str | None:
+    """Why case ``name`` cannot run on the native engine (None: it can;
+    :func:`dispatchlab.sim.native.native_reason`)."""
+    return native_reason(*case_run(name))
+
+
+@cache
+def golden_run(name: str, engine: str = "python") -> GoldenRun:
+    """Simulate case ``name`` once on ``engine`` (``python`` or ``native``; cached: the
+    hash and count tests share the run)."""
+    platform, jobs, dispatcher, predictor = case_run(name)
+    if engine == "native":
+        result = simulate_native(platform, jobs, dispatcher, predictor)
+    else:
+        result = Simulation(platform, jobs, dispatcher, predictor).run()
     table = result.to_arrow()
     # the schedule: the columns computed from it (slowdowns, which jobs are measured)
     # came later and are left out, so the recorded hashes still apply

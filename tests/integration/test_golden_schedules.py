@@ -8,6 +8,11 @@ explained in the commit, and re-recorded with ``python tests/golden.py``. Runs o
 :data:`GOLDEN_COUNTS` holds each case's engine events and dispatch passes, recorded
 before the layering work (the restructuring into layers must change none of them);
 they come from the same simulation as the hash, so checking them costs nothing.
+
+The cases the native engine runs (:mod:`dispatchlab.sim.native`) are checked on it too:
+the same hashes and counts. :data:`NATIVE_NOT_YET` lists every other case with the
+reason :func:`~dispatchlab.sim.native.native_reason` gives (a case that becomes native
+must move out of it, and its native run then has to match).
 """
 
 from __future__ import annotations
@@ -15,7 +20,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from golden import TRACES, cases, golden_run, needs_shared, synthetic_nodes
+from golden import (
+    TRACES,
+    cases,
+    golden_run,
+    native_case_reason,
+    needs_shared,
+    synthetic_nodes,
+)
 
 GOLDEN = {
     "syn-nodes/fifo": "af123714e7bb0df9bd729c13d09d99c3726480737c1d101c3f2e9a8f529bd1e1",
@@ -103,6 +115,30 @@ GOLDEN_COUNTS = {
 }
 
 
+_NODES = ("node-level platforms are not native yet (native: a pooled platform of cores, "
+          "every job unit one core)")
+
+#: The cases the native engine cannot run yet, with the reason it gives.
+NATIVE_NOT_YET = {
+    **{f"{w}/{d}": _NODES for w in ("syn-nodes", "syn-bestfit", "kth-nodes")
+       for d in ("fifo", "easy", "sjf", "sjf-skip", "ljf-skip", "conservative", "easy-sjf",
+                 "easy-k3")},
+    **{f"alea-nodes/{d}": _NODES for d in ("fifo", "easy", "conservative")},
+    "syn-nodes/hcp": "dispatcher 'hcp' is not native yet",
+    "syn-nodes/hcp-feedback3": "dispatcher 'hcp' is not native yet",
+    "kth-pooled/easy+hist": "predictor 'history' is not native yet",
+    "kth-pooled/easy-sjf+hist": "predictor 'history' is not native yet",
+}
+#: The cases the native engine runs.
+NATIVE = sorted(set(GOLDEN) - set(NATIVE_NOT_YET))
+
+
+def _case(name: str):
+    """``name`` as a test parameter (marked ``traces`` when it reads shared traces)."""
+    return (pytest.param(name, marks=pytest.mark.traces) if needs_shared(cases()[name][0])
+            else name)
+
+
 def test_every_case_has_a_hash() -> None:
     assert set(GOLDEN) == set(cases())
 
@@ -111,9 +147,7 @@ def test_every_case_has_counts() -> None:
     assert set(GOLDEN_COUNTS) == set(cases())
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.traces) if needs_shared(cases()[name][0]) else name
-    for name in sorted(GOLDEN)])
+@pytest.mark.parametrize("name", [_case(name) for name in sorted(GOLDEN)])
 def test_schedule_unchanged(name: str) -> None:
     if needs_shared(cases()[name][0]) and not TRACES.is_dir():
         pytest.skip(f"shared traces absent: {TRACES} is not a folder")
@@ -124,6 +158,28 @@ def test_schedule_unchanged(name: str) -> None:
         f"the schedule of {name} is unchanged but its (events, passes) changed from "
         f"{GOLDEN_COUNTS[name]} to {(run.events, run.passes)}; re-record on purpose with "
         "python tests/golden.py")
+
+
+@pytest.mark.parametrize("name", [_case(name) for name in sorted(GOLDEN)])
+def test_native_engine_runs_exactly_the_cases_not_listed(name: str) -> None:
+    """Each case is native, or listed in :data:`NATIVE_NOT_YET` with its reason."""
+    pytest.importorskip("dispatchlab._core", reason="the native core is not built "
+                        "(build it with `make native`)")
+    if needs_shared(cases()[name][0]) and not TRACES.is_dir():
+        pytest.skip(f"shared traces absent: {TRACES} is not a folder")
+    assert native_case_reason(name) == NATIVE_NOT_YET.get(name)
+
+
+@pytest.mark.parametrize("name", [_case(name) for name in NATIVE])
+def test_native_schedule_unchanged(name: str) -> None:
+    """The native engine gives the recorded schedule and (events, passes)."""
+    pytest.importorskip("dispatchlab._core", reason="the native core is not built "
+                        "(build it with `make native`)")
+    if needs_shared(cases()[name][0]) and not TRACES.is_dir():
+        pytest.skip(f"shared traces absent: {TRACES} is not a folder")
+    run = golden_run(name, "native")
+    assert run.digest == GOLDEN[name], f"the native schedule of {name} differs"
+    assert (run.events, run.passes) == GOLDEN_COUNTS[name]
 
 
 def test_synthetic_workload_contends() -> None:

@@ -20,7 +20,9 @@ command modules by name. Every user mistake ends with exactly one ``error: ...``
 and exit status 2 (no traceback); see :class:`dispatchlab.core.errors.InputError`. A
 dispatcher that breaks the engine's rules (:class:`~dispatchlab.dispatch.base.
 DispatchError`, a bug in its code) ends with one ``error: ...`` line and status 1, or
-its traceback with ``DISPATCHLAB_TRACEBACK=1``.
+its traceback with ``DISPATCHLAB_TRACEBACK=1``; so does a panic or a broken rule in the
+native core (:class:`~dispatchlab.sim.native.NativeCoreError`, a bug in dispatchlab),
+with the core's message.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import click
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.suggest import did_you_mean
 
-#: set to 1 to see the traceback of a dispatcher's protocol break (a bug in its code)
+#: set to 1 to see the traceback of a dispatcher's protocol break (a bug in its code) or
+#: of a failure of the native core
 TRACEBACK_ENV = "DISPATCHLAB_TRACEBACK"
 
 #: The commands: name -> (``"module:attribute"`` of its click command, its summary as
@@ -189,6 +192,14 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except RuntimeError as exc:
+        if _is_native_core_error(exc):
+            # a panic or a broken rule in the compiled core: a bug in dispatchlab
+            if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+                raise
+            print(f"error: the native core failed (a bug in dispatchlab; {TRACEBACK_ENV}=1 "
+                  f"shows where; --engine python avoids it): "
+                  + " ".join(str(exc).splitlines()), file=sys.stderr)
+            return 1
         if not _is_dispatch_error(exc):
             raise
         # a dispatcher's decision the engine cannot apply: a bug in the dispatcher's
@@ -207,6 +218,13 @@ def _is_dispatch_error(exc: BaseException) -> bool:
     the loaded modules (a command that never simulates does not import them)."""
     base = sys.modules.get("dispatchlab.dispatch.base")
     return base is not None and isinstance(exc, base.DispatchError)
+
+
+def _is_native_core_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a :class:`~dispatchlab.sim.native.NativeCoreError` (looked up
+    among the loaded modules, as :func:`_is_dispatch_error`)."""
+    native = sys.modules.get("dispatchlab.sim.native")
+    return native is not None and isinstance(exc, native.NativeCoreError)
 
 
 __all__ = ["app", "main"]

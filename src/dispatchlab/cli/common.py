@@ -414,6 +414,33 @@ OVERRUN_OPTION = click.option("--overrun", default="run", show_default=True,
                               help="a job past its requested time: run | kill")
 
 
+#: ``--engine``: which engine simulates (checked by ``RunConfig.validate``; the values:
+#: :data:`dispatchlab.sim.native.ENGINES`)
+ENGINE_OPTION = click.option(
+    "--engine", default="auto", show_default=True, metavar="auto|native|python",
+    help="the simulation engine: auto (the compiled core when it implements every "
+         "component of the run, else the Python engine) | native | python; the results "
+         "say which ran")
+
+
+def engine_line(engine: str, not_native: str | None) -> str:
+    """The line a command prints about the engine that ran (and, when the Python
+    engine ran, why the native one could not)."""
+    return f"engine: {engine}" + ("" if engine == "native" or not_native is None
+                                  else f" ({not_native})")
+
+
+def engines_line(runs: Sequence[tuple[str, str]]) -> str:
+    """The line a command of several runs prints about the engines that ran: ``runs``
+    are ``(label, engine)`` pairs (labels in order, each listed once per engine)."""
+    by: dict[str, list[str]] = {}
+    for label, engine in runs:
+        if label not in by.setdefault(engine, []):
+            by[engine].append(label)
+    return "engine: " + "; ".join(f"{engine} for {', '.join(labels)}"
+                                  for engine, labels in by.items())
+
+
 def check_overrun(overrun: str) -> str:
     from dispatchlab.sim.engine import check_overrun as check
 

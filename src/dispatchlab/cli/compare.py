@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from dispatchlab.cli.common import (
+    ENGINE_OPTION,
     OVERRUN_OPTION,
     PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
@@ -20,6 +21,7 @@ from dispatchlab.cli.common import (
     check_overrun,
     choose_platform,
     console,
+    engines_line,
     fit_cluster_requests,
     fit_jobs,
     load,
@@ -138,6 +140,7 @@ def _plain(value: Any) -> Any:
 @PLATFORM_OPTIONS
 @PARTITION_OPTIONS
 @OVERRUN_OPTION
+@ENGINE_OPTION
 @TAU_OPTION
 @click.option("--workers", type=int, default=None,
               help="worker processes (default: the number of cores)")
@@ -150,7 +153,8 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
             baseline: str | None, slices: int | None, slice_jobs: int | None,
             lead_in: int | None, platform: str | None, nodes: int | None,
             cores_per_node: int | None,
-            partition_map: str | None, ignore_partitions: bool, overrun: str, tau: float,
+            partition_map: str | None, ignore_partitions: bool, overrun: str, engine: str,
+            tau: float,
             workers: int | None,
             lenient: bool, extra_fields: str, reader: dict, window: str | None,
             jobs_range: str | None,
@@ -193,7 +197,7 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
     comp = run_comparison(jobs, plat, dspecs, pspecs, baseline=baseline,
                           slices=None if slices is None else (slices, slice_jobs),
                           lead_in=lead_in, tau=tau, overrun=overrun, workers=workers,
-                          seed=seed)
+                          seed=seed, engine=engine)
     con = console()
     title = f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}"
     if comp.slices:
@@ -204,6 +208,8 @@ def compare(trace: Path, dispatchers: tuple[str, ...], predictors: tuple[str, ..
         con.print(_difference_table(comp))
     else:
         con.print(_single_table(comp, title))
+    con.print("[dim]" + engines_line([(comp.label(r.dispatcher, r.predictor),
+                                       r.summary["engine"]) for r in comp.runs]) + "[/dim]")
     if out is not None:
         folder = output_folder(out)
         data = {

@@ -11,6 +11,7 @@ from dispatchlab.cli.common import (
     CAP_OPTIONS,
     CLEAN_OPTIONS,
     COMPONENT_OPTIONS,
+    ENGINE_OPTION,
     OVERRUN_OPTION,
     PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
@@ -23,6 +24,7 @@ from dispatchlab.cli.common import (
     console,
     dispatcher_spec,
     duration_model_spec,
+    engine_line,
     power_predictor_spec,
     predictor_spec,
     progress_bar,
@@ -78,6 +80,7 @@ def _load_notes(jobs, summary: dict) -> list[str]:
                    "--out writes it to platform_power.parquet")
 @THROTTLE_OPTIONS
 @OVERRUN_OPTION
+@ENGINE_OPTION
 @TAU_OPTION
 @click.option("--measure", default="all", show_default=True,
               help="jobs counted in metrics: all | time:T0:T1 | index:I0:I1 (T1/I1 may "
@@ -108,7 +111,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              power_file: str | None, power_predictor: str | None,
              power_predictor_params: tuple[str, ...], power_series: Path | None,
              duration_model: str | None, hot_start: float | None, overrun: str,
-             tau: float, measure: str, by: tuple[str, ...], lenient: bool,
+             engine: str, tau: float, measure: str, by: tuple[str, ...], lenient: bool,
              extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, out: Path | None,
@@ -145,6 +148,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         cap=cap, cap_window=cap_window, cap_file=None if cap_file is None else str(cap_file),
         hot_start=hot_start, overrun=overrun, measure=measure, tau=tau, max_wall=max_wall,
         partition_map=partition_map, ignore_partitions=ignore_partitions,
+        engine=_decision_engine(engine, trace_decisions),
     )
     measure_spec = config.parsed_measure()
     bars = []
@@ -156,6 +160,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
 
     run = build(config, report=report, progress=progress_for)
     jobs, plat, cap_spec, job_series = run.jobs, run.platform, run.cap, run.series
+    ran = engine_line(run.engine, run.not_native)
     check_group_keys(jobs, group_keys)  # before the run: a key the trace cannot give
     sim = run.simulation
     del run
@@ -186,6 +191,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     con.print(summary_table([(f"{dspec.text} / {pspec.text}", summary)], title=title))
     for note in _load_notes(jobs, summary):
         con.print(f"[dim]{note}[/dim]")
+    con.print(f"[dim]{ran}[/dim]")
     if "by_group" in summary:
         for part in group_tables(summary["by_group"], group_keys):
             con.print(part)
@@ -195,6 +201,18 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     if swf_out is not None:
         write_schedule_swf(result, swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+def _decision_engine(engine: str, trace_decisions: Path | None) -> str:
+    """The engine of a run with ``--trace-decisions``: the decision times are measured
+    by the Python engine only, so ``auto`` means python and ``native`` is refused."""
+    if trace_decisions is None or engine not in ("auto", "native"):
+        return engine
+    if engine == "native":
+        raise InputError("the native engine does not time its dispatcher calls: "
+                         "--trace-decisions needs --engine python (or auto)",
+                         field="--trace-decisions")
+    return "python"
 
 
 def group_tables(section: dict, keys: tuple[str, ...]) -> list:

@@ -9,6 +9,7 @@ import click
 from dispatchlab.cli.common import (
     CAP_OPTIONS,
     DURATION_MODEL_OPTION,
+    ENGINE_OPTION,
     PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
     READ_OPTIONS,
@@ -19,6 +20,7 @@ from dispatchlab.cli.common import (
     choose_platform,
     console,
     duration_model_spec,
+    engines_line,
     fit_cluster_requests,
     fit_jobs,
     load,
@@ -51,6 +53,7 @@ def study_app() -> None:
 @SELECT_OPTIONS
 @CAP_OPTIONS
 @DURATION_MODEL_OPTION
+@ENGINE_OPTION
 def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       predictors: tuple[str, ...], out: Path | None,
                       tau: float, platform: str | None, nodes: int | None,
@@ -62,7 +65,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       cap_file: Path | None, power_file: str | None,
                       power_predictor: str | None,
                       power_predictor_params: tuple[str, ...],
-                      duration_model: str | None) -> None:
+                      duration_model: str | None, engine: str) -> None:
     """Simulate TRACE under every dispatcher x predictor (Galleguillos et al. 2017, section 5.2)."""
     from rich.table import Table
 
@@ -88,7 +91,7 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
     study = run_prediction_study(jobs, plat, d_names, p_names, tau=tau, cap=cap_spec,
                                  power_predictor=None if ppspec is None else ppspec.build(),
                                  duration_model=None if dmodel is None else dmodel.build(),
-                                 model_field="--duration-model")
+                                 model_field="--duration-model", engine=engine)
     table = Table(title=f"{Path(trace).name}: {len(jobs):,} jobs on {plat.describe()}",
                   caption=f"times in seconds; slowdown and bsld (tau = {tau:g} s) are means "
                           "unless noted; W wall-time, D history (data-driven), R real")
@@ -110,6 +113,8 @@ def study_predictions(trace: Path, dispatchers: tuple[str, ...],
                       "-" if sim is None else f"{sim:.2f}")
     con = console()
     con.print(table)
+    con.print("[dim]" + engines_line([(f"{r['dispatcher']} / {r['predictor']}", r["engine"])
+                                      for r in rows]) + "[/dim]")
     if out is not None:
         paths = write_study(study, out)
         con.print("[dim]wrote " + ", ".join(str(p) for p in paths) + "[/dim]")

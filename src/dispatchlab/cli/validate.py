@@ -11,6 +11,7 @@ import click
 from dispatchlab.cli.common import (
     CLEAN_OPTIONS,
     COMPONENT_OPTIONS,
+    ENGINE_OPTION,
     OVERRUN_OPTION,
     PARTITION_OPTIONS,
     PLATFORM_OPTIONS,
@@ -20,6 +21,7 @@ from dispatchlab.cli.common import (
     TRACE_ARG,
     console,
     dispatcher_spec,
+    engine_line,
     predictor_spec,
     print_wide,
     progress_bar,
@@ -74,6 +76,7 @@ def _table(validation, title: str):
 @PARTITION_OPTIONS
 @SHORTHAND_OPTIONS
 @OVERRUN_OPTION
+@ENGINE_OPTION
 @READ_OPTIONS
 @CLEAN_OPTIONS
 @SELECT_OPTIONS
@@ -94,7 +97,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
              nodes: int | None, cores_per_node: int | None,
              partition_map: str | None, ignore_partitions: bool, allocator: str | None,
              order: str | None, priority: str | None, reservations: int | None,
-             skip: bool, overrun: str, lenient: bool, extra_fields: str, reader: dict,
+             skip: bool, overrun: str, engine: str, lenient: bool, extra_fields: str, reader: dict,
              drop_overrun: bool, max_procs: bool, window: str | None,
              jobs_range: str | None, fraction: str | None, by: str, rolling_days: float,
              json_out: Path | None, plot: Path | None) -> None:
@@ -132,6 +135,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         dispatcher=Component(dspec.name, dict(dspec.params)),
         predictor=Component(pspec.name, dict(pspec.params)),
         overrun=overrun, partition_map=partition_map, ignore_partitions=ignore_partitions,
+        engine=engine,
     )
     bars = []
 
@@ -143,6 +147,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     run = build(config, report=report, progress=progress_for)
     check_recorded_waits(run.jobs, str(trace))
     plat, sim = run.platform, run.simulation
+    ran = engine_line(run.engine, run.not_native)
     del run
     progress = bars[0] if bars else None
     if progress is not None:
@@ -170,6 +175,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     con.print(validation.cleaning.describe()
               + ("" if not validation.dropped else "; dropped at load: " + ", ".join(
                   f"{v:,} ({k})" for k, v in validation.dropped.items())))
+    con.print(f"[dim]{ran}[/dim]")
     if validation.cleaning.removed:
         con.print("[dim]the removed jobs used the real machine too: the recorded waits "
                   "were shaped by load this simulation does not see[/dim]")

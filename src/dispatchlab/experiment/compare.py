@@ -29,10 +29,11 @@ from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.experiment.statistics import compare_configurations
 from dispatchlab.metrics import check_tau
 from dispatchlab.metrics.keys import BY_KEY, COMPARE_TABLE
-from dispatchlab.run.build import build
+from dispatchlab.run.build import build, choose_engine
 from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim.engine import check_combination, is_node_level
+from dispatchlab.sim.native import native_reason
 from dispatchlab.workload.clean import select
 from dispatchlab.workload.slices import measure_for, plan_slices
 
@@ -93,7 +94,8 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
                    predictors: Sequence[ComponentSpec], *, baseline: str | None = None,
                    slices: tuple[int, int] | None = None, lead_in: int | None = None,
                    tau: float = 10.0, overrun: str = "run", measure: str = "all",
-                   workers: int | None = None, seed: int = 0) -> Comparison:
+                   workers: int | None = None, seed: int = 0,
+                   engine: str = "auto") -> Comparison:
     """Simulate every dispatcher x predictor on ``jobs`` (a cleaned
     :class:`~dispatchlab.workload.jobs.JobTable`) on ``platform``.
 
@@ -103,9 +105,13 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     applies only without slices. ``seed`` seeds the bootstrap. Runs are simulated
     without a cap or duration model: a dispatcher that slows running jobs, or one that
     cannot place jobs on nodes on a node-level run, is refused before any run
-    (:func:`~dispatchlab.sim.engine.check_combination`)."""
+    (:func:`~dispatchlab.sim.engine.check_combination`). ``engine``: ``auto``,
+    ``native`` or ``python`` (:class:`~dispatchlab.run.config.RunConfig`); with
+    ``native`` a run the native core cannot simulate is refused before any run; each
+    run's summary says which engine ran (``engine``)."""
 
     check_tau(tau)
+    RunConfig(engine=engine).validate()
     if not dispatchers or not predictors:
         raise InputError("a comparison needs at least one dispatcher and one predictor")
     d_texts = [d.text for d in dispatchers]
@@ -123,6 +129,10 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
     for d in dispatchers:  # refused before any run: a comparison takes no duration model
         check_combination(d.build(), duration_model=None, node_level=node_level,
                           model_field=None, platform_field="--platform")
+        if engine == "native":  # refused before any run, naming the first not native
+            for p in predictors:
+                choose_engine(engine, native_reason(platform, jobs, d.build(), p.build(),
+                                                    overrun=overrun))
 
     plan = []
     if slices is None:
@@ -141,7 +151,7 @@ def run_comparison(jobs, platform, dispatchers: Sequence[ComponentSpec],
                 tasks.append((table, platform, RunConfig(
                     dispatcher=Component(d.name, dict(d.params)),
                     predictor=Component(p.name, dict(p.params)),
-                    overrun=overrun, measure=measure_text, tau=tau)))
+                    overrun=overrun, measure=measure_text, tau=tau, engine=engine)))
                 keys.append((d.text, p.text, index))
     summaries = _execute(tasks, n)
     runs = [ComparisonRun(d, p, i, s) for (d, p, i), s in zip(keys, summaries, strict=True)]

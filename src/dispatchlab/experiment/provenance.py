@@ -15,6 +15,15 @@ that present results are left out: the command line (``dispatchlab.cli*``,
 ``__main__``) and the report with its figures (``dispatchlab.report*``). The hash is
 computed once per process (about 0.15 s).
 
+**Native core** (:func:`native_code_hash`): the compiled core (``dispatchlab._core``,
+built from the Rust workspace ``rust/`` beside ``src/``) runs the native engine. When
+the workspace is there (a source checkout), every ``*.rs`` file, every
+``Cargo.toml`` and ``Cargo.lock`` under it (``target/``, the build output, left out)
+count, on their bytes (comments included: Rust sources are not parsed), with the built
+extension's version; without it (an installed wheel) the bytes of the built extension
+count instead. So a change to the core re-executes runs as a change of a Python module
+does.
+
 **Dependencies** (:func:`dependency_versions`): the installed versions of the
 packages in :data:`DEPENDENCIES` (``"absent"`` when not installed).
 
@@ -36,8 +45,9 @@ and so do the source files of a sub-component that is a class of your own
 (:func:`nested_own_class_files`). Their SHA-256s join the run's ``inputs``, so editing
 such a file re-executes the runs that read it.
 
-:func:`run_code_hash` combines the project hash, the dependency versions and the two
-components' hashes; it is what the campaign store's ``runs.code_hash`` holds.
+:func:`run_code_hash` combines the project hash, the native core's hash, the
+dependency versions and the two components' hashes; it is what the campaign store's
+``runs.code_hash`` holds.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -192,6 +203,66 @@ def project_code_hash() -> str:
     """Hash of the result-affecting modules of the installed ``dispatchlab`` (see the
     module docstring); computed once per process."""
     return package_code_hash(_installed_root())
+
+
+#: Files of the Rust workspace that count in :func:`native_code_hash` (``fnmatch``
+#: patterns on file names), and the folder left out (the build output).
+RUST_FILES: tuple[str, ...] = ("*.rs", "Cargo.toml", "Cargo.lock")
+RUST_BUILD_FOLDER = "target"
+
+
+def rust_sources(root: Path) -> list[Path]:
+    """The files of the Rust workspace ``root`` that count (:data:`RUST_FILES`, outside
+    ``root/target``), sorted by path."""
+    from fnmatch import fnmatchcase
+
+    out = []
+    for path in Path(root).rglob("*"):
+        rel = path.relative_to(root)
+        if rel.parts[0] == RUST_BUILD_FOLDER or not path.is_file():
+            continue
+        if any(fnmatchcase(path.name, pattern) for pattern in RUST_FILES):
+            out.append(path)
+    return sorted(out)
+
+
+def rust_sources_hash(root: Path) -> str:
+    """Hash of :func:`rust_sources` of ``root``: each file's path (relative to
+    ``root``) and the SHA-256 of its bytes."""
+    h = hashlib.sha256()
+    for path in rust_sources(root):
+        h.update(f"{path.relative_to(root).as_posix()}\0{file_sha256(path)}\n".encode())
+    return h.hexdigest()
+
+
+def rust_workspace() -> Path | None:
+    """The Rust workspace of the installed package (``rust/`` beside ``src/``, holding
+    a ``Cargo.toml``), None when there is none (an installed wheel)."""
+    root = _installed_root().parents[1] / "rust"
+    return root if (root / "Cargo.toml").is_file() else None
+
+
+@functools.cache
+def native_code_hash() -> str:
+    """Hash of the native core (see the module docstring): its Rust sources and the
+    built extension's version, or the built extension's bytes without the sources
+    (``"absent"`` inside when the extension is not built); computed once per
+    process."""
+    core = sys.modules.get("dispatchlab._core")
+    if core is None:
+        try:  # the compiled extension, loaded by name (a missing build is "absent")
+            core = importlib.import_module("dispatchlab._core")
+        except ImportError:
+            core = None
+    version = "absent" if core is None else str(getattr(core, "__version__", "unknown"))
+    root = rust_workspace()
+    if root is not None:
+        parts = {"sources": rust_sources_hash(root), "extension": version}
+    else:
+        binary = None if core is None else getattr(core, "__file__", None)
+        parts = {"extension": version,
+                 "binary": "absent" if binary is None else file_sha256(binary)}
+    return sha256_hex(json.dumps(parts, sort_keys=True, separators=(",", ":")))
 
 
 @functools.cache
@@ -381,7 +452,8 @@ def code_hash_from(dispatcher_hash: str | None, predictor_hash: str | None,
     """:func:`run_code_hash` from the components' :func:`component_code_hash` values
     (for callers that computed them already). A power predictor's hash enters only
     when it is an own class, so runs without one keep their hashes."""
-    parts = {"project": project_code_hash(), "dependencies": dependency_versions(),
+    parts = {"project": project_code_hash(), "native": native_code_hash(),
+             "dependencies": dependency_versions(),
              "dispatcher": dispatcher_hash, "predictor": predictor_hash}
     if power_predictor_hash is not None:
         parts["power_predictor"] = power_predictor_hash
@@ -390,10 +462,11 @@ def code_hash_from(dispatcher_hash: str | None, predictor_hash: str | None,
 
 def run_code_hash(dispatcher_name: str, predictor_name: str,
                   power_predictor_name: str | None = None) -> str:
-    """The code a run executes: the project code hash, the dependency versions and
-    the component hashes of its dispatcher, predictor and power predictor (own classes
-    only). This is the campaign store's ``runs.code_hash``. Raises :class:`InputError`
-    when an own class's module cannot be found or parsed."""
+    """The code a run executes: the project code hash, the native core's hash
+    (:func:`native_code_hash`), the dependency versions and the component hashes of
+    its dispatcher, predictor and power predictor (own classes only). This is the
+    campaign store's ``runs.code_hash``. Raises :class:`InputError` when an own class's
+    module cannot be found or parsed."""
     return code_hash_from(component_code_hash(dispatcher_name),
                           component_code_hash(predictor_name),
                           None if power_predictor_name is None

@@ -34,10 +34,11 @@ from dispatchlab.metrics.distributions import (  # moved to metrics/, still impo
     weighted_box_stats,  # noqa: F401
 )
 from dispatchlab.metrics.keys import BY_KEY
-from dispatchlab.run.build import PowerInputs, build
+from dispatchlab.run.build import PowerInputs, build, choose_engine
 from dispatchlab.run.config import Component, RunConfig
 from dispatchlab.run.outputs import run_summary
 from dispatchlab.sim.engine import check_combination, is_node_level
+from dispatchlab.sim.native import native_reason
 
 #: Short labels of the paper (W: wall-time, D: data-driven, R: real duration); other
 #: predictors are labelled by their name.
@@ -57,7 +58,7 @@ POWER_STUDY_METRICS: tuple[str, ...] = (
 #: Columns of the study table, in order (``study.csv``; with power, the
 #: :data:`POWER_STUDY_METRICS` come before ``simulate_seconds``).
 TABLE_COLUMNS: tuple[str, ...] = (
-    "dispatcher", "predictor", "label", *STUDY_METRICS, "simulate_seconds",
+    "dispatcher", "predictor", "label", *STUDY_METRICS, "simulate_seconds", "engine",
 )
 
 
@@ -112,9 +113,10 @@ class StudyResult:
         run summary (:func:`dispatchlab.metrics.summarize`): waits in seconds (mean,
         median, max), mean slowdown and bounded slowdown (overall, p95 and per job
         class), ``utilization`` (whole run) and ``steady_utilization`` (the steady-state
-        window; None when the summary does not report it), and the simulation's wall
-        time ``simulate_seconds``; with job power (summaries with ``energy_j``), also the
-        :data:`POWER_STUDY_METRICS` (cap metrics None without a cap)."""
+        window; None when the summary does not report it), the simulation's wall
+        time ``simulate_seconds`` and the ``engine`` that ran; with job power (summaries
+        with ``energy_j``), also the :data:`POWER_STUDY_METRICS` (cap metrics None
+        without a cap)."""
 
         power = any("energy_j" in run.summary for run in self.runs)
         keys = STUDY_METRICS + (POWER_STUDY_METRICS if power else ())
@@ -124,6 +126,7 @@ class StudyResult:
                    "label": run.label}
             row.update({k: BY_KEY[k].value(run.summary) for k in keys})
             row["simulate_seconds"] = run.summary.get("simulate_seconds")
+            row["engine"] = run.summary.get("engine")
             out.append(row)
         return out
 
@@ -192,7 +195,8 @@ class StudyResult:
 def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
                          predictors: Sequence[str], tau: float = 10.0, *, cap=None,
                          power_predictor=None, duration_model=None,
-                         model_field: str = "duration_model") -> StudyResult:
+                         model_field: str = "duration_model",
+                         engine: str = "auto") -> StudyResult:
     """Simulate ``jobs`` on ``platform`` for every dispatcher x predictor, each named in
     the component grammar of :mod:`dispatchlab.core.components` (``easy``,
     ``easy:order=sjf``, ``module:Class``, ...), each under the power ``cap`` (a
@@ -207,9 +211,11 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
     model names ``model_field``). Each run is assembled by
     :func:`~dispatchlab.run.build.build` on the given ``jobs`` and ``platform``, with
     ``cap``, ``power_predictor`` and ``duration_model`` as given (the simulation clones
-    them: runs do not share state)."""
+    them: runs do not share state), on the ``engine`` (``auto``, ``native``,
+    ``python``: :class:`~dispatchlab.run.config.RunConfig`)."""
 
     t = check_tau(tau)
+    RunConfig(engine=engine).validate()
     if not dispatchers or not predictors:
         raise InputError("a study needs at least one dispatcher and one predictor")
     specs_d = {d: parse_component(d, "dispatcher", option="dispatchers") for d in dispatchers}
@@ -219,13 +225,18 @@ def run_prediction_study(jobs, platform, dispatchers: Sequence[str],
     for d in dispatchers:
         check_combination(specs_d[d].build(), duration_model=duration_model,
                           node_level=node_level, model_field=model_field)
+        if engine == "native":  # refused before any run, naming the first not native
+            for p in predictors:
+                choose_engine(engine, native_reason(
+                    platform, jobs, specs_d[d].build(), specs_p[p].build(), cap=cap,
+                    power_predictor=power_predictor, duration_model=duration_model))
     submit = np.asarray(jobs["submit"], dtype=np.int64)
     runs = []
     for d in dispatchers:
         for p in predictors:
             config = RunConfig(dispatcher=Component(specs_d[d].name, dict(specs_d[d].params)),
                                predictor=Component(specs_p[p].name, dict(specs_p[p].params)),
-                               tau=t)
+                               tau=t, engine=engine)
             res = build(config, jobs=jobs, platform=platform,
                         power=lambda j, _: PowerInputs(j, None, cap, power_predictor),
                         duration_model=duration_model).simulation.run()

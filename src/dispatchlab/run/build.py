@@ -12,8 +12,9 @@ job power attached (:func:`attach_job_power`) and its series matched (:func:`rea
 components built, the dispatcher's needs checked against the inputs
 (:func:`check_power_inputs`), the hot start's dummy jobs added, the combination checked
 (:func:`~dispatchlab.sim.engine.check_combination`), the platform warnings
-reported (:func:`dispatchlab.run.advice.platform_warnings`), and a caller's cap rule
-applied. Campaigns and studies supply what the configuration names no file for (a
+reported (:func:`dispatchlab.run.advice.platform_warnings`), a caller's cap rule
+applied, and the engine chosen (:func:`choose_engine`). Campaigns and studies supply
+what the configuration names no file for (a
 generated or sliced job table, the platform, synthetic power and cap, a built
 duration model) as arguments of :func:`build`; the order stays the same. Every mistake raises
 :class:`~dispatchlab.core.errors.InputError` with one line naming the command-line
@@ -42,9 +43,10 @@ from dispatchlab.platform.eurora import split_archive
 from dispatchlab.power.cap import PowerCap, parse_cap_value, parse_window
 from dispatchlab.power.model import has_power
 from dispatchlab.run.advice import platform_warnings
-from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
+from dispatchlab.run.config import OPTIONS, Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.engine import Simulation, check_combination, is_node_level
 from dispatchlab.sim.hotstart import add_hot_start
+from dispatchlab.sim.native import NativeSimulation, native_reason
 from dispatchlab.workload.load import load_trace
 from dispatchlab.workload.requests import fit_requests
 
@@ -54,7 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OPEN_END", "Assembled", "CapRule", "PowerInputs", "PowerSource", "Prepared",
            "Report", "apply_hot_start", "attach_job_power", "build", "build_component",
-           "check_power_inputs", "choose_platform", "fit_cluster_requests", "fit_jobs",
+           "check_power_inputs", "choose_engine", "choose_platform", "fit_cluster_requests",
+           "fit_jobs",
            "load_jobs", "parse_fraction", "parse_range", "power_cap", "read_job_series"]
 
 #: ``report(kind, text)``: a note or warning while a run is assembled.
@@ -136,14 +139,18 @@ class Assembled:
     made of: the ``jobs`` as simulated (power columns and hot-start dummies included),
     the ``platform``, the ``cap`` (None: none), the job power ``series`` to attach to
     the result (:attr:`~dispatchlab.sim.result.SimulationResult.power_series`; None:
-    none) and the ``config``."""
+    none) and the ``config``. ``engine``: the engine that will run (``"native"`` or
+    ``"python"``, :func:`choose_engine`); ``not_native``: why the native core cannot
+    run it (None when it can)."""
 
-    simulation: Simulation
+    simulation: Simulation | NativeSimulation
     jobs: JobTable
     platform: Platform
     cap: PowerCap | None
     series: dict[str, Any] | None
     config: RunConfig
+    engine: str = "python"
+    not_native: str | None = None
 
 
 # ------------------------------------------------------------------------ trace
@@ -352,6 +359,22 @@ def apply_hot_start(jobs: JobTable, platform: Platform, share: float | None
 
 
 # ------------------------------------------------------------------------ build
+def choose_engine(engine: str, not_native: str | None) -> str:
+    """The engine that runs: ``"native"`` or ``"python"`` for the configuration's
+    ``engine`` (``auto``, ``native``, ``python``) and ``not_native``, why the native
+    core cannot run the run (:func:`~dispatchlab.sim.native.native_reason`; None: it
+    can). ``auto`` is native exactly when it can; ``native`` when it cannot is an
+    :class:`InputError` on ``--engine`` naming why."""
+    if engine == "python":
+        return "python"
+    if not_native is None:
+        return "native"
+    if engine == "native":
+        raise InputError(f"the native engine cannot run this: {not_native} (use --engine "
+                         "auto or python)", field=OPTIONS["engine"])
+    return "python"
+
+
 def build_component(component: Component | None, field: str) -> Any:
     """A fresh instance of the component in the config's field ``field`` (dispatcher,
     predictor, power_predictor, duration_model), None for None."""
@@ -424,8 +447,13 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
     if cap_rule is not None and cap is not None:
         cap = cap_rule(Prepared(jobs, plat, pinned, cap, dispatcher, predictor,
                                 power_predictor, duration_model))
-    sim = Simulation(plat, jobs, dispatcher, predictor, overrun=config.overrun, cap=cap,
-                     power_predictor=power_predictor, duration_model=duration_model,
-                     pinned=pinned, progress=None if progress is None else progress(len(jobs)),
-                     max_wall=config.max_wall)
-    return Assembled(sim, jobs, plat, cap, series, config)
+    options: dict[str, Any] = {
+        "overrun": config.overrun, "cap": cap, "power_predictor": power_predictor,
+        "duration_model": duration_model, "pinned": pinned, "max_wall": config.max_wall}
+    not_native = (None if config.engine == "python" else
+                  native_reason(plat, jobs, dispatcher, predictor, **options))
+    engine = choose_engine(config.engine, not_native)
+    make = NativeSimulation if engine == "native" else Simulation
+    sim = make(plat, jobs, dispatcher, predictor,
+               progress=None if progress is None else progress(len(jobs)), **options)
+    return Assembled(sim, jobs, plat, cap, series, config, engine, not_native)

@@ -5,7 +5,7 @@ reader options, the cleaning filters and the selection), the platform
 (:class:`PlatformChoice`), the components in the component grammar
 (:class:`Component`: the dispatcher, the predictor, the power predictor and the
 duration model), the power inputs (job power file, power series, cap), the hot start,
-the overrun policy, the measured jobs, tau, and the limits (``max_wall``). It holds
+the overrun policy, the measured jobs, tau, the limits (``max_wall``) and the engine. It holds
 names and numbers only, no loaded data, so it is written to and read from JSON
 (:meth:`RunConfig.to_json`, :meth:`RunConfig.from_json`: ``from_json(c.to_json()) ==
 c``).
@@ -27,8 +27,10 @@ from typing import Any
 
 from dispatchlab.core.components import parse_spec
 from dispatchlab.core.errors import InputError
+from dispatchlab.core.suggest import did_you_mean
 from dispatchlab.metrics import Measure, check_tau
 from dispatchlab.sim.engine import check_overrun
+from dispatchlab.sim.native import ENGINES
 from dispatchlab.workload.requests import parse_partition_map
 
 __all__ = ["OPTIONS", "Component", "PlatformChoice", "RunConfig", "TraceSource"]
@@ -45,6 +47,7 @@ OPTIONS: dict[str, str] = {
     "duration_model": "--duration-model",
     "partition_map": "--partition-map",
     "ignore_partitions": "--ignore-partitions",
+    "engine": "--engine",
 }
 
 #: The component kind (:mod:`dispatchlab.core.components`) of each component field.
@@ -116,7 +119,10 @@ class RunConfig:
     the bounded-slowdown threshold (s); ``max_wall``: the wall-clock budget (s, None:
     none). ``partition_map``: ``OLD=NEW[,OLD=NEW...]``, log partition names renamed to
     the platform's; ``ignore_partitions``: no partition restricts any job (the two
-    exclude each other; see :mod:`dispatchlab.workload.requests`)."""
+    exclude each other; see :mod:`dispatchlab.workload.requests`). ``engine``: which
+    engine simulates (:data:`dispatchlab.sim.native.ENGINES`): ``auto`` (the native core
+    when it implements every component of the run, else the Python engine), ``native``
+    (a run it cannot simulate is refused, naming why) or ``python``."""
 
     trace: TraceSource | None = None
     platform: PlatformChoice = field(default_factory=PlatformChoice)
@@ -136,6 +142,7 @@ class RunConfig:
     max_wall: float | None = None
     partition_map: str | None = None
     ignore_partitions: bool = False
+    engine: str = "auto"
 
     def validate(self) -> RunConfig:
         """Check every setting that needs no file; return ``self``. The first mistake
@@ -159,6 +166,10 @@ class RunConfig:
         if self.partition_map is not None and self.ignore_partitions:
             raise InputError("give either --partition-map or --ignore-partitions, not both",
                              field=OPTIONS["ignore_partitions"])
+        if self.engine not in ENGINES:
+            hint = did_you_mean(self.engine, ENGINES) if isinstance(self.engine, str) else ""
+            raise InputError(f"the engine is one of {', '.join(ENGINES)}, got "
+                             f"{self.engine!r}{hint}", field=OPTIONS["engine"])
         return self
 
     def parsed_measure(self) -> Measure:

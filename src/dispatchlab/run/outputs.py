@@ -78,7 +78,10 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     the ones ``simulate`` prints), one line of text each, ``[]`` when none. An
     unfinished run (``max_wall``) has ``unfinished``: why and where it stopped. A run of
     a cluster log fitted to a platform with partitions has ``partitions``: how they were
-    simulated (as the log names them, mapped, ignored).
+    simulated (as the log names them, mapped, ignored). ``engine``: the engine that ran
+    (``python`` or ``native``, :attr:`~dispatchlab.sim.result.SimulationResult.engine`);
+    a native run's ``decision_calls`` and decision times are null (the core does not
+    time its dispatcher calls).
 
     ``by``: group keys (``partition``, ``user``, ``account``, ``qos``; ``simulate
     --by``): the summary then has ``by_group``, the metrics per group of each key and
@@ -89,13 +92,17 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     facts: dict[str, Any] = {}
     if "power_mean" in result.jobs.columns:
         facts = power_facts(result)
+    native = result.engine == "native"
     out = summarize_table(result.jobs, result.start, result.end, result.status,
                           result.platform.total_capacity(), tau=tau,
                           measure=result.measure_of_rows(measure),
-                          decision_times=result.decision_times,
+                          decision_times=None if native else result.decision_times,
                           dispatcher_facts={"finished": int(result.finished),
                                             **result.dispatcher_facts, **facts},
                           unstretched_run=result.unstretched_run() if power else None)
+    if native:  # the core does not time its dispatcher calls: not measured (null)
+        out.update({k: None for k in out
+                    if k == "decision_calls" or k.endswith("_decision_time")})
     info = result.jobs.info
     out.update({
         "dispatcher": result.dispatcher,
@@ -110,6 +117,7 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
         "events": int(result.events),
         "passes": int(result.passes),
         "simulate_seconds": float(result.wall_seconds),
+        "engine": result.engine,
         "trace": info.source,
     })
     if "Partitions" in info.header:  # how the request fitting simulated partitions

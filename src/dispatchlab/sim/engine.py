@@ -150,6 +150,55 @@ def check_combination(dispatcher: Dispatcher, *, duration_model: object | None,
                          "per unit): run it on pooled cores", field=platform_field)
 
 
+def check_jobs(jobs: JobTable, sim_run: np.ndarray, cap: PowerCap | None = None) -> int:
+    """Validate the fields the engine uses of ``jobs`` (simulated for ``sim_run`` s each,
+    under ``cap``); return the time limit (seconds): a mistake raises
+    :class:`InputError` naming the job, its line and the field. Shared by
+    :class:`Simulation` and the native engine (:mod:`dispatchlab.sim.native`).
+
+    Times are packed with a job row into one int64 key (``state.RunningSet``), which
+    bounds them (:func:`~dispatchlab.core.limits.time_limit`): no simulated time can
+    pass the last submission (or the last cap step, if later) plus every run (all
+    jobs one after another) plus the longest requested time.
+    """
+    n = len(jobs)
+    limit = time_limit(n)
+    if n == 0:
+        return limit
+    where = {"file": jobs.info.source}
+
+    def fail(row: int, field: str, message: str) -> InputError:
+        return InputError(f"job {int(jobs['job_id'][row])} {message}",
+                          line=int(jobs["line"][row]) or None, field=field, **where)
+
+    run, units, requested = jobs["run"], jobs["units"], jobs["requested_time"]
+    submit = jobs["submit"]
+    if run.min() < 0:
+        raise fail(int(np.argmax(run < 0)), "run", "has a negative run time; clean the "
+                   "trace")
+    if units.min() <= 0:
+        row = int(np.argmax(units <= 0))
+        raise fail(row, "units", f"requests {int(units[row])} units; clean the trace")
+    if requested.min() < 0:
+        raise fail(int(np.argmax(requested < 0)), "requested_time",
+                   "has no requested time")
+    if submit.min() < 0:
+        raise fail(int(np.argmin(submit)), "submit", "has a negative submit time")
+    last_cap = cap.steps[-1][0] if cap is not None else 0
+    horizon = max(int(submit.max()), last_cap) + int(sim_run.sum(dtype=np.float64)) \
+        + int(max(requested.max(), run.max())) + 1
+    if last_cap > int(submit.max()) and horizon >= limit:
+        raise InputError(f"a cap step at time {last_cap:,} s leaves no room for the "
+                         f"trace's runs below the engine's time limit of {limit:,} s "
+                         f"for {n:,} jobs", field="cap")
+    if horizon >= limit:
+        col = max(("submit", "requested_time", "run"), key=lambda c: int(jobs[c].max()))
+        row = int(np.argmax(jobs[col]))
+        raise fail(row, col, f"has {col} {int(jobs[col][row]):,}: simulated times must "
+                   f"stay below {limit:,} s ({limit / 3.156e7:,.0f} years) for {n:,} jobs")
+    return limit
+
+
 def _ratio(x: float | Fraction) -> tuple[int, int]:
     """``x`` (> 0) as an exact reduced integer fraction ``(numerator, denominator)``."""
     if isinstance(x, Fraction):
@@ -188,6 +237,10 @@ class Simulation:
     the dispatcher and predictor passed in are cloned, so the originals stay unstarted
     and can be reused.
     """
+
+    #: the engine that runs (``SimulationResult.engine``, the summary's ``engine``; the
+    #: native one is :class:`dispatchlab.sim.native.NativeSimulation`)
+    engine = "python"
 
     def __init__(
         self,
@@ -1034,50 +1087,9 @@ class Simulation:
 
     # ------------------------------------------------------------------ helpers
     def _check_jobs(self) -> int:
-        """Validate the fields the engine uses; return the time limit (seconds).
-
-        Times are packed with a job row into one int64 key (``state.RunningSet``), which
-        bounds them (:func:`~dispatchlab.core.limits.time_limit`): no simulated time can
-        pass the last submission (or the last cap step, if later) plus every run (all
-        jobs one after another) plus the longest requested time.
-        """
-        jobs = self.jobs
-        n = len(jobs)
-        limit = time_limit(n)
-        if n == 0:
-            return limit
-        where = {"file": jobs.info.source}
-
-        def fail(row: int, field: str, message: str) -> InputError:
-            return InputError(f"job {int(jobs['job_id'][row])} {message}",
-                              line=int(jobs["line"][row]) or None, field=field, **where)
-
-        run, units, requested = jobs["run"], jobs["units"], jobs["requested_time"]
-        submit = jobs["submit"]
-        if run.min() < 0:
-            raise fail(int(np.argmax(run < 0)), "run", "has a negative run time; clean the "
-                       "trace")
-        if units.min() <= 0:
-            row = int(np.argmax(units <= 0))
-            raise fail(row, "units", f"requests {int(units[row])} units; clean the trace")
-        if requested.min() < 0:
-            raise fail(int(np.argmax(requested < 0)), "requested_time",
-                       "has no requested time")
-        if submit.min() < 0:
-            raise fail(int(np.argmin(submit)), "submit", "has a negative submit time")
-        last_cap = self.cap.steps[-1][0] if self.cap is not None else 0
-        horizon = max(int(submit.max()), last_cap) + int(self.sim_run.sum(dtype=np.float64)) \
-            + int(max(requested.max(), run.max())) + 1
-        if last_cap > int(submit.max()) and horizon >= limit:
-            raise InputError(f"a cap step at time {last_cap:,} s leaves no room for the "
-                             f"trace's runs below the engine's time limit of {limit:,} s "
-                             f"for {n:,} jobs", field="cap")
-        if horizon >= limit:
-            col = max(("submit", "requested_time", "run"), key=lambda c: int(jobs[c].max()))
-            row = int(np.argmax(jobs[col]))
-            raise fail(row, col, f"has {col} {int(jobs[col][row]):,}: simulated times must "
-                       f"stay below {limit:,} s ({limit / 3.156e7:,.0f} years) for {n:,} jobs")
-        return limit
+        """Validate the fields the engine uses; return the time limit (seconds)
+        (:func:`check_jobs`)."""
+        return check_jobs(self.jobs, self.sim_run, self.cap)
 
     def _fits_empty_platform(self) -> np.ndarray:
         """Whether each job fits the empty platform (else it is rejected at submission);

@@ -51,7 +51,8 @@ class SimulationResult:
     """Arrays aligned with the rows of ``jobs`` plus run counters.
 
     ``estimate`` is the estimate each job got at submission (seconds; -1 if rejected).
-    ``decision_times`` holds the wall-clock seconds of every dispatcher call.
+    ``decision_times`` holds the wall-clock seconds of every dispatcher call (empty for
+    a native run: the core does not time them).
     """
 
     jobs: JobTable
@@ -106,6 +107,10 @@ class SimulationResult:
     #: run's duration model, given explicitly, is ``none``: throttled jobs kept their
     #: run times (:func:`dispatchlab.run.advice.result_warnings` warns)
     throttling_without_slowdown: bool = False
+    #: the engine that ran: ``"python"`` (:class:`dispatchlab.sim.engine.Simulation`) or
+    #: ``"native"`` (the compiled core, :mod:`dispatchlab.sim.native`); the summary's
+    #: ``engine``
+    engine: str = "python"
 
     def measure_of_rows(self, measure: Measure | None) -> Measure | None:
         """``measure`` for the rows of ``jobs``: an index window (rows of the table the

@@ -99,6 +99,7 @@ from dispatchlab.platform.eurora import split_archive
 from dispatchlab.platform.files import load_platform_file
 from dispatchlab.predict import make_predictor
 from dispatchlab.sim.engine import check_combination, check_overrun
+from dispatchlab.sim.native import ENGINES
 from dispatchlab.workload.companions import find_machines
 from dispatchlab.workload.eurora import archive_members
 from dispatchlab.workload.load import FORMATS
@@ -108,7 +109,7 @@ from dispatchlab.workload.slices import default_lead_in, measure_for, plan_slice
 SECTIONS = ("campaign", "traces", "platforms", "dispatchers", "predictors", "exclude",
             "power", "power_predictors")
 _CAMPAIGN_KEYS = {"name", "database", "seeds", "repetitions", "tau", "overrun",
-                  "store_jobs", "store_series", "measure", "max_wall"}
+                  "store_jobs", "store_series", "measure", "max_wall", "engine"}
 _TRACE_KEYS = {"label", "path", "lenient", "extra_fields", "drop_overrun", "max_procs",
                "window", "jobs", "fraction", "sample_jobs", "generate", "like",
                "machine_size", "load", "slices", "format", "submit_from", "timezone",
@@ -799,6 +800,7 @@ class _Head:
     store_series: bool
     database: Path
     max_wall: float | None = None
+    engine: str = "auto"
 
 
 def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
@@ -834,11 +836,15 @@ def _head(where: _Where, doc: dict, database: str | Path | None) -> _Head:
     if max_wall is not None and not (max_wall > 0 and math.isfinite(max_wall)):
         raise where.error(f"max_wall must be a number of seconds > 0, got {max_wall!r}",
                           "campaign")
+    engine = _typed(where, head, "engine", str, "campaign", "auto")
+    if engine not in ENGINES:
+        raise where.error(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}"
+                          + did_you_mean(engine, ENGINES), "campaign")
     return _Head(name, seeds, repetitions, float(tau), overrun, measure,
                  _typed(where, head, "store_jobs", bool, "campaign", True),
                  _typed(where, head, "store_series", bool, "campaign", True),
                  Path(database) if database is not None else _resolve(p.parent, db_text),
-                 None if max_wall is None else float(max_wall))
+                 None if max_wall is None else float(max_wall), engine)
 
 
 def _measure(where: _Where, head: dict) -> str:
@@ -931,6 +937,7 @@ def load_campaign(path: str | Path, *, database: str | Path | None = None) -> Ca
     Each run spec holds: ``run_key``, ``config_key``, ``code_hash``, ``campaign``,
     ``seed``, ``repetition``, ``slice`` (index or None), ``workload``, ``tau``,
     ``overrun``, ``measure`` (the one the run applies: a slice's own block),
+    ``engine`` (``auto``, ``native`` or ``python``: the campaign's ``engine``),
     ``version``, ``trace_sha256``, ``inputs`` (path -> SHA-256), ``store_jobs``,
     ``store_series``, ``trace`` (label, path, options, ``slice`` rows), ``platform``,
     ``dispatcher`` and ``predictor`` (label, name, the parameters to build it with)
@@ -996,6 +1003,8 @@ def _run_config(head: _Head, tr: dict, pl: dict, di: dict, pr: dict, seed: int, 
     }
     if head.max_wall is not None:  # only when set: other configurations keep their keys
         config["max_wall"] = head.max_wall
+    if head.engine != "auto":  # likewise
+        config["engine"] = head.engine
     if di.get("duration_model") is not None:  # likewise
         config["duration_model"] = _component_config(di["duration_model"], seed)
     if power is not None and power.spec is not None:  # likewise: campaigns with [power]
@@ -1042,6 +1051,7 @@ def _run_spec(head: _Head, version: str, config: dict, tr: dict, pl: dict, di: d
         "slice": None if sl is None else sl.index,
         "workload": workload_name(seed, None if sl is None else sl.index),
         "tau": head.tau, "overrun": head.overrun, "max_wall": head.max_wall,
+        "engine": head.engine,
         "measure": config["slice"]["measure"] if sl is not None else head.measure,
         "version": version, "trace_sha256": tr["sha256"], "inputs": inputs,
         "store_jobs": head.store_jobs, "store_series": head.store_series,

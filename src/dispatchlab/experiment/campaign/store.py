@@ -50,7 +50,9 @@ the simulation used):
     null for runs of campaigns without ``[power]``) and ``warnings`` (JSON list of the
     run's warnings, :func:`dispatchlab.run.advice.run_warnings`, as in its summary; null
     for failed runs and for runs whose summary has none, stored before warnings were
-    kept).
+    kept) and ``engine`` (the engine that ran, ``python`` or ``native``, as in its
+    summary; ``python`` for runs stored before the native engine, null for failed
+    runs).
 ``jobs``
     One row per job of a done run (when the campaign stores jobs): ``run_key``,
     ``job_id``, ``submit_time``, ``start_time``, ``end_time`` (-1 if rejected),
@@ -137,7 +139,7 @@ POWER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cap", "VARCHAR"), ("power_predictor", "VARCHAR"),
 )
 #: ``runs`` columns after the power labels, added to older files the same way.
-LATER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (("warnings", "JSON"),)
+LATER_RUN_COLUMNS: tuple[tuple[str, str], ...] = (("warnings", "JSON"), ("engine", "VARCHAR"))
 #: ``jobs`` columns after ``allocation``, added to older files like new metric columns
 #: (no schema version), with the SQL computing them for rows stored before.
 JOB_FLAG_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -338,6 +340,9 @@ def _missing_column_sql(present: set[str]) -> list[tuple[str, str, str]]:
         "inputs": f"{_INPUTS_FN}(trace_path, trace_sha256, CAST(config AS VARCHAR))",
         "cap": "NULL", "power_predictor": "NULL",
         "warnings": "json_extract(summary, '$.warnings')",
+        # every run stored before the native engine ran on the Python engine
+        "engine": "CASE WHEN summary IS NULL THEN NULL ELSE coalesce(json_extract_string("
+                  "summary, '$.engine'), 'python') END",
     }
     computed.update({m.key: _metric_sql(m) for m in METRICS})
     return [(name, sql, computed[name]) for name, sql in run_column_types()
@@ -533,6 +538,7 @@ def _run_row(outcome: dict[str, Any]) -> dict[str, Any]:
         "power_predictor": (spec.get("power_predictor") or {}).get("label"),
         "warnings": None if summary is None or "warnings" not in summary else
         json.dumps(summary["warnings"]),
+        "engine": None if summary is None else summary.get("engine", "python"),
     }
     row.update(summary_values(summary))
     return row

@@ -406,8 +406,8 @@ def run_config(spec: dict[str, Any]) -> RunConfig:
     """The :class:`~dispatchlab.run.config.RunConfig` of a run spec
     (:func:`~dispatchlab.experiment.campaign.config.load_campaign`'s layout): its
     components (the platform entry's ``allocator`` a dispatcher parameter), hot start,
-    the trace entry's partition options, overrun, measured jobs, tau and wall-clock
-    budget. The trace, the platform and the
+    the trace entry's partition options, overrun, measured jobs, tau, wall-clock
+    budget and engine. The trace, the platform and the
     power inputs are not named by files a configuration can hold (generated and sliced
     workloads, history jobs, synthetic power tables, cap specs): :func:`execute_run`
     gives them to :func:`~dispatchlab.run.build.build` built. The spec, its keys and
@@ -422,6 +422,7 @@ def run_config(spec: dict[str, Any]) -> RunConfig:
                      duration_model=_component(spec.get("duration_model")),
                      hot_start=spec["trace"].get("hot_start"), overrun=spec["overrun"],
                      measure=spec["measure"], tau=spec["tau"], max_wall=spec.get("max_wall"),
+                     engine=spec.get("engine", "auto"),
                      partition_map=spec["trace"].get("partition_map"),
                      ignore_partitions=bool(spec["trace"].get("ignore_partitions", False)))
 

@@ -1,0 +1,286 @@
+//! The discrete-event engine on counting platforms (`dispatchlab.sim.engine`).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::dispatch::{Dispatcher, Params, View};
+use crate::predict::Predictor;
+use crate::state::{RunningSet, WaitingQueue};
+use crate::workload::{CountingWorkload, Overrun};
+use crate::{planned, time_limit, Error, COMPLETED, FUTURE, KILLED, REJECTED, RUNNING, WAITING};
+
+/// The per-job results of a finished run, in job-row order, and the run's counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// start time (s); -1 for a rejected job
+    pub start: Vec<i64>,
+    /// end time (s); -1 for a rejected job
+    pub end: Vec<i64>,
+    /// [`COMPLETED`], [`KILLED`] or [`REJECTED`]
+    pub status: Vec<i8>,
+    /// each job's estimate at submission (s); -1 for a rejected job
+    pub estimate: Vec<i64>,
+    /// events handled: submissions (rejected ones too) and completions
+    pub events: u64,
+    /// dispatch passes (a pass on an empty queue counts, though the dispatcher is not
+    /// called)
+    pub passes: u64,
+}
+
+/// One simulation of a counting workload under a dispatcher and a predictor.
+pub struct Engine {
+    jobs: CountingWorkload,
+    sim_run: Vec<i64>,
+    dispatcher: Box<dyn Dispatcher>,
+    predictor: Box<dyn Predictor>,
+    limit: i64,
+    now: i64,
+    free_cores: i64,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    est0: Vec<i64>,
+    est_end: Vec<i64>,
+    status: Vec<i8>,
+    /// running jobs past their planned end with no later estimate (count as ending now)
+    final_expired: Vec<bool>,
+    n_final: usize,
+    queue: WaitingQueue,
+    running: RunningSet,
+    /// scheduled ends: (end, job row), earliest first, ties by row
+    ends: BinaryHeap<Reverse<(i64, u32)>>,
+    decisions: Vec<u32>,
+    /// completions and expiries handled so far (see [`View::changes`])
+    changes: u64,
+    events: u64,
+    passes: u64,
+}
+
+impl Engine {
+    /// A simulation of `jobs` (at most `u32::MAX` jobs).
+    pub fn new(
+        jobs: CountingWorkload,
+        dispatcher: Box<dyn Dispatcher>,
+        predictor: Box<dyn Predictor>,
+    ) -> Result<Engine, Error> {
+        let n = jobs.len();
+        if u32::try_from(n).is_err() {
+            return Err(Error::Input {
+                field: "submit",
+                row: None,
+                message: format!("{n} jobs: at most {} fit one run", u32::MAX),
+            });
+        }
+        Ok(Engine {
+            sim_run: jobs.sim_run(),
+            limit: time_limit(n),
+            jobs,
+            dispatcher,
+            predictor,
+            now: 0,
+            free_cores: 0,
+            start: vec![-1; n],
+            end: vec![-1; n],
+            est0: vec![-1; n],
+            est_end: vec![-1; n],
+            status: vec![FUTURE; n],
+            final_expired: vec![false; n],
+            n_final: 0,
+            queue: WaitingQueue::default(),
+            running: RunningSet::default(),
+            ends: BinaryHeap::new(),
+            decisions: Vec::new(),
+            changes: 0,
+            events: 0,
+            passes: 0,
+        })
+    }
+
+    /// Simulate every job to completion.
+    pub fn run(mut self) -> Result<Outcome, Error> {
+        let n = self.jobs.len();
+        self.free_cores = self.jobs.total_cores;
+        let estimates: Vec<i64> = (0..n).map(|j| self.predictor.estimate(j)).collect();
+        self.dispatcher.start(&estimates);
+        let mut next_sub = 0;
+        loop {
+            // the next time point with an event
+            let mut now = if next_sub < n {
+                self.jobs.submit[next_sub]
+            } else {
+                i64::MAX
+            };
+            if let Some(&Reverse((t, _))) = self.ends.peek() {
+                now = now.min(t);
+            }
+            if now == i64::MAX {
+                break;
+            }
+            self.now = now;
+            // 1. completions of jobs ending now, in row order
+            while let Some(&Reverse((t, job))) = self.ends.peek() {
+                if t != now {
+                    break;
+                }
+                self.ends.pop();
+                self.complete(job);
+            }
+            // 2. submissions at this time, in row order
+            while next_sub < n && self.jobs.submit[next_sub] == now {
+                self.submit(next_sub);
+                next_sub += 1;
+            }
+            // 3. one dispatch pass
+            self.pass()?;
+        }
+        if let Some(row) = self.status.iter().position(|&s| s == WAITING) {
+            return Err(Error::Dispatch(format!(
+                "{} left job row {row} waiting forever though it fits the platform",
+                self.dispatcher.name()
+            )));
+        }
+        Ok(Outcome {
+            start: self.start,
+            end: self.end,
+            status: self.status,
+            estimate: self.est0,
+            events: self.events,
+            passes: self.passes,
+        })
+    }
+
+    fn submit(&mut self, job: usize) {
+        self.events += 1;
+        if self.jobs.units[job] > self.jobs.total_cores {
+            self.status[job] = REJECTED;
+            return;
+        }
+        self.est0[job] = self.predictor.estimate(job);
+        self.status[job] = WAITING;
+        self.queue.push(job as u32);
+    }
+
+    fn complete(&mut self, job: u32) {
+        let j = job as usize;
+        self.events += 1;
+        self.changes += 1;
+        self.free_cores += self.jobs.units[j];
+        self.running.remove(job, self.est_end[j]);
+        if self.final_expired[j] {
+            self.final_expired[j] = false;
+            self.n_final -= 1;
+        }
+        self.end[j] = self.now;
+        let killed = self.jobs.overrun == Overrun::Kill && self.sim_run[j] < self.jobs.run[j];
+        self.status[j] = if killed { KILLED } else { COMPLETED };
+    }
+
+    fn pass(&mut self) -> Result<(), Error> {
+        self.passes += 1;
+        if self.running.first_end().is_some_and(|e| e <= self.now) {
+            self.expire();
+        }
+        if self.queue.is_empty() {
+            return Ok(()); // no native dispatcher asks for a pass on an empty queue
+        }
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.clear();
+        let view = View {
+            now: self.now,
+            free_cores: self.free_cores,
+            queue: self.queue.jobs(),
+            units: &self.jobs.units,
+            estimate: &self.est0,
+            running: &self.running,
+            changes: self.changes,
+        };
+        self.dispatcher.dispatch(&view, &mut decisions);
+        for &job in &decisions {
+            self.start_job(job)?;
+        }
+        self.queue.remove_sorted(&mut decisions);
+        self.decisions = decisions;
+        Ok(())
+    }
+
+    fn start_job(&mut self, job: u32) -> Result<(), Error> {
+        let j = job as usize;
+        let name = self.dispatcher.name();
+        if self.status.get(j) != Some(&WAITING) {
+            return Err(Error::Dispatch(format!(
+                "{name} started job row {j}, which is not waiting"
+            )));
+        }
+        let units = self.jobs.units[j];
+        if units > self.free_cores {
+            return Err(Error::Dispatch(format!(
+                "{name} started job row {j} ({units} cores) with only {} free",
+                self.free_cores
+            )));
+        }
+        let now = self.now;
+        self.free_cores -= units;
+        self.start[j] = now;
+        self.status[j] = RUNNING;
+        let est_end = now + planned(self.est0[j]);
+        self.est_end[j] = est_end;
+        self.running.insert(job, est_end, units);
+        self.ends.push(Reverse((now + self.sim_run[j], job)));
+        Ok(())
+    }
+
+    /// Running jobs at or past their planned end get a new estimate from the
+    /// predictor's expiry rule, or count as ending now.
+    fn expire(&mut self) {
+        let now = self.now;
+        let k = self.running.count_ending_by(now);
+        if k <= self.n_final {
+            return; // every expired job already counts as ending now
+        }
+        self.changes += 1;
+        let expired: Vec<u32> = self.running.entries()[..k]
+            .iter()
+            .map(|e| e.job)
+            .filter(|&job| !self.final_expired[job as usize])
+            .collect();
+        for job in expired {
+            let j = job as usize;
+            let started = self.start[j];
+            match self.predictor.on_expiry(j, started, now) {
+                Some(new) if now < started + new && started + new < self.limit / 2 => {
+                    self.running.remove(job, self.est_end[j]);
+                    self.est_end[j] = started + new;
+                    self.running.insert(job, started + new, self.jobs.units[j]);
+                }
+                _ => {
+                    self.final_expired[j] = true;
+                    self.n_final += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Simulate `jobs` under the native dispatcher named with its default parameters and
+/// the predictor named (see [`simulate_counting_with`]).
+pub fn simulate_counting(
+    jobs: CountingWorkload,
+    dispatcher: &str,
+    predictor: &str,
+) -> Result<Outcome, Error> {
+    simulate_counting_with(jobs, dispatcher, &Params::default(), predictor)
+}
+
+/// Simulate `jobs` under the native dispatcher named (`fifo`, `sjf`, `ljf`, `easy`,
+/// `conservative`) with `params` ([`Params`]) and the predictor named (`walltime` or
+/// `real`).
+pub fn simulate_counting_with(
+    jobs: CountingWorkload,
+    dispatcher: &str,
+    params: &Params,
+    predictor: &str,
+) -> Result<Outcome, Error> {
+    let predictor =
+        crate::predict::make_predictor(predictor, &jobs.run, &jobs.requested, jobs.overrun)?;
+    let dispatcher = crate::dispatch::make_dispatcher_with(dispatcher, params, Some(jobs.len()))?;
+    Engine::new(jobs, dispatcher, predictor)?.run()
+}

@@ -1,0 +1,204 @@
+//! The waiting jobs by job row, for EASY's backfill scan in queue order: a segment
+//! tree over job rows holding each waiting job's cores and planning duration (the
+//! minimum of each per subtree), so that the next job of the scan that may start is
+//! found in about O(log n) instead of walking a long queue job by job.
+
+use crate::dispatch::View;
+use crate::planned;
+
+/// The waiting jobs' cores and planning durations by job row (see the module docs).
+///
+/// A dispatcher keeps it in step with the queue: [`WaitingTree::sync`] at each pass
+/// adds the jobs queued since the previous pass (the queue ascends by row, so they
+/// are the rows after the last one added) and [`WaitingTree::remove`] takes out the
+/// jobs the pass started (in the engine only starts take jobs out of the queue;
+/// `sync` rebuilds the tree when the queue's length says otherwise).
+#[derive(Debug, Default, Clone)]
+pub struct WaitingTree {
+    /// leaves (a power of two, at least the job count)
+    size: usize,
+    /// per node: the least cores of a waiting job below it (`i64::MAX`: none)
+    units: Vec<i64>,
+    /// per node: the least planning duration of a waiting job below it
+    durations: Vec<i64>,
+    /// how many waiting jobs it holds
+    len: usize,
+    /// the last row added
+    last: Option<u32>,
+    /// each row's leaf when the leaves are in another order than the rows (empty: the
+    /// row's own), and each leaf's row
+    slot: Vec<u32>,
+    row_at: Vec<u32>,
+}
+
+impl WaitingTree {
+    /// A tree whose leaves are in the order `rows` (a permutation of the job rows, the
+    /// first leaf first): [`WaitingTree::next`] then finds jobs in that order.
+    pub fn in_order(rows: &[u32]) -> WaitingTree {
+        let mut slot = vec![0; rows.len()];
+        for (leaf, &row) in rows.iter().enumerate() {
+            slot[row as usize] = u32::try_from(leaf).expect("at most u32::MAX jobs");
+        }
+        WaitingTree {
+            slot,
+            row_at: rows.to_vec(),
+            ..WaitingTree::default()
+        }
+    }
+
+    /// The job row at leaf `leaf` (a [`WaitingTree::next`] answer).
+    pub fn row(&self, leaf: u32) -> u32 {
+        if self.row_at.is_empty() {
+            leaf
+        } else {
+            self.row_at[leaf as usize]
+        }
+    }
+
+    fn set(&mut self, row: usize, units: i64, duration: i64) {
+        let leaf = if self.slot.is_empty() {
+            row
+        } else {
+            self.slot[row] as usize
+        };
+        let mut node = self.size + leaf;
+        self.units[node] = units;
+        self.durations[node] = duration;
+        while node > 1 {
+            node /= 2;
+            self.units[node] = self.units[2 * node].min(self.units[2 * node + 1]);
+            self.durations[node] = self.durations[2 * node].min(self.durations[2 * node + 1]);
+        }
+    }
+
+    /// Bring the tree in step with the view's queue (see the type's docs).
+    pub fn sync(&mut self, view: &View<'_>) {
+        let n = view.units.len();
+        if self.size < n.max(1) {
+            self.size = n.max(1).next_power_of_two();
+            self.clear();
+        }
+        let queue = view.queue;
+        let from = self
+            .last
+            .map_or(0, |last| queue.partition_point(|&j| j <= last));
+        self.add(view, &queue[from..]);
+        if self.len != queue.len() {
+            self.clear();
+            self.add(view, queue);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.units.clear();
+        self.units.resize(2 * self.size, i64::MAX);
+        self.durations.clear();
+        self.durations.resize(2 * self.size, i64::MAX);
+        self.len = 0;
+        self.last = None;
+    }
+
+    fn add(&mut self, view: &View<'_>, rows: &[u32]) {
+        for &job in rows {
+            let j = job as usize;
+            self.set(j, view.units[j], planned(view.estimate[j]));
+        }
+        self.len += rows.len();
+        if let Some(&last) = rows.last() {
+            self.last = Some(last);
+        }
+    }
+
+    /// The fewest cores of a waiting job (`i64::MAX`: none).
+    pub fn min_units(&self) -> i64 {
+        self.units.get(1).copied().unwrap_or(i64::MAX)
+    }
+
+    /// Take the jobs `rows` (waiting, or started) out.
+    pub fn remove(&mut self, rows: &[u32]) {
+        for &job in rows {
+            self.set(job as usize, i64::MAX, i64::MAX);
+        }
+        self.len -= rows.len();
+    }
+
+    /// The first leaf at or after `from` of a waiting job that needs at most `free`
+    /// (< `i64::MAX`) cores and either plans at most `within` seconds or needs at most
+    /// `extra` cores (the leaf is the job row unless the tree is [`in_order`]
+    /// (WaitingTree::in_order): see [`WaitingTree::row`]).
+    pub fn next(&self, from: usize, free: i64, within: i64, extra: i64) -> Option<u32> {
+        self.next_by(from, &|u, d| u <= free && (d <= within || u <= extra))
+    }
+
+    /// The first leaf at or after `from` of a waiting job whose cores `u` and planning
+    /// duration `d` pass `test(u, d)`. `test` must hold for `(min u, min d)` of a set of
+    /// jobs whenever it holds for one of them (it is asked with a subtree's minimums to
+    /// skip the subtree) and must fail for `u = i64::MAX` (no job).
+    pub fn next_by(&self, from: usize, test: &impl Fn(i64, i64) -> bool) -> Option<u32> {
+        self.find(1, 0, self.size, from, test)
+    }
+
+    fn find(
+        &self,
+        node: usize,
+        lo: usize,
+        hi: usize,
+        from: usize,
+        test: &impl Fn(i64, i64) -> bool,
+    ) -> Option<u32> {
+        if hi <= from || !test(self.units[node], self.durations[node]) {
+            return None; // a necessary condition fails for every leaf below
+        }
+        if hi - lo == 1 {
+            return u32::try_from(lo).ok(); // a leaf: its own values, exact
+        }
+        let mid = (lo + hi) / 2;
+        self.find(2 * node, lo, mid, from, test)
+            .or_else(|| self.find(2 * node + 1, mid, hi, from, test))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::RunningSet;
+
+    #[test]
+    fn finds_the_next_row_that_may_start() {
+        let units = [4, 1, 2, 1, 3];
+        let estimate = [10, 500, 20, 0, 30];
+        let running = RunningSet::default();
+        let view = |queue| View {
+            now: 0,
+            free_cores: 2,
+            queue,
+            units: &units,
+            estimate: &estimate,
+            running: &running,
+            changes: 0,
+        };
+        let mut t = WaitingTree::default();
+        t.sync(&view(&[0, 1, 2]));
+        assert_eq!(t.next(0, 2, 100, 0), Some(2)); // row 1 plans 500 s, extra 0
+        assert_eq!(t.next(0, 2, 100, 1), Some(1)); // row 1 fits the extra core
+        assert_eq!(t.next(3, 2, 100, 1), None);
+        t.sync(&view(&[0, 1, 2, 3, 4]));
+        assert_eq!(t.next(3, 2, 100, 0), Some(3)); // a 0 s estimate plans 1 s
+        t.remove(&[1, 3]);
+        t.sync(&view(&[0, 2, 4]));
+        assert_eq!(t.next(0, 3, 100, 0), Some(2));
+        assert_eq!(t.next(3, 3, 100, 0), Some(4));
+        // a queue the tree did not follow: rebuilt
+        t.sync(&view(&[1, 4]));
+        assert_eq!(t.next(0, 1, 1000, 0), Some(1));
+        // leaves in another order: rows 4, 2, 0, 3, 1
+        let mut o = WaitingTree::in_order(&[4, 2, 0, 3, 1]);
+        o.sync(&view(&[0, 1, 2, 3, 4]));
+        assert_eq!(o.next(0, 2, i64::MAX, 0).map(|l| o.row(l)), Some(2));
+        assert_eq!(o.next(2, 2, i64::MAX, 0).map(|l| o.row(l)), Some(3));
+        assert_eq!(
+            o.next(0, i64::MAX - 1, i64::MAX, 0).map(|l| o.row(l)),
+            Some(4)
+        );
+    }
+}

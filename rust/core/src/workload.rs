@@ -1,0 +1,164 @@
+//! The input of a counting simulation: per-job columns and the platform's core count.
+
+use crate::{time_limit, Error};
+
+/// What happens when a job outlives its requested time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overrun {
+    /// It runs for its actual run time.
+    Run,
+    /// It is killed at its requested time (status [`crate::KILLED`]).
+    Kill,
+}
+
+impl Overrun {
+    /// `"run"` or `"kill"`.
+    pub fn parse(name: &str) -> Result<Overrun, Error> {
+        match name {
+            "run" => Ok(Overrun::Run),
+            "kill" => Ok(Overrun::Kill),
+            _ => Err(Error::Input {
+                field: "overrun",
+                row: None,
+                message: format!("overrun must be 'run' or 'kill', got {name:?}"),
+            }),
+        }
+    }
+}
+
+/// Jobs on a counting platform, in row order (sorted by submit time, ties in file
+/// order), validated as the Python engine validates them.
+#[derive(Debug, Clone)]
+pub struct CountingWorkload {
+    /// submit time (s), non-decreasing
+    pub submit: Vec<i64>,
+    /// actual run time (s), >= 0
+    pub run: Vec<i64>,
+    /// requested time (s), >= 0
+    pub requested: Vec<i64>,
+    /// cores (one-core units), > 0
+    pub units: Vec<i64>,
+    /// the platform's cores, >= 0
+    pub total_cores: i64,
+    /// what happens past the requested time
+    pub overrun: Overrun,
+}
+
+impl CountingWorkload {
+    /// Check the columns: equal lengths, submit times non-decreasing and >= 0, run and
+    /// requested times >= 0, units > 0, and every simulated time below the engine's
+    /// time limit (the same horizon as the Python engine's check).
+    pub fn new(
+        submit: Vec<i64>,
+        run: Vec<i64>,
+        requested: Vec<i64>,
+        units: Vec<i64>,
+        total_cores: i64,
+        overrun: Overrun,
+    ) -> Result<CountingWorkload, Error> {
+        let n = submit.len();
+        for (field, len) in [
+            ("run", run.len()),
+            ("requested", requested.len()),
+            ("units", units.len()),
+        ] {
+            if len != n {
+                return Err(Error::Input {
+                    field,
+                    row: None,
+                    message: format!("has {len} values, submit has {n}"),
+                });
+            }
+        }
+        if total_cores < 0 {
+            return Err(Error::Input {
+                field: "total_cores",
+                row: None,
+                message: format!("must be >= 0, got {total_cores}"),
+            });
+        }
+        let fail = |field: &'static str, row: usize, message: String| Error::Input {
+            field,
+            row: Some(row),
+            message,
+        };
+        for row in 0..n {
+            if submit[row] < 0 {
+                return Err(fail("submit", row, "has a negative submit time".into()));
+            }
+            if row > 0 && submit[row] < submit[row - 1] {
+                return Err(fail(
+                    "submit",
+                    row,
+                    "is submitted before the row above it: sort the jobs by submit time".into(),
+                ));
+            }
+            if run[row] < 0 {
+                return Err(fail("run", row, "has a negative run time".into()));
+            }
+            if requested[row] < 0 {
+                return Err(fail("requested", row, "has no requested time".into()));
+            }
+            if units[row] <= 0 {
+                return Err(fail("units", row, format!("requests {} units", units[row])));
+            }
+        }
+        if n > 0 {
+            let limit = time_limit(n);
+            let sim_total: i128 = run
+                .iter()
+                .zip(&requested)
+                .map(|(&r, &q)| {
+                    i128::from(match overrun {
+                        Overrun::Run => r,
+                        Overrun::Kill => r.min(q),
+                    })
+                })
+                .sum();
+            let longest = run.iter().chain(&requested).copied().max().unwrap_or(0);
+            let horizon = i128::from(submit[n - 1]) + sim_total + i128::from(longest) + 1;
+            if horizon >= i128::from(limit) {
+                return Err(Error::Input {
+                    field: "submit",
+                    row: None,
+                    message: format!(
+                        "simulated times must stay below {limit} s for {n} jobs \
+                         (the last submission plus every run reaches {horizon} s)"
+                    ),
+                });
+            }
+        }
+        Ok(CountingWorkload {
+            submit,
+            run,
+            requested,
+            units,
+            total_cores,
+            overrun,
+        })
+    }
+
+    /// How many jobs.
+    pub fn len(&self) -> usize {
+        self.submit.len()
+    }
+
+    /// Whether there are no jobs.
+    pub fn is_empty(&self) -> bool {
+        self.submit.is_empty()
+    }
+
+    /// The duration each job is simulated for: its run time, capped by its requested
+    /// time under [`Overrun::Kill`].
+    pub fn sim_run(&self) -> Vec<i64> {
+        match self.overrun {
+            Overrun::Run => self.run.clone(),
+            Overrun::Kill => self
+                .run
+                .iter()
+                .zip(&self.requested)
+                .map(|(&r, &q)| r.min(q))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The Python binding of `dispatchlab-core`: the extension module `dispatchlab._core`.
+//!
+//! Only conversions live here (numpy arrays in, numpy arrays out, errors and panics
+//! to Python exceptions); every rule of the simulation is in the core crate.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use dispatchlab_core::{CountingWorkload, Error, Order, OrderParam, Overrun, Params};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The values of a one-dimensional int64 array (copied: the run owns its input).
+fn column(a: &PyReadonlyArray1<'_, i64>) -> Vec<i64> {
+    a.as_array().to_vec()
+}
+
+/// The message of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Run `f` without the GIL; a panic in it becomes a RuntimeError with its message.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(move || catch_unwind(AssertUnwindSafe(f)))
+        .map_err(|payload| {
+            PyRuntimeError::new_err(format!(
+                "the native core panicked (a bug): {}",
+                panic_message(payload.as_ref())
+            ))
+        })
+}
+
+/// The parameter names `params` may hold.
+const PARAMS: &str = "skip, order, reservations, priority, scope";
+
+/// An ordering parameter: a name, or an int64 array of per-job ranks.
+fn order_param(field: &'static str, value: &Bound<'_, PyAny>) -> PyResult<OrderParam> {
+    if let Ok(name) = value.extract::<String>() {
+        return OrderParam::parse(field, &name, field == "order")
+            .map_err(|e| PyValueError::new_err(e.to_string()));
+    }
+    match value.extract::<PyReadonlyArray1<'_, i64>>() {
+        Ok(rank) => Ok(OrderParam::Order(Order::Rank(column(&rank)))),
+        Err(_) => Err(PyValueError::new_err(format!(
+            "{field}: must be an ordering name or an int64 array of per-job ranks, got {}",
+            value.get_type().name()?
+        ))),
+    }
+}
+
+/// The dispatcher parameters of a `params` dict (see `simulate_counting`).
+fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
+    let mut out = Params::default();
+    let Some(params) = params else {
+        return Ok(out);
+    };
+    let bad = |key: &str, what: &str| PyValueError::new_err(format!("{key}: must be {what}"));
+    for (key, value) in params.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| PyValueError::new_err("params: the keys must be strings"))?;
+        match key.as_str() {
+            "skip" => out.skip = Some(value.extract().map_err(|_| bad(&key, "a bool"))?),
+            "reservations" => {
+                out.reservations = Some(value.extract().map_err(|_| bad(&key, "an integer"))?)
+            }
+            "scope" => out.scope = Some(value.extract().map_err(|_| bad(&key, "a string"))?),
+            "order" => out.order = Some(order_param("order", &value)?),
+            "priority" => {
+                out.priority = match order_param("priority", &value)? {
+                    OrderParam::Order(order) => Some(order),
+                    OrderParam::Priority => unreachable!("parse refuses it for priority"),
+                }
+            }
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "params: no parameter {key:?} (the parameters: {PARAMS})"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+type Columns<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i8>>,
+);
+
+/// simulate_counting(submit, run, requested, units, total_cores, dispatcher, *,
+/// predictor="walltime", overrun="run", counts=False, params=None)
+/// --
+///
+/// Simulate jobs on a counting platform (`total_cores` pooled cores, every unit one
+/// core) natively, with the engine semantics of `dispatchlab.sim.engine`.
+///
+/// `submit`, `run`, `requested` and `units` are int64 arrays, one value per job, in
+/// row order (submit times non-decreasing). `dispatcher` is "fifo", "sjf", "ljf",
+/// "easy" or "conservative", with the semantics and tie-breaks of the Python classes
+/// (`dispatchlab.dispatch.priority`, `dispatchlab.dispatch.backfill`); `params` is a
+/// dict of its parameters (absent: the class's default), as the Python class takes
+/// them:
+///
+/// * "sjf", "ljf": `skip` (bool; walk past jobs that do not fit);
+/// * "easy": `order` (the backfill scan order), `reservations` (int K >= 1),
+///   `priority` (the queue priority) and `scope` ("backfill" or "queue");
+/// * "conservative": `order`;
+///
+/// where an ordering is "fifo" (or "fcfs"), "sjf", for `order` also "priority", or an
+/// int64 array of per-job ranks (by job row; lower first, ties by queue order) for a
+/// static ordering the caller ranked over all jobs. `predictor` is "walltime" or
+/// "real"; `overrun` "run" or "kill". Returns `(start, end, status)` as numpy arrays (int64, int64,
+/// int8; status 0 completed, 1 killed, 2 rejected; start and end -1 for a rejected
+/// job), and with `counts=True` also the run's event and pass counts:
+/// `(start, end, status, events, passes)`.
+///
+/// The GIL is released during the run. Bad input raises ValueError naming the field
+/// (and job row); a broken rule or a panic in the core raises RuntimeError with its
+/// message (never an abort).
+#[pyfunction]
+#[pyo3(signature = (submit, run, requested, units, total_cores, dispatcher, *,
+                    predictor = "walltime", overrun = "run", counts = false, params = None))]
+#[allow(clippy::too_many_arguments)] // the Python signature: columns and options
+fn simulate_counting<'py>(
+    py: Python<'py>,
+    submit: PyReadonlyArray1<'py, i64>,
+    run: PyReadonlyArray1<'py, i64>,
+    requested: PyReadonlyArray1<'py, i64>,
+    units: PyReadonlyArray1<'py, i64>,
+    total_cores: i64,
+    dispatcher: &str,
+    predictor: &str,
+    overrun: &str,
+    counts: bool,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    let params = parse_params(params)?;
+    let overrun = Overrun::parse(overrun).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let jobs = CountingWorkload::new(
+        column(&submit),
+        column(&run),
+        column(&requested),
+        column(&units),
+        total_cores,
+        overrun,
+    )
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
+    let outcome = match detached(py, move || {
+        dispatchlab_core::simulate_counting_with(jobs, &dispatcher, &params, &predictor)
+    })? {
+        Ok(outcome) => outcome,
+        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
+        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    let columns: Columns<'py> = (
+        PyArray1::from_vec(py, outcome.start),
+        PyArray1::from_vec(py, outcome.end),
+        PyArray1::from_vec(py, outcome.status),
+    );
+    if counts {
+        (
+            columns.0,
+            columns.1,
+            columns.2,
+            outcome.events,
+            outcome.passes,
+        )
+            .into_pyobject(py)
+    } else {
+        columns.into_pyobject(py)
+    }
+}
+
+/// _panic_for_test(message)
+/// --
+///
+/// Panic in native code with `message` through the same path as a run (tests
+/// check that a panic becomes a Python RuntimeError, never an abort).
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
+    detached(py, move || -> () { panic!("{message}") })
+}
+
+/// dispatchlab's compiled core (the Rust crate dispatchlab-core).
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate_counting, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

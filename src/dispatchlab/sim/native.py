@@ -1,0 +1,453 @@
+"""The native engine: which runs the compiled core (``dispatchlab._core``, the Rust
+crates in ``rust/``) can simulate, and running them with the Python engine's result.
+
+Two engines simulate a run: the Python engine (:class:`dispatchlab.sim.engine.
+Simulation`, which runs every component) and the native one (:class:`NativeSimulation`,
+which runs the components the core implements, many times faster). Where both can run
+they give the same schedule (start, end, status of every job, and the event and pass
+counts): the Python engine is the reference.
+
+:func:`native_reason` says whether a run (its platform, jobs and components, with the
+arguments of :class:`~dispatchlab.sim.engine.Simulation`) can run natively: None when
+it can, else a short reason for people ("dispatcher 'sjf' is not native yet"). It
+decides from tables, one entry per native capability:
+
+* :data:`NATIVE_DISPATCHERS`: the registered name of each native dispatcher, its exact
+  class, the requirements it declares (:class:`~dispatchlab.dispatch.requirements.
+  Requirements`) and the parameter values the core implements (a tuple of values, or
+  a rule, :class:`Accepts`: e.g. the static orderings of :data:`STATIC_ORDERINGS`,
+  which reach the core as per-job ranks, :func:`static_rank`);
+* :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);
+* the platform: counting runs only (a pooled platform of cores, every job unit one
+  core: :func:`~dispatchlab.sim.engine.is_node_level` False);
+* everything else a run may carry is refused until the core implements it: a power
+  cap, a power predictor, a duration model, a hot start (pinned jobs), a wall-clock
+  budget (``max_wall``), jobs the request fitting found unservable, and job requests of
+  resources the platform lacks (the Python engine reports those).
+
+:func:`simulate_native` runs such a run and returns the
+:class:`~dispatchlab.sim.result.SimulationResult` the Python engine returns, field for
+field (so every output file is the same), except the two that measure the wall clock:
+``wall_seconds`` (the native run's) and ``decision_times``, which is empty: the core
+does not time its dispatcher calls (the summary's ``decision_calls`` and decision times
+are then null, :func:`dispatchlab.run.outputs.run_summary`; ``passes`` counts the
+passes as the Python engine does).
+:class:`NativeSimulation` wraps it with :class:`Simulation`'s interface (``run()``,
+``dispatcher``, ``counting``, ``engine``) for the run layer. ``engine`` of the result
+is ``"native"``.
+
+Errors: the inputs are checked as the Python engine checks them
+(:func:`~dispatchlab.sim.engine.check_jobs`: one :class:`InputError` line); a panic or
+a broken rule in the core raises :class:`NativeCoreError` (a ``RuntimeError``: a bug,
+never an abort; the command line prints it as one ``error:`` line).
+
+**Adding a native capability** (a dispatcher, a parameter value, a predictor the core
+implements): one entry in the table, and, when the core takes it through another
+binding function or argument, one branch in :func:`_core_call`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch.backfill import EASY, Conservative
+from dispatchlab.dispatch.base import Dispatcher, DispatchError
+from dispatchlab.dispatch.orderings import (
+    EwtOrder,
+    FifoOrder,
+    Ordering,
+    OrderKeys,
+    RandomOrder,
+    SjfOrder,
+    WalltimeOrder,
+    job_width,
+    make_ordering,
+)
+from dispatchlab.dispatch.priority import FIFO, LJF, SJF
+from dispatchlab.dispatch.requirements import Requirements
+from dispatchlab.platform import Platform
+from dispatchlab.platform.queues import DEFAULT_EWT, job_ewt
+from dispatchlab.predict.duration.base import (
+    Predictor,
+    PredictorContext,
+    RealPredictor,
+    WalltimePredictor,
+)
+from dispatchlab.sim.engine import OVERRUN_MODES, check_jobs, check_overrun, is_node_level
+from dispatchlab.sim.result import STATUS_REJECTED, SimulationResult
+from dispatchlab.workload.jobs import JobTable
+
+try:  # the compiled core: built with the package (`make native` rebuilds it in place)
+    from dispatchlab import _core
+except ImportError:  # not built: every run is refused with the reason (NOT_BUILT)
+    _core = None
+
+__all__ = ["ENGINES", "NATIVE_DISPATCHERS", "NATIVE_PREDICTORS", "STATIC_ORDERINGS",
+           "Accepts", "NativeCoreError", "NativeDispatcher", "NativeSimulation",
+           "native_reason", "simulate_native", "static_rank"]
+
+#: The values of ``--engine``: ``auto`` (native when :func:`native_reason` is None,
+#: else python), ``native`` (refused with the reason when it cannot run), ``python``.
+ENGINES = ("auto", "native", "python")
+
+#: The reason every run gets when the extension module is missing.
+NOT_BUILT = ("the native core dispatchlab._core is not built (build it with `make "
+             "native`; building needs a Rust toolchain)")
+
+
+class NativeCoreError(RuntimeError):
+    """The native core panicked or broke one of its rules: a bug in dispatchlab, not a
+    mistake in the input. The message is the core's (a panic's message included)."""
+
+
+@dataclass(frozen=True)
+class Accepts:
+    """The native values of a parameter given by a rule: ``test(value)`` says whether
+    the core implements ``value``; ``native`` describes them (in the reason a run is
+    not native)."""
+
+    test: Callable[[Any], bool]
+    native: str
+
+
+@dataclass(frozen=True)
+class NativeDispatcher:
+    """A dispatcher the core implements: its exact class ``cls`` (a subclass may change
+    any rule, so it is not native), the ``requires`` its class declares (a run whose
+    dispatcher declares other requirements is not native), the parameter values the
+    core implements (``params``: name -> the accepted values, or an :class:`Accepts`
+    rule; any other value is not native) and the parameters that cannot change a
+    counting run (``any_value``: the allocator places nothing on pooled cores), the
+    core's name for it (``core``) and the parameters handed to the core (``core_params``,
+    the binding's ``params``: the orderings ``order`` and ``priority`` as the core's
+    names or per-job ranks, see :func:`_core_params`)."""
+
+    cls: type[Dispatcher]
+    core: str
+    params: Mapping[str, tuple[Any, ...] | Accepts] = field(default_factory=dict)
+    any_value: frozenset[str] = frozenset()
+    requires: Requirements = field(
+        default_factory=lambda: Requirements(empty_queue_pass=False))
+    core_params: tuple[str, ...] = ()
+
+
+#: The orderings the core runs (exact classes): queue order and ``sjf`` by name, the
+#: other static orderings as per-job ranks (:func:`static_rank`): an ordering whose
+#: relative order of two jobs never changes and whose keys are per job (so the order
+#: of any subset of the jobs is the order of their ranks over all jobs).
+STATIC_ORDERINGS: tuple[type[Ordering], ...] = (FifoOrder, SjfOrder, WalltimeOrder, EwtOrder,
+                                               RandomOrder)
+
+
+def _ordering(value: object) -> Ordering | None:
+    """The ordering ``value`` names when the core runs it (None: it does not)."""
+    if not isinstance(value, str | Ordering):
+        return None
+    try:
+        ordering = make_ordering(value)
+    except InputError:
+        return None
+    return ordering if type(ordering) in STATIC_ORDERINGS else None
+
+
+def _native_order(value: object) -> bool:
+    return (isinstance(value, str) and value.lower() == "priority") or \
+        _ordering(value) is not None
+
+
+_ORDERINGS = ", ".join(cls.name for cls in STATIC_ORDERINGS)
+#: ``order`` (the backfill scan) and ``priority`` (the queue priority) of the backfilling
+#: dispatchers: the static orderings (``order`` also ``priority``: the priority's)
+_ORDER = Accepts(_native_order, f"{_ORDERINGS}, priority")
+_PRIORITY = Accepts(lambda value: _ordering(value) is not None, _ORDERINGS)
+_RESERVATIONS = Accepts(lambda k: type(k) is int and k >= 1, "an integer >= 1")
+
+
+#: Allocators that only place jobs on nodes (their set-up reads nothing a pooled
+#: platform may lack): any of them leaves a counting run unchanged.
+_PLAIN_ALLOCATORS = ("first-fit", "best-fit", "consolidate")
+
+#: The native dispatchers by registered name (one entry per dispatcher the core
+#: implements; :class:`NativeDispatcher`).
+NATIVE_DISPATCHERS: dict[str, NativeDispatcher] = {
+    "fifo": NativeDispatcher(FIFO, "fifo", {"allocator": _PLAIN_ALLOCATORS}),
+    # strict or skipping
+    "sjf": NativeDispatcher(SJF, "sjf", {"skip": (False, True),
+                                         "allocator": _PLAIN_ALLOCATORS},
+                            core_params=("skip",)),
+    "ljf": NativeDispatcher(LJF, "ljf", {"skip": (False, True),
+                                         "allocator": _PLAIN_ALLOCATORS},
+                            core_params=("skip",)),
+    # EASY with K reservations, a static backfill order and a static queue priority
+    "easy": NativeDispatcher(EASY, "easy", {
+        "order": _ORDER, "reservations": _RESERVATIONS, "priority": _PRIORITY,
+        "scope": ("backfill", "queue"), "explain": (False,),
+        "allocator": _PLAIN_ALLOCATORS},
+        core_params=("order", "reservations", "priority", "scope")),
+    "conservative": NativeDispatcher(Conservative, "conservative", {
+        "order": _ORDER, "explain": (False,), "allocator": _PLAIN_ALLOCATORS},
+        core_params=("order",)),
+}
+
+#: The native duration predictors by registered name: exact classes, no parameters
+#: (the core's ``walltime`` and ``real``, with Tsafrir's expiry rule).
+NATIVE_PREDICTORS: dict[str, type[Predictor]] = {
+    "walltime": WalltimePredictor,
+    "real": RealPredictor,
+}
+
+
+def _dispatcher_reason(dispatcher: Dispatcher) -> str | None:
+    """Why ``dispatcher`` is not native (None: it is)."""
+    name = dispatcher.name or type(dispatcher).__name__
+    entry = NATIVE_DISPATCHERS.get(name)
+    if entry is None:
+        return f"dispatcher {name!r} is not native yet"
+    if type(dispatcher) is not entry.cls:
+        return (f"dispatcher {name!r} of class {type(dispatcher).__module__}."
+                f"{type(dispatcher).__qualname__} is not the native {name!r}")
+    if dispatcher.requires != entry.requires or dispatcher.call_on_empty_queue:
+        return f"dispatcher {name!r} declares requirements the native core lacks"
+    for key, value in dispatcher.get_params().items():
+        if key in entry.any_value:
+            continue
+        accepted = entry.params.get(key, ())
+        if isinstance(accepted, Accepts):
+            if accepted.test(value):
+                continue
+            native = accepted.native
+        elif any(type(value) is type(a) and value == a for a in accepted):
+            continue
+        else:
+            native = "|".join(str(a) for a in accepted)
+        return (f"dispatcher {name!r} with {key}={value!r} is not native yet"
+                + (f" (native: {key}={native})" if native else ""))
+    return None
+
+
+def _predictor_reason(predictor: Predictor) -> str | None:
+    """Why ``predictor`` is not native (None: it is)."""
+    name = predictor.name or type(predictor).__name__
+    cls = NATIVE_PREDICTORS.get(name)
+    if cls is None:
+        return f"predictor {name!r} is not native yet"
+    if type(predictor) is not cls:
+        return (f"predictor {name!r} of class {type(predictor).__module__}."
+                f"{type(predictor).__qualname__} is not the native {name!r}")
+    if predictor.get_params():
+        return f"predictor {name!r} with parameters is not native yet"
+    return None
+
+
+def _jobs_reason(platform: Platform, jobs: JobTable) -> str | None:
+    """Why the jobs on ``platform`` cannot run natively (None: they can)."""
+    if is_node_level(platform, jobs):
+        return ("node-level platforms are not native yet (native: a pooled platform of "
+                "cores, every job unit one core)")
+    names = set(platform.resource_names)
+    for r, values in jobs.resources.items():
+        if r not in names and bool(np.any(values)):
+            return f"the jobs request resource {r!r}, which the platform lacks"
+    unservable = jobs.columns.get("unservable")
+    if unservable is not None and bool(np.any(unservable != "")):
+        return "jobs the request fitting found unservable are not native yet"
+    return None
+
+
+def native_reason(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                  predictor: Predictor | None = None, *, overrun: str = "run",
+                  max_wall: float | None = None, duration_model: Any = None,
+                  cap: Any = None, power_predictor: Any = None,
+                  pinned: Mapping[int, Any] | None = None) -> str | None:
+    """None when the run of ``jobs`` on ``platform`` under ``dispatcher`` and
+    ``predictor`` (None: ``walltime``), with the other arguments of
+    :class:`~dispatchlab.sim.engine.Simulation`, can run on the native core; else a
+    short reason for people, the first that applies (see the module docstring for what
+    is native). Checks nothing else: a mistake in the inputs is reported by the run."""
+    if _core is None:
+        return NOT_BUILT
+    reason = _dispatcher_reason(dispatcher)
+    if reason is None:
+        reason = _predictor_reason(predictor or WalltimePredictor())
+    if reason is not None:
+        return reason
+    if overrun not in OVERRUN_MODES:
+        return f"overrun {overrun!r} is not native"
+    refused = [(cap is not None, "power caps"),
+               (power_predictor is not None, "power predictors"),
+               (duration_model is not None, "duration models"),
+               (bool(pinned), "hot starts"),
+               (max_wall is not None, "wall-clock budgets (max_wall)")]
+    for given, what in refused:
+        if given:
+            return f"{what} are not native yet"
+    return _jobs_reason(platform, jobs)
+
+
+def static_rank(ordering: Ordering, jobs: JobTable, platform: Platform,
+                estimate: np.ndarray) -> np.ndarray:
+    """Each job row's rank (int64, 0 first) in the static ``ordering`` (one of
+    :data:`STATIC_ORDERINGS`) over all ``jobs``, with the keys the backfilling
+    dispatchers give it (:class:`~dispatchlab.dispatch.orderings.OrderKeys`: submit
+    times, the predictor's ``estimate`` of every job, the EWT of its queue, its demand):
+    sorting any set of jobs by rank gives the ordering's order of that set, which is
+    how the core applies it. A copy of ``ordering`` is started on the run's jobs."""
+    ordering = ordering.clone()
+    ordering.start(SimpleNamespace(jobs=jobs, platform=platform))
+    n = len(jobs)
+    names = platform.resource_names
+    requests = np.zeros((n, len(names)), dtype=np.int64)
+    for k, r in enumerate(names):
+        if r in jobs.resources:
+            requests[:, k] = jobs.resources[r]
+    est = np.asarray(estimate, dtype=np.int64)
+    width = job_width(requests, jobs["units"], platform.capacity_matrix().sum(axis=0))
+    keys = OrderKeys(np.arange(n, dtype=np.int64), 0,
+                     np.asarray(jobs["submit"], dtype=np.int64), est,
+                     job_ewt(jobs, platform, DEFAULT_EWT), est * width)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.asarray(ordering.sort(keys), dtype=np.int64)] = np.arange(n, dtype=np.int64)
+    return rank
+
+
+def _core_params(dispatcher: Dispatcher, jobs: JobTable, platform: Platform,
+                 estimate: np.ndarray) -> dict[str, Any]:
+    """The binding's ``params`` for a native ``dispatcher``: its parameters the core
+    takes (:attr:`NativeDispatcher.core_params`), an ordering as ``"fifo"``, ``"sjf"``
+    or ``"priority"``, or else as per-job ranks (:func:`static_rank`)."""
+    entry = NATIVE_DISPATCHERS[dispatcher.name]
+    given = dispatcher.get_params()
+    out: dict[str, Any] = {}
+    for key in entry.core_params:
+        value = given[key]
+        if key in ("order", "priority"):
+            ordering = _ordering(value)
+            if ordering is None:  # order="priority" (native_reason accepted it)
+                value = "priority"
+            elif type(ordering) in (FifoOrder, SjfOrder):
+                value = ordering.name
+            else:
+                value = static_rank(ordering, jobs, platform, estimate)
+        out[key] = value
+    return out
+
+
+def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
+               dispatcher: Dispatcher, predictor: Predictor, overrun: str, *,
+               platform: Platform, estimate: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The core's ``(start, end, status, events, passes)`` for a native run (one branch
+    per binding function: today every run is a counting one). ``estimate``: every
+    job's estimate at submission (for the orderings' ranks)."""
+    del sim_run  # the core derives it from run, requested time and overrun
+    col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
+           for c in ("submit", "run", "requested_time", "units")}
+    entry = NATIVE_DISPATCHERS[dispatcher.name]
+    params = _core_params(dispatcher, jobs, platform, estimate)
+    assert _core is not None  # native_reason refused the run otherwise
+    return _core.simulate_counting(col["submit"], col["run"], col["requested_time"],
+                                   col["units"], total_cores, entry.core,
+                                   predictor=predictor.name, overrun=overrun, counts=True,
+                                   params=params)
+
+
+def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                    predictor: Predictor | None = None, *, overrun: str = "run",
+                    progress: Callable[[int, int], None] | None = None,
+                    **others: Any) -> SimulationResult:
+    """Run ``jobs`` on ``platform`` under ``dispatcher`` and ``predictor`` (None:
+    ``walltime``) on the native core; the result equals
+    ``Simulation(platform, jobs, dispatcher, predictor, overrun=overrun).run()`` (see
+    the module docstring for ``wall_seconds`` and ``decision_times``).
+
+    ``others``: the other keyword arguments of :class:`~dispatchlab.sim.engine.
+    Simulation` (``max_wall``, ``cap``, ...), accepted as :func:`native_reason` accepts
+    them. A run that cannot run natively raises :class:`InputError` on ``engine``
+    naming the reason; ``progress`` is called once, with ``(n, n)``, when the run
+    ends. The components given stay unstarted (the run uses clones)."""
+    check_overrun(overrun)
+    reason = native_reason(platform, jobs, dispatcher, predictor, overrun=overrun,
+                           **others)
+    if reason is not None:
+        raise InputError(f"the native engine cannot run this: {reason}", field="engine")
+    wall0 = time.perf_counter()
+    dispatcher = dispatcher.clone()
+    predictor = (predictor or WalltimePredictor()).clone()
+    run, requested = jobs["run"], jobs["requested_time"]
+    sim_run = np.minimum(run, requested) if overrun == "kill" else run
+    limit = check_jobs(jobs, sim_run)
+    total_cores = int(platform.capacity_matrix()[:, platform.resource_names.index("core")]
+                      .sum())
+    n = len(jobs)
+    predictor.start(PredictorContext(jobs, overrun, np.full(n, -1, dtype=np.int64)))
+    estimate = np.array(predictor.static_estimates(), dtype=np.int64)
+    if estimate.shape != (n,) or (n and (estimate.min() < 0
+                                         or estimate.max() >= limit // 4)):
+        raise DispatchError(f"{predictor!r}: static_estimates() must give one estimate "
+                            ">= 0 per job")
+    try:
+        start, end, status, events, passes = _core_call(
+            jobs, sim_run, total_cores, dispatcher, predictor, overrun, platform=platform,
+            estimate=estimate)
+    except ValueError as exc:  # the Python checks above passed: the two disagree
+        raise NativeCoreError(f"the native core refused an input the Python checks "
+                              f"accepted (a bug): {exc}") from exc
+    except RuntimeError as exc:
+        raise NativeCoreError(str(exc)) from exc
+    rejected = np.flatnonzero(status == STATUS_REJECTED)
+    estimate[rejected] = -1
+    units = jobs["units"]
+    reasons = {int(r): f"needs {int(units[r])} cores, the platform has {total_cores}"
+               for r in rejected.tolist()}
+    if progress is not None:
+        progress(n, n)
+    return SimulationResult(
+        jobs=jobs, platform=platform, dispatcher=repr(dispatcher),
+        predictor=repr(predictor), overrun=overrun, start=start, end=end, status=status,
+        estimate=estimate, reject_reason=reasons, allocations={}, events=int(events),
+        passes=int(passes), decision_times=np.zeros(0, dtype=np.float64),
+        wall_seconds=time.perf_counter() - wall0,
+        dispatcher_facts=dispatcher.run_facts(), engine="native")
+
+
+class NativeSimulation:
+    """One run on the native core with :class:`~dispatchlab.sim.engine.Simulation`'s
+    interface: ``NativeSimulation(platform, jobs, dispatcher, predictor,
+    overrun=...).run()`` is :func:`simulate_native`. Made only for a run that can run
+    natively (else :class:`InputError` on ``engine`` naming the reason); runs once."""
+
+    #: the engine that runs (``SimulationResult.engine``)
+    engine = "native"
+    #: native runs are counting runs (pooled cores): no placement
+    counting = True
+
+    def __init__(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                 predictor: Predictor | None = None, *, overrun: str = "run",
+                 progress: Callable[[int, int], None] | None = None,
+                 **others: Any) -> None:
+        check_overrun(overrun)
+        reason = native_reason(platform, jobs, dispatcher, predictor, overrun=overrun,
+                               **others)
+        if reason is not None:
+            raise InputError(f"the native engine cannot run this: {reason}",
+                             field="engine")
+        self.platform, self.jobs, self.overrun = platform, jobs, overrun
+        self.dispatcher = dispatcher.clone()
+        self.predictor = (predictor or WalltimePredictor()).clone()
+        self._progress = progress
+        self._ran = False
+
+    def run(self) -> SimulationResult:
+        """Simulate every job to completion and return the result."""
+        if self._ran:
+            raise RuntimeError("a NativeSimulation runs once; build a new one")
+        self._ran = True
+        return simulate_native(self.platform, self.jobs, self.dispatcher, self.predictor,
+                               overrun=self.overrun, progress=self._progress)
