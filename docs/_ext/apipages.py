@@ -90,6 +90,8 @@ def canonical(package: str, name: str) -> tuple[str, str, str]:
     candidates += [m for p in packages() for m in (p, *modules_of(p)) if m not in candidates]
     for mod in candidates:
         module = importlib.import_module(mod)
+        if not (module.__file__ or "").endswith(".py"):  # the compiled core: no source
+            continue
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         if (any(name in (m["name"], m["fname"]) for m in _DEFINED.finditer(source))
                 and getattr(module, name, None) is obj):

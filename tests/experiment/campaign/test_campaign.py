@@ -236,9 +236,12 @@ name = "fifo"
 
 
 def slow_campaign(folder: Path, trace: Path, seeds: str) -> Path:
+    # engine = "python": the runs must last long enough to be interrupted (the native
+    # engine simulates each of them in milliseconds)
     return write_campaign(folder, f"""
 [campaign]
 seeds = {seeds}
+engine = "python"
 [[traces]]
 path = "{trace}"
 sample_jobs = 5000

@@ -65,9 +65,12 @@ def cluster(tmp_path):
 def test_dask_cluster_survives_a_killed_worker_and_matches_the_local_pool(tmp_path, cluster):
     address, workers = cluster
     trace = synthetic_trace(tmp_path, 12000, seed=9, cores=256)
+    # engine = "python": the runs must outlast the kill of a worker (the native engine
+    # simulates each of them in milliseconds)
     text = f"""
 [campaign]
 seeds = [1, 2, 3, 4, 5, 6]
+engine = "python"
 [[traces]]
 path = "{trace}"
 sample_jobs = 6000
