@@ -3,10 +3,12 @@
 For every trace x dispatcher it runs ``dispatchlab simulate TRACE --dispatcher D --out
 TMP`` in a fresh process (start-up, load, simulate, metrics and writing outputs all
 count) and prints jobs, wall seconds, jobs/s, peak RSS (from ``wait4``'s rusage of that
-child) and the SHA-256 prefix of ``jobs.parquet``. With ``--repeat 2`` (or more) each run
-is repeated and the outputs must be byte-identical (determinism check); the fastest
-wall time is reported, and beside it its ratio to the first dispatcher's (repeats
-alternate between the dispatchers, so a slow spell of the machine hits all alike).
+child), the SHA-256 prefix of ``jobs.parquet`` and the engine that ran (from
+``summary.json``; ``--extra "--engine python"`` forces the Python engine). With
+``--repeat 2`` (or more) each run is repeated and the outputs must be byte-identical
+(determinism check); the fastest wall time is reported, and beside it its ratio to the
+first dispatcher's (repeats alternate between the dispatchers, so a slow spell of the
+machine hits all alike).
 
 Usage::
 
@@ -43,7 +45,8 @@ def run_once(trace: str, dispatcher: str, extra: list[str]) -> dict:
         digest = hashlib.sha256((Path(tmp) / "jobs.parquet").read_bytes()).hexdigest()
     return {"jobs": summary["total_jobs"], "wall": wall, "rss_mb": usage.ru_maxrss / 1024,
             "sha": digest[:12], "mean_wait": summary["mean_wait"],
-            "simulate_s": summary["simulate_seconds"], "events": summary["events"]}
+            "simulate_s": summary["simulate_seconds"], "events": summary["events"],
+            "engine": summary.get("engine", "python")}
 
 
 def main() -> None:
@@ -57,7 +60,7 @@ def main() -> None:
     extra = shlex.split(args.extra)
     print(f"{'trace':<34} {'dispatcher':<13} {'jobs':>8} {'wall s':>7} {'sim s':>7} "
           f"{'jobs/s':>9} {'RSS MB':>7} {'mean wait':>12} {'parquet sha':>13} "
-          f"{'wall/1st':>7}")
+          f"{'wall/1st':>7} {'engine':<7}")
     for trace in args.traces:
         # repeats go round the dispatchers (a, b, a, b, ...), so that a slow spell of a
         # shared machine hits every dispatcher of the trace alike and the ratios hold
@@ -77,7 +80,8 @@ def main() -> None:
             print(f"{Path(trace).name[:34]:<34} {disp:<13} {best['jobs']:>8,} "
                   f"{best['wall']:>7.2f} {best['simulate_s']:>7.2f} "
                   f"{best['jobs'] / best['wall']:>9,.0f} {rss:>7.0f} "
-                  f"{best['mean_wait']:>12,.1f} {best['sha']:>13} {ratio:>7}", flush=True)
+                  f"{best['mean_wait']:>12,.1f} {best['sha']:>13} {ratio:>7} "
+                  f"{best['engine']:<7}", flush=True)
 
 
 if __name__ == "__main__":
