@@ -119,7 +119,8 @@ def test_references_hold_the_five_papers():
         "Scheduling with lightweight predictions in power-constrained HPC platforms",
         "Scheduling-based power capping in high performance computing systems"]
     dois = [re.findall(r"doi (\S+?)\)?\.?$", p.reference) for p in PAPERS]
-    assert dois == [["10.1007/978-3-319-72926-8_37"], [], [], ["10.1109/TPDS.2025.3586723"], ["10.1016/j.suscom.2018.05.007"]]
+    assert dois == [["10.1007/978-3-319-72926-8_37"], [], [], ["10.1109/TPDS.2025.3586723"],
+                    ["10.1016/j.suscom.2018.05.007"]]
     page = REFERENCES_PAGE.read_text(encoding="utf-8")
     section = page[page.index("\n## References\n"):]
     for p in PAPERS:
