@@ -39,7 +39,7 @@ ROOT = "dispatchlab"
 #: reStructuredText (a simple table's text running into a column margin, a short title
 #: underline): shown as preformatted text, as ``help()`` shows them, until they are
 #: rewritten; their module is still a reference target.
-PREFORMATTED = {"dispatchlab.workload.requests"}
+PREFORMATTED: set[str] = set()
 
 
 def packages() -> list[str]:

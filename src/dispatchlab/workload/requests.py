@@ -16,28 +16,30 @@ The mapping rule
 (``req_nodes``, else the nodes it was given, ``nodes_used``, else 1). The first row
 that applies decides:
 
-===========================  ==================================================  ========
-The job                      units x per-unit request                            why
-===========================  ==================================================  ========
-**exclusive**: the log says  ``N`` units of ``ceil(P/N)`` cores, ``ceil(G/N)``  it held
-so (PBS ``place=excl``,      GPUs, ``ceil(M/N)`` MB, each holding a whole node  whole
-Torque ``#excl``), its       (the internal ``@excl`` resource: ``S`` = the      nodes
-partition is ``exclusive``,  largest core count on every node, an ordinary
-``M = 0`` (Slurm's "all the  unit asks 1 of it, an exclusive unit asks ``S``,
-memory of each node"), or    so it starts only on an empty node and keeps
-it was allocated more CPUs   every other job off it)
-than it asked and exactly
-the full CPUs of the nodes
-it was given (sacct)
-**GPU or node-count job**:   ``N`` node-shaped units of ``ceil(P/N)`` cores,     Slurm and
-``G > 0``, or it asked for   ``ceil(G/N)`` GPUs and ``ceil(M/N)`` MB (its       PBS give
-more than one node           per-node share, rounded up: a share that does not  such jobs
-(``req_nodes > 1``)          divide evenly is rounded up, never down)           per-node
-                                                                                shares
-**any other job** (CPU       ``P`` one-core units, each carrying ``ceil(M/P)``  its tasks
-only, one node or no node    MB (memory per core)                               may be
-count)                                                                          spread
-===========================  ==================================================  ========
++------------------------------+----------------------------------------------------+--------------+
+| The job                      | units x per-unit request                           | why          |
++==============================+====================================================+==============+
+| **exclusive**: the log says  | ``N`` units of ``ceil(P/N)`` cores, ``ceil(G/N)``  | it held      |
+| so (PBS ``place=excl``,      | GPUs, ``ceil(M/N)`` MB, each holding a whole node  | whole nodes  |
+| Torque ``#excl``), its       | (the internal ``@excl`` resource: ``S`` = the      |              |
+| partition is ``exclusive``,  | largest core count on every node, an ordinary unit |              |
+| ``M = 0`` (Slurm's "all the  | asks 1 of it, an exclusive unit asks ``S``, so it  |              |
+| memory of each node"), or it | starts only on an empty node and keeps every other |              |
+| was allocated more CPUs than | job off it)                                        |              |
+| it asked and exactly the     |                                                    |              |
+| full CPUs of the nodes it    |                                                    |              |
+| was given (sacct)            |                                                    |              |
++------------------------------+----------------------------------------------------+--------------+
+| **GPU or node-count job**:   | ``N`` node-shaped units of ``ceil(P/N)`` cores,    | Slurm and    |
+| ``G > 0``, or it asked for   | ``ceil(G/N)`` GPUs and ``ceil(M/N)`` MB (its       | PBS give     |
+| more than one node           | per-node share, rounded up: a share that does not  | such jobs    |
+| (``req_nodes > 1``)          | divide evenly is rounded up, never down)           | per-node     |
+|                              |                                                    | shares       |
++------------------------------+----------------------------------------------------+--------------+
+| **any other job** (CPU only, | ``P`` one-core units, each carrying ``ceil(M/P)``  | its tasks    |
+| one node or no node count)   | MB (memory per core)                               | may be       |
+|                              |                                                    | spread       |
++------------------------------+----------------------------------------------------+--------------+
 
 The units of one job may share a node that has room for several (PBS's ``place=free``;
 a "distinct nodes" rule cannot be a per-unit request without also blocking other jobs,
