@@ -563,6 +563,9 @@ def test_demo() -> None:
         # one column per run: the names head the table
         assert re.search(rf"┃\s+{name}\s+┃", proc.stdout), f"{name} missing:\n{proc.stdout}"
     assert "300 jobs" in proc.stdout
+    # the runs go through the run layer (engine auto): the compiled core runs all six
+    assert ("engine: native for fifo, sjf, easy, easy-sjbf, conservative, easy (real run "
+            "times)") in " ".join(proc.stdout.split()), proc.stdout
 
 
 def test_demo_bad_value() -> None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from dispatchlab.cli.common import console, summary_table
+from dispatchlab.cli.common import console, engines_line, summary_table
+
+#: the demo's runs: column label, dispatcher (name, parameters), predictor
+RUNS = (("fifo", ("fifo", {}), "walltime"),
+        ("sjf", ("sjf", {}), "walltime"),
+        ("easy", ("easy", {}), "walltime"),
+        ("easy-sjbf", ("easy", {"order": "sjf"}), "walltime"),
+        ("conservative", ("conservative", {}), "walltime"),
+        ("easy (real run times)", ("easy", {}), "real"))
 
 
 @click.command()
@@ -15,11 +23,10 @@ from dispatchlab.cli.common import console, summary_table
               help="offered load")
 def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     """Generate a synthetic workload and compare FIFO, SJF, EASY and conservative on it."""
-    from dispatchlab.dispatch import EASY, FIFO, SJF, Conservative
     from dispatchlab.platform import Platform
-    from dispatchlab.predict import RealPredictor, WalltimePredictor
+    from dispatchlab.run.build import build
+    from dispatchlab.run.config import Component, RunConfig
     from dispatchlab.run.outputs import run_summary
-    from dispatchlab.sim import Simulation
     from dispatchlab.workload.synthetic import generate_synthetic
 
     con = console()
@@ -27,14 +34,14 @@ def demo(jobs: int, cores: int, seed: int, offered: float) -> None:
     con.print(f"synthetic workload: {len(table):,} jobs on a pooled machine of {cores} "
               f"cores (seed {seed}, offered load {offered})")
     plat = Platform.pooled(cores)
-    runs = [("fifo", FIFO(), WalltimePredictor()), ("sjf", SJF(), WalltimePredictor()),
-            ("easy", EASY(), WalltimePredictor()), ("easy-sjbf", EASY(order="sjf"),
-                                                    WalltimePredictor()),
-            ("conservative", Conservative(), WalltimePredictor()),
-            ("easy (real run times)", EASY(), RealPredictor())]
-    rows = []
-    for name, disp, pred in runs:
-        result = Simulation(plat, table, disp, pred).run()
-        rows.append((name, run_summary(result)))
+    rows, engines = [], []
+    for label, (name, params), predictor in RUNS:
+        # the run layer, as `simulate` runs: engine auto (native where it can run)
+        config = RunConfig(dispatcher=Component(name, params),
+                           predictor=Component(predictor), engine="auto")
+        run = build(config, jobs=table, platform=plat)
+        rows.append((label, run_summary(run.simulation.run())))
+        engines.append((label, run.engine))
     con.print(summary_table(rows, title="dispatchers compared (estimates: requested "
                                         "time unless noted)"))
+    con.print("[dim]" + engines_line(engines) + "[/dim]")
