@@ -6,7 +6,9 @@ virtual environment outside the repository and give its Python with
 3.10, so that environment needs a Python of 3.9 or older::
 
     python3.9 -m venv ../accasim-venv && ../accasim-venv/bin/pip install accasim==1.1.3
-    python benchmarks/bench_accasim.py --accasim-python ../accasim-venv/bin/python
+    python benchmarks/bench_accasim.py --accasim-python ../accasim-venv/bin/python \
+        [--trace TRACE] [--repeat 3] [--accasim-repeat 1] [--engine native] \
+        [--accasim-system NODES,CORES,PER_PROC] [--accasim-no-plan]
 
 Both simulators run as fresh processes on the same trace (default: HPC2N from the
 traces folder, ``$DISPATCHLAB_TRACES``, see docs/explanation/references.md):
@@ -19,7 +21,7 @@ traces folder, ``$DISPATCHLAB_TRACES``, see docs/explanation/references.md):
   ``EASYBackfilling(FirstFit())`` (EBF with the first-fit allocator, AccaSim's nearest
   to our EASY on a pool of cores) and calls ``start_simulation()`` with its default
   outputs (the dispatching plan and the statistics files, in a temporary folder), best
-  of ``--accasim-repeat`` (default 1: it takes about a minute on HPC2N).
+  of ``--accasim-repeat`` (default 1: it takes minutes on HPC2N).
 
 AccaSim reads plain text only: the trace is decompressed into the temporary folder
 before any timing (that time is not counted against AccaSim). Its system is written
@@ -28,7 +30,11 @@ nodes of MaxProcs // MaxNodes cores (HPC2N: 240 nodes of 1 core; AccaSim asks on
 core per requested processor, so this is the same pool of 240 cores our ``simulate``
 uses). The jobs' memory requests are dropped (a driver-side tweak of AccaSim's reader):
 our pooled platform has no memory, and AccaSim 1.1.3's EBF divides by zero on a job
-without a memory request.
+without a memory request. ``--accasim-system NODES,CORES,PER_PROC`` gives AccaSim
+another machine of as many processors, e.g. ``120,4,2``, the layout AccaSim's authors
+gave HPC2N's Seth in their simulator comparison (120 nodes of 4 cores, 2 cores per
+processor), and ``--accasim-no-plan`` turns its dispatching-plan output off (as that
+comparison did): AccaSim's mean wait on HPC2N is the same, its time need not be.
 
 It prints the load average before and after (the machine may be shared), both best
 wall times, the ratio (AccaSim / ours; the target is 100x), both job counts and both
@@ -63,8 +69,8 @@ TRACE = "HPC2N-2002-2.2-cln.swf.gz"
 TARGET = 100.0  # AccaSim / ours, whole process
 
 #: the driver run by AccaSim's Python: argv = workload, system config, results folder,
-#: output JSON. It writes the completed jobs, rejected jobs, mean wait and AccaSim's own
-#: simulation seconds to the output JSON.
+#: output JSON, cores per processor, plan output (1 or 0). It writes the completed jobs,
+#: rejected jobs, mean wait and AccaSim's own simulation seconds to the output JSON.
 DRIVER = r'''
 import json, sys
 from accasim.base.allocator_class import FirstFit
@@ -83,9 +89,10 @@ class CoresOnly(DefaultTweaker):
         return job
 
 
-workload, system, results, out = sys.argv[1:5]
-sim = Simulator(workload, system, EASYBackfilling(FirstFit()),
-                RESULTS_FOLDER_PATH=results, tweak_function=CoresOnly(0))
+workload, system, results, out, per_processor, plan = sys.argv[1:7]
+tweak = CoresOnly(0, None, {"processor": {"core": int(per_processor)}})
+sim = Simulator(workload, system, EASYBackfilling(FirstFit()), RESULTS_FOLDER_PATH=results,
+                tweak_function=tweak, scheduling_output=plan == "1")
 sim.start_simulation()
 waits = sim.mapper.wtimes
 with open(out, "w") as f:
@@ -140,9 +147,11 @@ def check_accasim(python: str) -> None:
         raise SystemExit(2)
 
 
-def run_accasim(python: str, folder: Path, workload: Path, system: Path, n: int) -> dict:
-    """One AccaSim process: its driver's JSON and ``wall`` seconds. Its log goes to
-    ``folder/accasim-N.log`` (the tail is shown if it fails)."""
+def run_accasim(python: str, folder: Path, workload: Path, system: Path, n: int,
+                per_processor: int = 1, plan: bool = True) -> dict:
+    """One AccaSim process: its driver's JSON and ``wall`` seconds (``per_processor``:
+    cores per SWF processor; ``plan``: AccaSim writes its dispatching plan). Its log
+    goes to ``folder/accasim-N.log`` (the tail is shown if it fails)."""
     driver = folder / "accasim_driver.py"
     driver.write_text(DRIVER)
     results, out, log = folder / f"results-{n}", folder / f"out-{n}.json", \
@@ -150,7 +159,8 @@ def run_accasim(python: str, folder: Path, workload: Path, system: Path, n: int)
     with open(log, "w") as f:
         t0 = time.perf_counter()
         proc = subprocess.run([python, str(driver), str(workload), str(system),
-                               str(results), str(out)], stdout=f, stderr=subprocess.STDOUT,
+                               str(results), str(out), str(per_processor),
+                               "1" if plan else "0"], stdout=f, stderr=subprocess.STDOUT,
                               cwd=folder, check=False)
         wall = time.perf_counter() - t0
     if proc.returncode != 0 or not out.exists():
@@ -161,10 +171,9 @@ def run_accasim(python: str, folder: Path, workload: Path, system: Path, n: int)
     return {**row, "wall": wall}
 
 
-def prepare(trace: Path, folder: Path) -> tuple[Path, Path, tuple[int, int]]:
-    """The plain-text workload and AccaSim's system file in ``folder``, and the
-    machine (nodes, cores per node) they describe."""
-    nodes, cores = swf_machine(trace)
+def prepare(trace: Path, folder: Path, nodes: int, cores: int) -> tuple[Path, Path]:
+    """The plain-text workload and AccaSim's system file (``nodes`` of ``cores``) in
+    ``folder``."""
     workload = folder / trace.name.removesuffix(".gz")
     with _open(trace) as src, open(workload, "w") as dst:
         shutil.copyfileobj(src, dst)
@@ -172,7 +181,7 @@ def prepare(trace: Path, folder: Path) -> tuple[Path, Path, tuple[int, int]]:
     system.write_text(json.dumps({"system_name": trace.name, "start_time": 0,
                                   "groups": {"node": {"core": cores}},
                                   "resources": {"node": nodes}}))
-    return workload, system, (nodes, cores)
+    return workload, system
 
 
 def best(runs: list[dict]) -> dict:
@@ -190,6 +199,13 @@ def main() -> None:
                         help="runs of AccaSim (best kept)")
     parser.add_argument("--engine", default="native", choices=("native", "auto", "python"),
                         help="our engine (default native)")
+    parser.add_argument("--accasim-system", default=None, metavar="NODES,CORES,PER_PROC",
+                        help="AccaSim's machine: nodes, cores per node, cores per SWF "
+                             "processor (default: from the header, N,C,1); it must hold "
+                             "as many processors as the header")
+    parser.add_argument("--accasim-no-plan", action="store_true",
+                        help="AccaSim does not write its dispatching plan (default: it "
+                             "does, as ours writes jobs.parquet)")
     args = parser.parse_args()
     if args.repeat < 1 or args.accasim_repeat < 1:
         parser.error("--repeat and --accasim-repeat must be >= 1")
@@ -198,16 +214,30 @@ def main() -> None:
         print(f"error: {trace}: no such trace file", file=sys.stderr)
         raise SystemExit(2)
     check_accasim(args.accasim_python)
+    nodes, cores = swf_machine(trace)
+    processors, per_processor = nodes * cores, 1
+    if args.accasim_system:
+        try:
+            nodes, cores, per_processor = (int(x) for x in args.accasim_system.split(","))
+        except ValueError:
+            parser.error(f"--accasim-system: three integers NODES,CORES,PER_PROC, got "
+                         f"{args.accasim_system!r}")
+        if min(nodes, cores, per_processor) < 1 or nodes * cores != per_processor * processors:
+            parser.error(f"--accasim-system {args.accasim_system}: {nodes} x {cores} cores "
+                         f"are not {per_processor} per processor of the header's "
+                         f"{processors} processors")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-accasim-") as tmp:
         folder = Path(tmp)
-        workload, system, (nodes, cores) = prepare(trace, folder)
-        print(f"{trace.name}: AccaSim system {nodes} nodes x {cores} cores; ours: the "
-              f"header's pool of {nodes * cores} cores")
+        workload, system = prepare(trace, folder, nodes, cores)
+        print(f"{trace.name}: AccaSim system {nodes} nodes x {cores} cores, {per_processor} "
+              f"per processor, dispatching plan {'off' if args.accasim_no_plan else 'on'}; "
+              f"ours: the header's pool of {processors} cores")
         ours = best([run_dispatchlab(str(trace), args.engine) for _ in range(args.repeat)])
         if args.engine == "native" and ours["engine"] != "native":
             raise SystemExit(f"--engine native ran {ours['engine']}")
-        acc = best([run_accasim(args.accasim_python, folder, workload, system, n)
+        acc = best([run_accasim(args.accasim_python, folder, workload, system, n,
+                                per_processor, not args.accasim_no_plan)
                     for n in range(args.accasim_repeat)])
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ratio = acc["wall"] / ours["wall"]
