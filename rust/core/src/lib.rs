@@ -42,11 +42,11 @@ pub use dispatch::{
     make_dispatcher, make_dispatcher_with, make_node_dispatcher, Dispatcher, Fifo, NodeView, Order,
     OrderParam, Params, Placement, View,
 };
-pub use engine::{simulate_counting, simulate_counting_with, Engine, Outcome};
+pub use engine::{simulate_counting, simulate_counting_with, simulate_nodes_with, Engine, Outcome};
 pub use list::{NodeList, Sorted};
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
-pub use workload::{CountingWorkload, Overrun};
+pub use workload::{CountingWorkload, NodeWorkload, Overrun};
 
 /// A job's final status: it ran to its end.
 pub const COMPLETED: i8 = 0;
