@@ -59,8 +59,8 @@ impl NodeMatrix {
         if let Some(k) = data.iter().position(|&v| v < 0) {
             return Err(Error::Input {
                 field,
-                row: Some(k / cols.max(1)),
-                message: format!("has a negative amount {}", data[k]),
+                row: None,
+                message: format!("row {} has a negative amount {}", k / cols.max(1), data[k]),
             });
         }
         Ok(NodeMatrix { rows, cols, data })
@@ -675,6 +675,20 @@ mod tests {
                 ],
             );
         }
+    }
+
+    #[test]
+    fn consolidate_shares_equal_once_rounded_tie_to_the_node_index() {
+        // shares 2/9 + 3/9 + 1/9 and 0 + 3/9 + 3/9: the first is larger by one bit;
+        // rounded to 12 decimals they tie and node 0 comes first (the Python answer)
+        let cap = NodeMatrix::new("capacity", 2, 3, vec![3; 6]).unwrap();
+        let free = NodeMatrix::new("free", 2, 3, vec![2, 3, 1, 0, 3, 3]).unwrap();
+        let w = 1.0 / 9.0;
+        assert!(numpy_sum(&[2.0 * w, 3.0 * w, w]) > numpy_sum(&[0.0, 3.0 * w, 3.0 * w]));
+        let mut a = make_allocator("consolidate").unwrap();
+        a.start(&Nodes::plain(cap));
+        let got = a.allocate(&[0, 1, 0], 1, &free).unwrap();
+        assert_eq!(got.nodes, vec![0]);
     }
 
     #[test]
