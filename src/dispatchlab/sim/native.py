@@ -46,7 +46,10 @@ never an abort; the command line prints it as one ``error:`` line).
 
 **Adding a native capability** (a dispatcher, a parameter value, a predictor the core
 implements): one entry in the table, and, when the core takes it through another
-binding function or argument, one branch in :func:`_core_call`.
+binding function or argument, one branch in :func:`_core_call`. A dispatcher the core
+also runs on node-level platforms (its ``make_node_dispatcher`` builds it): its name
+in :data:`NODE_LEVEL` (node-level runs go through ``_core.simulate_nodes``, with the
+dispatcher's ``allocator`` by name).
 """
 
 from __future__ import annotations
