@@ -17,6 +17,8 @@ Skipped when the extension is not built (``make native`` builds it in place).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -26,6 +28,8 @@ from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import NodeType
 from dispatchlab.predict import make_predictor
+from dispatchlab.run.build import build
+from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
 from dispatchlab.sim.engine import is_node_level
 from dispatchlab.sim.native import (
     NATIVE_ALLOCATORS,
@@ -78,6 +82,10 @@ def node_workloads(draw, max_jobs: int = 30):
         resources[PARTITION] = np.array(ints([0, 1]), dtype=np.int64)
     jobs = JobTable.from_arrays(submit=np.cumsum(gaps), run=run, units=units,
                                 requested_time=req, resources=resources)
+    if draw(st.booleans()):  # fitted, some jobs unservable (rejected with the reason)
+        unservable = np.array(ints(["", "", "", "asks what no node has"]), dtype=object)
+        jobs = JobTable(columns={**jobs.columns, "unservable": unservable},
+                        resources=jobs.resources, info=jobs.info)
     return platform, jobs
 
 
@@ -110,7 +118,8 @@ def test_native_node_level_runs_match_the_python_engine():
     """Identical results on every drawn run, and the draws reached the cases that
     matter (each counted over the search and required several times)."""
     seen = dict.fromkeys(("rejected", "zero-second", "expired", "tied", "spread",
-                          "shared-node", "weights", "partition", "reordered", "killed"), 0)
+                          "shared-node", "weights", "partition", "reordered", "killed",
+                          "unservable"), 0)
 
     @settings(max_examples=500, deadline=None)
     @given(workload=node_workloads(), spec=st.sampled_from(SPECS),
@@ -138,6 +147,8 @@ def test_native_node_level_runs_match_the_python_engine():
         seen["weights"] += platform.has_weights() and bool(allocs)
         seen["partition"] += PARTITION in jobs.resources and bool(
             (jobs.resources[PARTITION][ran] > 0).any())
+        seen["unservable"] += "unservable" in jobs.columns and bool(
+            (jobs.columns["unservable"] != "").any())
 
     check()
     assert min(seen.values()) >= 10, seen
@@ -150,6 +161,32 @@ def test_longer_queues(workload, spec, allocator):
     """Longer queues (many jobs waiting, several placed in one pass)."""
     platform, jobs = workload
     assert_same(*both(platform, jobs, (spec[0], {**spec[1], "allocator": allocator})))
+
+
+CLUSTER = Path(__file__).resolve().parent.parent / "data" / "cluster"
+
+
+@pytest.mark.parametrize("platform_file", ["cluster.toml", "slurm.conf"])
+@pytest.mark.parametrize("trace", ["jobs.sacct", "pbs"])
+@pytest.mark.parametrize("dispatcher", [
+    Component("fifo"), Component("sjf", {"skip": True, "allocator": "best-fit"}),
+    Component("ljf", {"allocator": "consolidate"})], ids=["fifo", "sjf-skip", "ljf"])
+def test_fitted_cluster_logs(trace, platform_file, dispatcher):
+    """The hand-made sacct export and PBS log of ``tests/data/cluster`` fitted to their
+    heterogeneous platform (partitions, typed GPUs, memory, an exclusive job, jobs the
+    platform cannot serve) give the same schedule on both engines."""
+    results = {}
+    for engine in ("python", "native"):
+        config = RunConfig(trace=TraceSource(str(CLUSTER / trace)),
+                           platform=PlatformChoice(str(CLUSTER / platform_file)),
+                           dispatcher=dispatcher, engine=engine)
+        run = build(config, report=lambda kind, text: None)
+        assert run.simulation.engine == engine
+        results[engine] = run.simulation.run()
+    py, native = results["python"], results["native"]
+    assert py.reject_reason and any(r.startswith("@") for r in
+                                    py.platform.resource_names)
+    assert_same(py, native)
 
 
 def test_a_broken_rule_in_the_core_is_a_native_core_error(monkeypatch):

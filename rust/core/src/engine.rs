@@ -113,7 +113,8 @@ impl Engine {
     /// A simulation of `jobs` on a node-level platform (at most `u32::MAX` jobs): the
     /// dispatcher must place jobs on nodes ([`crate::dispatch::make_node_dispatcher`]).
     /// A job fits the empty platform when the nodes' capacities can host its units
-    /// (the Python engine's `_fits_empty_platform`); the others are rejected.
+    /// and the request fitting did not find it unservable (the Python engine's
+    /// `_fits_empty_platform`); the others are rejected.
     pub fn with_nodes(
         jobs: NodeWorkload,
         dispatcher: Box<dyn Dispatcher>,
@@ -124,10 +125,14 @@ impl Engine {
             nodes,
             requests,
             core,
+            unservable,
         } = jobs;
         let cap = &nodes.capacity;
         let fits = (0..jobs.len())
-            .map(|j| jobs.units[j] <= total_units(requests.row(j), cap))
+            .map(|j| {
+                !unservable.get(j).copied().unwrap_or(false)
+                    && jobs.units[j] <= total_units(requests.row(j), cap)
+            })
             .collect();
         let state = NodeState {
             free: cap.clone(),

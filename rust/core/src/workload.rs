@@ -174,6 +174,9 @@ pub struct NodeWorkload {
     pub requests: NodeMatrix,
     /// the `core` resource's column, if the platform has one
     pub core: Option<usize>,
+    /// by job row, the jobs the request fitting found unservable (rejected at
+    /// submission whatever they ask); empty: none ([`NodeWorkload::with_unservable`])
+    pub unservable: Vec<bool>,
 }
 
 impl NodeWorkload {
@@ -218,6 +221,25 @@ impl NodeWorkload {
             nodes,
             requests,
             core,
+            unservable: Vec::new(),
         })
+    }
+
+    /// These jobs with `unservable` (one flag per job row: true for a job the request
+    /// fitting found unservable, which the engine rejects at submission).
+    pub fn with_unservable(mut self, unservable: Vec<bool>) -> Result<NodeWorkload, Error> {
+        if unservable.len() != self.jobs.len() {
+            return Err(Error::Input {
+                field: "unservable",
+                row: None,
+                message: format!(
+                    "has {} values for {} jobs",
+                    unservable.len(),
+                    self.jobs.len()
+                ),
+            });
+        }
+        self.unservable = unservable;
+        Ok(self)
     }
 }

@@ -206,8 +206,8 @@ type NodeColumns<'py> = (
 );
 
 /// simulate_nodes(submit, run, requested, units, requests, capacity, dispatcher, *,
-/// core=None, weights=None, ranks=None, predictor="walltime", overrun="run",
-/// params=None)
+/// core=None, weights=None, ranks=None, unservable=None, predictor="walltime",
+/// overrun="run", params=None)
 /// --
 ///
 /// Simulate jobs on a node-level platform natively, with the engine semantics of
@@ -221,7 +221,9 @@ type NodeColumns<'py> = (
 /// resources included). `core`: the index of the `core` resource (None: the platform
 /// has none). `weights`: the node weights (int64, one per node) when they differ
 /// (`Platform.has_weights()`), else None; `ranks`: the nodes' efficiency ranks
-/// (None: all equal). `dispatcher` is "fifo", "sjf" or "ljf"; `params` as for
+/// (None: all equal). `unservable`: a bool array, true for each job the request
+/// fitting found unservable (rejected at submission; None: none). `dispatcher` is
+/// "fifo", "sjf" or "ljf"; `params` as for
 /// `simulate_counting` (`skip`), plus `allocator`: "first-fit" (default),
 /// "best-fit", "consolidate" or "energy-consolidate". `predictor` is "walltime" or
 /// "real"; `overrun` "run" or "kill".
@@ -235,8 +237,8 @@ type NodeColumns<'py> = (
 /// (and job row); a broken rule or a panic in the core raises RuntimeError.
 #[pyfunction]
 #[pyo3(signature = (submit, run, requested, units, requests, capacity, dispatcher, *,
-                    core = None, weights = None, ranks = None, predictor = "walltime",
-                    overrun = "run", params = None))]
+                    core = None, weights = None, ranks = None, unservable = None,
+                    predictor = "walltime", overrun = "run", params = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
 fn simulate_nodes<'py>(
     py: Python<'py>,
@@ -250,6 +252,7 @@ fn simulate_nodes<'py>(
     core: Option<usize>,
     weights: Option<PyReadonlyArray1<'py, i64>>,
     ranks: Option<PyReadonlyArray1<'py, i64>>,
+    unservable: Option<PyReadonlyArray1<'py, bool>>,
     predictor: &str,
     overrun: &str,
     params: Option<&Bound<'py, PyDict>>,
@@ -272,6 +275,12 @@ fn simulate_nodes<'py>(
         overrun,
     )
     .map_err(value_error)?;
+    let jobs = match unservable {
+        Some(flags) => jobs
+            .with_unservable(flags.as_array().to_vec())
+            .map_err(value_error)?,
+        None => jobs,
+    };
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
     let outcome = match detached(py, move || {
         dispatchlab_core::simulate_nodes_with(jobs, &dispatcher, &params, &predictor)

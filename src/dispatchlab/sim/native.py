@@ -25,8 +25,10 @@ decides from tables, one entry per native capability:
   :data:`NODE_LEVEL` with an allocator of :data:`NATIVE_ALLOCATORS`;
 * everything else a run may carry is refused until the core implements it: a power
   cap, a power predictor, a duration model, a hot start (pinned jobs), a wall-clock
-  budget (``max_wall``), jobs the request fitting found unservable, and job requests of
-  resources the platform lacks (the Python engine reports those).
+  budget (``max_wall``), jobs the request fitting found unservable on a counting run
+  (on a node-level run they are rejected with their reasons, as the Python engine
+  rejects them), and job requests of resources the platform lacks (the Python engine
+  reports those).
 
 :func:`simulate_native` runs such a run and returns the
 :class:`~dispatchlab.sim.result.SimulationResult` the Python engine returns, field for
@@ -296,8 +298,9 @@ def _jobs_reason(platform: Platform, jobs: JobTable,
         if r not in names and bool(np.any(values)):
             return f"the jobs request resource {r!r}, which the platform lacks"
     unservable = jobs.columns.get("unservable")
-    if unservable is not None and bool(np.any(unservable != "")):
-        return "jobs the request fitting found unservable are not native yet"
+    if unservable is not None and bool(np.any(unservable != "")) \
+            and not is_node_level(platform, jobs):
+        return "jobs the request fitting found unservable are not native yet on pooled cores"
     return None
 
 
@@ -327,6 +330,15 @@ def _requests(jobs: JobTable, platform: Platform) -> np.ndarray:
         if r in jobs.resources:
             requests[:, k] = jobs.resources[r]
     return requests
+
+
+def _unservable(jobs: JobTable) -> np.ndarray | None:
+    """True for each job the request fitting found unservable (its ``unservable``
+    reason not empty), or None when there is none."""
+    unservable = jobs.columns.get("unservable")
+    if unservable is None or not bool(np.any(unservable != "")):
+        return None
+    return np.ascontiguousarray(unservable != "", dtype=bool)
 
 
 def native_reason(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -430,8 +442,8 @@ def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
             _requests(jobs, platform), platform.capacity_matrix(), entry.core,
             core=names.index("core") if "core" in names else None,
             weights=platform.node_weights() if platform.has_weights() else None,
-            ranks=platform.efficiency_ranks(), predictor=predictor.name,
-            overrun=overrun, params=params)
+            ranks=platform.efficiency_ranks(), unservable=_unservable(jobs),
+            predictor=predictor.name, overrun=overrun, params=params)
     return _core.simulate_counting(col["submit"], col["run"], col["requested_time"],
                                    col["units"], total_cores, entry.core,
                                    predictor=predictor.name, overrun=overrun, counts=True,
@@ -489,7 +501,9 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     if flat:  # a node-level run: every job that started, with its allocation
         offsets, nodes, counts = flat
         requests = _requests(jobs, platform)
-        reasons = {int(r): unfit_reason(names, requests[r], int(units[r]), capacity)
+        unservable = jobs.columns.get("unservable")
+        reasons = {int(r): (str(unservable[r]) if unservable is not None and unservable[r]
+                            else unfit_reason(names, requests[r], int(units[r]), capacity))
                    for r in rejected.tolist()}
         bounds = offsets.tolist()
         for row in np.flatnonzero(status != STATUS_REJECTED).tolist():
