@@ -273,12 +273,38 @@ pub trait Allocator: Send {
 }
 
 /// `first-fit`: nodes in index order (lower weights first when they differ), as many
-/// units per node as fit.
+/// units per node as fit. Only the nodes up to the last one it takes are looked at
+/// (the Python class computes every node's fit first: the same answer).
 #[derive(Debug, Clone, Default)]
 pub struct FirstFit {
     /// the node order when weights differ (ascending weight, then index)
     order: Option<Vec<usize>>,
-    fit: Vec<i64>,
+}
+
+/// Take `units` from the nodes in `order`, as many per node as `free` hosts; None when
+/// they do not all fit.
+fn first_fit(
+    order: impl Iterator<Item = usize>,
+    request: &[i64],
+    units: i64,
+    free: &NodeMatrix,
+) -> Option<Allocation> {
+    let mut alloc = Allocation::default();
+    let mut left = units;
+    for n in order {
+        let f = node_units(request, free.row(n));
+        if f <= 0 {
+            continue;
+        }
+        let c = f.min(left);
+        alloc.nodes.push(n as u32);
+        alloc.counts.push(c);
+        left -= c;
+        if left == 0 {
+            return Some(alloc);
+        }
+    }
+    None
 }
 
 impl Allocator for FirstFit {
@@ -295,12 +321,9 @@ impl Allocator for FirstFit {
     }
 
     fn allocate(&mut self, request: &[i64], units: i64, free: &NodeMatrix) -> Option<Allocation> {
-        self.fit.clear();
-        self.fit
-            .extend((0..free.rows()).map(|n| node_units(request, free.row(n))));
         match &self.order {
-            Some(order) => take_in_order(order.iter().copied(), &self.fit, units),
-            None => take_in_order(0..free.rows(), &self.fit, units),
+            Some(order) => first_fit(order.iter().copied(), request, units, free),
+            None => first_fit(0..free.rows(), request, units, free),
         }
     }
 }
