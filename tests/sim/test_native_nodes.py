@@ -17,6 +17,7 @@ Skipped when the extension is not built (``make native`` builds it in place).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,31 @@ def test_a_broken_rule_in_the_core_is_a_native_core_error(monkeypatch):
     monkeypatch.setattr(core, "simulate_nodes", broken)
     with pytest.raises(NativeCoreError, match="ranks: has 1 values for 2 nodes"):
         simulate_native(platform, jobs, make_dispatcher("fifo"))
+
+
+def test_node_level_runs_in_threads_share_no_state():
+    """Four node-level runs at once on threads (the GIL is released during a run) give
+    the results of the same runs one after another."""
+    rng = np.random.default_rng(3)
+    n, nodes = 5000, 40
+    capacity = np.tile(np.array([[16, 2, 64]], dtype=np.int64), (nodes, 1))
+    runs = []
+    for k in range(4):
+        run = rng.integers(0, 3000, n)
+        requests = np.stack([rng.integers(1, 5, n), rng.integers(0, 2, n),
+                             rng.integers(0, 17, n)], axis=1).astype(np.int64)
+        runs.append((np.sort(rng.integers(0, n * 30, n)), run,
+                     run + rng.integers(0, 500, n), rng.integers(1, 9, n), requests,
+                     capacity, ("fifo", "sjf", "ljf", "fifo")[k]))
+    params = {"allocator": "best-fit"}
+    alone = [core.simulate_nodes(*args, core=0, params=params) for args in runs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda args: core.simulate_nodes(*args, core=0,
+                                                                  params=params), runs))
+    for a, b in zip(alone, together, strict=True):
+        assert len(a) == len(b) == 8
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_binding_checks_the_matrices():
