@@ -164,6 +164,29 @@ def test_longer_queues(workload, spec, allocator):
     assert_same(*both(platform, jobs, (spec[0], {**spec[1], "allocator": allocator})))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_many_resources(seed):
+    """Nodes with 8 to 16 resources (consolidate's shares then summed by numpy's
+    pairwise rule, which the core follows), under every native allocator."""
+    rng = np.random.default_rng(seed)
+    names = ["core"] + [f"r{k}" for k in range(int(rng.integers(7, 16)))]
+    types = tuple(NodeType(f"t{k}", int(rng.integers(1, 6)),
+                           {**{r: int(rng.choice([0, 3, 7, 10, 13, 64])) for r in names},
+                            "core": int(rng.integers(1, 17))},
+                           weight=int(rng.choice([1, 2])),
+                           efficiency_rank=int(rng.integers(0, 2)))
+                  for k in range(int(rng.integers(2, 5))))
+    n = 80
+    resources = {r: rng.choice([0, 0, 1, 2, 5], n) for r in names}
+    resources["core"] = rng.integers(1, 4, n)
+    jobs = JobTable.from_arrays(submit=np.sort(rng.integers(0, 400, n)),
+                                run=rng.integers(0, 60, n), units=rng.integers(1, 6, n),
+                                requested_time=rng.integers(0, 90, n), resources=resources)
+    for allocator in ALLOCATORS:
+        assert_same(*both(Platform(types), jobs, ("sjf", {"skip": True,
+                                                          "allocator": allocator})))
+
+
 CLUSTER = Path(__file__).resolve().parent.parent / "data" / "cluster"
 
 
