@@ -307,8 +307,8 @@ def _jobs_reason(platform: Platform, jobs: JobTable,
 def _node_reason(platform: Platform, jobs: JobTable,
                  dispatcher: Dispatcher | None) -> str | None:
     """Why a node-level run cannot run natively under ``dispatcher`` (None: it can)."""
-    name = None if dispatcher is None else dispatcher.name
-    if name not in NODE_LEVEL:  # (the native ones: NODE_LEVEL)
+    if dispatcher is None or dispatcher.name not in NODE_LEVEL:
+        name = None if dispatcher is None else dispatcher.name
         return f"dispatcher {name!r} is not native on node-level platforms yet"
     allocator = dispatcher.get_params().get("allocator")
     if not isinstance(allocator, str) or allocator not in NATIVE_ALLOCATORS:
