@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import NodeType
+from dispatchlab.platform.files import read_platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.run.build import build
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
@@ -38,6 +39,7 @@ from dispatchlab.sim.native import (
     native_reason,
     simulate_native,
 )
+from dispatchlab.workload.load import load_trace
 
 core = pytest.importorskip(
     "dispatchlab._core",
@@ -211,6 +213,26 @@ def test_fitted_cluster_logs(trace, platform_file, dispatcher):
     assert py.reject_reason and any(r.startswith("@") for r in
                                     py.platform.resource_names)
     assert_same(py, native)
+
+
+def test_node_level_reasons():
+    """What is not native on node-level platforms yet, each with its reason."""
+    platform = Platform.homogeneous(4, 8, mem=32)
+    jobs = JobTable.from_arrays(submit=[0, 1], run=[5, 5], units=[1, 2],
+                                requested_time=[5, 5])
+    fifo = make_dispatcher("fifo")
+    assert native_reason(platform, jobs, fifo) is None
+    assert native_reason(platform, jobs, make_dispatcher("easy")) == (
+        "dispatcher 'easy' is not native on node-level platforms yet")
+    nothing = JobTable.from_arrays(submit=[0, 1], run=[5, 5], units=[1, 2],
+                                   requested_time=[5, 5],
+                                   resources={"core": np.array([1, 0]),
+                                              "mem": np.array([4, 0])})
+    assert native_reason(platform, nothing, fifo) == (
+        "jobs asking for no resource per unit are not native")
+    unfitted = load_trace(CLUSTER / "jobs.sacct")
+    assert native_reason(read_platform(CLUSTER / "cluster.toml"), unfitted, fifo) == (
+        "jobs read from a cluster log and not fitted to the platform")
 
 
 def test_a_broken_rule_in_the_core_is_a_native_core_error(monkeypatch):
