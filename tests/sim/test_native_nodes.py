@@ -32,6 +32,7 @@ from dispatchlab.platform.files import read_platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.run.build import build
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
+from dispatchlab.sim import native
 from dispatchlab.sim.engine import is_node_level
 from dispatchlab.sim.native import (
     NATIVE_ALLOCATORS,
@@ -215,15 +216,21 @@ def test_fitted_cluster_logs(trace, platform_file, dispatcher):
     assert_same(py, native)
 
 
-def test_node_level_reasons():
-    """What is not native on node-level platforms yet, each with its reason."""
+def test_node_level_reasons(monkeypatch):
+    """What is not native on node-level platforms, each with its reason: a native
+    dispatcher out of NODE_LEVEL (the table decides), jobs asking for nothing, a
+    cluster log not fitted."""
     platform = Platform.homogeneous(4, 8, mem=32)
     jobs = JobTable.from_arrays(submit=[0, 1], run=[5, 5], units=[1, 2],
                                 requested_time=[5, 5])
-    fifo = make_dispatcher("fifo")
+    fifo, sjf = make_dispatcher("fifo"), make_dispatcher("sjf")
     assert native_reason(platform, jobs, fifo) is None
-    assert native_reason(platform, jobs, make_dispatcher("easy")) == (
-        "dispatcher 'easy' is not native on node-level platforms yet")
+    assert native_reason(platform, jobs, sjf) is None
+    monkeypatch.setattr(native, "NODE_LEVEL", frozenset({"fifo"}))
+    assert native_reason(platform, jobs, sjf) == (
+        "dispatcher 'sjf' is not native on node-level platforms yet")
+    assert native_reason(platform, jobs, fifo) is None
+    assert native_reason(Platform.pooled(8), jobs, sjf) is None  # counting: not asked
     nothing = JobTable.from_arrays(submit=[0, 1], run=[5, 5], units=[1, 2],
                                    requested_time=[5, 5],
                                    resources={"core": np.array([1, 0]),
@@ -287,9 +294,8 @@ def test_binding_checks_the_matrices():
     with pytest.raises(ValueError, match=r'^allocator: no native allocator "worst-fit"'):
         core.simulate_nodes(one, one, one, one, np.ones((2, 2), np.int64), cap, "fifo",
                             params={"allocator": "worst-fit"})
-    with pytest.raises(ValueError, match=r'^dispatcher: dispatcher "easy" is not native on '
-                                         r"node-level platforms yet"):
-        core.simulate_nodes(one, one, one, one, np.ones((2, 2), np.int64), cap, "easy")
+    with pytest.raises(ValueError, match=r'^dispatcher: no native dispatcher "lifo"'):
+        core.simulate_nodes(one, one, one, one, np.ones((2, 2), np.int64), cap, "lifo")
     start, _, status, events, passes, offsets, nodes, counts = core.simulate_nodes(
         one, one, one, one, np.ones((2, 2), np.int64), cap, "fifo", core=0)
     assert start.tolist() == [1, 1] and status.tolist() == [0, 0]
