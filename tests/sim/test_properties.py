@@ -39,6 +39,7 @@ if ENGINE_EXPORTED:
     from dispatchlab import JobTable, Platform, Simulation
     from dispatchlab.dispatch import make_dispatcher
     from dispatchlab.predict import make_predictor
+    from dispatchlab.sim.native import NativeSimulation
 
 pytestmark = pytest.mark.skipif(
     not ENGINE_EXPORTED,
@@ -102,10 +103,17 @@ SPEC_BY_ID = {s.id: s for s in SPECS}
 
 
 # ---------------------------------------------------------------------------- helpers
-def engine_parquet(w: Workload, spec: Spec, predictor: str, overrun: str, out: Path):
-    """Run the real engine, write its outputs to ``out`` and read jobs.parquet back."""
+#: the engines the reference checks: the Python engine and the compiled core
+ENGINES = ("python", "native")
+
+
+def engine_parquet(w: Workload, spec: Spec, predictor: str, overrun: str, out: Path,
+                   engine: str = "python"):
+    """Run the real engine (``engine``: ``python``, :class:`Simulation`, or ``native``,
+    :class:`NativeSimulation`), write its outputs to ``out`` and read jobs.parquet
+    back."""
     jobs = JobTable.from_arrays(**w.as_lists())
-    sim = Simulation(
+    sim = (Simulation if engine == "python" else NativeSimulation)(
         Platform.pooled(w.capacity),
         jobs,
         make_dispatcher(spec.name, **spec.params),
@@ -116,9 +124,10 @@ def engine_parquet(w: Workload, spec: Spec, predictor: str, overrun: str, out: P
     return pq.read_table(out / "jobs.parquet").to_pydict()
 
 
-def run_engine(w: Workload, spec: Spec, predictor: str, overrun: str) -> dict[str, list]:
+def run_engine(w: Workload, spec: Spec, predictor: str, overrun: str,
+               engine: str = "python") -> dict[str, list]:
     with tempfile.TemporaryDirectory() as tmp:
-        return engine_parquet(w, spec, predictor, overrun, Path(tmp))
+        return engine_parquet(w, spec, predictor, overrun, Path(tmp), engine)
 
 
 def run_reference(w: Workload, spec: Spec, predictor: str, overrun: str) -> RefResult:
@@ -209,8 +218,9 @@ def assert_seen(seen: Counter, keys: tuple[str, ...], what: str) -> None:
 
 
 # ---------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("spec", SPECS, ids=[s.id for s in SPECS])
-def test_engine_matches_reference(spec: Spec) -> None:
+def test_engine_matches_reference(spec: Spec, engine: str) -> None:
     """Identical start/end/status/estimate for every job, both predictors and overrun
     modes; plus the invariants (capacity, no start before submit) on the written file."""
     seen: Counter = Counter()
@@ -221,7 +231,7 @@ def test_engine_matches_reference(spec: Spec) -> None:
         for predictor in PREDICTORS:
             for overrun in OVERRUNS:
                 where = describe(w, spec, predictor, overrun)
-                t = rows_in_file_order(w, run_engine(w, spec, predictor, overrun))
+                t = rows_in_file_order(w, run_engine(w, spec, predictor, overrun, engine))
                 check_invariants(w, t, where)
                 r = run_reference(w, spec, predictor, overrun)
                 compare(w, t, r, where)
@@ -237,8 +247,9 @@ def test_engine_matches_reference(spec: Spec) -> None:
 LONG_QUEUE_SPECS = ["fifo", "sjf-skip", "easy", "easy-sjbf", "easy-res2", "conservative"]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("spec_id", LONG_QUEUE_SPECS)
-def test_engine_matches_reference_with_long_queues(spec_id: str) -> None:
+def test_engine_matches_reference_with_long_queues(spec_id: str, engine: str) -> None:
     """As above with 80-150 jobs, so that queues grow past 64 jobs (the engine scans
     long queues with numpy masks and short ones with Python loops)."""
     spec = SPEC_BY_ID[spec_id]
@@ -250,7 +261,7 @@ def test_engine_matches_reference_with_long_queues(spec_id: str) -> None:
         for predictor in PREDICTORS:
             for overrun in OVERRUNS:
                 where = describe(w, spec, predictor, overrun)
-                t = rows_in_file_order(w, run_engine(w, spec, predictor, overrun))
+                t = rows_in_file_order(w, run_engine(w, spec, predictor, overrun, engine))
                 check_invariants(w, t, where)
                 r = run_reference(w, spec, predictor, overrun)
                 compare(w, t, r, where)
@@ -260,14 +271,15 @@ def test_engine_matches_reference_with_long_queues(spec_id: str) -> None:
     assert_seen(seen, ("queue_longer_than_64", *spec.must_see), f"{spec_id} long queues")
 
 
-def test_fifo_starts_jobs_in_queue_order() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fifo_starts_jobs_in_queue_order(engine: str) -> None:
     spec = SPEC_BY_ID["fifo"]
     seen: Counter = Counter()
 
     @settings(max_examples=EXAMPLES, deadline=None)
     @given(w=workloads(), predictor=st.sampled_from(PREDICTORS), overrun=st.sampled_from(OVERRUNS))
     def check(w: Workload, predictor: str, overrun: str) -> None:
-        t = rows_in_file_order(w, run_engine(w, spec, predictor, overrun))
+        t = rows_in_file_order(w, run_engine(w, spec, predictor, overrun, engine))
         where = describe(w, spec, predictor, overrun)
         check_invariants(w, t, where)
         starts = [t["start"][i] for i in range(w.n) if t["status"][i] != "rejected"]
@@ -284,8 +296,10 @@ def test_fifo_starts_jobs_in_queue_order() -> None:
     assert_seen(seen, ("blocked head", "several jobs started together"), "fifo order")
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("spec_id", ["easy", "easy-sjbf"])
-def test_easy_blocked_head_never_starts_after_its_first_reservation(spec_id: str) -> None:
+def test_easy_blocked_head_never_starts_after_its_first_reservation(spec_id: str,
+                                                                    engine: str) -> None:
     """With exact estimates (predictor "real"), a blocked head starts no later than the
     shadow time computed the first time it was the blocked head (computed by the
     reference, compared with the engine's written start time)."""
@@ -297,7 +311,7 @@ def test_easy_blocked_head_never_starts_after_its_first_reservation(spec_id: str
     def check(w: Workload) -> None:
         for overrun in OVERRUNS:
             where = describe(w, spec, "real", overrun)
-            t = rows_in_file_order(w, run_engine(w, spec, "real", overrun))
+            t = rows_in_file_order(w, run_engine(w, spec, "real", overrun, engine))
             r = run_reference(w, spec, "real", overrun)
             for job, shadow in r.first_shadow.items():
                 assert t["start"][job] <= shadow, (
