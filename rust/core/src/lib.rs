@@ -32,6 +32,7 @@ pub mod list;
 pub mod predict;
 pub mod profile;
 pub mod state;
+pub mod swf;
 pub mod waiting;
 pub mod workload;
 
@@ -43,6 +44,7 @@ pub use engine::{simulate_counting, simulate_counting_with, Engine, Outcome};
 pub use list::Sorted;
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
+pub use swf::{parse_swf, SwfColumns, SwfParser, Unclean};
 pub use workload::{CountingWorkload, Overrun};
 
 /// A job's final status: it ran to its end.
