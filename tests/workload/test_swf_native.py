@@ -224,3 +224,21 @@ def test_a_corrupt_member_is_left_to_the_reference_reader(tmp_path: Path,
     outcome = _outcome(path)
     assert isinstance(outcome, str) and "gzip" in outcome
     assert outcome == _reference(monkeypatch, path)
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64, 1 << 22])
+def test_the_text_of_gzip_members_in_blocks_of_any_size(tmp_path: Path, block: int) -> None:
+    """The decompressed text handed to the parser is gzip's, member after member,
+    whatever the size of the blocks read and decompressed."""
+    rng = random.Random(block)
+    parts = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 300)))
+             for _ in range(4)]
+    path = tmp_path / "t.gz"
+    path.write_bytes(b"".join(gzip.compress(p, compresslevel=rng.choice([1, 9]))
+                              for p in parts))
+    blocks = list(swf._text_blocks(path, True, block))
+    assert b"".join(blocks) == b"".join(parts) == gzip.decompress(path.read_bytes())
+    assert all(0 < len(b) <= block for b in blocks)
+    plain = tmp_path / "t.swf"
+    plain.write_bytes(b"".join(parts))
+    assert b"".join(swf._text_blocks(plain, False, block)) == b"".join(parts)

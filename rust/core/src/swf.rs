@@ -96,6 +96,10 @@ pub struct SwfParser {
     rest: Vec<u8>,
     out: SwfColumns,
     unclean: Option<Unclean>,
+    /// the expected size of the whole text (bytes; 0: unknown)
+    size_hint: usize,
+    /// bytes of the lines parsed so far
+    bytes: usize,
 }
 
 /// Whether `b` separates tokens (C `isspace`, as `numpy.fromstring` skips).
@@ -172,6 +176,14 @@ impl SwfParser {
     /// A parser; `ignore_extra`: job lines may have more than 18 fields (the extra
     /// ones are skipped unread), else such a line is handed back.
     pub fn new(ignore_extra: bool) -> SwfParser {
+        SwfParser::with_size_hint(ignore_extra, 0)
+    }
+
+    /// A parser for a text of about `size_hint` bytes (0: unknown, e.g. the size a
+    /// gzip trailer records): the columns are sized once from the rows per byte of the
+    /// first lines, so they are not grown (copied) as rows come, which keeps the peak
+    /// memory near the columns' own size. The columns are the same with any hint.
+    pub fn with_size_hint(ignore_extra: bool, size_hint: usize) -> SwfParser {
         SwfParser {
             ignore_extra,
             limit: crate::time_limit(0),
@@ -181,7 +193,32 @@ impl SwfParser {
                 ..SwfColumns::default()
             },
             unclean: None,
+            size_hint,
+            bytes: 0,
         }
+    }
+
+    /// Room for one more row in every column: when full, the columns grow to the rows
+    /// the whole text is expected to hold (the rows so far scaled by the text's size
+    /// over the bytes parsed, plus 2%), at least by a quarter.
+    fn reserve(&mut self) {
+        let out = &mut self.out;
+        let (len, cap) = (out.line.len(), out.line.capacity());
+        if len < cap {
+            return;
+        }
+        let need = len + 1;
+        let expected = need * self.size_hint.max(self.bytes) / self.bytes.max(1);
+        let want = need.max(expected + expected / 50 + 64).max(cap + cap / 4);
+        for (j, col) in out.ints.iter_mut().enumerate() {
+            if !FLOAT_FIELDS.contains(&j) {
+                col.reserve_exact(want - len);
+            }
+        }
+        for col in out.floats.iter_mut() {
+            col.reserve_exact(want - len);
+        }
+        out.line.reserve_exact(want - len);
     }
 
     /// Why the file is handed back, once the parser has met a line it does not take
@@ -238,10 +275,6 @@ impl SwfParser {
                 reason: "no job line",
             });
         }
-        let out = &mut self.out;
-        out.ints.iter_mut().for_each(Vec::shrink_to_fit);
-        out.floats.iter_mut().for_each(Vec::shrink_to_fit);
-        out.line.shrink_to_fit();
         Ok(self.out)
     }
 
@@ -256,6 +289,7 @@ impl SwfParser {
     /// One line (without its `\n`).
     fn line(&mut self, line: &[u8]) {
         self.out.lines += 1;
+        self.bytes += line.len() + 1;
         let mut tokens = Tokens { line, pos: 0 };
         let Some(first) = tokens.next() else {
             return; // blank
@@ -313,6 +347,7 @@ impl SwfParser {
                 return self.refuse(Some(j), "a time beyond the engine's limit");
             }
         }
+        self.reserve();
         for (j, value) in ints.iter().enumerate() {
             if j != FLOAT_FIELDS[0] && j != FLOAT_FIELDS[1] {
                 self.out.ints[j].push(*value);
@@ -384,6 +419,23 @@ mod tests {
                 parser.feed(block);
             }
             assert_eq!(parser.finish().unwrap(), whole, "blocks of {size}");
+        }
+    }
+
+    #[test]
+    fn any_size_hint_gives_the_same_columns() {
+        let text = format!("; Note: x\n{LINE}\n{LINE}\n{LINE}\n").repeat(50);
+        let whole = parse_swf(text.as_bytes(), false).unwrap();
+        for hint in [0, 1, 100, text.len(), 10 * text.len()] {
+            let mut parser = SwfParser::with_size_hint(false, hint);
+            for block in text.as_bytes().chunks(333) {
+                parser.feed(block);
+            }
+            let cols = parser.finish().unwrap();
+            assert_eq!(cols, whole, "hint {hint}");
+            if hint == text.len() {
+                assert!(cols.line.capacity() < 150 + 3 + 64, "sized once");
+            }
         }
     }
 

@@ -194,14 +194,16 @@ fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
 
 // ---- SWF parsing (dispatchlab-core's swf module): bytes in, columns out ----
 
-/// SwfParser(ignore_extra=False)
+/// SwfParser(ignore_extra=False, size_hint=0)
 /// --
 ///
 /// The fast path of `dispatchlab.workload.swf.read_swf` (dispatchlab-core's `swf`
 /// module): the caller reads and decompresses the file and feeds its text in blocks;
 /// `finish()` returns the columns of a clean file, else why the file is handed back
 /// to the Python reader (the reference, which reads it with its skips and errors).
-/// `ignore_extra`: job lines may have more than 18 fields (the extras are skipped).
+/// `ignore_extra`: job lines may have more than 18 fields (the extras are skipped);
+/// `size_hint`: the text's expected size in bytes (0: unknown), to size the columns
+/// once (any hint gives the same columns).
 #[pyclass(name = "SwfParser", module = "dispatchlab._core")]
 struct PySwfParser {
     inner: Option<dispatchlab_core::SwfParser>,
@@ -217,10 +219,13 @@ type SwfOut<'py> = (
 #[pymethods]
 impl PySwfParser {
     #[new]
-    #[pyo3(signature = (ignore_extra = false))]
-    fn new(ignore_extra: bool) -> Self {
+    #[pyo3(signature = (ignore_extra = false, size_hint = 0))]
+    fn new(ignore_extra: bool, size_hint: usize) -> Self {
         PySwfParser {
-            inner: Some(dispatchlab_core::SwfParser::new(ignore_extra)),
+            inner: Some(dispatchlab_core::SwfParser::with_size_hint(
+                ignore_extra,
+                size_hint,
+            )),
         }
     }
 

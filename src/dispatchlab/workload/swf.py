@@ -827,7 +827,8 @@ def read_swf(
     fh = _open_binary(path)
     with fh:
         fast = _read_native(path, gzipped=isinstance(fh, gzip.GzipFile),
-                            ignore_extra=extra_fields == "ignore")
+                            ignore_extra=extra_fields == "ignore",
+                            size_hint=_decompressed_size(path, fh))
         if fast is not None:
             cols, comments, records = fast
             skipped, rounded = 0, {}
@@ -879,34 +880,40 @@ def _text_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[bytes]
             while block := raw.read(block_bytes):
                 yield block
             return
-        data = raw.read()
-    while data:
-        unzip = zlib.decompressobj(wbits=31)  # one gzip member; its trailer is checked
-        while data:
+        unzip = None  # the member being read (its trailer is checked)
+        data = b""
+        while True:
+            while len(data) < 2 and (more := raw.read(block_bytes)):
+                data += more
+            if not data:
+                break
+            if unzip is None:
+                if data[:2] != b"\x1f\x8b":
+                    raise ValueError("bytes after the last gzip member")
+                unzip = zlib.decompressobj(wbits=31)
             block = unzip.decompress(data, block_bytes)
-            data = unzip.unconsumed_tail
             if block:
                 yield block
             if unzip.eof:
-                break
-        if not unzip.eof:
+                data, unzip = unzip.unused_data, None
+            else:
+                data = unzip.unconsumed_tail
+        if unzip is not None:
             raise ValueError("a truncated gzip member")
-        data = unzip.unused_data
-        if data and data[:2] != b"\x1f\x8b":
-            raise ValueError("bytes after the last gzip member")
 
 
-def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool
+def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool, size_hint: int = 0
                  ) -> tuple[dict[str, np.ndarray], list[str], int] | None:
     """The fast path of :func:`read_swf`: the compiled parser (``dispatchlab._core``,
     dispatchlab-core's ``swf`` module; bytes in, columns out) reads a clean file (see
     its rules there: no skip, rounding or error), giving the columns, the comment
     lines and the job lines read, exactly as the reference reader would; None for any
     other file (or without the compiled core), which the reference reader
-    (:func:`_read_python`) then reads and reports on."""
+    (:func:`_read_python`) then reads and reports on. ``size_hint``: the text's
+    expected size (bytes, 0: unknown), to size the columns once."""
     if _core is None:
         return None
-    parser = _core.SwfParser(ignore_extra)
+    parser = _core.SwfParser(ignore_extra, size_hint)
     try:
         for block in _text_blocks(path, gzipped, NATIVE_BLOCK_BYTES):
             if not parser.feed(block):
