@@ -149,27 +149,56 @@ fn number(token: &[u8]) -> Option<(i64, usize)> {
         Some(b'+') => (false, &token[1..]),
         _ => (false, token),
     };
+    // at most 18 digits: no overflow
     let mut value: i64 = 0;
-    let mut whole = 0usize;
-    let mut fraction: Option<usize> = None;
-    for &b in digits {
-        match b {
-            b'0'..=b'9' => {
-                // at most 18 digits: no overflow
-                value = value * 10 + i64::from(b - b'0');
-                match fraction.as_mut() {
-                    Some(n) => *n += 1,
-                    None => whole += 1,
-                }
-            }
-            b'.' if fraction.is_none() => fraction = Some(0),
-            _ => return None,
-        }
+    let mut i = 0;
+    while i < digits.len() && digits[i].is_ascii_digit() {
+        value = value * 10 + i64::from(digits[i] - b'0');
+        i += 1;
     }
-    if whole == 0 {
+    if i == 0 {
         return None;
     }
-    Some((if negative { -value } else { value }, fraction.unwrap_or(0)))
+    let mut after = 0;
+    if i < digits.len() {
+        if digits[i] != b'.' {
+            return None;
+        }
+        i += 1;
+        while i < digits.len() && digits[i].is_ascii_digit() {
+            value = value * 10 + i64::from(digits[i] - b'0');
+            i += 1;
+            after += 1;
+        }
+        if i < digits.len() {
+            return None;
+        }
+    }
+    Some((if negative { -value } else { value }, after))
+}
+
+/// The index of the first `\n` in `text`, eight bytes at a time.
+#[inline]
+fn newline(text: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = ONES * b'\n' as u64;
+    let mut chunks = text.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ NL;
+        // the lowest flagged byte is the first zero byte (a newline)
+        let zero = word.wrapping_sub(ONES) & !word & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| at + i)
 }
 
 impl SwfParser {
@@ -234,7 +263,7 @@ impl SwfParser {
         }
         let mut start = 0;
         if !self.rest.is_empty() {
-            match data.iter().position(|&b| b == b'\n') {
+            match newline(data) {
                 None => {
                     self.rest.extend_from_slice(data);
                     return;
@@ -248,7 +277,7 @@ impl SwfParser {
             }
         }
         let mut rest = &data[start..];
-        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(end) = newline(rest) {
             if self.unclean.is_some() {
                 return;
             }
@@ -379,6 +408,24 @@ mod tests {
                 _ => cols.ints[j][i].to_string(),
             })
             .collect()
+    }
+
+    #[test]
+    fn the_first_newline_at_any_place() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut text = vec![b'7'; len];
+                if at < len {
+                    text[at] = b'\n';
+                    if at + 3 < len {
+                        text[at + 3] = b'\n';
+                    }
+                }
+                let found = newline(&text);
+                assert_eq!(found, if at < len { Some(at) } else { None }, "{len} {at}");
+            }
+        }
+        assert_eq!(newline(b"\x0b\x0c\r\t \x8a\xff\n"), Some(7));
     }
 
     #[test]
