@@ -131,7 +131,7 @@ SIM_FIELDS: frozenset[str] = frozenset({"submit", "run", "alloc_procs", "req_pro
 #: Bytes of decompressed text parsed at a time.
 CHUNK_BYTES = 1 << 20
 #: Bytes of decompressed text the compiled parser takes at a time.
-NATIVE_BLOCK_BYTES = 1 << 22
+NATIVE_BLOCK_BYTES = 1 << 20
 #: TraceInfo attribute -> SWF header key holding an integer fact.
 HEADER_INT_KEYS: dict[str, str] = {
     "max_jobs": "MaxJobs",
