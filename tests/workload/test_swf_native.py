@@ -242,3 +242,22 @@ def test_the_text_of_gzip_members_in_blocks_of_any_size(tmp_path: Path, block: i
     plain = tmp_path / "t.swf"
     plain.write_bytes(b"".join(parts))
     assert b"".join(swf._text_blocks(plain, False, block)) == b"".join(parts)
+
+
+def test_a_failing_compiled_parser_leaves_the_file_to_the_reference_reader(
+        tmp_path: Path, monkeypatch) -> None:
+    """A panic in the compiled parser (a RuntimeError, a bug) is no traceback for the
+    user: the reference reader reads the file."""
+    path = _write(tmp_path, f"{GOOD}\n", gz=True)
+
+    class Broken:
+        def __init__(self, *args) -> None:
+            pass
+
+        def feed(self, data: bytes) -> bool:
+            raise RuntimeError("the native core panicked (a bug): test")
+
+    reference = _reference(monkeypatch, path)
+    monkeypatch.setattr(swf._core, "SwfParser", Broken)
+    assert not _native_took(path)
+    assert _same(_outcome(path), reference)

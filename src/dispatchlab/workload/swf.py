@@ -918,9 +918,11 @@ def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool, size_hint: in
         for block in _text_blocks(path, gzipped, NATIVE_BLOCK_BYTES):
             if not parser.feed(block):
                 return None
+        done = parser.finish()
     except (OSError, EOFError, ValueError, zlib.error):
         return None  # the reference reader reads it again and names the problem
-    done = parser.finish()
+    except RuntimeError:  # a panic in the parser (a bug): the reference reader reads it
+        return None
     if isinstance(done, str):
         return None
     arrays, comments, records = done
