@@ -39,6 +39,7 @@ pub mod list;
 pub mod predict;
 pub mod profile;
 pub mod state;
+pub mod swf;
 pub mod waiting;
 pub mod workload;
 
@@ -52,6 +53,7 @@ pub use engine::{simulate_counting, simulate_counting_with, simulate_nodes_with,
 pub use list::{NodeList, Sorted};
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
+pub use swf::{parse_swf, SwfColumns, SwfParser, Unclean};
 pub use workload::{CountingWorkload, NodeWorkload, Overrun};
 
 /// A job's final status: it ran to its end.

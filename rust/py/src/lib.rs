@@ -12,6 +12,7 @@ use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use pyo3::IntoPyObjectExt;
 
 /// The values of a one-dimensional int64 array (copied: the run owns its input).
 fn column(a: &PyReadonlyArray1<'_, i64>) -> Vec<i64> {
@@ -312,12 +313,117 @@ fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
     detached(py, move || -> () { panic!("{message}") })
 }
 
+// ---- SWF parsing (dispatchlab-core's swf module): bytes in, columns out ----
+
+/// SwfParser(ignore_extra=False, size_hint=0)
+/// --
+///
+/// The fast path of `dispatchlab.workload.swf.read_swf` (dispatchlab-core's `swf`
+/// module): the caller reads and decompresses the file and feeds its text in blocks;
+/// `finish()` returns the columns of a clean file, else why the file is handed back
+/// to the Python reader (the reference, which reads it with its skips and errors).
+/// `ignore_extra`: job lines may have more than 18 fields (the extras are skipped);
+/// `size_hint`: the text's expected size in bytes (0: unknown), to size the columns
+/// once (any hint gives the same columns).
+#[pyclass(name = "SwfParser", module = "dispatchlab._core")]
+struct PySwfParser {
+    inner: Option<dispatchlab_core::SwfParser>,
+}
+
+/// The columns of a clean file as Python objects (see `SwfParser.finish`).
+type SwfOut<'py> = (
+    Vec<Bound<'py, PyAny>>,
+    Vec<Bound<'py, pyo3::types::PyBytes>>,
+    u64,
+);
+
+#[pymethods]
+impl PySwfParser {
+    #[new]
+    #[pyo3(signature = (ignore_extra = false, size_hint = 0))]
+    fn new(ignore_extra: bool, size_hint: usize) -> Self {
+        PySwfParser {
+            inner: Some(dispatchlab_core::SwfParser::with_size_hint(
+                ignore_extra,
+                size_hint,
+            )),
+        }
+    }
+
+    /// feed(data)
+    /// --
+    ///
+    /// Parse the next block of the text (`bytes`, any size: a line may span blocks),
+    /// without the GIL. Returns False once the file is handed back (more blocks are
+    /// then ignored: the caller may stop reading).
+    fn feed(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<bool> {
+        let parser = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("SwfParser: already finished"))?;
+        detached(py, move || {
+            parser.feed(data);
+            parser.unclean().is_none()
+        })
+    }
+
+    /// finish()
+    /// --
+    ///
+    /// The columns of a clean file: `(columns, comments, records)` with `columns` the
+    /// 18 SWF fields in order (numpy arrays over the parser's buffers: int64, float64
+    /// for fields 6 and 7) and the 1-based line of each job (int64), `comments` the
+    /// comment lines (bytes, verbatim without the newline) and `records` the job lines
+    /// read; or, for a file handed back, a str saying where and why.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let parser = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("SwfParser: already finished"))?;
+        let cols = match detached(py, move || parser.finish())? {
+            Ok(cols) => cols,
+            Err(why) => return why.to_string().into_bound_py_any(py),
+        };
+        let dispatchlab_core::SwfColumns {
+            ints,
+            floats,
+            line,
+            comments,
+            records,
+            ..
+        } = cols;
+        let [avg_cpu, used_mem] = floats;
+        let mut floats = [Some(avg_cpu), Some(used_mem)];
+        let mut columns = Vec::with_capacity(dispatchlab_core::swf::N_FIELDS + 1);
+        for (j, values) in ints.into_iter().enumerate() {
+            match dispatchlab_core::swf::FLOAT_FIELDS
+                .iter()
+                .position(|&f| f == j)
+            {
+                Some(k) => {
+                    let values = floats[k].take().unwrap_or_default();
+                    columns.push(PyArray1::from_vec(py, values).into_any())
+                }
+                None => columns.push(PyArray1::from_vec(py, values).into_any()),
+            }
+        }
+        columns.push(PyArray1::from_vec(py, line).into_any());
+        let comments = comments
+            .iter()
+            .map(|c| pyo3::types::PyBytes::new(py, c))
+            .collect();
+        let out: SwfOut<'py> = (columns, comments, records);
+        out.into_bound_py_any(py)
+    }
+}
+
 /// dispatchlab's compiled core (the Rust crate dispatchlab-core).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_counting, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_class::<PySwfParser>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -27,6 +27,7 @@ with the core's message.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -133,7 +134,18 @@ class _Group(click.Group):
             raise InputError(f"no such command {name!r}"
                              + did_you_mean(name, self.list_commands(ctx))
                              + f" (commands: {', '.join(self.list_commands(ctx))})")
-        return super().resolve_command(ctx, args)
+        resolved = super().resolve_command(ctx, args)
+        if _FREEZE_LOADED[0]:
+            # the command's modules are loaded and live as long as the process: the
+            # garbage collections of the run (release_free_memory's, the automatic
+            # ones) skip their objects; main() unfreezes them when the command ends
+            gc.freeze()
+        return resolved
+
+
+#: Whether resolving a command freezes the objects loaded so far (:func:`gc.freeze`):
+#: set by :func:`main` for the duration of a command, which unfreezes them at its end.
+_FREEZE_LOADED = [False]
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -173,6 +185,7 @@ def allow_pandas() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning user mistakes into one line on stderr."""
     _hide_pandas_from_pyarrow()
+    _FREEZE_LOADED[0] = True
     try:
         rc = app.main(args=argv, prog_name="dispatchlab", standalone_mode=False)
     except InputError as exc:
@@ -209,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the dispatcher broke the engine's rules (a bug in its code; "
               f"{TRACEBACK_ENV}=1 shows where): {exc}", file=sys.stderr)
         return 1
+    finally:  # the objects frozen when the command was resolved (_Group.resolve_command)
+        _FREEZE_LOADED[0] = False
+        gc.unfreeze()
     return rc if isinstance(rc, int) else 0
 
 

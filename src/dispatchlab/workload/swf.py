@@ -63,6 +63,14 @@ Reading (:func:`read_swf`)
   as ``;      http://...`` are not keys. All comment lines are also kept verbatim
   in ``TraceInfo.header_lines``.
 
+A clean file (every job line 18 plain decimal numbers, or more with
+``extra_fields="ignore"``, nothing skipped, rounded or refused: every public trace) is
+parsed by the compiled core (``dispatchlab._core.SwfParser``, dispatchlab-core's
+``swf`` module: the text, decompressed here by zlib, in, the columns out, numpy arrays
+over its buffers), which gives exactly the table described here; it hands any other
+file back, and the Python parser below, the reference, reads it with its skips,
+roundings and errors.
+
 Parsing is vectorized: the decompressed text is processed in chunks of whole
 lines (``chunk_bytes``); token boundaries and field counts are found with numpy,
 and the numbers are converted by ``numpy.fromstring`` as int64 (decimal points
@@ -99,6 +107,11 @@ from dispatchlab.core.errors import InputError
 from dispatchlab.core.limits import beyond_limit, time_problem
 from dispatchlab.workload.jobs import ALL_FIELDS, FLOAT_FIELDS, SWF_FIELDS, JobTable, TraceInfo
 
+try:  # the compiled core: its SWF parser is read_swf's fast path (_read_native)
+    from dispatchlab import _core
+except ImportError:  # not built: the reference reader reads every file
+    _core = None
+
 __all__ = [
     "CHUNK_BYTES",
     "HEADER_INT_KEYS",
@@ -117,6 +130,8 @@ N_FIELDS = 18
 SIM_FIELDS: frozenset[str] = frozenset({"submit", "run", "alloc_procs", "req_procs", "req_time"})
 #: Bytes of decompressed text parsed at a time.
 CHUNK_BYTES = 1 << 20
+#: Bytes of decompressed text the compiled parser takes at a time.
+NATIVE_BLOCK_BYTES = 1 << 20
 #: TraceInfo attribute -> SWF header key holding an integer fact.
 HEADER_INT_KEYS: dict[str, str] = {
     "max_jobs": "MaxJobs",
@@ -810,16 +825,41 @@ def read_swf(
     path = Path(path)
     name = str(path)
     fh = _open_binary(path)
-    parser = _Parser(
-        name,
-        lenient=lenient,
-        ignore_extra=extra_fields == "ignore",
-        size_hint=_decompressed_size(path, fh),
+    with fh:
+        fast = _read_native(path, gzipped=isinstance(fh, gzip.GzipFile),
+                            ignore_extra=extra_fields == "ignore",
+                            size_hint=_decompressed_size(path, fh))
+        if fast is not None:
+            cols, comments, records = fast
+            skipped, rounded = 0, {}
+        else:
+            cols, comments, records, skipped, rounded = _read_python(
+                name, fh, lenient=lenient, ignore_extra=extra_fields == "ignore",
+                chunk_bytes=chunk_bytes, size_hint=_decompressed_size(path, fh))
+    header = parse_header(comments)
+    info = TraceInfo(
+        source=name,
+        header=header,
+        lines_read=records,
+        malformed_skipped=skipped,
+        header_lines=tuple(comments),
+        rounded=rounded,
+        **header_facts(header),
     )
+    return finish_table(cols, None, info)
+
+
+def _read_python(name: str, fh: IO[bytes], *, lenient: bool, ignore_extra: bool,
+                 chunk_bytes: int, size_hint: int
+                 ) -> tuple[dict[str, np.ndarray], list[str], int, int, dict[str, int]]:
+    """The reference reader (:class:`_Parser`, chunk by chunk): the columns, the comment
+    lines, the job lines read, the malformed lines skipped and the rounded values per
+    column; an :class:`InputError` naming the file, line and field for a malformed line
+    (without ``lenient``), a corrupt file or a file without jobs."""
+    parser = _Parser(name, lenient=lenient, ignore_extra=ignore_extra, size_hint=size_hint)
     try:
-        with fh:
-            for chunk in _iter_chunks(fh, chunk_bytes):
-                parser.feed(chunk)
+        for chunk in _iter_chunks(fh, chunk_bytes):
+            parser.feed(chunk)
     except (OSError, EOFError, zlib.error) as exc:
         kind = "corrupt or truncated gzip file" if isinstance(fh, gzip.GzipFile) else "read error"
         raise InputError(f"{kind}: {exc}", file=name) from exc
@@ -827,17 +867,68 @@ def read_swf(
     if cols["submit"].size == 0:
         extra = f" ({parser.skipped} malformed lines skipped)" if parser.skipped else ""
         raise InputError(f"no jobs: the file has no job lines{extra}", file=name)
-    header = parse_header(parser.comments)
-    info = TraceInfo(
-        source=name,
-        header=header,
-        lines_read=parser.records,
-        malformed_skipped=parser.skipped,
-        header_lines=tuple(parser.comments),
-        rounded=dict(parser.rounded),
-        **header_facts(header),
-    )
-    return finish_table(cols, None, info)
+    return cols, parser.comments, parser.records, parser.skipped, dict(parser.rounded)
+
+
+def _text_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[bytes]:
+    """The file's text in blocks of at most ``block_bytes`` (zlib, in C, for a gzip
+    file, member after member). Raises ValueError where the reference reader might
+    not read the same text (anything but gzip members back to back: trailing bytes,
+    a truncated member) and OSError/zlib.error as reading does."""
+    with open(path, "rb") as raw:
+        if not gzipped:
+            while block := raw.read(block_bytes):
+                yield block
+            return
+        unzip = None  # the member being read (its trailer is checked)
+        data = b""
+        while True:
+            while len(data) < 2 and (more := raw.read(block_bytes)):
+                data += more
+            if not data:
+                break
+            if unzip is None:
+                if data[:2] != b"\x1f\x8b":
+                    raise ValueError("bytes after the last gzip member")
+                unzip = zlib.decompressobj(wbits=31)
+            block = unzip.decompress(data, block_bytes)
+            if block:
+                yield block
+            if unzip.eof:
+                data, unzip = unzip.unused_data, None
+            else:
+                data = unzip.unconsumed_tail
+        if unzip is not None:
+            raise ValueError("a truncated gzip member")
+
+
+def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool, size_hint: int = 0
+                 ) -> tuple[dict[str, np.ndarray], list[str], int] | None:
+    """The fast path of :func:`read_swf`: the compiled parser (``dispatchlab._core``,
+    dispatchlab-core's ``swf`` module; bytes in, columns out) reads a clean file (see
+    its rules there: no skip, rounding or error), giving the columns, the comment
+    lines and the job lines read, exactly as the reference reader would; None for any
+    other file (or without the compiled core), which the reference reader
+    (:func:`_read_python`) then reads and reports on. ``size_hint``: the text's
+    expected size (bytes, 0: unknown), to size the columns once."""
+    if _core is None:
+        return None
+    parser = _core.SwfParser(ignore_extra, size_hint)
+    try:
+        for block in _text_blocks(path, gzipped, NATIVE_BLOCK_BYTES):
+            if not parser.feed(block):
+                return None
+        done = parser.finish()
+    except (OSError, EOFError, ValueError, zlib.error):
+        return None  # the reference reader reads it again and names the problem
+    except RuntimeError:  # a panic in the parser (a bug): the reference reader reads it
+        return None
+    if isinstance(done, str):
+        return None
+    arrays, comments, records = done
+    cols = dict(zip((*SWF_FIELDS, "line"), arrays, strict=True))
+    text = [c.decode("utf-8", "replace").rstrip("\r") for c in comments]
+    return cols, text, records
 
 
 # --------------------------------------------------------------------------------------

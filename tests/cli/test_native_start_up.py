@@ -1,0 +1,67 @@
+"""The whole ``simulate`` command on the native path loads only what it needs (issue 31,
+lean start-up): no pandas, no ``pyarrow.compute``, no ``numpy.ma``, and the Python
+engine's dispatchers are not run; the trace is read by the compiled SWF parser."""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from dispatchlab.cli import main
+from dispatchlab.core import memory
+
+_PROBE = """
+import json, sys
+from dispatchlab.cli import main
+from dispatchlab.workload import swf
+calls = []
+native = swf._read_native
+swf._read_native = lambda *a, **k: calls.append(1) or native(*a, **k)
+rc = main({args!r})
+print(json.dumps({{"rc": rc, "native_read": calls == [1],
+                  "loaded": sorted(m for m in ("pandas", "pyarrow.compute", "numpy.ma")
+                                   if m in sys.modules)}}))
+"""
+
+
+def test_native_simulate_out_loads_no_pandas_arrow_compute_or_numpy_ma(tmp_path: Path) -> None:
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
+    out = tmp_path / "out"
+    args = ["simulate", str(trace), "--dispatcher", "easy", "--engine", "native",
+            "--out", str(out)]
+    done = subprocess.run([sys.executable, "-c", _PROBE.format(args=args)],
+                          capture_output=True, text=True, check=True)
+    facts = json.loads(done.stdout.splitlines()[-1])
+    assert facts == {"rc": 0, "native_read": True, "loaded": []}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["engine"] == "native" and summary["jobs"] == 39
+
+
+def test_the_loaded_modules_are_frozen_during_a_command_only(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    """While a command runs, the objects of the modules it loaded are out of the garbage
+    collector's way (``gc.freeze``: each collection of the run, e.g. the three of
+    ``release_free_memory``, skips them); when it ends they are unfrozen."""
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 4\n" + "".join(
+        f"{i} {10 * i} -1 30 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 9)))
+    frozen: list[int] = []
+    release = memory.release_free_memory
+
+    def spy() -> None:
+        frozen.append(gc.get_freeze_count())
+        release()
+
+    for module in ("dispatchlab.cli.simulate", "dispatchlab.run.outputs",
+                   "dispatchlab.run.build"):
+        monkeypatch.setattr(f"{module}.release_free_memory", spy, raising=False)
+    assert main(["simulate", str(trace), "--out", str(tmp_path / "out")]) == 0
+    assert frozen and min(frozen) > 10_000
+    assert gc.get_freeze_count() == 0
+    assert main(["simulate", str(tmp_path / "missing.swf")]) == 2  # an error: unfrozen too
+    assert gc.get_freeze_count() == 0
