@@ -37,9 +37,12 @@ pub mod workload;
 
 pub use backfill::Backfill;
 pub use dispatch::{
-    make_dispatcher, make_dispatcher_with, Dispatcher, Fifo, Order, OrderParam, Params, View,
+    make_dispatcher, make_dispatcher_with, Dispatcher, Fifo, Order, OrderParam, Params,
+    PassContext, PassRequests, View,
 };
-pub use engine::{simulate_counting, simulate_counting_with, Engine, Outcome};
+pub use engine::{
+    simulate_counting, simulate_counting_by, simulate_counting_with, Engine, Outcome,
+};
 pub use list::Sorted;
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
