@@ -5,6 +5,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod python_dispatcher;
+use python_dispatcher::{ErrorSlot, PyDispatcher};
+
 use dispatchlab_core::{CountingWorkload, Error, Order, OrderParam, Overrun, Params};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -181,6 +184,73 @@ fn simulate_counting<'py>(
     }
 }
 
+/// simulate_python(submit, run, requested, units, total_cores, pass_fn, *,
+/// empty_queue=None, predictor="walltime", overrun="run")
+/// --
+///
+/// Simulate jobs on a counting platform natively under a dispatcher written in
+/// Python: the columns, `total_cores`, `predictor` and `overrun` as for
+/// `simulate_counting`; `pass_fn` is called at each pass with the pass's state and
+/// returns the decisions to apply (the protocol: `rust/py/src/python_dispatcher.rs`;
+/// `dispatchlab.sim.native_view` makes it), `empty_queue` at each pass on an empty
+/// queue (no wake-up fired): whether to call `pass_fn` then (None: always). Returns
+/// `(start, end, status, events, passes)`.
+///
+/// The GIL is released during the run and taken at each call. An exception raised by
+/// `pass_fn` or `empty_queue` stops the run and is raised unchanged; bad input raises
+/// ValueError, a broken rule or a panic in the core RuntimeError.
+#[pyfunction]
+#[pyo3(signature = (submit, run, requested, units, total_cores, pass_fn, *,
+                    empty_queue = None, predictor = "walltime", overrun = "run"))]
+#[allow(clippy::too_many_arguments)] // the Python signature: columns and options
+fn simulate_python<'py>(
+    py: Python<'py>,
+    submit: PyReadonlyArray1<'py, i64>,
+    run: PyReadonlyArray1<'py, i64>,
+    requested: PyReadonlyArray1<'py, i64>,
+    units: PyReadonlyArray1<'py, i64>,
+    total_cores: i64,
+    pass_fn: Py<PyAny>,
+    empty_queue: Option<Py<PyAny>>,
+    predictor: &str,
+    overrun: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    let overrun = Overrun::parse(overrun).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let jobs = CountingWorkload::new(
+        column(&submit),
+        column(&run),
+        column(&requested),
+        column(&units),
+        total_cores,
+        overrun,
+    )
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let slot = ErrorSlot::default();
+    let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone()));
+    let predictor = predictor.to_string();
+    let outcome = detached(py, move || {
+        dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor)
+    });
+    // the Python side's exception first (the core only stopped because of it)
+    let raised = slot.lock().ok().and_then(|mut e| e.take());
+    if let Some(err) = raised {
+        return Err(err);
+    }
+    let outcome = match outcome? {
+        Ok(outcome) => outcome,
+        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
+        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    (
+        PyArray1::from_vec(py, outcome.start),
+        PyArray1::from_vec(py, outcome.end),
+        PyArray1::from_vec(py, outcome.status),
+        outcome.events,
+        outcome.passes,
+    )
+        .into_pyobject(py)
+}
+
 /// _panic_for_test(message)
 /// --
 ///
@@ -195,6 +265,7 @@ fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_counting, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_python, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

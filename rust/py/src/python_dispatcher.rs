@@ -1,0 +1,196 @@
+//! The adapter of a dispatcher written in Python: a [`Dispatcher`] of the core that, at
+//! each pass, takes the GIL (the run otherwise runs without it) and calls a Python
+//! function with the pass's state; the function (`dispatchlab.sim.native_view`) shows
+//! the dispatcher the `View` protocol over that state, calls its `dispatch`, checks
+//! the decisions as the Python engine checks them and returns what to apply.
+//!
+//! The function is called as `pass_fn(now, free_cores, changes, woken, queue,
+//! running_jobs, running_units, running_ends, submitted, completed, reestimated)`:
+//! `queue` and the three running columns are new int64 numpy arrays (the waiting job
+//! rows in queue order; the running jobs in planned-end order, raw planned ends), or
+//! None when they have not changed since the previous call (the queue: no submission
+//! and no job started or rejected by that call; the running columns: no job started by
+//! that call, ended or given a new estimate); the last three are tuples of job rows
+//! (what happened since the previous call, in event order). It returns None (nothing to do) or `(starts, rejects, wakes, withdraws)`,
+//! lists of ints: job rows to start in order and to reject (checked already), times
+//! of wake-ups to add and to withdraw.
+//!
+//! Whatever the function raises stops the run: the exception is kept (the binding
+//! raises it unchanged) and the core is asked to stop.
+
+use std::sync::{Arc, Mutex};
+
+use dispatchlab_core::{Dispatcher, PassContext, PassRequests, View};
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// Where the adapter keeps the exception that stopped a run (shared with the binding,
+/// which raises it once the core returns).
+pub type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
+
+/// The message of the core's stop when the Python side raised (never shown: the
+/// binding raises the kept exception instead).
+pub const STOPPED: &str = "the Python dispatcher raised";
+
+/// A dispatcher written in Python, seen by the core.
+pub struct PyDispatcher {
+    /// called at each pass (see the module docstring)
+    pass_fn: Py<PyAny>,
+    /// called at a pass on an empty queue (no wake-up fired): whether to call
+    /// `pass_fn` then; None: always
+    empty_fn: Option<Py<PyAny>>,
+    /// the exception that stopped the run
+    error: ErrorSlot,
+    /// the previous call started or rejected jobs (the queue and the running set
+    /// changed since)
+    acted: bool,
+    /// a buffer for the columns (copied into numpy's own memory: no Python object
+    /// per array beside the array)
+    scratch: Vec<i64>,
+}
+
+impl PyDispatcher {
+    /// An adapter calling `pass_fn` (and `empty_fn`, see the fields), keeping an
+    /// exception in `error`.
+    pub fn new(pass_fn: Py<PyAny>, empty_fn: Option<Py<PyAny>>, error: ErrorSlot) -> Self {
+        PyDispatcher {
+            pass_fn,
+            empty_fn,
+            error,
+            acted: true,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.error.lock().map(|e| e.is_some()).unwrap_or(true)
+    }
+
+    fn keep(&self, err: PyErr) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(err);
+        }
+    }
+
+    /// One call of `pass_fn`: its requests, None when it asks nothing.
+    #[allow(clippy::type_complexity)] // the four lists of the Python function's answer
+    fn call(
+        &mut self,
+        py: Python<'_>,
+        view: &View<'_>,
+        ctx: &PassContext<'_>,
+    ) -> PyResult<Option<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)>> {
+        // the columns only when they changed since the previous call (None: as then)
+        let scratch = &mut self.scratch;
+        let mut array = |values: &mut dyn Iterator<Item = i64>| {
+            scratch.clear();
+            scratch.extend(values);
+            PyArray1::from_slice(py, scratch)
+        };
+        let queue = (self.acted || !ctx.submitted.is_empty())
+            .then(|| array(&mut view.queue.iter().map(|&j| i64::from(j))));
+        let running = self.acted || !ctx.completed.is_empty() || !ctx.reestimated.is_empty();
+        let entries = view.running.entries();
+        let mut column = |f: fn(&dispatchlab_core::state::Running) -> i64| {
+            running.then(|| array(&mut entries.iter().map(f)))
+        };
+        let (jobs, units, ends) = (
+            column(|e| i64::from(e.job)),
+            column(|e| e.units),
+            column(|e| e.est_end),
+        );
+        let rows = |rows: &[u32]| {
+            if rows.is_empty() {
+                Ok(PyTuple::empty(py))
+            } else {
+                PyTuple::new(py, rows)
+            }
+        };
+        let args = (
+            view.now,
+            view.free_cores,
+            view.changes,
+            ctx.woken,
+            queue,
+            jobs,
+            units,
+            ends,
+            rows(ctx.submitted)?,
+            rows(ctx.completed)?,
+            rows(ctx.reestimated)?,
+        );
+        let answer = self.pass_fn.call1(py, args)?;
+        if answer.is_none(py) {
+            return Ok(None);
+        }
+        Ok(Some(answer.extract(py)?))
+    }
+}
+
+impl Dispatcher for PyDispatcher {
+    fn name(&self) -> &'static str {
+        "the Python dispatcher"
+    }
+
+    /// Not called by the engine ([`Dispatcher::dispatch_in`] is): a pass with an
+    /// empty context.
+    fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
+        let ctx = PassContext {
+            start: &[],
+            submitted: &[],
+            completed: &[],
+            reestimated: &[],
+            woken: false,
+        };
+        let mut requests = PassRequests::default();
+        self.dispatch_in(view, &ctx, out, &mut requests);
+    }
+
+    fn dispatch_in(
+        &mut self,
+        view: &View<'_>,
+        ctx: &PassContext<'_>,
+        out: &mut Vec<u32>,
+        requests: &mut PassRequests,
+    ) {
+        if self.failed() {
+            requests.stop = Some(STOPPED.to_string());
+            return;
+        }
+        let answer = Python::attach(|py| self.call(py, view, ctx));
+        self.acted = false;
+        match answer {
+            Ok(None) => {}
+            Ok(Some((starts, rejects, wakes, withdraws))) => {
+                self.acted = !starts.is_empty() || !rejects.is_empty();
+                // rows the Python side checked (waiting jobs): in range
+                let row = |j: i64| u32::try_from(j).unwrap_or(u32::MAX);
+                out.extend(starts.into_iter().map(row));
+                requests.reject.extend(rejects.into_iter().map(row));
+                requests.wake.extend(wakes);
+                requests.withdraw.extend(withdraws);
+            }
+            Err(err) => {
+                self.keep(err);
+                requests.stop = Some(STOPPED.to_string());
+            }
+        }
+    }
+
+    fn call_on_empty_queue(&mut self) -> bool {
+        let Some(empty_fn) = &self.empty_fn else {
+            return true;
+        };
+        if self.failed() {
+            return true; // the next call stops the run
+        }
+        match Python::attach(|py| empty_fn.call0(py).and_then(|v| v.is_truthy(py))) {
+            Ok(call) => call,
+            Err(err) => {
+                self.keep(err);
+                true
+            }
+        }
+    }
+}
