@@ -81,6 +81,7 @@ from dispatchlab.predict.duration.base import (
     WalltimePredictor,
 )
 from dispatchlab.sim.engine import OVERRUN_MODES, check_jobs, check_overrun, is_node_level
+from dispatchlab.sim.native_view import NativePasses, make_passes
 from dispatchlab.sim.result import STATUS_REJECTED, SimulationResult
 from dispatchlab.workload.jobs import JobTable
 
@@ -204,10 +205,47 @@ NATIVE_PREDICTORS: dict[str, type[Predictor]] = {
 }
 
 
+# --- dispatchers written in Python (the core calls them through the View) -------------
+
+#: The requirements (``Dispatcher.requires`` fields) a dispatcher written in Python may
+#: declare on the native engine, with the reason a run that needs the opposite is not
+#: native (the others: placement on nodes, measured job power, passes on an empty
+#: queue, are what the native View gives on a counting platform).
+PYTHON_DISPATCHER_NEEDS: dict[str, tuple[bool, str]] = {
+    "power_predictions": (False, "power predictions"),
+    "cap": (False, "a power cap"),
+    "slows_running_jobs": (False, "slowing running jobs (a duration model)"),
+    "pass_log": (False, "a pass log"),
+}
+
+
+def is_python_dispatcher(dispatcher: Dispatcher) -> bool:
+    """Whether ``dispatcher`` is a class written outside dispatchlab (yours: the
+    README's one small class), which the native engine runs through the ``View``
+    protocol (:mod:`dispatchlab.sim.native_view`). dispatchlab's own dispatchers that
+    are not native yet run on the Python engine."""
+    module = type(dispatcher).__module__
+    return module != "dispatchlab" and not module.startswith("dispatchlab.")
+
+
+def _python_dispatcher_reason(dispatcher: Dispatcher) -> str | None:
+    """Why the Python ``dispatcher`` (:func:`is_python_dispatcher`) cannot run on the
+    native engine (None: it can): a requirement the native View does not meet."""
+    name = dispatcher.name or type(dispatcher).__name__
+    requires = dispatcher.requires
+    for key, (native, what) in PYTHON_DISPATCHER_NEEDS.items():
+        if getattr(requires, key) != native:
+            return f"dispatcher {name!r} needs {what}, which the native engine lacks yet"
+    return None
+
+
 def _dispatcher_reason(dispatcher: Dispatcher) -> str | None:
     """Why ``dispatcher`` is not native (None: it is)."""
     name = dispatcher.name or type(dispatcher).__name__
     entry = NATIVE_DISPATCHERS.get(name)
+    if ((entry is None or type(dispatcher) is not entry.cls)
+            and is_python_dispatcher(dispatcher)) or getattr(dispatcher, _VIA_VIEW, False):
+        return _python_dispatcher_reason(dispatcher)
     if entry is None:
         return f"dispatcher {name!r} is not native yet"
     if type(dispatcher) is not entry.cls:
@@ -358,6 +396,34 @@ def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
                                    params=params)
 
 
+def _via_view(dispatcher: Dispatcher) -> bool:
+    """Whether the core runs ``dispatcher`` through the View (a dispatcher written in
+    Python, or one forced so by :func:`simulate_native`'s ``via_view``)."""
+    entry = NATIVE_DISPATCHERS.get(dispatcher.name)
+    return entry is None or type(dispatcher) is not entry.cls \
+        or getattr(dispatcher, _VIA_VIEW, False)
+
+
+#: set on a dispatcher clone to run it through the View (tests of the View)
+_VIA_VIEW = "_dispatchlab_via_view"
+
+
+def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
+                      predictor: Predictor, overrun: str
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The core's ``(start, end, status, events, passes)`` for a dispatcher written in
+    Python (:mod:`dispatchlab.sim.native_view`)."""
+    col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
+           for c in ("submit", "run", "requested_time", "units")}
+    empty = (None if passes.dispatcher.requires.empty_queue_pass
+             else passes.empty_queue_pass)
+    assert _core is not None  # native_reason refused the run otherwise
+    return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
+                                 col["units"], total_cores, passes.run_pass,
+                                 empty_queue=empty, predictor=predictor.name,
+                                 overrun=overrun)
+
+
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                     predictor: Predictor | None = None, *, overrun: str = "run",
                     progress: Callable[[int, int], None] | None = None,
@@ -378,7 +444,10 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     if reason is not None:
         raise InputError(f"the native engine cannot run this: {reason}", field="engine")
     wall0 = time.perf_counter()
+    via_view = getattr(dispatcher, _VIA_VIEW, False)
     dispatcher = dispatcher.clone()
+    if via_view:
+        setattr(dispatcher, _VIA_VIEW, True)
     predictor = (predictor or WalltimePredictor()).clone()
     run, requested = jobs["run"], jobs["requested_time"]
     sim_run = np.minimum(run, requested) if overrun == "kill" else run
@@ -392,27 +461,51 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                                          or estimate.max() >= limit // 4)):
         raise DispatchError(f"{predictor!r}: static_estimates() must give one estimate "
                             ">= 0 per job")
+    decision_times = np.zeros(0, dtype=np.float64)
+    # a dispatcher written in Python is started here, with its view (what it raises
+    # is raised unchanged)
+    passes_: NativePasses | None = (
+        make_passes(platform, jobs, dispatcher, estimate, total_cores)
+        if _via_view(dispatcher) else None)
     try:
-        start, end, status, events, passes = _core_call(
-            jobs, sim_run, total_cores, dispatcher, predictor, overrun, platform=platform,
-            estimate=estimate)
-    except ValueError as exc:  # the Python checks above passed: the two disagree
-        raise NativeCoreError(f"the native core refused an input the Python checks "
-                              f"accepted (a bug): {exc}") from exc
-    except RuntimeError as exc:
+        if passes_ is not None:
+            start, end, status, events, passes = _core_call_python(
+                jobs, total_cores, passes_, predictor, overrun)
+            decision_times = np.frombuffer(passes_.decision_times, dtype=np.float64).copy()
+        else:
+            start, end, status, events, passes = _core_call(
+                jobs, sim_run, total_cores, dispatcher, predictor, overrun,
+                platform=platform, estimate=estimate)
+    except (ValueError, RuntimeError) as exc:
+        if passes_ is not None and passes_.error is exc:
+            raise  # the dispatcher's own exception (or its decisions' check), unchanged
+        if passes_ is not None and "waiting forever" in str(exc):
+            waiting = passes_.waiting_rows()
+            raise DispatchError(
+                f"{dispatcher!r} left {len(waiting)} jobs waiting forever (first: job "
+                f"{int(jobs['job_id'][waiting[0]])}) though they fit the platform"
+                ) from None
+        if isinstance(exc, ValueError):  # the Python checks above passed: they disagree
+            raise NativeCoreError(f"the native core refused an input the Python checks "
+                                  f"accepted (a bug): {exc}") from exc
         raise NativeCoreError(str(exc)) from exc
     rejected = np.flatnonzero(status == STATUS_REJECTED)
+    by_dispatcher = {} if passes_ is None else passes_.reject_reason
+    if by_dispatcher:  # they keep their estimates, as on the Python engine
+        rejected = np.array([r for r in rejected.tolist() if r not in by_dispatcher],
+                            dtype=np.int64)
     estimate[rejected] = -1
     units = jobs["units"]
     reasons = {int(r): f"needs {int(units[r])} cores, the platform has {total_cores}"
                for r in rejected.tolist()}
+    reasons.update(by_dispatcher)
     if progress is not None:
         progress(n, n)
     return SimulationResult(
         jobs=jobs, platform=platform, dispatcher=repr(dispatcher),
         predictor=repr(predictor), overrun=overrun, start=start, end=end, status=status,
         estimate=estimate, reject_reason=reasons, allocations={}, events=int(events),
-        passes=int(passes), decision_times=np.zeros(0, dtype=np.float64),
+        passes=int(passes), decision_times=decision_times,
         wall_seconds=time.perf_counter() - wall0,
         dispatcher_facts=dispatcher.run_facts(), engine="native")
 

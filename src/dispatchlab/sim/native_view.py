@@ -1,0 +1,383 @@
+"""A dispatcher written in Python on the native engine: the ``View`` it sees and the
+checks of its decisions.
+
+The native core (``dispatchlab._core.simulate_python``, the adapter in
+``rust/py/src/python_dispatcher.rs``) runs the engine loop and calls
+:meth:`NativePasses.run_pass` at each dispatch pass, with the GIL taken, handing over
+the pass's state: the time, the free cores, the change counter, whether a wake-up
+fired, the waiting job rows (queue order) and the running jobs (job rows, cores, raw
+planned ends, in planned-end order) as new int64 numpy arrays, and what happened since
+the dispatcher's previous call. :class:`NativePasses` holds that state with the
+accessors of :class:`~dispatchlab.sim.engine.Simulation` that the Python engine's view
+reads, so the dispatcher sees the same :class:`~dispatchlab.sim.view.EngineView` (the
+very class) on both engines, member for member: the same values, array types, costs
+and errors.
+
+The decisions are checked as the Python engine checks them, in their order, with its
+messages (:class:`~dispatchlab.dispatch.base.DispatchError`: a job started that is not
+waiting or does not fit the free cores, a job rejected that is not waiting, a value
+that is not a decision), and wake-ups as the engine checks them. Rate changes
+(``SetSpeed``, ``SetPower``) of a running job are not native: such a decision raises a
+``DispatchError`` naming ``--engine python``. Whatever the dispatcher raises stops the
+run and is raised unchanged by :func:`dispatchlab.sim.native.simulate_native`.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from operator import itemgetter
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dispatchlab.dispatch.base import (
+    Changes,
+    Dispatcher,
+    DispatchError,
+    Reject,
+    SetPower,
+    SetSpeed,
+    Start,
+)
+from dispatchlab.dispatch.profile import CoreProfile
+from dispatchlab.power.model import has_power
+from dispatchlab.sim.duration import NoSlowdown
+from dispatchlab.sim.result import (
+    STATUS_COMPLETED,
+    STATUS_FUTURE,
+    STATUS_REJECTED,
+    STATUS_RUNNING,
+)
+from dispatchlab.sim.view import EngineView
+
+if TYPE_CHECKING:
+    from dispatchlab.platform import Platform
+    from dispatchlab.workload.jobs import JobTable
+
+__all__ = ["NativePasses"]
+
+#: the status of a waiting job (the Python engine's STATUS_WAITING)
+_WAITING = 3
+
+#: no decision, no wake-up: what :meth:`NativePasses.run_pass` returns then
+_NOTHING = None
+
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY.flags.writeable = False
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+class _Queue:
+    """The waiting jobs at this pass (the Python engine's ``WaitingQueue`` accessors
+    that the view reads): ``jobs``, the job rows in queue order (ascending)."""
+
+    def __init__(self, passes: NativePasses) -> None:
+        self._passes = passes
+        self.jobs: np.ndarray = _EMPTY
+        self._cols: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(jobs, units, estimates, submit) as read-only numpy arrays, cached for the
+        pass."""
+        if self._cols is None:
+            p, jobs = self._passes, self.jobs
+            self._cols = (_readonly(jobs), _readonly(p.units_of[jobs]),
+                          _readonly(p.estimate_of[jobs]), _readonly(p.submit_of[jobs]))
+        return self._cols
+
+
+class _Running:
+    """The running jobs at this pass in planned-end order, ties by job row (the
+    Python engine's ``RunningSet`` accessors that the view reads): ``ends`` (raw
+    planned ends) and ``units``."""
+
+    def __init__(self) -> None:
+        self.jobs: np.ndarray = _EMPTY
+        self.units: np.ndarray = _EMPTY
+        self.ends: np.ndarray = _EMPTY
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(jobs, units, est_end) in planned-end order (new arrays)."""
+        return self.jobs.copy(), self.units.copy(), self.ends.copy()
+
+    def first_end(self) -> int | None:
+        return int(self.ends[0]) if len(self.ends) else None
+
+
+class NativePasses:
+    """One native run of a Python ``dispatcher`` (started here, with the view) on
+    ``jobs`` and the counting ``platform``: the engine state at each pass as the
+    Python engine's accessors (what :class:`~dispatchlab.sim.view.EngineView` reads),
+    and :meth:`run_pass`, the function the core calls at each pass. ``estimate``:
+    every job's estimate at submission (the native predictors' static ones)."""
+
+    #: native runs are counting runs (pooled cores): no placement, no power cap
+    counting = True
+    cap = None
+    cap_watts = None
+    power_predictor = None
+
+    def __init__(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                 estimate: np.ndarray, total_cores: int) -> None:
+        self.platform, self.jobs, self.dispatcher = platform, jobs, dispatcher
+        n = len(jobs)
+        names = platform.resource_names
+        self.requests = np.zeros((n, len(names)), dtype=np.int64)
+        for k, r in enumerate(names):
+            if r in jobs.resources:
+                self.requests[:, k] = jobs.resources[r]
+        capacity = platform.capacity_matrix()
+        self.capacity = _readonly(capacity.view())
+        self.free_view = _readonly(capacity.copy())  # counting: never placed on
+        self.total_cores = total_cores
+        self.allocations: dict[int, Any] = {}
+        # per job row: cores, estimate at submission, submit time (numpy, for the
+        # queue's columns) and the same as buffers (fast scalar reads)
+        self.units_of = np.asarray(jobs["units"], dtype=np.int64)
+        self.estimate_of = np.asarray(estimate, dtype=np.int64)
+        self.submit_of = np.asarray(jobs["submit"], dtype=np.int64)
+        self._units = array("q", self.units_of.tobytes())
+        self._est0 = array("q", self.estimate_of.tobytes())
+        self._job_id = jobs["job_id"]
+        self.start = np.full(n, -1, dtype=np.int64)
+        self._est_end = np.full(n, -1, dtype=np.int64)
+        self._est_end_stale = False
+        self._status = array("b", bytes([STATUS_FUTURE]) * n)
+        self.queue = _Queue(self)
+        self.running = _Running()
+        self.now = 0
+        self.free_cores = total_cores
+        self.changes = 0
+        self.woken = False
+        self._changed: tuple[tuple[int, ...], ...] = ((), (), ())
+        self._profile: CoreProfile | None = None
+        self._pending_wakes: dict[int, int] = {}
+        self._withdrawn_wakes: dict[int, int] = {}
+        self._wakes: list[int] = []
+        self._withdraws: list[int] = []
+        self.duration_model = NoSlowdown()
+        self.duration_model.start(jobs)
+        self.job_power_view: np.ndarray | None = None
+        if has_power(jobs):
+            self.job_power_view = _readonly(np.asarray(jobs["power_mean"],
+                                                       dtype=np.float64).view())
+        #: the duration of every dispatch call (s), as the Python engine records them
+        self.decision_times = array("d")
+        #: the dispatcher's reasons for the jobs it rejected (job row -> reason)
+        self.reject_reason: dict[int, str] = {}
+        #: whatever the dispatcher (or a check of its decisions) raised: the run's end
+        self.error: BaseException | None = None
+        self.view = EngineView(self)  # type: ignore[arg-type]  # the engine's accessors
+        self._dispatch = dispatcher.dispatch
+        self.dispatcher.start(self.view)
+
+    # ------------------------------------------------------------------ the passes
+    def empty_queue_pass(self) -> bool:
+        """Whether to call the dispatcher at a pass on an empty queue (no wake-up
+        fired): its live ``call_on_empty_queue``, as the Python engine reads it."""
+        try:
+            return bool(self.dispatcher.call_on_empty_queue)
+        except BaseException as exc:
+            self.error = exc
+            raise
+
+    def run_pass(self, now: int, free_cores: int, changes: int, woken: bool,
+                 queue: np.ndarray | None, running_jobs: np.ndarray | None,
+                 running_units: np.ndarray | None, running_ends: np.ndarray | None,
+                 submitted: tuple[int, ...],
+                 completed: tuple[int, ...], reestimated: tuple[int, ...]
+                 ) -> tuple[list[int], list[int], list[int], list[int]] | None:
+        """One dispatch pass (called by the core; the arguments: ``rust/py/src/
+        python_dispatcher.rs``): the dispatcher's decisions, checked, as ``(starts,
+        rejects, wakes, withdraws)``, or None when there are none."""
+        try:
+            if now != self.now:
+                if self._pending_wakes:
+                    self._fired(now)
+                self.now = self.view.now = now
+                self._profile = None
+            self.free_cores, self.changes, self.woken = free_cores, changes, woken
+            if queue is not None:  # (None: unchanged since the previous pass)
+                q = self.queue
+                q.jobs, q._cols = queue, None
+            if running_jobs is not None:
+                r = self.running
+                r.jobs, r.units, r.ends = running_jobs, running_units, running_ends
+                self._profile = None
+                self._est_end_stale = True
+            status = self._status
+            for job in submitted:
+                status[job] = _WAITING
+            for job in completed:
+                status[job] = STATUS_COMPLETED
+            self._changed = (submitted, completed, reestimated)
+            t0 = perf_counter()
+            decisions = self._dispatch(self.view)
+            self.decision_times.append(perf_counter() - t0)
+            if not decisions and not self._wakes and not self._withdraws:
+                return _NOTHING
+            return self._decide(decisions, status)
+        except BaseException as exc:
+            self.error = exc
+            raise
+
+    def _decide(self, decisions: Any, status: array
+                ) -> tuple[list[int], list[int], list[int], list[int]]:
+        """The decisions checked as the Python engine checks them, in order, as
+        ``(starts, rejects, wakes, withdraws)``."""
+        now = self.now
+        starts: list[int] = []
+        rejects: list[int] = []
+        free = self.free_cores
+        for d in decisions or ():
+            kind = type(d)
+            if kind is Start:
+                job = d.job
+                if status[job] != _WAITING:
+                    raise DispatchError(f"{self.dispatcher!r} started job "
+                                        f"{int(self._job_id[job])}, which is not waiting")
+                units = self._units[job]
+                if units > free:
+                    raise DispatchError(f"{self.dispatcher!r} started job "
+                                        f"{int(self._job_id[job])} ({units} cores) with "
+                                        f"only {free} free")
+                free -= units
+                row = range(len(status))[job]
+                status[row] = STATUS_RUNNING
+                self.start[row] = now
+                starts.append(row)
+            elif kind is Reject:
+                job = d.job
+                if status[job] != _WAITING:
+                    raise DispatchError(f"{self.dispatcher!r} rejected job "
+                                        f"{int(self._job_id[job])}, which is not waiting")
+                row = range(len(status))[job]
+                status[row] = STATUS_REJECTED
+                self.reject_reason[row] = d.reason
+                rejects.append(row)
+            elif kind is SetSpeed or kind is SetPower:
+                what = ("changed the speed of" if kind is SetSpeed
+                        else "changed the power level of")
+                self._check_running(d.job, what)
+                raise DispatchError(f"{self.dispatcher!r} {what} job "
+                                    f"{int(self._job_id[d.job])}: rate changes (SetSpeed, "
+                                    "SetPower) are not native yet (run it with --engine "
+                                    "python)")
+            else:
+                raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
+        wakes, withdraws = self._wakes, self._withdraws
+        self._wakes, self._withdraws = [], []
+        return starts, rejects, wakes, withdraws
+
+    def _fired(self, now: int) -> None:
+        """Forget the wake-ups up to ``now``: they fired (or were withdrawn) before
+        this pass."""
+        for t in [t for t in self._pending_wakes if t <= now]:
+            del self._pending_wakes[t]
+            self._withdrawn_wakes.pop(t, None)
+
+    def _check_running(self, job: int, what: str) -> None:
+        if not 0 <= job < len(self._status):
+            raise DispatchError(f"{self.dispatcher!r} {what} job row {job!r}: no such job")
+        if self._status[job] != STATUS_RUNNING:
+            raise DispatchError(f"{self.dispatcher!r} {what} job "
+                                f"{int(self._job_id[job])}, which is not running")
+
+    def waiting_rows(self) -> np.ndarray:
+        """The jobs queued and never started nor rejected (after the run: the jobs the
+        dispatcher left waiting forever)."""
+        status = np.frombuffer(self._status, dtype=np.int8)
+        return np.flatnonzero(status == _WAITING)
+
+    # ------------------------------------------------ the engine's accessors (view)
+    def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
+        """The first ``k`` waiting jobs as lists ``(jobs, units, estimates)``."""
+        return self._job_lists(self.queue.jobs[:k].tolist())
+
+    def queued_after(self, job: int) -> tuple[list[int], list[int], list[int]]:
+        """The waiting jobs after row ``job`` as lists ``(jobs, units, estimates)``."""
+        rows = self.queue.jobs.tolist()
+        return self._job_lists(rows[bisect_right(rows, job):])
+
+    def _job_lists(self, rows: list[int]) -> tuple[list[int], list[int], list[int]]:
+        if len(rows) < 2:
+            return rows, [self._units[r] for r in rows], [self._est0[r] for r in rows]
+        get = itemgetter(*rows)
+        return rows, list(get(self._units)), list(get(self._est0))
+
+    def estimated_end(self, job: int) -> int:
+        """The raw planned end (s) of job row ``job`` (-1 before it starts)."""
+        if self._est_end_stale:
+            self._est_end[self.running.jobs] = self.running.ends
+            self._est_end_stale = False
+        return int(self._est_end[job])
+
+    def power_level(self, job: int) -> float:
+        return 1.0
+
+    def changes_since_pass(self) -> Changes:
+        return Changes(*self._changed)
+
+    def release_profile(self) -> CoreProfile:
+        """The running jobs' release profile now (cached for the pass; the view hands
+        out copies)."""
+        if self._profile is None:
+            r = self.running
+            self._profile = CoreProfile(self.now, r.ends, r.units, self.free_cores)
+        return self._profile
+
+    def next_cap_change(self) -> None:
+        return None
+
+    def node_power(self) -> np.ndarray:
+        raise DispatchError(f"{self.dispatcher!r} asked for node power in counting mode "
+                            "(a core-only platform with one-core units: no placement)")
+
+    def running_power(self) -> float:
+        if self.job_power_view is None:
+            raise DispatchError(f"{self.dispatcher!r} reads measured job power, but the "
+                                "jobs carry none (give job power: --power FILE or a "
+                                "synthetic power file)")
+        watts = self.job_power_view
+        total = 0.0
+        for j in self.running.jobs.tolist():
+            w = watts[j]
+            if w == w:
+                total += float(w)
+        return total
+
+    def request_wakeup(self, t: int) -> None:
+        if t <= self.now:
+            raise DispatchError(f"{self.dispatcher!r} asked to wake at {t}, not after now "
+                                f"({self.now})")
+        self._pending_wakes[t] = self._pending_wakes.get(t, 0) + 1
+        self._wakes.append(t)
+
+    def withdraw_wakeup(self, t: int) -> None:
+        left = self._pending_wakes.get(t, 0) - self._withdrawn_wakes.get(t, 0)
+        if t <= self.now or left <= 0:
+            raise DispatchError(f"{self.dispatcher!r} withdrew a wake-up at {t}, but none "
+                                f"is pending then (now {self.now})")
+        self._withdrawn_wakes[t] = self._withdrawn_wakes.get(t, 0) + 1
+        self._withdraws.append(t)
+
+
+def make_passes(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
+                estimate: np.ndarray, total_cores: int) -> NativePasses:
+    """The state of a native run of the Python ``dispatcher``, started with its view:
+    its :meth:`~NativePasses.run_pass` is what the core calls at each pass, and its
+    :meth:`~NativePasses.empty_queue_pass` at a pass on an empty queue when the
+    dispatcher declares it may skip those."""
+    return NativePasses(platform, jobs, dispatcher, estimate, total_cores)
