@@ -4,8 +4,8 @@
 //! binding's adapter of a Python dispatcher relies on.
 
 use dispatchlab_core::{
-    simulate_counting_by, CountingWorkload, Dispatcher, Error, Outcome, Overrun, PassContext,
-    PassRequests, View, COMPLETED, REJECTED,
+    simulate_counting_by, CountingWorkload, Dispatcher, Engine, Error, Outcome, Overrun,
+    PassContext, PassRequests, Predictor, View, COMPLETED, REJECTED,
 };
 
 /// One call's script: rows to start, rows to reject, wake-ups, withdrawals, a stop.
@@ -176,4 +176,50 @@ fn a_stop_and_broken_requests_end_the_run() {
         let (out, _) = run(d, jobs(&[0], &[4], &[4]));
         assert_eq!(out.unwrap_err(), Error::Dispatch(message.to_string()));
     }
+}
+
+/// Estimates 2 s at submission; at expiry, the requested time (Tsafrir's rule).
+struct Short(Vec<i64>);
+
+impl Predictor for Short {
+    fn name(&self) -> &'static str {
+        "short"
+    }
+
+    fn estimate(&self, _job: usize) -> i64 {
+        2
+    }
+
+    fn requested(&self, job: usize) -> i64 {
+        self.0[job]
+    }
+}
+
+#[test]
+fn new_estimates_are_reported_once() {
+    // two cores; J0 (10 s, requested 20) and J1 (8 s, requested 20) start at 0 with
+    // estimates of 2 s; at 2 both expire and get 20 s; J2 (at 2) waits for a core.
+    let d = Scripted {
+        script: vec![
+            (vec![0, 1], vec![], vec![], vec![], None),
+            (vec![], vec![], vec![], vec![], None),
+            (vec![2], vec![], vec![], vec![], None),
+        ],
+        ..Scripted::default()
+    };
+    let seen = d.seen.clone();
+    let mut w = jobs(&[0, 0, 2], &[10, 8, 1], &[20, 20, 20]);
+    w.total_cores = 2;
+    let out = Engine::new(w, Box::new(d), Box::new(Short(vec![20, 20, 20])))
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(out.start, vec![0, 0, 8]);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[1].0, 2);
+    assert_eq!(seen[1].4, vec![0, 1]); // both re-estimated at 2, in planned-end order
+    assert_eq!(seen[1].6, 1); // one expiry pass: one change
+    assert_eq!(seen[2].0, 8);
+    assert!(seen[2].4.is_empty()); // reported once
+    assert_eq!(seen[2].3, vec![1]);
 }
