@@ -268,6 +268,12 @@ class Broken(Dispatcher):
             return out
         rows = view.queue.jobs.tolist()
         running = view.running.jobs.tolist()
+        if self.how == "withdraw-twice":
+            view.wake_at(9)
+            view.withdraw_wake(9)
+            view.withdraw_wake(9)
+        if self.how == "wake-now":
+            view.wake_at(5)
         return {"twice": [Start(rows[0]), Start(rows[0])] if rows else out,
                 "running": [Start(running[0])],
                 "too-wide": [Start(r) for r in rows] + [Start(1)],
@@ -275,7 +281,7 @@ class Broken(Dispatcher):
                 "junk": ["start 3"],
                 "no-job": [SetSpeed(99, 0.5)],
                 "speed": [SetSpeed(running[0], 0.5)],
-                "power": [SetPower(running[0], 0.5)]}[self.how]
+                "power": [SetPower(running[0], 0.5)]}.get(self.how, out)
 
 
 @pytest.mark.parametrize("exc", ["value", "key", "dispatch", "runtime"])
@@ -292,7 +298,7 @@ def test_what_the_dispatcher_raises_is_raised_unchanged(exc):
 
 
 @pytest.mark.parametrize("how", ["twice", "running", "too-wide", "not-waiting", "junk",
-                                 "no-job"])
+                                 "no-job", "withdraw-twice", "wake-now"])
 def test_broken_rules_give_the_python_engines_message(how):
     platform, jobs = _jobs()
     messages = []

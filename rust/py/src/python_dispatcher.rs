@@ -4,24 +4,25 @@
 //! the dispatcher the `View` protocol over that state, calls its `dispatch`, checks
 //! the decisions as the Python engine checks them and returns what to apply.
 //!
-//! The function is called as `pass_fn(now, free_cores, changes, woken, queue,
-//! running_jobs, running_units, running_ends, submitted, completed, reestimated)`:
-//! `queue` and the three running columns are new int64 numpy arrays (the waiting job
-//! rows in queue order; the running jobs in planned-end order, raw planned ends), or
-//! None when they have not changed since the previous call (the queue: no submission
-//! and no job started or rejected by that call; the running columns: no job started by
-//! that call, ended or given a new estimate); the last three are tuples of job rows
-//! (what happened since the previous call, in event order). It returns None (nothing to do) or `(starts, rejects, wakes, withdraws)`,
-//! lists of ints: job rows to start in order and to reject (checked already), times
-//! of wake-ups to add and to withdraw.
+//! The function is called as `pass_fn(now, free_cores, changes, woken, submitted,
+//! completed, reestimated, new_ends)`: the time, the free cores, the change counter
+//! (`View::changes`), whether a wake-up fired, and what happened since the previous
+//! call, in event order, as tuples of job rows (jobs queued, jobs ended, running jobs
+//! given a new estimate) and the new planned ends of the last. Nothing else crosses:
+//! the Python side keeps its own copy of the queue and the running set from these and
+//! from its own decisions (the Python engine's containers, updated as the Python
+//! engine updates them), so a pass costs no copy of either, whatever their lengths.
+//! It returns None (nothing to do), `(starts, rejects, wakes, withdraws)`, lists of
+//! ints: job rows to start in order and to reject (checked already), times of
+//! wake-ups to add and to withdraw, or the list `starts` alone.
 //!
 //! Whatever the function raises stops the run: the exception is kept (the binding
 //! raises it unchanged) and the core is asked to stop.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use dispatchlab_core::{Dispatcher, PassContext, PassRequests, View};
-use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -42,12 +43,6 @@ pub struct PyDispatcher {
     empty_fn: Option<Py<PyAny>>,
     /// the exception that stopped the run
     error: ErrorSlot,
-    /// the previous call started or rejected jobs (the queue and the running set
-    /// changed since)
-    acted: bool,
-    /// a buffer for the columns (copied into numpy's own memory: no Python object
-    /// per array beside the array)
-    scratch: Vec<i64>,
 }
 
 impl PyDispatcher {
@@ -58,8 +53,6 @@ impl PyDispatcher {
             pass_fn,
             empty_fn,
             error,
-            acted: true,
-            scratch: Vec::new(),
         }
     }
 
@@ -76,30 +69,11 @@ impl PyDispatcher {
     /// One call of `pass_fn`: its requests, None when it asks nothing.
     #[allow(clippy::type_complexity)] // the four lists of the Python function's answer
     fn call(
-        &mut self,
+        &self,
         py: Python<'_>,
         view: &View<'_>,
         ctx: &PassContext<'_>,
     ) -> PyResult<Option<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)>> {
-        // the columns only when they changed since the previous call (None: as then)
-        let scratch = &mut self.scratch;
-        let mut array = |values: &mut dyn Iterator<Item = i64>| {
-            scratch.clear();
-            scratch.extend(values);
-            PyArray1::from_slice(py, scratch)
-        };
-        let queue = (self.acted || !ctx.submitted.is_empty())
-            .then(|| array(&mut view.queue.iter().map(|&j| i64::from(j))));
-        let running = self.acted || !ctx.completed.is_empty() || !ctx.reestimated.is_empty();
-        let entries = view.running.entries();
-        let mut column = |f: fn(&dispatchlab_core::state::Running) -> i64| {
-            running.then(|| array(&mut entries.iter().map(f)))
-        };
-        let (jobs, units, ends) = (
-            column(|e| i64::from(e.job)),
-            column(|e| e.units),
-            column(|e| e.est_end),
-        );
         let rows = |rows: &[u32]| {
             if rows.is_empty() {
                 Ok(PyTuple::empty(py))
@@ -107,22 +81,34 @@ impl PyDispatcher {
                 PyTuple::new(py, rows)
             }
         };
+        // the new planned ends of the re-estimated jobs (rare: a scan of the running set)
+        let new_ends = if ctx.reestimated.is_empty() {
+            PyTuple::empty(py)
+        } else {
+            let ends: HashMap<u32, i64> = view
+                .running
+                .entries()
+                .iter()
+                .map(|e| (e.job, e.est_end))
+                .collect();
+            PyTuple::new(py, ctx.reestimated.iter().map(|j| ends.get(j).copied()))?
+        };
         let args = (
             view.now,
             view.free_cores,
             view.changes,
             ctx.woken,
-            queue,
-            jobs,
-            units,
-            ends,
             rows(ctx.submitted)?,
             rows(ctx.completed)?,
             rows(ctx.reestimated)?,
+            new_ends,
         );
         let answer = self.pass_fn.call1(py, args)?;
         if answer.is_none(py) {
             return Ok(None);
+        }
+        if let Ok(starts) = answer.extract::<Vec<i64>>(py) {
+            return Ok(Some((starts, Vec::new(), Vec::new(), Vec::new())));
         }
         Ok(Some(answer.extract(py)?))
     }
@@ -159,11 +145,9 @@ impl Dispatcher for PyDispatcher {
             return;
         }
         let answer = Python::attach(|py| self.call(py, view, ctx));
-        self.acted = false;
         match answer {
             Ok(None) => {}
             Ok(Some((starts, rejects, wakes, withdraws))) => {
-                self.acted = !starts.is_empty() || !rejects.is_empty();
                 // rows the Python side checked (waiting jobs): in range
                 let row = |j: i64| u32::try_from(j).unwrap_or(u32::MAX);
                 out.extend(starts.into_iter().map(row));

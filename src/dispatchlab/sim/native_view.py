@@ -5,13 +5,17 @@ The native core (``dispatchlab._core.simulate_python``, the adapter in
 ``rust/py/src/python_dispatcher.rs``) runs the engine loop and calls
 :meth:`NativePasses.run_pass` at each dispatch pass, with the GIL taken, handing over
 the pass's state: the time, the free cores, the change counter, whether a wake-up
-fired, the waiting job rows (queue order) and the running jobs (job rows, cores, raw
-planned ends, in planned-end order) as new int64 numpy arrays, and what happened since
-the dispatcher's previous call. :class:`NativePasses` holds that state with the
-accessors of :class:`~dispatchlab.sim.engine.Simulation` that the Python engine's view
-reads, so the dispatcher sees the same :class:`~dispatchlab.sim.view.EngineView` (the
-very class) on both engines, member for member: the same values, array types, costs
-and errors.
+fired, and what happened since the dispatcher's previous call (jobs queued, jobs
+ended, jobs given a new estimate, with their new planned ends). :class:`NativePasses`
+keeps the waiting queue and the running set in the Python engine's own containers
+(:class:`~dispatchlab.sim.state.WaitingQueue`, :class:`~dispatchlab.sim.state.
+RunningSet`), updated from those events and from the dispatcher's decisions exactly as
+the Python engine updates them, so no pass copies the queue or the running set,
+whatever their lengths, and the columns a dispatcher reads are built on access, as on
+the Python engine. It has the accessors of :class:`~dispatchlab.sim.engine.Simulation`
+that the Python engine's view reads, so the dispatcher sees the same
+:class:`~dispatchlab.sim.view.EngineView` (the very class) on both engines, member for
+member: the same values, array types, costs and errors.
 
 The decisions are checked as the Python engine checks them, in their order, with its
 messages (:class:`~dispatchlab.dispatch.base.DispatchError`: a job started that is not
@@ -50,6 +54,7 @@ from dispatchlab.sim.result import (
     STATUS_REJECTED,
     STATUS_RUNNING,
 )
+from dispatchlab.sim.state import RunningSet, WaitingQueue
 from dispatchlab.sim.view import EngineView
 
 if TYPE_CHECKING:
@@ -64,56 +69,9 @@ _WAITING = 3
 #: no decision, no wake-up: what :meth:`NativePasses.run_pass` returns then
 _NOTHING = None
 
-_EMPTY = np.empty(0, dtype=np.int64)
-_EMPTY.flags.writeable = False
-
-
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
-
-
-class _Queue:
-    """The waiting jobs at this pass (the Python engine's ``WaitingQueue`` accessors
-    that the view reads): ``jobs``, the job rows in queue order (ascending)."""
-
-    def __init__(self, passes: NativePasses) -> None:
-        self._passes = passes
-        self.jobs: np.ndarray = _EMPTY
-        self._cols: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    def __len__(self) -> int:
-        return len(self.jobs)
-
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(jobs, units, estimates, submit) as read-only numpy arrays, cached for the
-        pass."""
-        if self._cols is None:
-            p, jobs = self._passes, self.jobs
-            self._cols = (_readonly(jobs), _readonly(p.units_of[jobs]),
-                          _readonly(p.estimate_of[jobs]), _readonly(p.submit_of[jobs]))
-        return self._cols
-
-
-class _Running:
-    """The running jobs at this pass in planned-end order, ties by job row (the
-    Python engine's ``RunningSet`` accessors that the view reads): ``ends`` (raw
-    planned ends) and ``units``."""
-
-    def __init__(self) -> None:
-        self.jobs: np.ndarray = _EMPTY
-        self.units: np.ndarray = _EMPTY
-        self.ends: np.ndarray = _EMPTY
-
-    def __len__(self) -> int:
-        return len(self.jobs)
-
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(jobs, units, est_end) in planned-end order (new arrays)."""
-        return self.jobs.copy(), self.units.copy(), self.ends.copy()
-
-    def first_end(self) -> int | None:
-        return int(self.ends[0]) if len(self.ends) else None
 
 
 class NativePasses:
@@ -145,18 +103,19 @@ class NativePasses:
         self.allocations: dict[int, Any] = {}
         # per job row: cores, estimate at submission, submit time (numpy, for the
         # queue's columns) and the same as buffers (fast scalar reads)
-        self.units_of = np.asarray(jobs["units"], dtype=np.int64)
-        self.estimate_of = np.asarray(estimate, dtype=np.int64)
-        self.submit_of = np.asarray(jobs["submit"], dtype=np.int64)
-        self._units = array("q", self.units_of.tobytes())
-        self._est0 = array("q", self.estimate_of.tobytes())
+        units_of = np.asarray(jobs["units"], dtype=np.int64)
+        estimate_of = np.asarray(estimate, dtype=np.int64)
+        self._units = array("q", units_of.tobytes())
+        self._est0 = array("q", estimate_of.tobytes())
         self._job_id = jobs["job_id"]
-        self.start = np.full(n, -1, dtype=np.int64)
-        self._est_end = np.full(n, -1, dtype=np.int64)
-        self._est_end_stale = False
+        self._start_at = array("q", np.full(n, -1, dtype=np.int64).tobytes())
+        self.start = np.frombuffer(self._start_at, dtype=np.int64)
+        self._est_end = array("q", np.full(n, -1, dtype=np.int64).tobytes())
         self._status = array("b", bytes([STATUS_FUTURE]) * n)
-        self.queue = _Queue(self)
-        self.running = _Running()
+        # the waiting queue and the running set: the Python engine's containers, kept
+        # as the Python engine keeps them (from the core's events and the decisions)
+        self.queue = WaitingQueue(units_of, estimate_of, jobs["submit"])
+        self.running = RunningSet(units_of, n)
         self.now = 0
         self.free_cores = total_cores
         self.changes = 0
@@ -194,14 +153,13 @@ class NativePasses:
             raise
 
     def run_pass(self, now: int, free_cores: int, changes: int, woken: bool,
-                 queue: np.ndarray | None, running_jobs: np.ndarray | None,
-                 running_units: np.ndarray | None, running_ends: np.ndarray | None,
-                 submitted: tuple[int, ...],
-                 completed: tuple[int, ...], reestimated: tuple[int, ...]
-                 ) -> tuple[list[int], list[int], list[int], list[int]] | None:
+                 submitted: tuple[int, ...], completed: tuple[int, ...],
+                 reestimated: tuple[int, ...], new_ends: tuple[int, ...]
+                 ) -> list[int] | tuple[list[int], list[int], list[int], list[int]] | None:
         """One dispatch pass (called by the core; the arguments: ``rust/py/src/
         python_dispatcher.rs``): the dispatcher's decisions, checked, as ``(starts,
-        rejects, wakes, withdraws)``, or None when there are none."""
+        rejects, wakes, withdraws)``, the list ``starts`` alone when it asks nothing
+        else, or None when there are none."""
         try:
             if now != self.now:
                 if self._pending_wakes:
@@ -209,19 +167,22 @@ class NativePasses:
                 self.now = self.view.now = now
                 self._profile = None
             self.free_cores, self.changes, self.woken = free_cores, changes, woken
-            if queue is not None:  # (None: unchanged since the previous pass)
-                q = self.queue
-                q.jobs, q._cols = queue, None
-            if running_jobs is not None:
-                r = self.running
-                r.jobs, r.units, r.ends = running_jobs, running_units, running_ends
-                self._profile = None
-                self._est_end_stale = True
             status = self._status
-            for job in submitted:
-                status[job] = _WAITING
-            for job in completed:
-                status[job] = STATUS_COMPLETED
+            if submitted:
+                enqueue = self.queue.append
+                for job in submitted:
+                    status[job] = _WAITING
+                    enqueue(job)
+            if completed or reestimated:
+                self._profile = None
+                running, est_end = self.running, self._est_end
+                for job in completed:
+                    status[job] = STATUS_COMPLETED
+                    running.remove(job, est_end[job])
+                for job, end in zip(reestimated, new_ends, strict=True):
+                    running.remove(job, est_end[job])
+                    est_end[job] = end
+                    running.insert(job, end, self._units[job])
             self._changed = (submitted, completed, reestimated)
             t0 = perf_counter()
             decisions = self._dispatch(self.view)
@@ -234,13 +195,14 @@ class NativePasses:
             raise
 
     def _decide(self, decisions: Any, status: array
-                ) -> tuple[list[int], list[int], list[int], list[int]]:
+                ) -> list[int] | tuple[list[int], list[int], list[int], list[int]]:
         """The decisions checked as the Python engine checks them, in order, as
-        ``(starts, rejects, wakes, withdraws)``."""
+        ``(starts, rejects, wakes, withdraws)`` (``starts`` alone when that is all)."""
         now = self.now
         starts: list[int] = []
         rejects: list[int] = []
         free = self.free_cores
+        insert = self.running.insert
         for d in decisions or ():
             kind = type(d)
             if kind is Start:
@@ -254,16 +216,20 @@ class NativePasses:
                                         f"{int(self._job_id[job])} ({units} cores) with "
                                         f"only {free} free")
                 free -= units
-                row = range(len(status))[job]
+                row = job if job >= 0 else job + len(status)
                 status[row] = STATUS_RUNNING
-                self.start[row] = now
+                self._start_at[row] = now
+                est = self._est0[row]
+                end = now + (est if est > 0 else 1)  # planned end: at least 1 s
+                self._est_end[row] = end
+                insert(row, end, units)
                 starts.append(row)
             elif kind is Reject:
                 job = d.job
                 if status[job] != _WAITING:
                     raise DispatchError(f"{self.dispatcher!r} rejected job "
                                         f"{int(self._job_id[job])}, which is not waiting")
-                row = range(len(status))[job]
+                row = job if job >= 0 else job + len(status)
                 status[row] = STATUS_REJECTED
                 self.reject_reason[row] = d.reason
                 rejects.append(row)
@@ -277,6 +243,14 @@ class NativePasses:
                                     "python)")
             else:
                 raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
+        if starts:
+            self._profile = None
+        if rejects:
+            self.queue.remove_jobs(starts + rejects)
+        elif starts:
+            self.queue.remove_jobs(starts)
+        if not rejects and not self._wakes and not self._withdraws:
+            return starts  # (the common answer: starts only)
         wakes, withdraws = self._wakes, self._withdraws
         self._wakes, self._withdraws = [], []
         return starts, rejects, wakes, withdraws
@@ -308,8 +282,8 @@ class NativePasses:
 
     def queued_after(self, job: int) -> tuple[list[int], list[int], list[int]]:
         """The waiting jobs after row ``job`` as lists ``(jobs, units, estimates)``."""
-        rows = self.queue.jobs.tolist()
-        return self._job_lists(rows[bisect_right(rows, job):])
+        buf = self.queue.jobs
+        return self._job_lists(buf[bisect_right(buf, job):].tolist())
 
     def _job_lists(self, rows: list[int]) -> tuple[list[int], list[int], list[int]]:
         if len(rows) < 2:
@@ -318,11 +292,9 @@ class NativePasses:
         return rows, list(get(self._units)), list(get(self._est0))
 
     def estimated_end(self, job: int) -> int:
-        """The raw planned end (s) of job row ``job`` (-1 before it starts)."""
-        if self._est_end_stale:
-            self._est_end[self.running.jobs] = self.running.ends
-            self._est_end_stale = False
-        return int(self._est_end[job])
+        """The raw planned end (s) of job row ``job`` while it runs (-1 before it
+        starts)."""
+        return self._est_end[job]
 
     def power_level(self, job: int) -> float:
         return 1.0
@@ -352,7 +324,7 @@ class NativePasses:
                                 "synthetic power file)")
         watts = self.job_power_view
         total = 0.0
-        for j in self.running.jobs.tolist():
+        for j in self.running.columns()[0].tolist():
             w = watts[j]
             if w == w:
                 total += float(w)
