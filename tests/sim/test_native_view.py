@@ -227,8 +227,14 @@ def test_reasons_for_python_dispatchers():
     assert native_reason(platform, jobs, WidestFirst(), make_predictor("history")) == (
         "predictor 'history' is not native yet")
     nodes = Platform.homogeneous(2, 4, mem=16)
-    assert native_reason(nodes, jobs, HeadFirst()).startswith(
-        "node-level platforms are not native yet")
+
+    class Fifo(HeadFirst):  # a native dispatcher's name: still a Python dispatcher
+        name = "fifo"
+
+    for d in (HeadFirst(), Fifo()):
+        assert native_reason(nodes, jobs, d) == (
+            "dispatchers written in Python run natively on pooled cores only (node-level "
+            "platforms: the Python engine)")
 
 
 # --- errors ---------------------------------------------------------------------------
