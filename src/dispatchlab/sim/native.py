@@ -17,6 +17,11 @@ decides from tables, one entry per native capability:
   Requirements`) and the parameter values the core implements (a tuple of values, or
   a rule, :class:`Accepts`: e.g. the static orderings of :data:`STATIC_ORDERINGS`,
   which reach the core as per-job ranks, :func:`static_rank`);
+* a dispatcher written in Python (:func:`is_python_dispatcher`: a class defined
+  outside dispatchlab) runs through the ``View`` (:mod:`dispatchlab.sim.native_view`)
+  on a counting run, unless it declares a requirement of
+  :data:`PYTHON_DISPATCHER_NEEDS` (power predictions, a cap, slowed running jobs, a
+  pass log);
 * :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);
 * the platform: counting runs (a pooled platform of cores, every job unit one core:
   :func:`~dispatchlab.sim.engine.is_node_level` False) under every native dispatcher;
@@ -34,9 +39,10 @@ decides from tables, one entry per native capability:
 :class:`~dispatchlab.sim.result.SimulationResult` the Python engine returns, field for
 field (so every output file is the same), except the two that measure the wall clock:
 ``wall_seconds`` (the native run's) and ``decision_times``, which is empty: the core
-does not time its dispatcher calls (the summary's ``decision_calls`` and decision times
-are then null, :func:`dispatchlab.run.outputs.run_summary`; ``passes`` counts the
-passes as the Python engine does).
+does not time its native dispatchers' calls (the summary's ``decision_calls`` and
+decision times are then null, :func:`dispatchlab.run.outputs.run_summary`; ``passes``
+counts the passes as the Python engine does). A dispatcher written in Python is timed
+as on the Python engine.
 :class:`NativeSimulation` wraps it with :class:`Simulation`'s interface (``run()``,
 ``dispatcher``, ``counting``, ``engine``) for the run layer. ``engine`` of the result
 is ``"native"``.
