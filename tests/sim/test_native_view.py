@@ -31,12 +31,14 @@ from hypothesis import strategies as st
 
 from dispatchlab import Dispatcher, JobTable, Platform, Simulation
 from dispatchlab.dispatch import Reject, SetPower, SetSpeed, Start, make_dispatcher
+from dispatchlab.dispatch.allocators import BestFit, FirstFit, start_allocator
 from dispatchlab.dispatch.base import DispatchError
 from dispatchlab.predict import make_predictor
 from dispatchlab.sim import native
 from dispatchlab.sim.native import native_reason, simulate_native
-from dispatchlab.testing import contending_workloads
+from dispatchlab.testing import contending_workloads, node_workloads
 from test_native_engine import counting_workloads
+from test_native_nodes import node_workloads as drawn_node_workloads
 
 pytest.importorskip("dispatchlab._core", reason="the native core dispatchlab._core is not "
                     "built (build it with `make native`)")
@@ -75,6 +77,30 @@ class HeadFirst(Dispatcher):
         return out
 
 
+class PlacingHead(Dispatcher):
+    """FIFO from the head on any platform: on nodes, each job placed by best-fit on
+    the free matrix it keeps up to date within the pass."""
+
+    name = "placing-head"
+
+    def start(self, view):
+        self.allocator_ = BestFit()
+        start_allocator(self.allocator_, view)
+
+    def dispatch(self, view):
+        if view.counting:
+            return HeadFirst().dispatch(view)
+        free, out = view.free.copy(), []
+        jobs, units, _ = view.queue_head(4)
+        for job, u in zip(jobs, units, strict=True):
+            alloc = self.allocator_.allocate(view.requests[job], u, free)
+            if alloc is None:
+                break
+            free[alloc.nodes] -= alloc.counts[:, None] * view.requests[job][None, :]
+            out.append(Start(job, alloc))
+        return out
+
+
 class Probe(Dispatcher):
     """Reads every member of the View at every pass into a log (its digest is its run
     fact ``probe``) and decides from what it read: EASY-like starts from the release
@@ -107,13 +133,51 @@ class Probe(Dispatcher):
         if len(q.jobs):
             self._record(view.queued_after(int(q.jobs[0])))
         for job in r.jobs.tolist():
+            alloc = view.allocation(job)
             self._record(view.estimated_end(job), view.start_time(job),
-                         view.allocation(job), view.power_level(job),
-                         view.speed(job, 0.5), view.exact_speed(job, 0.5))
+                         None if alloc is None else (alloc.nodes.tolist(),
+                                                     alloc.counts.tolist()),
+                         view.power_level(job), view.speed(job, 0.5),
+                         view.exact_speed(job, 0.5))
         profile = view.release_profile()
-        self._record(profile.times, profile.free)
         self.counts_["empty"] += not len(q.jobs)
         self.counts_["woken"] += view.woken
+        if view.counting:
+            self._record(profile.times, profile.free)
+            out = self._decide(view, profile)
+        else:
+            self._record(profile.times, [f.tolist() for f in profile.free])
+            out = self._decide_nodes(view)
+        if now % 3 == 0:
+            view.wake_at(now + 7)
+            self.wakes_.append(now + 7)
+            if len(self.wakes_) % 2 == 0 and self.wakes_[-2] > now:
+                view.withdraw_wake(self.wakes_[-2])  # asked for, not fired yet
+                self.counts_["withdrawn"] += 1
+        self.call_on_empty_queue = view.running_count % 2 == 1
+        return out
+
+    def _decide_nodes(self, view):
+        """FIFO from the head, placed first-fit, and the probe's rejections."""
+        out, free = [], view.free.copy()
+        q = view.queue
+        for job, units, submit in zip(q.jobs.tolist(), q.units.tolist(),
+                                      q.submit.tolist(), strict=True):
+            if job % 11 == 5 and view.now - submit >= 30:
+                out.append(Reject(job, f"waited {view.now - submit} s"))
+                self.counts_["rejected"] += 1
+                continue
+            alloc = FirstFit().allocate(view.requests[job], units, free)
+            if alloc is None:
+                break
+            free[alloc.nodes] -= alloc.counts[:, None] * view.requests[job][None, :]
+            out.append(Start(job, alloc))
+        self._record([(d.job, getattr(d, "allocation", None) is not None) for d in out])
+        return out
+
+    def _decide(self, view, profile):
+        """EASY-like starts from the release profile, and the probe's rejections."""
+        now, q = view.now, view.queue
         out = []
         free = view.free_cores
         for job, units, est, submit in zip(*(c.tolist() for c in q), strict=True):
@@ -125,13 +189,6 @@ class Probe(Dispatcher):
                 profile.reserve(now, max(est, 1), units)
                 free -= units
                 out.append(Start(job))
-        if now % 3 == 0:
-            view.wake_at(now + 7)
-            self.wakes_.append(now + 7)
-            if len(self.wakes_) % 2 == 0 and self.wakes_[-2] > now:
-                view.withdraw_wake(self.wakes_[-2])  # asked for, not fired yet
-                self.counts_["withdrawn"] += 1
-        self.call_on_empty_queue = view.running_count % 2 == 1
         self._record(out)
         return out
 
@@ -148,19 +205,33 @@ def run_both(platform, jobs, dispatcher, predictor=None, overrun="run"):
 
 
 def assert_same(py, nat) -> None:
-    """The same per-job table (schedule, estimates, statuses, reasons), counts, number
-    of dispatch calls and run facts."""
+    """The same per-job table (schedule, estimates, statuses, reasons, allocations),
+    counts, number of dispatch calls and run facts."""
     assert nat.engine == "native" and py.engine == "python"
     assert py.to_arrow().equals(nat.to_arrow()), "the per-job tables differ"
+    assert py.allocations.keys() == nat.allocations.keys()
+    for job, alloc in py.allocations.items():
+        assert alloc.nodes.tolist() == nat.allocations[job].nodes.tolist()
+        assert alloc.counts.tolist() == nat.allocations[job].counts.tolist()
     assert py.reject_reason == nat.reject_reason
     assert (py.events, py.passes) == (nat.events, nat.passes)
     assert len(py.decision_times) == len(nat.decision_times)
     assert py.dispatcher_facts == nat.dispatcher_facts
 
 
-@pytest.mark.parametrize("cls", [WidestFirst, HeadFirst, Probe])
+@pytest.mark.parametrize("cls", [WidestFirst, HeadFirst, PlacingHead, Probe])
 def test_python_dispatchers_on_contending_workloads(cls):
     for platform, jobs in contending_workloads(6):
+        dispatcher = cls()
+        assert native_reason(platform, jobs, dispatcher) is None
+        assert_same(*run_both(platform, jobs, dispatcher))
+
+
+@pytest.mark.parametrize("cls", [PlacingHead, Probe])
+def test_python_dispatchers_on_nodes(cls):
+    """Node-level platforms (several node types, cores, GPUs and memory): the
+    dispatcher's allocations, the free matrix, the node-level release profile."""
+    for platform, jobs in node_workloads(4):
         dispatcher = cls()
         assert native_reason(platform, jobs, dispatcher) is None
         assert_same(*run_both(platform, jobs, dispatcher))
@@ -170,7 +241,7 @@ def test_the_probe_exercised_everything():
     """The probe's runs rejected jobs, woke up, withdrew wake-ups and made passes on
     an empty queue (else the log comparison proves less)."""
     counts = dict.fromkeys(("empty", "woken", "withdrawn", "rejected"), 0)
-    for platform, jobs in contending_workloads(6):
+    for platform, jobs in contending_workloads(6) + node_workloads(4):
         nat = simulate_native(platform, jobs, Probe())
         for key in counts:
             counts[key] += nat.dispatcher_facts[key]
@@ -187,16 +258,27 @@ def test_python_dispatchers_on_drawn_workloads(workload, cls, predictor, overrun
                           overrun))
 
 
+@settings(max_examples=150, deadline=None)
+@given(workload=drawn_node_workloads(), cls=st.sampled_from([PlacingHead, Probe]),
+       predictor=st.sampled_from(["walltime", "real"]),
+       overrun=st.sampled_from(["run", "kill"]))
+def test_python_dispatchers_on_drawn_node_workloads(workload, cls, predictor, overrun):
+    """Drawn node-level runs (node types, GPUs, memory, a partition, weights)."""
+    platform, jobs = workload
+    assert_same(*run_both(platform, jobs, cls(), make_predictor(predictor), overrun))
+
+
 #: dispatchlab's own dispatchers that run through the View when forced (every one
 #: whose requirements the native engine meets; the native ones included)
 OWN = ["fifo", "sjf:skip=True", "ljf", "easy", "easy:order=urgency",
        "easy:reservations=3:order=sjf", "easy:priority=slowdown:scope=queue",
-       "easy:explain=True", "conservative", "conservative:order=sjf", "prb"]
+       "easy:explain=True", "conservative", "conservative:order=sjf", "prb",
+       "easy:allocator=best-fit", "conservative:allocator=consolidate"]
 
 
 @pytest.mark.parametrize("spec", OWN)
 def test_own_dispatchers_through_the_view(spec):
-    for platform, jobs in contending_workloads(4):
+    for platform, jobs in contending_workloads(4) + node_workloads(3):
         dispatcher = make_dispatcher(spec)
         setattr(dispatcher, native._VIA_VIEW, True)
         assert native_reason(platform, jobs, dispatcher) is None
@@ -227,14 +309,12 @@ def test_reasons_for_python_dispatchers():
     assert native_reason(platform, jobs, WidestFirst(), make_predictor("history")) == (
         "predictor 'history' is not native yet")
     nodes = Platform.homogeneous(2, 4, mem=16)
+    assert native_reason(nodes, jobs, HeadFirst()) is None  # it places its jobs
 
-    class Fifo(HeadFirst):  # a native dispatcher's name: still a Python dispatcher
+    class Fifo(WidestFirst):  # a native dispatcher's name: still a Python dispatcher
         name = "fifo"
 
-    for d in (HeadFirst(), Fifo()):
-        assert native_reason(nodes, jobs, d) == (
-            "dispatchers written in Python run natively on pooled cores only (node-level "
-            "platforms: the Python engine)")
+    assert native_reason(nodes, jobs, Fifo()) == "dispatcher 'fifo' cannot place jobs on nodes"
 
 
 # --- errors ---------------------------------------------------------------------------

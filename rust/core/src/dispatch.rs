@@ -179,6 +179,21 @@ pub trait Dispatcher: Send {
         let _ = (view, nodes, out);
         panic!("{} cannot place jobs on nodes", self.name());
     }
+
+    /// What the engine calls at a node-level pass: [`Dispatcher::dispatch_nodes`] with
+    /// what happened since the previous call and the requests beside the placements
+    /// (as [`Dispatcher::dispatch_in`]). The default ignores both.
+    fn dispatch_nodes_in(
+        &mut self,
+        view: &View<'_>,
+        nodes: &NodeView<'_>,
+        context: &PassContext<'_>,
+        out: &mut Vec<Placement>,
+        requests: &mut PassRequests,
+    ) {
+        let _ = (context, requests);
+        self.dispatch_nodes(view, nodes, out);
+    }
 }
 
 /// Strict first-come-first-served: jobs start in queue order while they fit; the

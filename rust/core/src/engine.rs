@@ -439,11 +439,23 @@ impl Engine {
             requests: &state.requests,
             allocations: &state.allocations,
         };
+        let context = PassContext {
+            start: &self.start,
+            submitted: &self.submitted,
+            completed: &self.completed,
+            reestimated: &self.reestimated,
+            woken: self.woken,
+        };
+        let mut requests = std::mem::take(&mut self.requests);
+        requests.clear();
         self.dispatcher
-            .dispatch_nodes(&view, &nodes, &mut placements);
+            .dispatch_nodes_in(&view, &nodes, &context, &mut placements, &mut requests);
         self.submitted.clear();
         self.completed.clear();
         self.reestimated.clear();
+        if let Some(message) = requests.stop.take() {
+            return Err(Error::Dispatch(message));
+        }
         for p in placements.drain(..) {
             decisions.push(p.job);
             self.place(p)?;
@@ -451,8 +463,12 @@ impl Engine {
         if let Some(state) = &mut self.nodes {
             state.placements = placements;
         }
+        if !requests.is_empty() {
+            self.apply_requests(&requests, &mut decisions)?;
+        }
         self.queue.remove_sorted(&mut decisions);
         self.decisions = decisions;
+        self.requests = requests;
         Ok(())
     }
 
@@ -597,6 +613,19 @@ pub fn simulate_counting_with(
         crate::predict::make_predictor(predictor, &jobs.run, &jobs.requested, jobs.overrun)?;
     let dispatcher = crate::dispatch::make_dispatcher_with(dispatcher, params, Some(jobs.len()))?;
     Engine::new(jobs, dispatcher, predictor)?.run()
+}
+
+/// Simulate `jobs` on their node-level platform under `dispatcher` (any implementation
+/// of [`Dispatcher`] that places jobs on nodes, e.g. the binding's adapter of a
+/// dispatcher written in Python) and the predictor named (`walltime` or `real`).
+pub fn simulate_nodes_by(
+    jobs: NodeWorkload,
+    dispatcher: Box<dyn Dispatcher>,
+    predictor: &str,
+) -> Result<Outcome, Error> {
+    let j = &jobs.jobs;
+    let predictor = crate::predict::make_predictor(predictor, &j.run, &j.requested, j.overrun)?;
+    Engine::with_nodes(jobs, dispatcher, predictor)?.run()
 }
 
 /// Simulate `jobs` under `dispatcher` (any implementation of [`Dispatcher`], e.g. the

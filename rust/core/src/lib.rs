@@ -49,8 +49,8 @@ pub use dispatch::{
     OrderParam, Params, PassContext, PassRequests, Placement, View,
 };
 pub use engine::{
-    simulate_counting, simulate_counting_by, simulate_counting_with, simulate_nodes_with, Engine,
-    Outcome,
+    simulate_counting, simulate_counting_by, simulate_counting_with, simulate_nodes_by,
+    simulate_nodes_with, Engine, Outcome,
 };
 pub use list::{NodeList, Sorted};
 pub use predict::{make_predictor, Predictor, Real, Walltime};

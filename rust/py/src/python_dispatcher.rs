@@ -14,7 +14,10 @@
 //! engine updates them), so a pass costs no copy of either, whatever their lengths.
 //! It returns None (nothing to do), `(starts, rejects, wakes, withdraws)`, lists of
 //! ints: job rows to start in order and to reject (checked already), times of
-//! wake-ups to add and to withdraw, or the list `starts` alone.
+//! wake-ups to add and to withdraw, or the list `starts` alone. On a node-level
+//! platform it returns None or `(starts, rejects, wakes, withdraws, allocations)`, one
+//! allocation `(nodes, units)` per start (checked already: the engine checks it
+//! again, as the Python engine does).
 //!
 //! Whatever the function raises stops the run: the exception is kept (the binding
 //! raises it unchanged) and the core is asked to stop.
@@ -22,7 +25,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use dispatchlab_core::{Dispatcher, PassContext, PassRequests, View};
+use dispatchlab_core::{
+    Allocation, Dispatcher, NodeView, PassContext, PassRequests, Placement, View,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -66,14 +71,13 @@ impl PyDispatcher {
         }
     }
 
-    /// One call of `pass_fn`: its requests, None when it asks nothing.
-    #[allow(clippy::type_complexity)] // the four lists of the Python function's answer
-    fn call(
+    /// One call of `pass_fn`: its answer (see the module docstring).
+    fn call<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         view: &View<'_>,
         ctx: &PassContext<'_>,
-    ) -> PyResult<Option<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)>> {
+    ) -> PyResult<Py<PyAny>> {
         let rows = |rows: &[u32]| {
             if rows.is_empty() {
                 Ok(PyTuple::empty(py))
@@ -103,15 +107,98 @@ impl PyDispatcher {
             rows(ctx.reestimated)?,
             new_ends,
         );
-        let answer = self.pass_fn.call1(py, args)?;
+        self.pass_fn.call1(py, args)
+    }
+
+    /// A counting pass: `pass_fn`'s starts and requests.
+    fn counting_pass(
+        &self,
+        py: Python<'_>,
+        view: &View<'_>,
+        ctx: &PassContext<'_>,
+        out: &mut Vec<u32>,
+        requests: &mut PassRequests,
+    ) -> PyResult<()> {
+        let answer = self.call(py, view, ctx)?;
         if answer.is_none(py) {
-            return Ok(None);
+            return Ok(());
         }
         if let Ok(starts) = answer.extract::<Vec<i64>>(py) {
-            return Ok(Some((starts, Vec::new(), Vec::new(), Vec::new())));
+            out.extend(starts.into_iter().map(row));
+            return Ok(());
         }
-        Ok(Some(answer.extract(py)?))
+        let (starts, rejects, wakes, withdraws): Lists = answer.extract(py)?;
+        out.extend(starts.into_iter().map(row));
+        add_requests(requests, rejects, wakes, withdraws);
+        Ok(())
     }
+
+    /// A node-level pass: `pass_fn`'s placements and requests.
+    fn node_pass(
+        &self,
+        py: Python<'_>,
+        view: &View<'_>,
+        ctx: &PassContext<'_>,
+        out: &mut Vec<Placement>,
+        requests: &mut PassRequests,
+    ) -> PyResult<()> {
+        let answer = self.call(py, view, ctx)?;
+        if answer.is_none(py) {
+            return Ok(());
+        }
+        let (starts, rejects, wakes, withdraws, allocations): NodeLists = answer.extract(py)?;
+        for (job, (nodes, counts)) in starts.into_iter().zip(allocations) {
+            out.push(Placement {
+                job: row(job),
+                allocation: Allocation { nodes, counts },
+            });
+        }
+        add_requests(requests, rejects, wakes, withdraws);
+        Ok(())
+    }
+
+    /// Run `pass` with the GIL; an exception is kept and stops the run.
+    fn attached(
+        &mut self,
+        requests: &mut PassRequests,
+        pass: impl FnOnce(Python<'_>, &Self, &mut PassRequests) -> PyResult<()>,
+    ) {
+        if self.failed() {
+            requests.stop = Some(STOPPED.to_string());
+            return;
+        }
+        if let Err(err) = Python::attach(|py| pass(py, self, requests)) {
+            self.keep(err);
+            requests.stop = Some(STOPPED.to_string());
+        }
+    }
+}
+
+/// The counting answer: starts, rejects, wakes, withdraws.
+type Lists = (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>);
+/// The node-level answer: the same and each start's allocation (nodes, units).
+type NodeLists = (
+    Vec<i64>,
+    Vec<i64>,
+    Vec<i64>,
+    Vec<i64>,
+    Vec<(Vec<u32>, Vec<i64>)>,
+);
+
+/// A job row the Python side checked (a waiting job: in range).
+fn row(job: i64) -> u32 {
+    u32::try_from(job).unwrap_or(u32::MAX)
+}
+
+fn add_requests(
+    requests: &mut PassRequests,
+    rejects: Vec<i64>,
+    wakes: Vec<i64>,
+    withdraws: Vec<i64>,
+) {
+    requests.reject.extend(rejects.into_iter().map(row));
+    requests.wake.extend(wakes);
+    requests.withdraw.extend(withdraws);
 }
 
 impl Dispatcher for PyDispatcher {
@@ -140,26 +227,34 @@ impl Dispatcher for PyDispatcher {
         out: &mut Vec<u32>,
         requests: &mut PassRequests,
     ) {
-        if self.failed() {
-            requests.stop = Some(STOPPED.to_string());
-            return;
-        }
-        let answer = Python::attach(|py| self.call(py, view, ctx));
-        match answer {
-            Ok(None) => {}
-            Ok(Some((starts, rejects, wakes, withdraws))) => {
-                // rows the Python side checked (waiting jobs): in range
-                let row = |j: i64| u32::try_from(j).unwrap_or(u32::MAX);
-                out.extend(starts.into_iter().map(row));
-                requests.reject.extend(rejects.into_iter().map(row));
-                requests.wake.extend(wakes);
-                requests.withdraw.extend(withdraws);
-            }
-            Err(err) => {
-                self.keep(err);
-                requests.stop = Some(STOPPED.to_string());
-            }
-        }
+        self.attached(requests, |py, me, requests| {
+            me.counting_pass(py, view, ctx, out, requests)
+        });
+    }
+
+    fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
+        let ctx = PassContext {
+            start: &[],
+            submitted: &[],
+            completed: &[],
+            reestimated: &[],
+            woken: false,
+        };
+        let mut requests = PassRequests::default();
+        self.dispatch_nodes_in(view, nodes, &ctx, out, &mut requests);
+    }
+
+    fn dispatch_nodes_in(
+        &mut self,
+        view: &View<'_>,
+        _nodes: &NodeView<'_>,
+        ctx: &PassContext<'_>,
+        out: &mut Vec<Placement>,
+        requests: &mut PassRequests,
+    ) {
+        self.attached(requests, |py, me, requests| {
+            me.node_pass(py, view, ctx, out, requests)
+        });
     }
 
     fn call_on_empty_queue(&mut self) -> bool {

@@ -352,9 +352,11 @@ def _node_reason(platform: Platform, jobs: JobTable,
                  dispatcher: Dispatcher | None) -> str | None:
     """Why a node-level run cannot run natively under ``dispatcher`` (None: it can)."""
     name = None if dispatcher is None else dispatcher.name
-    if dispatcher is not None and _via_view(dispatcher):
-        return ("dispatchers written in Python run natively on pooled cores only "
-                "(node-level platforms: the Python engine)")
+    if dispatcher is not None and _via_view(dispatcher):  # it makes its allocations
+        if not dispatcher.requires.node_level:
+            return f"dispatcher {name!r} cannot place jobs on nodes"
+        return ("jobs read from a cluster log and not fitted to the platform"
+                if needs_fitting(jobs, platform) else None)
     if name not in NODE_LEVEL:  # (the native ones: NODE_LEVEL)
         return f"dispatcher {name!r} is not native on node-level platforms yet"
     allocator = dispatcher.get_params().get("allocator")
@@ -518,11 +520,16 @@ def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
            for c in ("submit", "run", "requested_time", "units")}
     empty = (None if passes.dispatcher.requires.empty_queue_pass
              else passes.empty_queue_pass)
+    nodes = None
+    if not passes.counting:  # the platform (the Python side makes the allocations)
+        names = passes.platform.resource_names
+        nodes = (_requests(jobs, passes.platform), passes.platform.capacity_matrix(),
+                 names.index("core") if "core" in names else None, _unservable(jobs))
     assert _core is not None  # native_reason refused the run otherwise
     return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
                                  col["units"], total_cores, passes.run_pass,
                                  empty_queue=empty, predictor=predictor.name,
-                                 overrun=overrun)
+                                 overrun=overrun, nodes=nodes)
 
 
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -600,17 +607,21 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     estimate[rejected] = -1
     units = jobs["units"]
     allocations: dict[int, Allocation] = {}
-    if flat:  # a node-level run: every job that started, with its allocation
-        offsets, nodes, counts = flat
+    if flat or (passes_ is not None and not passes_.counting):
+        # a node-level run: every job that started, with its allocation
         requests = _requests(jobs, platform)
         unservable = jobs.columns.get("unservable")
         reasons = {int(r): (str(unservable[r]) if unservable is not None and unservable[r]
                             else unfit_reason(names, requests[r], int(units[r]), capacity))
                    for r in rejected.tolist()}
-        bounds = offsets.tolist()
-        for row in np.flatnonzero(status != STATUS_REJECTED).tolist():
-            lo, hi = bounds[row], bounds[row + 1]
-            allocations[row] = Allocation(nodes[lo:hi], counts[lo:hi])
+        if passes_ is not None:  # (the dispatcher's own allocations, as it made them)
+            allocations = dict(passes_.allocation_log)
+        else:
+            offsets, nodes, counts = flat
+            bounds = offsets.tolist()
+            for row in np.flatnonzero(status != STATUS_REJECTED).tolist():
+                lo, hi = bounds[row], bounds[row + 1]
+                allocations[row] = Allocation(nodes[lo:hi], counts[lo:hi])
     else:
         reasons = {int(r): f"needs {int(units[r])} cores, the platform has {total_cores}"
                    for r in rejected.tolist()}

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dispatchlab.dispatch.allocation import Allocation
 from dispatchlab.dispatch.base import (
     Changes,
     Dispatcher,
@@ -45,9 +46,10 @@ from dispatchlab.dispatch.base import (
     SetSpeed,
     Start,
 )
-from dispatchlab.dispatch.profile import CoreProfile
+from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
 from dispatchlab.power.model import has_power
 from dispatchlab.sim.duration import NoSlowdown
+from dispatchlab.sim.engine import is_node_level
 from dispatchlab.sim.result import (
     STATUS_COMPLETED,
     STATUS_FUTURE,
@@ -81,8 +83,7 @@ class NativePasses:
     and :meth:`run_pass`, the function the core calls at each pass. ``estimate``:
     every job's estimate at submission (the native predictors' static ones)."""
 
-    #: native runs are counting runs (pooled cores): no placement, no power cap
-    counting = True
+    #: no power cap natively
     cap = None
     cap_watts = None
     power_predictor = None
@@ -90,6 +91,8 @@ class NativePasses:
     def __init__(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                  estimate: np.ndarray, total_cores: int) -> None:
         self.platform, self.jobs, self.dispatcher = platform, jobs, dispatcher
+        #: counting (pooled cores) or node-level (placement on nodes), for the run
+        self.counting = not is_node_level(platform, jobs)
         n = len(jobs)
         names = platform.resource_names
         self.requests = np.zeros((n, len(names)), dtype=np.int64)
@@ -98,9 +101,14 @@ class NativePasses:
                 self.requests[:, k] = jobs.resources[r]
         capacity = platform.capacity_matrix()
         self.capacity = _readonly(capacity.view())
-        self.free_view = _readonly(capacity.copy())  # counting: never placed on
+        # the free matrix (node level: kept as the Python engine keeps it; counting:
+        # never placed on)
+        self._free = capacity.copy()
+        self.free_view = _readonly(self._free.view())
         self.total_cores = total_cores
-        self.allocations: dict[int, Any] = {}
+        #: the allocations of the running jobs, and of every started job (node level)
+        self.allocations: dict[int, Allocation] = {}
+        self.allocation_log: dict[int, Allocation] = {}
         # per job row: cores, estimate at submission, submit time (numpy, for the
         # queue's columns) and the same as buffers (fast scalar reads)
         units_of = np.asarray(jobs["units"], dtype=np.int64)
@@ -121,7 +129,7 @@ class NativePasses:
         self.changes = 0
         self.woken = False
         self._changed: tuple[tuple[int, ...], ...] = ((), (), ())
-        self._profile: CoreProfile | None = None
+        self._profile: CoreProfile | NodeProfile | None = None
         self._pending_wakes: dict[int, int] = {}
         self._withdrawn_wakes: dict[int, int] = {}
         self._wakes: list[int] = []
@@ -155,11 +163,12 @@ class NativePasses:
     def run_pass(self, now: int, free_cores: int, changes: int, woken: bool,
                  submitted: tuple[int, ...], completed: tuple[int, ...],
                  reestimated: tuple[int, ...], new_ends: tuple[int, ...]
-                 ) -> list[int] | tuple[list[int], list[int], list[int], list[int]] | None:
+                 ) -> list[int] | tuple[list[Any], ...] | None:
         """One dispatch pass (called by the core; the arguments: ``rust/py/src/
         python_dispatcher.rs``): the dispatcher's decisions, checked, as ``(starts,
         rejects, wakes, withdraws)``, the list ``starts`` alone when it asks nothing
-        else, or None when there are none."""
+        else (node level: ``(starts, rejects, wakes, withdraws, allocations)``, one
+        allocation ``(nodes, units)`` per start), or None when there are none."""
         try:
             if now != self.now:
                 if self._pending_wakes:
@@ -179,6 +188,10 @@ class NativePasses:
                 for job in completed:
                     status[job] = STATUS_COMPLETED
                     running.remove(job, est_end[job])
+                    if not self.counting:
+                        alloc = self.allocations.pop(job)
+                        self._free[alloc.nodes] += (alloc.counts[:, None]
+                                                    * self.requests[job][None, :])
                 for job, end in zip(reestimated, new_ends, strict=True):
                     running.remove(job, est_end[job])
                     est_end[job] = end
@@ -194,8 +207,7 @@ class NativePasses:
             self.error = exc
             raise
 
-    def _decide(self, decisions: Any, status: array
-                ) -> list[int] | tuple[list[int], list[int], list[int], list[int]]:
+    def _decide(self, decisions: Any, status: array) -> list[int] | tuple[list[Any], ...]:
         """The decisions checked as the Python engine checks them, in order, as
         ``(starts, rejects, wakes, withdraws)`` (``starts`` alone when that is all)."""
         now = self.now
@@ -203,6 +215,7 @@ class NativePasses:
         rejects: list[int] = []
         free = self.free_cores
         insert = self.running.insert
+        placed: list[tuple[list[int], list[int]]] = []
         for d in decisions or ():
             kind = type(d)
             if kind is Start:
@@ -211,11 +224,14 @@ class NativePasses:
                     raise DispatchError(f"{self.dispatcher!r} started job "
                                         f"{int(self._job_id[job])}, which is not waiting")
                 units = self._units[job]
-                if units > free:
-                    raise DispatchError(f"{self.dispatcher!r} started job "
-                                        f"{int(self._job_id[job])} ({units} cores) with "
-                                        f"only {free} free")
-                free -= units
+                if self.counting:
+                    if units > free:
+                        raise DispatchError(f"{self.dispatcher!r} started job "
+                                            f"{int(self._job_id[job])} ({units} cores) "
+                                            f"with only {free} free")
+                    free -= units
+                else:
+                    placed.append(self._place(job, d.allocation, units))
                 row = job if job >= 0 else job + len(status)
                 status[row] = STATUS_RUNNING
                 self._start_at[row] = now
@@ -249,11 +265,32 @@ class NativePasses:
             self.queue.remove_jobs(starts + rejects)
         elif starts:
             self.queue.remove_jobs(starts)
-        if not rejects and not self._wakes and not self._withdraws:
-            return starts  # (the common answer: starts only)
         wakes, withdraws = self._wakes, self._withdraws
+        if not self.counting:
+            self._wakes, self._withdraws = [], []
+            return starts, rejects, wakes, withdraws, placed
+        if not rejects and not wakes and not withdraws:
+            return starts  # (the common answer: starts only)
         self._wakes, self._withdraws = [], []
         return starts, rejects, wakes, withdraws
+
+    def _place(self, job: int, alloc: Allocation | None, units: int
+               ) -> tuple[list[int], list[int]]:
+        """Take ``alloc`` for ``job`` after the Python engine's checks (node level):
+        its allocation as lists ``(nodes, units)`` for the core."""
+        if alloc is None or int(alloc.counts.sum()) != units or (alloc.counts <= 0).any():
+            raise DispatchError(f"{self.dispatcher!r} started job "
+                                f"{int(self._job_id[job])} without a valid allocation "
+                                f"of its {units} units")
+        used = alloc.counts[:, None] * self.requests[job][None, :]
+        if len(np.unique(alloc.nodes)) != len(alloc.nodes) or \
+                (self._free[alloc.nodes] < used).any():
+            raise DispatchError(f"{self.dispatcher!r} allocated job "
+                                f"{int(self._job_id[job])} beyond the free resources")
+        self._free[alloc.nodes] -= used
+        self.allocations[job] = alloc
+        self.allocation_log[job] = alloc
+        return alloc.nodes.tolist(), alloc.counts.tolist()
 
     def _fired(self, now: int) -> None:
         """Forget the wake-ups up to ``now``: they fired (or were withdrawn) before
@@ -302,27 +339,56 @@ class NativePasses:
     def changes_since_pass(self) -> Changes:
         return Changes(*self._changed)
 
-    def release_profile(self) -> CoreProfile:
-        """The running jobs' release profile now (cached for the pass; the view hands
-        out copies)."""
+    def release_profile(self) -> CoreProfile | NodeProfile:
+        """The running jobs' release profile now (cached until the time or the running
+        set changes; the view hands out copies), as the Python engine builds it."""
         if self._profile is None:
             r = self.running
-            self._profile = CoreProfile(self.now, r.ends, r.units, self.free_cores)
+            if self.counting:
+                self._profile = CoreProfile(self.now, r.ends, r.units, self.free_cores)
+            else:
+                jobs, _, ends = r.columns()
+                if len(ends) and ends[0] < self.now:
+                    ends = np.maximum(ends, self.now)
+                allocations = self.allocations
+                self._profile = NodeProfile.from_running(
+                    self.now, self._free, ends, [allocations[j] for j in jobs.tolist()],
+                    self.requests[jobs])
         return self._profile
 
     def next_cap_change(self) -> None:
         return None
 
     def node_power(self) -> np.ndarray:
-        raise DispatchError(f"{self.dispatcher!r} asked for node power in counting mode "
-                            "(a core-only platform with one-core units: no placement)")
+        """Measured power per node now (W), as the Python engine computes it (every
+        power level is 1 natively)."""
+        if self.counting:
+            raise DispatchError(f"{self.dispatcher!r} asked for node power in counting "
+                                "mode (a core-only platform with one-core units: no "
+                                "placement)")
+        watts = self._require_power()
+        out = np.zeros(self.capacity.shape[0], dtype=np.float64)
+        jobs = self.running.columns()[0].tolist()
+        if jobs:
+            allocs = [self.allocations[j] for j in jobs]
+            per_unit = [(0.0 if watts[j] != watts[j] else float(watts[j])) / self._units[j]
+                        for j in jobs]
+            nodes = np.concatenate([a.nodes for a in allocs])
+            share = np.concatenate([a.counts * w for a, w in zip(allocs, per_unit,
+                                                                  strict=True)])
+            np.add.at(out, nodes, share)
+        out.flags.writeable = False
+        return out
 
-    def running_power(self) -> float:
+    def _require_power(self) -> np.ndarray:
         if self.job_power_view is None:
             raise DispatchError(f"{self.dispatcher!r} reads measured job power, but the "
                                 "jobs carry none (give job power: --power FILE or a "
                                 "synthetic power file)")
-        watts = self.job_power_view
+        return self.job_power_view
+
+    def running_power(self) -> float:
+        watts = self._require_power()
         total = 0.0
         for j in self.running.columns()[0].tolist():
             w = watts[j]
