@@ -19,7 +19,7 @@ decides from tables, one entry per native capability:
   which reach the core as per-job ranks, :func:`static_rank`);
 * a dispatcher written in Python (:func:`is_python_dispatcher`: a class defined
   outside dispatchlab) runs through the ``View`` (:mod:`dispatchlab.sim.native_view`)
-  on a counting run, unless it declares a requirement of
+  on counting and node-level runs (it makes its allocations), unless it declares a requirement of
   :data:`PYTHON_DISPATCHER_NEEDS` (power predictions, a cap, slowed running jobs, a
   pass log);
 * :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);

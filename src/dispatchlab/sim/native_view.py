@@ -10,17 +10,20 @@ ended, jobs given a new estimate, with their new planned ends). :class:`NativePa
 keeps the waiting queue and the running set in the Python engine's own containers
 (:class:`~dispatchlab.sim.state.WaitingQueue`, :class:`~dispatchlab.sim.state.
 RunningSet`), updated from those events and from the dispatcher's decisions exactly as
-the Python engine updates them, so no pass copies the queue or the running set,
-whatever their lengths, and the columns a dispatcher reads are built on access, as on
-the Python engine. It has the accessors of :class:`~dispatchlab.sim.engine.Simulation`
+the Python engine updates them (on a node-level platform also the free matrix and the
+running jobs' allocations), so no pass copies the queue or the running set, whatever
+their lengths, and the columns a dispatcher reads are built on access, as on the
+Python engine. It has the accessors of :class:`~dispatchlab.sim.engine.Simulation`
 that the Python engine's view reads, so the dispatcher sees the same
 :class:`~dispatchlab.sim.view.EngineView` (the very class) on both engines, member for
 member: the same values, array types, costs and errors.
 
 The decisions are checked as the Python engine checks them, in their order, with its
 messages (:class:`~dispatchlab.dispatch.base.DispatchError`: a job started that is not
-waiting or does not fit the free cores, a job rejected that is not waiting, a value
-that is not a decision), and wake-ups as the engine checks them. Rate changes
+waiting or does not fit the free cores, or on nodes has no valid allocation or one
+beyond the free resources, a job rejected that is not waiting, a value that is not a
+decision), and wake-ups as the engine checks them. On nodes the allocations are the
+dispatcher's own (the core checks each again and records it). Rate changes
 (``SetSpeed``, ``SetPower``) of a running job are not native: such a decision raises a
 ``DispatchError`` naming ``--engine python``. Whatever the dispatcher raises stops the
 run and is raised unchanged by :func:`dispatchlab.sim.native.simulate_native`.
@@ -78,7 +81,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 class NativePasses:
     """One native run of a Python ``dispatcher`` (started here, with the view) on
-    ``jobs`` and the counting ``platform``: the engine state at each pass as the
+    ``jobs`` and ``platform`` (pooled cores or nodes): the engine state at each pass as the
     Python engine's accessors (what :class:`~dispatchlab.sim.view.EngineView` reads),
     and :meth:`run_pass`, the function the core calls at each pass. ``estimate``:
     every job's estimate at submission (the native predictors' static ones)."""
