@@ -4,8 +4,9 @@
 //! binding's adapter of a Python dispatcher relies on.
 
 use dispatchlab_core::{
-    simulate_counting_by, CountingWorkload, Dispatcher, Engine, Error, Outcome, Overrun,
-    PassContext, PassRequests, Predictor, View, COMPLETED, REJECTED,
+    simulate_counting_by, simulate_nodes_by, Allocation, CountingWorkload, Dispatcher, Engine,
+    Error, NodeMatrix, NodeView, NodeWorkload, Nodes, Outcome, Overrun, PassContext, PassRequests,
+    Placement, Predictor, View, COMPLETED, REJECTED,
 };
 
 /// One call's script: rows to start, rows to reject, wake-ups, withdrawals, a stop.
@@ -222,4 +223,89 @@ fn new_estimates_are_reported_once() {
     assert_eq!(seen[2].0, 8);
     assert!(seen[2].4.is_empty()); // reported once
     assert_eq!(seen[2].3, vec![1]);
+}
+
+/// Places scripted jobs on node 0 (one unit each) and asks the scripted requests,
+/// logging (now, completed, woken) at each node-level pass.
+struct NodeScripted {
+    calls: usize,
+    script: Vec<Step>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(i64, Vec<u32>, bool)>>>,
+}
+
+impl Dispatcher for NodeScripted {
+    fn name(&self) -> &'static str {
+        "node-scripted"
+    }
+
+    fn dispatch(&mut self, _view: &View<'_>, _out: &mut Vec<u32>) {
+        unreachable!("a node-level run")
+    }
+
+    fn dispatch_nodes_in(
+        &mut self,
+        view: &View<'_>,
+        _nodes: &NodeView<'_>,
+        ctx: &PassContext<'_>,
+        out: &mut Vec<Placement>,
+        req: &mut PassRequests,
+    ) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((view.now, ctx.completed.to_vec(), ctx.woken));
+        if let Some((start, reject, wake, withdraw, stop)) = self.script.get(self.calls) {
+            out.extend(start.iter().map(|&job| Placement {
+                job,
+                allocation: Allocation {
+                    nodes: vec![0],
+                    counts: vec![1],
+                },
+            }));
+            req.reject.extend(reject);
+            req.wake.extend(wake);
+            req.withdraw.extend(withdraw);
+            req.stop = stop.map(str::to_string);
+        }
+        self.calls += 1;
+    }
+}
+
+#[test]
+fn node_level_passes_take_the_same_requests() {
+    // one node of 1 core and 2 GPUs; J0 (10 s) and J1 at 0: start J0, wake at 3, reject
+    // J1 at 3; J2 at 5 waits until J0 ends at 10
+    let capacity = NodeMatrix::new("capacity", 1, 2, vec![1, 2]).unwrap();
+    let requests = NodeMatrix::new("requests", 3, 2, vec![1, 0, 1, 1, 1, 0]).unwrap();
+    let jobs = NodeWorkload::new(
+        vec![0, 0, 5],
+        vec![10, 1, 1],
+        vec![10, 1, 1],
+        vec![1, 1, 1],
+        requests,
+        Nodes::plain(capacity),
+        Some(0),
+        Overrun::Run,
+    )
+    .unwrap();
+    let d = NodeScripted {
+        calls: 0,
+        script: vec![
+            (vec![0], vec![], vec![3], vec![], None),
+            (vec![], vec![1], vec![], vec![], None),
+            (vec![], vec![], vec![], vec![], None),
+            (vec![2], vec![], vec![], vec![], None),
+        ],
+        seen: Default::default(),
+    };
+    let seen = d.seen.clone();
+    let out = simulate_nodes_by(jobs, Box::new(d), "walltime").unwrap();
+    assert_eq!(out.start, vec![0, -1, 10]);
+    assert_eq!(out.status, vec![COMPLETED, REJECTED, COMPLETED]);
+    assert_eq!((out.events, out.passes), (6, 5));
+    let seen = seen.lock().unwrap();
+    let now: Vec<i64> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(now, vec![0, 3, 5, 10]);
+    assert!(seen[1].2 && !seen[2].2);
+    assert_eq!(seen[3].1, vec![0]);
 }
