@@ -225,12 +225,15 @@ fn new_estimates_are_reported_once() {
     assert_eq!(seen[2].3, vec![1]);
 }
 
+/// What a node-level pass saw: (now, completed, woken).
+type NodeSeen = (i64, Vec<u32>, bool);
+
 /// Places scripted jobs on node 0 (one unit each) and asks the scripted requests,
 /// logging (now, completed, woken) at each node-level pass.
 struct NodeScripted {
     calls: usize,
     script: Vec<Step>,
-    seen: std::sync::Arc<std::sync::Mutex<Vec<(i64, Vec<u32>, bool)>>>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<NodeSeen>>>,
 }
 
 impl Dispatcher for NodeScripted {
