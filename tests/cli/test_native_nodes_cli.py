@@ -3,7 +3,7 @@
 node weights and efficiency ranks that differ) writes the ``jobs.parquet`` of
 ``--engine python`` byte for byte (allocations included), with the same event and pass
 counts, under fifo, sjf and ljf with every native allocator; ``auto`` runs them
-natively and keeps node-level easy on the Python engine (not native there yet)."""
+natively."""
 
 from __future__ import annotations
 
@@ -49,12 +49,10 @@ def test_native_and_python_write_the_same_jobs_parquet(capsys, tmp_path, dispatc
                       "--dispatcher", dispatcher, *extra)
 
 
-def test_auto_runs_node_level_lists_natively_and_easy_on_python(capsys, tmp_path):
+def test_auto_runs_node_level_lists_natively(capsys, tmp_path):
     trace = synthetic_trace(tmp_path, 100, seed=22, cores=112)
-    platform = str(platform_file(tmp_path))
-    for dispatcher, engine in (("sjf", "native"), ("easy", "python")):
-        out = tmp_path / dispatcher
-        rc, text, err = simulate(capsys, trace, out, "--platform", platform,
-                                 "--dispatcher", dispatcher)
-        assert rc == 0, err
-        assert summary(out)["engine"] == engine and f"engine: {engine}" in text
+    out = tmp_path / "out"
+    rc, text, err = simulate(capsys, trace, out, "--platform", str(platform_file(tmp_path)),
+                             "--dispatcher", "ljf:skip=True", "--allocator", "best-fit")
+    assert rc == 0, err
+    assert summary(out)["engine"] == "native" and "engine: native" in text

@@ -128,9 +128,7 @@ def test_reasons():
     assert reason(pinned={0: None}) == "hot starts are not native yet"
     # a resource beside the cores makes placement matter (node-level)
     nodes = Platform((NodeType("n", 4, {"core": 8, "mem": 32}),))
-    assert reason(plat=nodes) == ("dispatcher 'easy' is not native on node-level "
-                                  "platforms yet")
-    assert reason(fifo, plat=nodes) is None
+    assert reason(fifo, plat=nodes) is None  # (tests/sim/test_native_nodes.py: the rest)
     gpu = JobTable.from_arrays(submit=[0, 1], run=[1, 1], units=[1, 1],
                                requested_time=[1, 1],
                                resources={"core": np.ones(2, np.int64), "gpu": np.array([0, 1])})

@@ -28,9 +28,11 @@ from hypothesis import strategies as st
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform import NodeType
+from dispatchlab.platform.files import read_platform
 from dispatchlab.predict import make_predictor
 from dispatchlab.run.build import build
 from dispatchlab.run.config import Component, PlatformChoice, RunConfig, TraceSource
+from dispatchlab.sim import native
 from dispatchlab.sim.engine import is_node_level
 from dispatchlab.sim.native import (
     NATIVE_ALLOCATORS,
@@ -38,6 +40,7 @@ from dispatchlab.sim.native import (
     native_reason,
     simulate_native,
 )
+from dispatchlab.workload.load import load_trace
 
 core = pytest.importorskip(
     "dispatchlab._core",
@@ -164,6 +167,29 @@ def test_longer_queues(workload, spec, allocator):
     assert_same(*both(platform, jobs, (spec[0], {**spec[1], "allocator": allocator})))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_many_resources(seed):
+    """Nodes with 8 to 16 resources (consolidate's shares then summed by numpy's
+    pairwise rule, which the core follows), under every native allocator."""
+    rng = np.random.default_rng(seed)
+    names = ["core"] + [f"r{k}" for k in range(int(rng.integers(7, 16)))]
+    types = tuple(NodeType(f"t{k}", int(rng.integers(1, 6)),
+                           {**{r: int(rng.choice([0, 3, 7, 10, 13, 64])) for r in names},
+                            "core": int(rng.integers(1, 17))},
+                           weight=int(rng.choice([1, 2])),
+                           efficiency_rank=int(rng.integers(0, 2)))
+                  for k in range(int(rng.integers(2, 5))))
+    n = 80
+    resources = {r: rng.choice([0, 0, 1, 2, 5], n) for r in names}
+    resources["core"] = rng.integers(1, 4, n)
+    jobs = JobTable.from_arrays(submit=np.sort(rng.integers(0, 400, n)),
+                                run=rng.integers(0, 60, n), units=rng.integers(1, 6, n),
+                                requested_time=rng.integers(0, 90, n), resources=resources)
+    for allocator in ALLOCATORS:
+        assert_same(*both(Platform(types), jobs, ("sjf", {"skip": True,
+                                                          "allocator": allocator})))
+
+
 CLUSTER = Path(__file__).resolve().parent.parent / "data" / "cluster"
 
 
@@ -188,6 +214,32 @@ def test_fitted_cluster_logs(trace, platform_file, dispatcher):
     assert py.reject_reason and any(r.startswith("@") for r in
                                     py.platform.resource_names)
     assert_same(py, native)
+
+
+def test_node_level_reasons(monkeypatch):
+    """What is not native on node-level platforms, each with its reason: a native
+    dispatcher out of NODE_LEVEL (the table decides), jobs asking for nothing, a
+    cluster log not fitted."""
+    platform = Platform.homogeneous(4, 8, mem=32)
+    jobs = JobTable.from_arrays(submit=[0, 1], run=[5, 5], units=[1, 2],
+                                requested_time=[5, 5])
+    fifo, sjf = make_dispatcher("fifo"), make_dispatcher("sjf")
+    assert native_reason(platform, jobs, fifo) is None
+    assert native_reason(platform, jobs, sjf) is None
+    monkeypatch.setattr(native, "NODE_LEVEL", frozenset({"fifo"}))
+    assert native_reason(platform, jobs, sjf) == (
+        "dispatcher 'sjf' is not native on node-level platforms yet")
+    assert native_reason(platform, jobs, fifo) is None
+    assert native_reason(Platform.pooled(8), jobs, sjf) is None  # counting: not asked
+    nothing = JobTable.from_arrays(submit=[0, 1], run=[5, 5], units=[1, 2],
+                                   requested_time=[5, 5],
+                                   resources={"core": np.array([1, 0]),
+                                              "mem": np.array([4, 0])})
+    assert native_reason(platform, nothing, fifo) == (
+        "jobs asking for no resource per unit are not native")
+    unfitted = load_trace(CLUSTER / "jobs.sacct")
+    assert native_reason(read_platform(CLUSTER / "cluster.toml"), unfitted, fifo) == (
+        "jobs read from a cluster log and not fitted to the platform")
 
 
 def test_a_broken_rule_in_the_core_is_a_native_core_error(monkeypatch):
@@ -242,9 +294,8 @@ def test_binding_checks_the_matrices():
     with pytest.raises(ValueError, match=r'^allocator: no native allocator "worst-fit"'):
         core.simulate_nodes(one, one, one, one, np.ones((2, 2), np.int64), cap, "fifo",
                             params={"allocator": "worst-fit"})
-    with pytest.raises(ValueError, match=r'^dispatcher: dispatcher "easy" is not native on '
-                                         r"node-level platforms yet"):
-        core.simulate_nodes(one, one, one, one, np.ones((2, 2), np.int64), cap, "easy")
+    with pytest.raises(ValueError, match=r'^dispatcher: no native dispatcher "lifo"'):
+        core.simulate_nodes(one, one, one, one, np.ones((2, 2), np.int64), cap, "lifo")
     start, _, status, events, passes, offsets, nodes, counts = core.simulate_nodes(
         one, one, one, one, np.ones((2, 2), np.int64), cap, "fifo", core=0)
     assert start.tolist() == [1, 1] and status.tolist() == [0, 0]

@@ -258,6 +258,33 @@ fn take_in_order(
     None
 }
 
+/// [`take_in_order`] over `usable` sorted by `cmp` (a total order), without sorting
+/// all of it: only the first nodes in that order are needed (as many as hold `units`,
+/// which all of `usable` together can host), so the smallest 8, 32, ... are selected
+/// (`select_nth_unstable_by`) and sorted until they hold enough. The answer is the one
+/// a full sort gives.
+fn take_first(
+    usable: &mut [usize],
+    fit: &[i64],
+    units: i64,
+    cmp: impl Fn(&usize, &usize) -> std::cmp::Ordering,
+) -> Option<Allocation> {
+    let n = usable.len();
+    let mut m = n.min(8);
+    loop {
+        if m < n {
+            usable.select_nth_unstable_by(m - 1, &cmp);
+        }
+        let head = &mut usable[..m];
+        head.sort_unstable_by(&cmp);
+        let held = head.iter().fold(0i64, |acc, &k| acc.saturating_add(fit[k]));
+        if held >= units || m == n {
+            return take_in_order(head.iter().copied(), fit, units);
+        }
+        m = n.min(m * 4);
+    }
+}
+
 /// A rule placing a job's units on nodes.
 pub trait Allocator: Send {
     /// The registered name.
@@ -376,7 +403,7 @@ impl Allocator for BestFit {
         let out = if usable_nodes(request, units, free, &mut fit, &mut usable) {
             let asked: Vec<usize> = (0..request.len()).filter(|&r| request[r] > 0).collect();
             let weights = self.weights.as_deref();
-            usable.sort_unstable_by(|&a, &b| {
+            take_first(&mut usable, &fit, units, |&a, &b| {
                 let w = weights.map_or(std::cmp::Ordering::Equal, |w| w[a].cmp(&w[b]));
                 w.then_with(|| {
                     let (fa, fb) = (free.row(a), free.row(b));
@@ -387,8 +414,7 @@ impl Allocator for BestFit {
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
                 .then(a.cmp(&b))
-            });
-            take_in_order(usable.iter().copied(), &fit, units)
+            })
         } else {
             None
         };
@@ -518,13 +544,12 @@ impl Allocator for Consolidate {
             }
             let (share, weights) = (&self.share, self.weights.as_deref());
             let ranks = self.energy.then_some(self.ranks.as_slice());
-            usable.sort_unstable_by(|&a, &b| {
+            take_first(&mut usable, &fit, units, |&a, &b| {
                 let w = weights.map_or(std::cmp::Ordering::Equal, |w| w[a].cmp(&w[b]));
                 w.then_with(|| ranks.map_or(std::cmp::Ordering::Equal, |r| r[a].cmp(&r[b])))
                     .then_with(|| share[a].partial_cmp(&share[b]).expect("shares are finite"))
                     .then(a.cmp(&b))
-            });
-            take_in_order(usable.iter().copied(), &fit, units)
+            })
         } else {
             None
         };
@@ -712,6 +737,35 @@ mod tests {
         a.start(&Nodes::plain(cap));
         let got = a.allocate(&[0, 1, 0], 1, &free).unwrap();
         assert_eq!(got.nodes, vec![0]);
+    }
+
+    #[test]
+    fn taking_the_first_nodes_equals_a_full_sort() {
+        // 50 nodes with pseudo-random fits and keys (many ties): every units count
+        // from 1 to all the nodes hold gives the allocation of a full sort
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) % m) as i64
+        };
+        let fit: Vec<i64> = (0..50).map(|_| next(4)).collect();
+        let key: Vec<i64> = (0..50).map(|_| next(6)).collect();
+        let cmp = |a: &usize, b: &usize| key[*a].cmp(&key[*b]).then(a.cmp(b));
+        let usable: Vec<usize> = (0..50).filter(|&n| fit[n] > 0).collect();
+        let total: i64 = usable.iter().map(|&n| fit[n]).sum();
+        let mut sorted = usable.clone();
+        sorted.sort_by(cmp);
+        for units in 1..=total {
+            let mut work = usable.clone();
+            let got = take_first(&mut work, &fit, units, cmp);
+            assert_eq!(
+                got,
+                take_in_order(sorted.iter().copied(), &fit, units),
+                "{units}"
+            );
+        }
     }
 
     #[test]

@@ -67,7 +67,8 @@ struct NodeState {
     placements: Vec<Placement>,
 }
 
-/// One simulation of a counting workload under a dispatcher and a predictor.
+/// One simulation of a workload under a dispatcher and a predictor, on a counting
+/// platform ([`Engine::new`]) or a node-level one ([`Engine::with_nodes`]).
 pub struct Engine {
     jobs: CountingWorkload,
     sim_run: Vec<i64>,

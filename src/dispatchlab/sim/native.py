@@ -351,18 +351,17 @@ def _jobs_reason(platform: Platform, jobs: JobTable,
 def _node_reason(platform: Platform, jobs: JobTable,
                  dispatcher: Dispatcher | None) -> str | None:
     """Why a node-level run cannot run natively under ``dispatcher`` (None: it can)."""
-    name = None if dispatcher is None else dispatcher.name
     if dispatcher is not None and _via_view(dispatcher):  # it makes its allocations
         if not dispatcher.requires.node_level:
-            return f"dispatcher {name!r} cannot place jobs on nodes"
-        return ("jobs read from a cluster log and not fitted to the platform"
-                if needs_fitting(jobs, platform) else None)
-    if name not in NODE_LEVEL:  # (the native ones: NODE_LEVEL)
+            return f"dispatcher {dispatcher.name!r} cannot place jobs on nodes"
+    elif dispatcher is None or dispatcher.name not in NODE_LEVEL:
+        name = None if dispatcher is None else dispatcher.name
         return f"dispatcher {name!r} is not native on node-level platforms yet"
-    allocator = dispatcher.get_params().get("allocator")
-    if not isinstance(allocator, str) or allocator not in NATIVE_ALLOCATORS:
-        return (f"allocator {allocator!r} is not native yet (native: "
-                f"{', '.join(NATIVE_ALLOCATORS)})")
+    else:
+        allocator = dispatcher.get_params().get("allocator")
+        if not isinstance(allocator, str) or allocator not in NATIVE_ALLOCATORS:
+            return (f"allocator {allocator!r} is not native yet (native: "
+                    f"{', '.join(NATIVE_ALLOCATORS)})")
     if needs_fitting(jobs, platform):
         return "jobs read from a cluster log and not fitted to the platform"
     if len(jobs) and bool(np.any(_requests(jobs, platform).max(axis=1) == 0)):
