@@ -112,9 +112,11 @@ def test_reasons():
     assert reason(predictor=make_predictor("history")) == (
         "predictor 'history' is not native yet")
 
-    class MyEasy(EASY):  # same name, any rule may differ
+    class MyEasy(EASY):  # same name, any rule may differ: a Python dispatcher (View)
         pass
 
+    assert reason(MyEasy()) is None
+    MyEasy.__module__ = "dispatchlab.dispatch.backfill"  # one of dispatchlab's own
     assert "is not the native 'easy'" in reason(MyEasy())
     mine = make_dispatcher("easy")
     mine.call_on_empty_queue = True  # asks for passes the core does not make

@@ -51,6 +51,55 @@ impl View<'_> {
     }
 }
 
+/// What a dispatcher that keeps state between passes may read beside the [`View`]
+/// (the Python `View`'s `changed`, `start_time` and `woken`; see
+/// [`Dispatcher::dispatch_in`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PassContext<'a> {
+    /// each job row's start time (s); -1 for a job not started
+    pub start: &'a [i64],
+    /// the jobs queued since this dispatcher's previous call, in event order
+    pub submitted: &'a [u32],
+    /// the jobs that ended (completed or killed) since its previous call, in event order
+    pub completed: &'a [u32],
+    /// the running jobs given a new estimate since its previous call (expiry)
+    pub reestimated: &'a [u32],
+    /// whether a wake-up it asked for ([`PassRequests::wake`]) fired at this pass's time
+    pub woken: bool,
+}
+
+/// What a dispatcher asks of the engine at a pass beside the jobs it starts (see
+/// [`Dispatcher::dispatch_in`]); the engine empties it before each call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassRequests {
+    /// waiting job rows to remove from the queue without running them (status
+    /// rejected; each one counts as a change, [`View::changes`])
+    pub reject: Vec<u32>,
+    /// times (> now) at which to make a pass even if no job event happens then
+    pub wake: Vec<i64>,
+    /// times of wake-ups asked for earlier and not fired to withdraw (one each)
+    pub withdraw: Vec<i64>,
+    /// stop the run with this message (the dispatcher failed; the caller holds why)
+    pub stop: Option<String>,
+}
+
+impl PassRequests {
+    /// Whether nothing is asked.
+    pub fn is_empty(&self) -> bool {
+        self.reject.is_empty()
+            && self.wake.is_empty()
+            && self.withdraw.is_empty()
+            && self.stop.is_none()
+    }
+
+    pub fn clear(&mut self) {
+        self.reject.clear();
+        self.wake.clear();
+        self.withdraw.clear();
+        self.stop = None;
+    }
+}
+
 /// What a dispatcher sees of the nodes at a node-level pass (read-only), beside the
 /// [`View`] (whose `free_cores` is then the free `core` column's sum, and whose
 /// `running` holds each running job's units).
@@ -91,6 +140,29 @@ pub trait Dispatcher: Send {
     /// free cores together). Called only when the queue is not empty.
     fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>);
 
+    /// What the engine calls at a pass: [`Dispatcher::dispatch`] with what happened
+    /// since the previous call (`context`) and the requests beside the starts
+    /// (`requests`, empty on entry: rejections, wake-ups, a stop). The default
+    /// ignores both (every native dispatcher); a dispatcher written in Python
+    /// (the binding's adapter) uses them.
+    fn dispatch_in(
+        &mut self,
+        view: &View<'_>,
+        context: &PassContext<'_>,
+        out: &mut Vec<u32>,
+        requests: &mut PassRequests,
+    ) {
+        let _ = (context, requests);
+        self.dispatch(view, out);
+    }
+
+    /// Whether to call the dispatcher at a pass whose queue is empty (no wake-up it
+    /// asked for fired then); read at every such pass. Default: false (no native
+    /// dispatcher has anything to do without waiting jobs).
+    fn call_on_empty_queue(&mut self) -> bool {
+        false
+    }
+
     /// Node-level runs: called once by the engine after [`Dispatcher::start`], before
     /// the first pass, with the platform's node facts (set up the allocator here, as
     /// the Python dispatchers call `start_allocator`). Default: nothing.
@@ -106,6 +178,21 @@ pub trait Dispatcher: Send {
     fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
         let _ = (view, nodes, out);
         panic!("{} cannot place jobs on nodes", self.name());
+    }
+
+    /// What the engine calls at a node-level pass: [`Dispatcher::dispatch_nodes`] with
+    /// what happened since the previous call and the requests beside the placements
+    /// (as [`Dispatcher::dispatch_in`]). The default ignores both.
+    fn dispatch_nodes_in(
+        &mut self,
+        view: &View<'_>,
+        nodes: &NodeView<'_>,
+        context: &PassContext<'_>,
+        out: &mut Vec<Placement>,
+        requests: &mut PassRequests,
+    ) {
+        let _ = (context, requests);
+        self.dispatch_nodes(view, nodes, out);
     }
 }
 

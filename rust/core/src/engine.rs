@@ -2,10 +2,10 @@
 //! cores) and node-level ones (a free matrix, allocations per running job).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use crate::alloc::{total_units, Allocation, NodeMatrix, Nodes};
-use crate::dispatch::{Dispatcher, NodeView, Params, Placement, View};
+use crate::dispatch::{Dispatcher, NodeView, Params, PassContext, PassRequests, Placement, View};
 use crate::predict::Predictor;
 use crate::state::{RunningSet, WaitingQueue};
 use crate::workload::{CountingWorkload, NodeWorkload, Overrun};
@@ -94,10 +94,21 @@ pub struct Engine {
     /// scheduled ends: (end, job row), earliest first, ties by row
     ends: BinaryHeap<Reverse<(i64, u32)>>,
     decisions: Vec<u32>,
-    /// completions and expiries handled so far (see [`View::changes`])
+    /// completions, expiries and rejections handled so far (see [`View::changes`])
     changes: u64,
     events: u64,
     passes: u64,
+    /// what happened since the dispatcher's previous call (see [`PassContext`])
+    submitted: Vec<u32>,
+    completed: Vec<u32>,
+    reestimated: Vec<u32>,
+    requests: PassRequests,
+    /// wake-ups asked for (times, earliest first) and, per time, how many of them
+    /// were withdrawn
+    wakes: BinaryHeap<Reverse<i64>>,
+    withdrawn: HashMap<i64, u32>,
+    /// a wake-up fired at the current time point
+    woken: bool,
 }
 
 impl Engine {
@@ -185,6 +196,13 @@ impl Engine {
             changes: 0,
             events: 0,
             passes: 0,
+            submitted: Vec::new(),
+            completed: Vec::new(),
+            reestimated: Vec::new(),
+            requests: PassRequests::default(),
+            wakes: BinaryHeap::new(),
+            withdrawn: HashMap::new(),
+            woken: false,
         })
     }
 
@@ -208,10 +226,17 @@ impl Engine {
             if let Some(&Reverse((t, _))) = self.ends.peek() {
                 now = now.min(t);
             }
+            if let Some(&Reverse(t)) = self.wakes.peek() {
+                now = now.min(t);
+            }
             if now == i64::MAX {
                 break;
             }
+            if now != self.now {
+                self.woken = false;
+            }
             self.now = now;
+            let events_before = self.events;
             // 1. completions of jobs ending now, in row order
             while let Some(&Reverse((t, job))) = self.ends.peek() {
                 if t != now {
@@ -224,6 +249,26 @@ impl Engine {
             while next_sub < n && self.jobs.submit[next_sub] == now {
                 self.submit(next_sub);
                 next_sub += 1;
+            }
+            // then the wake-ups asked for now (a withdrawn one is no event)
+            while let Some(&Reverse(t)) = self.wakes.peek() {
+                if t != now {
+                    break;
+                }
+                self.wakes.pop();
+                match self.withdrawn.get_mut(&now) {
+                    Some(left) if *left > 0 => *left -= 1,
+                    _ => {
+                        self.events += 1;
+                        self.woken = true;
+                    }
+                }
+            }
+            if self.withdrawn.get(&now) == Some(&0) {
+                self.withdrawn.remove(&now);
+            }
+            if self.events == events_before {
+                continue; // only withdrawn wake-ups: nothing happened, no pass
             }
             // 3. one dispatch pass
             self.pass()?;
@@ -254,6 +299,7 @@ impl Engine {
         self.est0[job] = self.predictor.estimate(job);
         self.status[job] = WAITING;
         self.queue.push(job as u32);
+        self.submitted.push(job as u32);
     }
 
     fn complete(&mut self, job: u32) {
@@ -276,6 +322,7 @@ impl Engine {
             self.n_final -= 1;
         }
         self.end[j] = self.now;
+        self.completed.push(job);
         let killed = self.jobs.overrun == Overrun::Kill && self.sim_run[j] < self.jobs.run[j];
         self.status[j] = if killed { KILLED } else { COMPLETED };
     }
@@ -285,14 +332,16 @@ impl Engine {
         if self.running.first_end().is_some_and(|e| e <= self.now) {
             self.expire();
         }
-        if self.queue.is_empty() {
-            return Ok(()); // no native dispatcher asks for a pass on an empty queue
+        if self.queue.is_empty() && !self.woken && !self.dispatcher.call_on_empty_queue() {
+            return Ok(()); // (no native dispatcher asks for a pass on an empty queue)
         }
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
         if self.nodes.is_some() {
             return self.node_pass(decisions);
         }
+        let mut requests = std::mem::take(&mut self.requests);
+        requests.clear();
         let view = View {
             now: self.now,
             free_cores: self.free_cores,
@@ -302,12 +351,72 @@ impl Engine {
             running: &self.running,
             changes: self.changes,
         };
-        self.dispatcher.dispatch(&view, &mut decisions);
+        let context = PassContext {
+            start: &self.start,
+            submitted: &self.submitted,
+            completed: &self.completed,
+            reestimated: &self.reestimated,
+            woken: self.woken,
+        };
+        self.dispatcher
+            .dispatch_in(&view, &context, &mut decisions, &mut requests);
+        self.submitted.clear();
+        self.completed.clear();
+        self.reestimated.clear();
+        if let Some(message) = requests.stop.take() {
+            return Err(Error::Dispatch(message));
+        }
         for &job in &decisions {
             self.start_job(job)?;
         }
+        if !requests.is_empty() {
+            self.apply_requests(&requests, &mut decisions)?;
+        }
         self.queue.remove_sorted(&mut decisions);
         self.decisions = decisions;
+        self.requests = requests;
+        Ok(())
+    }
+
+    /// Rejections and wake-ups asked for at a pass (the rejected rows join `left`,
+    /// the rows that leave the queue).
+    fn apply_requests(
+        &mut self,
+        requests: &PassRequests,
+        left: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        let name = self.dispatcher.name();
+        for &job in &requests.reject {
+            let j = job as usize;
+            if self.status.get(j) != Some(&WAITING) {
+                return Err(Error::Dispatch(format!(
+                    "{name} rejected job row {j}, which is not waiting"
+                )));
+            }
+            self.changes += 1;
+            self.status[j] = REJECTED;
+            left.push(job);
+        }
+        for &t in &requests.wake {
+            if t <= self.now {
+                return Err(Error::Dispatch(format!(
+                    "{name} asked to wake at {t}, not after now ({})",
+                    self.now
+                )));
+            }
+            self.wakes.push(Reverse(t));
+        }
+        for &t in &requests.withdraw {
+            let pending = self.wakes.iter().filter(|w| w.0 == t).count();
+            let withdrawn = self.withdrawn.entry(t).or_insert(0);
+            if t <= self.now || pending <= *withdrawn as usize {
+                return Err(Error::Dispatch(format!(
+                    "{name} withdrew a wake-up at {t}, but none is pending then (now {})",
+                    self.now
+                )));
+            }
+            *withdrawn += 1;
+        }
         Ok(())
     }
 
@@ -331,8 +440,23 @@ impl Engine {
             requests: &state.requests,
             allocations: &state.allocations,
         };
+        let context = PassContext {
+            start: &self.start,
+            submitted: &self.submitted,
+            completed: &self.completed,
+            reestimated: &self.reestimated,
+            woken: self.woken,
+        };
+        let mut requests = std::mem::take(&mut self.requests);
+        requests.clear();
         self.dispatcher
-            .dispatch_nodes(&view, &nodes, &mut placements);
+            .dispatch_nodes_in(&view, &nodes, &context, &mut placements, &mut requests);
+        self.submitted.clear();
+        self.completed.clear();
+        self.reestimated.clear();
+        if let Some(message) = requests.stop.take() {
+            return Err(Error::Dispatch(message));
+        }
         for p in placements.drain(..) {
             decisions.push(p.job);
             self.place(p)?;
@@ -340,8 +464,12 @@ impl Engine {
         if let Some(state) = &mut self.nodes {
             state.placements = placements;
         }
+        if !requests.is_empty() {
+            self.apply_requests(&requests, &mut decisions)?;
+        }
         self.queue.remove_sorted(&mut decisions);
         self.decisions = decisions;
+        self.requests = requests;
         Ok(())
     }
 
@@ -436,6 +564,7 @@ impl Engine {
                     self.running.remove(job, self.est_end[j]);
                     self.est_end[j] = started + new;
                     self.running.insert(job, started + new, self.jobs.units[j]);
+                    self.reestimated.push(job);
                 }
                 _ => {
                     self.final_expired[j] = true;
@@ -484,5 +613,31 @@ pub fn simulate_counting_with(
     let predictor =
         crate::predict::make_predictor(predictor, &jobs.run, &jobs.requested, jobs.overrun)?;
     let dispatcher = crate::dispatch::make_dispatcher_with(dispatcher, params, Some(jobs.len()))?;
+    Engine::new(jobs, dispatcher, predictor)?.run()
+}
+
+/// Simulate `jobs` on their node-level platform under `dispatcher` (any implementation
+/// of [`Dispatcher`] that places jobs on nodes, e.g. the binding's adapter of a
+/// dispatcher written in Python) and the predictor named (`walltime` or `real`).
+pub fn simulate_nodes_by(
+    jobs: NodeWorkload,
+    dispatcher: Box<dyn Dispatcher>,
+    predictor: &str,
+) -> Result<Outcome, Error> {
+    let j = &jobs.jobs;
+    let predictor = crate::predict::make_predictor(predictor, &j.run, &j.requested, j.overrun)?;
+    Engine::with_nodes(jobs, dispatcher, predictor)?.run()
+}
+
+/// Simulate `jobs` under `dispatcher` (any implementation of [`Dispatcher`], e.g. the
+/// binding's adapter of a dispatcher written in Python) and the predictor named
+/// (`walltime` or `real`).
+pub fn simulate_counting_by(
+    jobs: CountingWorkload,
+    dispatcher: Box<dyn Dispatcher>,
+    predictor: &str,
+) -> Result<Outcome, Error> {
+    let predictor =
+        crate::predict::make_predictor(predictor, &jobs.run, &jobs.requested, jobs.overrun)?;
     Engine::new(jobs, dispatcher, predictor)?.run()
 }

@@ -47,9 +47,12 @@ pub use alloc::{make_allocator, Allocation, Allocator, NodeMatrix, Nodes};
 pub use backfill::Backfill;
 pub use dispatch::{
     make_dispatcher, make_dispatcher_with, make_node_dispatcher, Dispatcher, Fifo, NodeView, Order,
-    OrderParam, Params, Placement, View,
+    OrderParam, Params, PassContext, PassRequests, Placement, View,
 };
-pub use engine::{simulate_counting, simulate_counting_with, simulate_nodes_with, Engine, Outcome};
+pub use engine::{
+    simulate_counting, simulate_counting_by, simulate_counting_with, simulate_nodes_by,
+    simulate_nodes_with, Engine, Outcome,
+};
 pub use list::{NodeList, Sorted};
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;

@@ -5,6 +5,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod python_dispatcher;
+use python_dispatcher::{ErrorSlot, PyDispatcher};
+
 use dispatchlab_core::{
     CountingWorkload, Error, NodeMatrix, NodeWorkload, Nodes, Order, OrderParam, Overrun, Params,
 };
@@ -303,6 +306,115 @@ fn simulate_nodes<'py>(
     ))
 }
 
+/// simulate_python(submit, run, requested, units, total_cores, pass_fn, *,
+/// empty_queue=None, predictor="walltime", overrun="run", nodes=None)
+/// --
+///
+/// Simulate jobs natively under a dispatcher written in Python: the columns,
+/// `total_cores`, `predictor` and `overrun` as for `simulate_counting`; on a
+/// node-level platform `nodes` is `(requests, capacity, core, unservable)` as for
+/// `simulate_nodes` (the allocations are the Python side's: `pass_fn` answers each
+/// start with its allocation); `pass_fn` is called at each pass with the pass's state and
+/// returns the decisions to apply (the protocol: `rust/py/src/python_dispatcher.rs`;
+/// `dispatchlab.sim.native_view` makes it), `empty_queue` at each pass on an empty
+/// queue (no wake-up fired): whether to call `pass_fn` then (None: always). Returns
+/// `(start, end, status, events, passes)`.
+///
+/// The GIL is released during the run and taken at each call. An exception raised by
+/// `pass_fn` or `empty_queue` stops the run and is raised unchanged; bad input raises
+/// ValueError, a broken rule or a panic in the core RuntimeError.
+#[pyfunction]
+#[pyo3(signature = (submit, run, requested, units, total_cores, pass_fn, *,
+                    empty_queue = None, predictor = "walltime", overrun = "run",
+                    nodes = None))]
+#[allow(clippy::too_many_arguments)] // the Python signature: columns and options
+fn simulate_python<'py>(
+    py: Python<'py>,
+    submit: PyReadonlyArray1<'py, i64>,
+    run: PyReadonlyArray1<'py, i64>,
+    requested: PyReadonlyArray1<'py, i64>,
+    units: PyReadonlyArray1<'py, i64>,
+    total_cores: i64,
+    pass_fn: Py<PyAny>,
+    empty_queue: Option<Py<PyAny>>,
+    predictor: &str,
+    overrun: &str,
+    nodes: Option<NodeArgs<'py>>,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    let value_error = |e: Error| PyValueError::new_err(e.to_string());
+    let overrun = Overrun::parse(overrun).map_err(value_error)?;
+    let slot = ErrorSlot::default();
+    let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone()));
+    let predictor = predictor.to_string();
+    let outcome = match nodes {
+        None => {
+            let jobs = CountingWorkload::new(
+                column(&submit),
+                column(&run),
+                column(&requested),
+                column(&units),
+                total_cores,
+                overrun,
+            )
+            .map_err(value_error)?;
+            detached(py, move || {
+                dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor)
+            })
+        }
+        Some((requests, capacity, core, unservable)) => {
+            let capacity = matrix("capacity", &capacity)?;
+            let ranks = vec![0; capacity.rows()];
+            let platform = Nodes::new(capacity, None, ranks).map_err(value_error)?;
+            let mut jobs = NodeWorkload::new(
+                column(&submit),
+                column(&run),
+                column(&requested),
+                column(&units),
+                matrix("requests", &requests)?,
+                platform,
+                core,
+                overrun,
+            )
+            .map_err(value_error)?;
+            if let Some(flags) = unservable {
+                jobs = jobs
+                    .with_unservable(flags.as_array().to_vec())
+                    .map_err(value_error)?;
+            }
+            detached(py, move || {
+                dispatchlab_core::simulate_nodes_by(jobs, dispatcher, &predictor)
+            })
+        }
+    };
+    // the Python side's exception first (the core only stopped because of it)
+    let raised = slot.lock().ok().and_then(|mut e| e.take());
+    if let Some(err) = raised {
+        return Err(err);
+    }
+    let outcome = match outcome? {
+        Ok(outcome) => outcome,
+        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
+        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    (
+        PyArray1::from_vec(py, outcome.start),
+        PyArray1::from_vec(py, outcome.end),
+        PyArray1::from_vec(py, outcome.status),
+        outcome.events,
+        outcome.passes,
+    )
+        .into_pyobject(py)
+}
+
+/// A node-level run's platform arguments of `simulate_python`: `(requests, capacity,
+/// core, unservable)` as for `simulate_nodes`.
+type NodeArgs<'py> = (
+    PyReadonlyArray2<'py, i64>,
+    PyReadonlyArray2<'py, i64>,
+    Option<usize>,
+    Option<PyReadonlyArray1<'py, bool>>,
+);
+
 /// _panic_for_test(message)
 /// --
 ///
@@ -422,6 +534,7 @@ impl PySwfParser {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_counting, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_nodes, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_python, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_class::<PySwfParser>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -81,7 +81,8 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     simulated (as the log names them, mapped, ignored). ``engine``: the engine that ran
     (``python`` or ``native``, :attr:`~dispatchlab.sim.result.SimulationResult.engine`);
     a native run's ``decision_calls`` and decision times are null (the core does not
-    time its dispatcher calls).
+    time its native dispatchers' calls; a dispatcher written in Python is timed on both
+    engines).
 
     ``by``: group keys (``partition``, ``user``, ``account``, ``qos``; ``simulate
     --by``): the summary then has ``by_group``, the metrics per group of each key and
@@ -92,7 +93,7 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     facts: dict[str, Any] = {}
     if "power_mean" in result.jobs.columns:
         facts = power_facts(result)
-    native = result.engine == "native"
+    native = result.engine == "native" and not len(result.decision_times)
     out = summarize_table(result.jobs, result.start, result.end, result.status,
                           result.platform.total_capacity(), tau=tau,
                           measure=result.measure_of_rows(measure),

@@ -17,6 +17,11 @@ decides from tables, one entry per native capability:
   Requirements`) and the parameter values the core implements (a tuple of values, or
   a rule, :class:`Accepts`: e.g. the static orderings of :data:`STATIC_ORDERINGS`,
   which reach the core as per-job ranks, :func:`static_rank`);
+* a dispatcher written in Python (:func:`is_python_dispatcher`: a class defined
+  outside dispatchlab) runs through the ``View`` (:mod:`dispatchlab.sim.native_view`)
+  on counting and node-level runs (it makes its allocations), unless it declares a requirement of
+  :data:`PYTHON_DISPATCHER_NEEDS` (power predictions, a cap, slowed running jobs, a
+  pass log);
 * :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);
 * the platform: counting runs (a pooled platform of cores, every job unit one core:
   :func:`~dispatchlab.sim.engine.is_node_level` False) under every native dispatcher;
@@ -34,9 +39,10 @@ decides from tables, one entry per native capability:
 :class:`~dispatchlab.sim.result.SimulationResult` the Python engine returns, field for
 field (so every output file is the same), except the two that measure the wall clock:
 ``wall_seconds`` (the native run's) and ``decision_times``, which is empty: the core
-does not time its dispatcher calls (the summary's ``decision_calls`` and decision times
-are then null, :func:`dispatchlab.run.outputs.run_summary`; ``passes`` counts the
-passes as the Python engine does).
+does not time its native dispatchers' calls (the summary's ``decision_calls`` and
+decision times are then null, :func:`dispatchlab.run.outputs.run_summary`; ``passes``
+counts the passes as the Python engine does). A dispatcher written in Python is timed
+as on the Python engine.
 :class:`NativeSimulation` wraps it with :class:`Simulation`'s interface (``run()``,
 ``dispatcher``, ``counting``, ``engine``) for the run layer. ``engine`` of the result
 is ``"native"``.
@@ -103,6 +109,7 @@ from dispatchlab.sim.engine import (
     is_node_level,
     unfit_reason,
 )
+from dispatchlab.sim.native_view import NativePasses, make_passes
 from dispatchlab.sim.result import STATUS_REJECTED, SimulationResult
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.requests import needs_fitting
@@ -243,10 +250,47 @@ NATIVE_PREDICTORS: dict[str, type[Predictor]] = {
 }
 
 
+# --- dispatchers written in Python (the core calls them through the View) -------------
+
+#: The requirements (``Dispatcher.requires`` fields) a dispatcher written in Python may
+#: declare on the native engine, with the reason a run that needs the opposite is not
+#: native (the others: placement on nodes, measured job power, passes on an empty
+#: queue, are what the native View gives on a counting platform).
+PYTHON_DISPATCHER_NEEDS: dict[str, tuple[bool, str]] = {
+    "power_predictions": (False, "power predictions"),
+    "cap": (False, "a power cap"),
+    "slows_running_jobs": (False, "slowing running jobs (a duration model)"),
+    "pass_log": (False, "a pass log"),
+}
+
+
+def is_python_dispatcher(dispatcher: Dispatcher) -> bool:
+    """Whether ``dispatcher`` is a class written outside dispatchlab (yours: the
+    README's one small class), which the native engine runs through the ``View``
+    protocol (:mod:`dispatchlab.sim.native_view`). dispatchlab's own dispatchers that
+    are not native yet run on the Python engine."""
+    module = type(dispatcher).__module__
+    return module != "dispatchlab" and not module.startswith("dispatchlab.")
+
+
+def _python_dispatcher_reason(dispatcher: Dispatcher) -> str | None:
+    """Why the Python ``dispatcher`` (:func:`is_python_dispatcher`) cannot run on the
+    native engine (None: it can): a requirement the native View does not meet."""
+    name = dispatcher.name or type(dispatcher).__name__
+    requires = dispatcher.requires
+    for key, (native, what) in PYTHON_DISPATCHER_NEEDS.items():
+        if getattr(requires, key) != native:
+            return f"dispatcher {name!r} needs {what}, which the native engine lacks yet"
+    return None
+
+
 def _dispatcher_reason(dispatcher: Dispatcher) -> str | None:
     """Why ``dispatcher`` is not native (None: it is)."""
     name = dispatcher.name or type(dispatcher).__name__
     entry = NATIVE_DISPATCHERS.get(name)
+    if ((entry is None or type(dispatcher) is not entry.cls)
+            and is_python_dispatcher(dispatcher)) or getattr(dispatcher, _VIA_VIEW, False):
+        return _python_dispatcher_reason(dispatcher)
     if entry is None:
         return f"dispatcher {name!r} is not native yet"
     if type(dispatcher) is not entry.cls:
@@ -307,13 +351,17 @@ def _jobs_reason(platform: Platform, jobs: JobTable,
 def _node_reason(platform: Platform, jobs: JobTable,
                  dispatcher: Dispatcher | None) -> str | None:
     """Why a node-level run cannot run natively under ``dispatcher`` (None: it can)."""
-    if dispatcher is None or dispatcher.name not in NODE_LEVEL:
+    if dispatcher is not None and _via_view(dispatcher):  # it makes its allocations
+        if not dispatcher.requires.node_level:
+            return f"dispatcher {dispatcher.name!r} cannot place jobs on nodes"
+    elif dispatcher is None or dispatcher.name not in NODE_LEVEL:
         name = None if dispatcher is None else dispatcher.name
         return f"dispatcher {name!r} is not native on node-level platforms yet"
-    allocator = dispatcher.get_params().get("allocator")
-    if not isinstance(allocator, str) or allocator not in NATIVE_ALLOCATORS:
-        return (f"allocator {allocator!r} is not native yet (native: "
-                f"{', '.join(NATIVE_ALLOCATORS)})")
+    else:
+        allocator = dispatcher.get_params().get("allocator")
+        if not isinstance(allocator, str) or allocator not in NATIVE_ALLOCATORS:
+            return (f"allocator {allocator!r} is not native yet (native: "
+                    f"{', '.join(NATIVE_ALLOCATORS)})")
     if needs_fitting(jobs, platform):
         return "jobs read from a cluster log and not fitted to the platform"
     if len(jobs) and bool(np.any(_requests(jobs, platform).max(axis=1) == 0)):
@@ -450,6 +498,39 @@ def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
                                    params=params)
 
 
+def _via_view(dispatcher: Dispatcher) -> bool:
+    """Whether the core runs ``dispatcher`` through the View (a dispatcher written in
+    Python, or one forced so by :func:`simulate_native`'s ``via_view``)."""
+    entry = NATIVE_DISPATCHERS.get(dispatcher.name)
+    return entry is None or type(dispatcher) is not entry.cls \
+        or getattr(dispatcher, _VIA_VIEW, False)
+
+
+#: set on a dispatcher clone to run it through the View (tests of the View)
+_VIA_VIEW = "_dispatchlab_via_view"
+
+
+def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
+                      predictor: Predictor, overrun: str
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The core's ``(start, end, status, events, passes)`` for a dispatcher written in
+    Python (:mod:`dispatchlab.sim.native_view`)."""
+    col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
+           for c in ("submit", "run", "requested_time", "units")}
+    empty = (None if passes.dispatcher.requires.empty_queue_pass
+             else passes.empty_queue_pass)
+    nodes = None
+    if not passes.counting:  # the platform (the Python side makes the allocations)
+        names = passes.platform.resource_names
+        nodes = (_requests(jobs, passes.platform), passes.platform.capacity_matrix(),
+                 names.index("core") if "core" in names else None, _unservable(jobs))
+    assert _core is not None  # native_reason refused the run otherwise
+    return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
+                                 col["units"], total_cores, passes.run_pass,
+                                 empty_queue=empty, predictor=predictor.name,
+                                 overrun=overrun, nodes=nodes)
+
+
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                     predictor: Predictor | None = None, *, overrun: str = "run",
                     progress: Callable[[int, int], None] | None = None,
@@ -470,7 +551,10 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     if reason is not None:
         raise InputError(f"the native engine cannot run this: {reason}", field="engine")
     wall0 = time.perf_counter()
+    via_view = getattr(dispatcher, _VIA_VIEW, False)
     dispatcher = dispatcher.clone()
+    if via_view:
+        setattr(dispatcher, _VIA_VIEW, True)
     predictor = (predictor or WalltimePredictor()).clone()
     run, requested = jobs["run"], jobs["requested_time"]
     sim_run = np.minimum(run, requested) if overrun == "kill" else run
@@ -485,41 +569,69 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                                          or estimate.max() >= limit // 4)):
         raise DispatchError(f"{predictor!r}: static_estimates() must give one estimate "
                             ">= 0 per job")
+    decision_times = np.zeros(0, dtype=np.float64)
+    # a dispatcher written in Python is started here, with its view (what it raises
+    # is raised unchanged)
+    passes_: NativePasses | None = (
+        make_passes(platform, jobs, dispatcher, estimate, total_cores)
+        if _via_view(dispatcher) else None)
     try:
-        start, end, status, events, passes, *flat = _core_call(
-            jobs, sim_run, total_cores, dispatcher, predictor, overrun, platform=platform,
-            estimate=estimate)
-    except ValueError as exc:  # the Python checks above passed: the two disagree
-        raise NativeCoreError(f"the native core refused an input the Python checks "
-                              f"accepted (a bug): {exc}") from exc
-    except RuntimeError as exc:
+        flat: list[np.ndarray] = []
+        if passes_ is not None:
+            start, end, status, events, passes = _core_call_python(
+                jobs, total_cores, passes_, predictor, overrun)
+            decision_times = np.frombuffer(passes_.decision_times, dtype=np.float64).copy()
+        else:
+            start, end, status, events, passes, *flat = _core_call(
+                jobs, sim_run, total_cores, dispatcher, predictor, overrun,
+                platform=platform, estimate=estimate)
+    except (ValueError, RuntimeError) as exc:
+        if passes_ is not None and passes_.error is exc:
+            raise  # the dispatcher's own exception (or its decisions' check), unchanged
+        if passes_ is not None and "waiting forever" in str(exc):
+            waiting = passes_.waiting_rows()
+            raise DispatchError(
+                f"{dispatcher!r} left {len(waiting)} jobs waiting forever (first: job "
+                f"{int(jobs['job_id'][waiting[0]])}) though they fit the platform"
+                ) from None
+        if isinstance(exc, ValueError):  # the Python checks above passed: they disagree
+            raise NativeCoreError(f"the native core refused an input the Python checks "
+                                  f"accepted (a bug): {exc}") from exc
         raise NativeCoreError(str(exc)) from exc
     rejected = np.flatnonzero(status == STATUS_REJECTED)
+    by_dispatcher = {} if passes_ is None else passes_.reject_reason
+    if by_dispatcher:  # they keep their estimates, as on the Python engine
+        rejected = np.array([r for r in rejected.tolist() if r not in by_dispatcher],
+                            dtype=np.int64)
     estimate[rejected] = -1
     units = jobs["units"]
     allocations: dict[int, Allocation] = {}
-    if flat:  # a node-level run: every job that started, with its allocation
-        offsets, nodes, counts = flat
+    if flat or (passes_ is not None and not passes_.counting):
+        # a node-level run: every job that started, with its allocation
         requests = _requests(jobs, platform)
         unservable = jobs.columns.get("unservable")
         reasons = {int(r): (str(unservable[r]) if unservable is not None and unservable[r]
                             else unfit_reason(names, requests[r], int(units[r]), capacity))
                    for r in rejected.tolist()}
-        bounds = offsets.tolist()
-        for row in np.flatnonzero(status != STATUS_REJECTED).tolist():
-            lo, hi = bounds[row], bounds[row + 1]
-            allocations[row] = Allocation(nodes[lo:hi], counts[lo:hi])
+        if passes_ is not None:  # (the dispatcher's own allocations, as it made them)
+            allocations = dict(passes_.allocation_log)
+        else:
+            offsets, nodes, counts = flat
+            bounds = offsets.tolist()
+            for row in np.flatnonzero(status != STATUS_REJECTED).tolist():
+                lo, hi = bounds[row], bounds[row + 1]
+                allocations[row] = Allocation(nodes[lo:hi], counts[lo:hi])
     else:
         reasons = {int(r): f"needs {int(units[r])} cores, the platform has {total_cores}"
                    for r in rejected.tolist()}
+    reasons.update(by_dispatcher)
     if progress is not None:
         progress(n, n)
     return SimulationResult(
         jobs=jobs, platform=platform, dispatcher=repr(dispatcher),
         predictor=repr(predictor), overrun=overrun, start=start, end=end, status=status,
         estimate=estimate, reject_reason=reasons, allocations=allocations,
-        events=int(events),
-        passes=int(passes), decision_times=np.zeros(0, dtype=np.float64),
+        events=int(events), passes=int(passes), decision_times=decision_times,
         wall_seconds=time.perf_counter() - wall0,
         dispatcher_facts=dispatcher.run_facts(), engine="native")
 
