@@ -160,7 +160,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
 
     run = build(config, report=report, progress=progress_for)
     jobs, plat, cap_spec, job_series = run.jobs, run.platform, run.cap, run.series
-    ran = engine_line(run.engine, run.not_native)
+    not_native = run.not_native
     check_group_keys(jobs, group_keys)  # before the run: a key the trace cannot give
     sim = run.simulation
     del run
@@ -170,6 +170,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
             result = sim.run()
     else:
         result = sim.run()
+    # after the run: under auto a native run may have been made again on Python
+    ran = engine_line(result.engine, getattr(sim, "fell_back", None) or not_native)
     if trace_decisions is not None:
         write_decision_trace(trace_decisions, sim.dispatcher, result)
     if job_series is not None:

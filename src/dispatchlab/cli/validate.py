@@ -147,7 +147,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     run = build(config, report=report, progress=progress_for)
     check_recorded_waits(run.jobs, str(trace))
     plat, sim = run.platform, run.simulation
-    ran = engine_line(run.engine, run.not_native)
+    not_native = run.not_native
     del run
     progress = bars[0] if bars else None
     if progress is not None:
@@ -155,6 +155,8 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
             result = sim.run()
     else:
         result = sim.run()
+    # after the run: under auto a native run may have been made again on Python
+    ran = engine_line(result.engine, getattr(sim, "fell_back", None) or not_native)
     del sim
     for text in result_warnings(result):
         warn(text)

@@ -453,6 +453,8 @@ def build(config: RunConfig, *, jobs: JobTable | None = None,
     not_native = (None if config.engine == "python" else
                   native_reason(plat, jobs, dispatcher, predictor, **options))
     engine = choose_engine(config.engine, not_native)
+    if engine == "native":  # under auto, a rate change makes the run again on Python
+        options["fallback"] = config.engine == "auto"
     make = NativeSimulation if engine == "native" else Simulation
     sim = make(plat, jobs, dispatcher, predictor,
                progress=None if progress is None else progress(len(jobs)), **options)

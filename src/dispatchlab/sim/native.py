@@ -104,12 +104,13 @@ from dispatchlab.predict.duration.base import (
 )
 from dispatchlab.sim.engine import (
     OVERRUN_MODES,
+    Simulation,
     check_jobs,
     check_overrun,
     is_node_level,
     unfit_reason,
 )
-from dispatchlab.sim.native_view import NativePasses, make_passes
+from dispatchlab.sim.native_view import NativePasses, NotNativeDecision, make_passes
 from dispatchlab.sim.result import STATUS_REJECTED, SimulationResult
 from dispatchlab.workload.jobs import JobTable
 from dispatchlab.workload.requests import needs_fitting
@@ -642,13 +643,22 @@ class NativeSimulation:
     overrun=...).run()`` is :func:`simulate_native`. Made only for a run that can run
     natively (else :class:`InputError` on ``engine`` naming the reason); runs once."""
 
-    #: the engine that runs (``SimulationResult.engine``)
+    #: the engine that ran (``SimulationResult.engine``): ``"python"`` after a fallback
     engine = "native"
+    #: why the run fell back to the Python engine (None: it did not)
+    fell_back: str | None = None
 
     def __init__(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                  predictor: Predictor | None = None, *, overrun: str = "run",
                  progress: Callable[[int, int], None] | None = None,
-                 **others: Any) -> None:
+                 fallback: bool = False, **others: Any) -> None:
+        """``fallback`` (``--engine auto``): when a dispatcher written in Python returns
+        a decision the native engine does not apply (:class:`~dispatchlab.sim.
+        native_view.NotNativeDecision`: a rate change, which a dispatcher need not
+        declare), the whole run is made again from the start on the Python engine, with
+        fresh copies of the dispatcher and predictor (the same schedule as a run on the
+        Python engine from the start; :attr:`engine` is then ``"python"`` and
+        :attr:`fell_back` says why). Without it that decision is a one-line error."""
         check_overrun(overrun)
         reason = native_reason(platform, jobs, dispatcher, predictor, overrun=overrun,
                                **others)
@@ -662,11 +672,24 @@ class NativeSimulation:
         self.predictor = (predictor or WalltimePredictor()).clone()
         self._progress = progress
         self._ran = False
+        self._fallback = ((dispatcher, predictor, others) if fallback else None)
 
     def run(self) -> SimulationResult:
         """Simulate every job to completion and return the result."""
         if self._ran:
             raise RuntimeError("a NativeSimulation runs once; build a new one")
         self._ran = True
-        return simulate_native(self.platform, self.jobs, self.dispatcher, self.predictor,
-                               overrun=self.overrun, progress=self._progress)
+        try:
+            return simulate_native(self.platform, self.jobs, self.dispatcher,
+                                   self.predictor, overrun=self.overrun,
+                                   progress=self._progress)
+        except NotNativeDecision as e:
+            if self._fallback is None:
+                raise
+            dispatcher, predictor, others = self._fallback
+            sim = Simulation(self.platform, self.jobs, dispatcher.clone(),
+                             None if predictor is None else predictor.clone(),
+                             overrun=self.overrun, progress=self._progress, **others)
+            self.engine, self.fell_back = "python", str(e)
+            self.dispatcher = sim.dispatcher
+            return sim.run()

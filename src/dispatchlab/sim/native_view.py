@@ -25,8 +25,11 @@ beyond the free resources, a job rejected that is not waiting, a value that is n
 decision), and wake-ups as the engine checks them. On nodes the allocations are the
 dispatcher's own (the core checks each again and records it). Rate changes
 (``SetSpeed``, ``SetPower``) of a running job are not native: such a decision raises a
-``DispatchError`` naming ``--engine python``. Whatever the dispatcher raises stops the
-run and is raised unchanged by :func:`dispatchlab.sim.native.simulate_native`.
+:class:`NotNativeDecision` (a ``DispatchError``) naming ``--engine python``; under
+``--engine auto`` the run is then made again on the Python engine
+(:class:`dispatchlab.sim.native.NativeSimulation`, ``fallback``). Whatever the
+dispatcher raises stops the run and is raised unchanged by
+:func:`dispatchlab.sim.native.simulate_native`.
 """
 
 from __future__ import annotations
@@ -78,6 +81,12 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
 
+
+
+class NotNativeDecision(DispatchError):
+    """A dispatcher written in Python returned a decision the native engine does not
+    apply (a rate change of a running job): not a bug of the dispatcher, a limit of the
+    native engine; the Python engine applies it."""
 
 class NativePasses:
     """One native run of a Python ``dispatcher`` (started here, with the view) on
@@ -256,10 +265,10 @@ class NativePasses:
                 what = ("changed the speed of" if kind is SetSpeed
                         else "changed the power level of")
                 self._check_running(d.job, what)
-                raise DispatchError(f"{self.dispatcher!r} {what} job "
-                                    f"{int(self._job_id[d.job])}: rate changes (SetSpeed, "
-                                    "SetPower) are not native yet (run it with --engine "
-                                    "python)")
+                raise NotNativeDecision(f"{self.dispatcher!r} {what} job "
+                                        f"{int(self._job_id[d.job])}: rate changes "
+                                        "(SetSpeed, SetPower) are not native yet (run it "
+                                        "with --engine python)")
             else:
                 raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
         if starts:
