@@ -29,6 +29,7 @@ pub mod backfill;
 pub mod dispatch;
 pub mod engine;
 pub mod list;
+pub mod node_profile;
 pub mod predict;
 pub mod profile;
 pub mod state;
