@@ -26,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod backfill;
+pub mod backfill_nodes;
 pub mod dispatch;
 pub mod engine;
 pub mod list;

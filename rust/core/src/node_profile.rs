@@ -55,6 +55,10 @@ pub struct NodeProfile {
     free: Vec<Vec<i64>>,
     /// a spare matrix (a window's minimum)
     window: Vec<i64>,
+    /// the running minimum of the matrices from now: `pmin[k]` is the minimum of
+    /// matrices `0..=k`, valid for `k < pmin_valid` (see [`NodeProfile::min_until`])
+    pmin: Vec<Vec<i64>>,
+    pmin_valid: usize,
 }
 
 impl NodeProfile {
@@ -71,6 +75,7 @@ impl NodeProfile {
         releases: &mut [(i64, u32, i64, &[i64])],
     ) {
         self.resources = resources;
+        self.pmin_valid = 0;
         self.times.clear();
         self.free.clear();
         self.times.push(now);
@@ -98,7 +103,7 @@ impl NodeProfile {
             resources,
             times,
             free,
-            window: Vec::new(),
+            ..NodeProfile::default()
         }
     }
 
@@ -139,6 +144,31 @@ impl NodeProfile {
     pub fn window_min(&self, start: i64, duration: i64, out: &mut Vec<i64>) {
         let (i, j) = self.span(start, duration);
         self.min_rows(i, j, out);
+    }
+
+    /// The minimum free matrix over `[now, stop)` (`stop > now`), from the running
+    /// minimum of the matrices, computed as far as needed and kept until a change.
+    pub fn min_until(&mut self, stop: i64) -> &[i64] {
+        let k = self.times.partition_point(|&x| x < stop).max(1) - 1;
+        while self.pmin_valid <= k {
+            let v = self.pmin_valid;
+            if self.pmin.len() <= v {
+                self.pmin.push(Vec::new());
+            }
+            let (before, rest) = self.pmin.split_at_mut(v);
+            let row = &mut rest[0];
+            row.clear();
+            row.extend_from_slice(&self.free[v]);
+            if let Some(prev) = before.last() {
+                for (o, &p) in row.iter_mut().zip(prev) {
+                    if p < *o {
+                        *o = p;
+                    }
+                }
+            }
+            self.pmin_valid += 1;
+        }
+        &self.pmin[k]
     }
 
     fn min_rows(&self, i: usize, j: usize, out: &mut Vec<i64>) {
@@ -199,6 +229,7 @@ impl NodeProfile {
     fn cut(&mut self, t: i64) -> usize {
         let i = self.times.partition_point(|&x| x < t);
         if i == self.times.len() || self.times[i] != t {
+            self.pmin_valid = self.pmin_valid.min(i);
             let copy = self.free[i - 1].clone();
             self.times.insert(i, t);
             self.free.insert(i, copy);
@@ -219,6 +250,7 @@ impl NodeProfile {
         let r = self.resources;
         let i = self.cut(start);
         let j = self.cut(start + duration);
+        self.pmin_valid = self.pmin_valid.min(i);
         for row in &mut self.free[i..j] {
             for (node, count) in used.clone() {
                 for (f, &q) in row[node * r..(node + 1) * r].iter_mut().zip(request) {
@@ -328,6 +360,10 @@ mod tests {
         assert_eq!(w, vec![3, 2, 0, 2]);
         p.window_min(22, 100, &mut w);
         assert_eq!(w, vec![1, 0, 2, 2]);
+        // windows from now: the running minimum
+        assert_eq!(p.min_until(11), &[3, 2, 0, 2]);
+        assert_eq!(p.min_until(21), &[1, 0, 0, 2]);
+        assert_eq!(p.min_until(99), &[1, 0, 0, 2]);
         // 4 units of [1, 0] for 15 s: at 10 the window holds 10..25 (min 1 + 0 = 1
         // unit on node 0 alone... [1, 0, 0, 2]: 1 + 0); at 20 [1, 0, 2, 2]: 3; at 25
         // [5, 2, 2, 2] then 30 [5, 2, 5, 2]: 5 + 2 -> 25, first-fit takes 4 on node 0
@@ -350,6 +386,8 @@ mod tests {
         p.reserve(12, 8, &[1, 1], [(1usize, 2i64)].into_iter());
         assert_eq!(p.times(), &[12, 20, 25, 30]);
         assert_eq!(p.matrix(0), &[3, 2, -2, 0]);
+        assert_eq!(p.min_until(13), &[3, 2, -2, 0]); // the kept minimum was dropped
+        assert_eq!(p.min_until(40), &[1, 0, -2, 0]);
     }
 
     #[test]

@@ -1,0 +1,758 @@
+//! Backfilling on node-level platforms (`dispatchlab.dispatch.backfill`, the reference
+//! planner `_Backfilling._reference_nodes`, whose decisions the fast Python classes
+//! `EASY` and `Conservative` make): EASY with K reservations and conservative
+//! backfilling, each start carrying its allocation.
+//!
+//! **The rule** (every pass from scratch): walking the queue in reservation order
+//! (queue order, or a static queue priority's with `scope = "queue"`), each job gets
+//! the earliest breakpoint of the availability profile ([`NodeProfile`]: the running
+//! jobs' releases at their effective planned ends and the earlier placements of the
+//! pass) at which the allocator places it for its planned duration (the profile's
+//! minimum over the window); when that is now and the allocator also places it in the
+//! minimum of the physically free resources and that window, it starts now with that
+//! allocation; else it holds the reservation, until K jobs hold one (conservative:
+//! every job). Every later job, put back in queue order and then in the backfill scan
+//! order, starts now iff the allocator places it in the physically free resources and
+//! the profile's minimum over `[now, now + max(estimate, 1))`; a start takes its
+//! resources out of both.
+//!
+//! **Same decisions, less work** (the arguments of the Python fast planners, which
+//! rest on the built-in allocators placing a job iff its units fit in total,
+//! [`fit_total`]):
+//!
+//! * a job is offered to the allocator only where its units fit in total;
+//! * **the stop rule**: a job can start now only if its units fit in total in the
+//!   physically free resources and the profile's minimum from now over its window;
+//!   starts and reservations only lower both, so planning stops after the last job
+//!   that passes this test (re-tested after every start and every placement that
+//!   overlaps its window);
+//! * **a bound on each placement**: a job whose per-unit request, units and planned
+//!   duration are each at least those of a job placed earlier in the pass at `t'` is
+//!   placed no earlier than `t'`;
+//! * **EASY (K = 1)** ([`NodeBackfill::easy`]): up to the head every job is placed now
+//!   or is the head, so the profile is non-decreasing in time and a window's minimum
+//!   is its first matrix: the head's start is found from per-node release events
+//!   without building the matrices, and the backfill scan runs in a profile of the
+//!   breakpoints now, the head's start and its end, whose windows from now have the
+//!   minima of the full profile's (`_Backfill._plan_nodes_easy`);
+//! * **EASY's kept plan**: after a pass that started nothing and reserved the head
+//!   later than now, when only submissions happened (the same [`NodePass::changes`],
+//!   no running job at or past its planned end), only the jobs queued since are
+//!   scanned, in the kept profile moved to now (`_Backfill._plan_nodes`).
+
+use crate::dispatch::Order;
+use crate::node_profile::{fit_total, node_fit, NodeProfile};
+use crate::planned;
+
+/// An allocation: `(node, units on it)` pairs.
+pub type Alloc = Vec<(u32, i64)>;
+
+/// What a node-level backfilling pass sees.
+#[derive(Clone, Copy)]
+pub struct NodePass<'a> {
+    /// the current time (s)
+    pub now: i64,
+    /// resources per node (R)
+    pub resources: usize,
+    /// the physically free (nodes x R) matrix, row-major
+    pub free: &'a [i64],
+    /// per job row, the per-unit request (R values each, row-major)
+    pub requests: &'a [i64],
+    /// units per job row
+    pub units: &'a [i64],
+    /// each job row's estimate at submission (s)
+    pub estimate: &'a [i64],
+    /// the waiting job rows, in queue order (ascending rows)
+    pub queue: &'a [u32],
+    /// the running jobs' `(raw planned end, row)`, in planned-end order
+    pub running: &'a [(i64, u32)],
+    /// a running job's allocation
+    pub allocation: &'a dyn Fn(u32) -> &'a [(u32, i64)],
+    /// completions and expiries so far (equal at two passes when only submissions
+    /// happened between them)
+    pub changes: u64,
+}
+
+impl NodePass<'_> {
+    fn request(&self, job: u32) -> &[i64] {
+        let r = self.resources;
+        &self.requests[job as usize * r..(job as usize + 1) * r]
+    }
+}
+
+/// The allocator, as the planner calls it: `(per-unit request, units, free matrix)`
+/// to an allocation, or None when the job does not fit.
+pub type Allocate<'f> = dyn FnMut(&[i64], i64, &[i64]) -> Option<Alloc> + 'f;
+
+/// What an EASY pass that started nothing leaves for the next one.
+#[derive(Debug, Clone)]
+struct Kept {
+    changes: u64,
+    /// the profile of the backfill scan (now, the head's start, its end)
+    prof: NodeProfile,
+    /// the last job row of the queue scanned
+    last: u32,
+}
+
+/// A release or a start's return, for EASY's head search: `(time, node, units,
+/// job row)`.
+type Event = (i64, u32, i64, u32);
+
+/// EASY (`reservations = Some(K)`) and conservative (`None`) on a node-level
+/// platform (see the module docs).
+#[derive(Debug, Clone)]
+pub struct NodeBackfill {
+    reservations: Option<usize>,
+    /// the backfill scan order
+    scan: Order,
+    /// the queue priority when the queue is sorted by it (scope "queue")
+    priority: Option<Order>,
+    prof: NodeProfile,
+    kept: Option<Kept>,
+    /// scratch: the physically free matrix, a window, the running releases
+    physical: Vec<i64>,
+    window: Vec<i64>,
+    events: Vec<Event>,
+}
+
+impl NodeBackfill {
+    /// K = `reservations` (None: every job), the backfill `scan` order and the queue
+    /// `priority` (Some only with scope "queue"), as [`crate::Backfill`] combines them.
+    pub fn new(reservations: Option<usize>, scan: Order, priority: Option<Order>) -> Self {
+        NodeBackfill {
+            reservations,
+            scan,
+            priority,
+            prof: NodeProfile::default(),
+            kept: None,
+            physical: Vec::new(),
+            window: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// One pass: append to `out` the jobs to start now with their allocations.
+    pub fn dispatch(
+        &mut self,
+        p: &NodePass<'_>,
+        alloc: &mut Allocate<'_>,
+        out: &mut Vec<(u32, Alloc)>,
+    ) {
+        if p.queue.is_empty() {
+            return;
+        }
+        let kept = self.kept.take();
+        if self.reservations == Some(1) && self.priority.is_none() {
+            if let Some(kept) = kept {
+                let first_end = p.running.first().map(|e| e.0);
+                if kept.changes == p.changes && first_end.is_some_and(|e| e > p.now) {
+                    return self.easy_kept(p, kept, alloc, out);
+                }
+            }
+        }
+        let mut jobs = p.queue.to_vec();
+        if let Some(priority) = &self.priority {
+            priority.sort(&mut jobs, p.estimate);
+        }
+        match self.reservations {
+            Some(1) => self.easy(p, &jobs, alloc, out),
+            k => self.plan(p, &jobs, k.unwrap_or(usize::MAX), alloc, out),
+        }
+    }
+
+    /// `jobs` (a tail of the reservation order) in queue order, then in the scan order.
+    fn in_scan_order(&self, p: &NodePass<'_>, jobs: &[u32]) -> Vec<u32> {
+        let mut rest = jobs.to_vec();
+        if self.priority.is_some() || !self.scan.is_fifo() {
+            self.scan.sort(&mut rest, p.estimate);
+        }
+        rest
+    }
+
+    /// Start `job` now with `a`: its resources leave `physical` (and the caller's
+    /// profile).
+    fn take(physical: &mut [i64], r: usize, request: &[i64], a: &Alloc) {
+        for &(node, count) in a {
+            let row = &mut physical[node as usize * r..(node as usize + 1) * r];
+            for (f, &q) in row.iter_mut().zip(request) {
+                *f -= count * q;
+            }
+        }
+    }
+
+    /// The backfill scan: each job of `rest`, in order, starts now iff the allocator
+    /// places it in the minimum of `physical` and `prof` over its window from now.
+    fn backfill(
+        &mut self,
+        p: &NodePass<'_>,
+        prof: &mut NodeProfile,
+        rest: &[u32],
+        alloc: &mut Allocate<'_>,
+        out: &mut Vec<(u32, Alloc)>,
+    ) -> bool {
+        let r = p.resources;
+        let mut started = false;
+        for &job in rest {
+            let (u, d, req) = (
+                p.units[job as usize],
+                planned(p.estimate[job as usize]),
+                p.request(job),
+            );
+            if fit_total(req, u, &self.physical) < u {
+                continue;
+            }
+            let w = prof.min_until(p.now + d);
+            self.window.clear();
+            self.window
+                .extend(self.physical.iter().zip(w).map(|(&a, &b)| a.min(b)));
+            if fit_total(req, u, &self.window) < u {
+                continue;
+            }
+            if let Some(a) = alloc(req, u, &self.window) {
+                prof.reserve(p.now, d, req, a.iter().map(|&(n, c)| (n as usize, c)));
+                Self::take(&mut self.physical, r, req, &a);
+                out.push((job, a));
+                started = true;
+            }
+        }
+        started
+    }
+
+    /// Whether `job` may start now: its units fit in total in the minimum of the
+    /// physically free resources and the profile over its window from now.
+    fn may_start(&mut self, p: &NodePass<'_>, prof: &mut NodeProfile, job: u32) -> bool {
+        let (u, d, req) = (
+            p.units[job as usize],
+            planned(p.estimate[job as usize]),
+            p.request(job),
+        );
+        if fit_total(req, u, &self.physical) < u {
+            return false;
+        }
+        let w = prof.min_until(p.now + d);
+        let r = p.resources;
+        let mut total = 0;
+        for (a, b) in self.physical.chunks_exact(r).zip(w.chunks_exact(r)) {
+            let mut fit = u;
+            for k in 0..r {
+                if req[k] > 0 {
+                    fit = fit.min(a[k].min(b[k]).div_euclid(req[k]));
+                }
+            }
+            total += fit.max(0);
+            if total >= u {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The stop rule: the last job among `jobs[i..=last]` that may start now, or
+    /// None.
+    fn last_candidate(
+        &mut self,
+        p: &NodePass<'_>,
+        prof: &mut NodeProfile,
+        jobs: &[u32],
+        i: usize,
+        last: Option<usize>,
+    ) -> Option<usize> {
+        let last = last?;
+        (i..=last).rev().find(|&c| self.may_start(p, prof, jobs[c]))
+    }
+
+    /// K reservations (conservative: `k = usize::MAX`), from scratch.
+    fn plan(
+        &mut self,
+        p: &NodePass<'_>,
+        jobs: &[u32],
+        k: usize,
+        alloc: &mut Allocate<'_>,
+        out: &mut Vec<(u32, Alloc)>,
+    ) {
+        let now = p.now;
+        let r = p.resources;
+        let mut prof = std::mem::take(&mut self.prof);
+        let mut releases: Vec<(i64, u32, i64, &[i64])> = Vec::new();
+        for &(end, job) in p.running {
+            let req = p.request(job);
+            for &(node, count) in (p.allocation)(job) {
+                releases.push((end.max(now), node, count, req));
+            }
+        }
+        prof.reset(now, r, p.free, &mut releases);
+        self.physical.clear();
+        self.physical.extend_from_slice(p.free);
+        // the placements of this pass: (job, units, duration, start), for the bound
+        let mut placed: Vec<(u32, i64, i64, i64)> = Vec::new();
+        let mut reserved = 0;
+        let mut i = 0;
+        let mut last = self.last_candidate(p, &mut prof, jobs, 0, jobs.len().checked_sub(1));
+        while let Some(l) = last.filter(|&l| i <= l && reserved < k) {
+            let job = jobs[i];
+            let (u, d, req) = (
+                p.units[job as usize],
+                planned(p.estimate[job as usize]),
+                p.request(job),
+            );
+            let after = placed
+                .iter()
+                .filter(|&&(pj, pu, pd, _)| {
+                    pu <= u && pd <= d && p.request(pj).iter().zip(req).all(|(a, b)| a <= b)
+                })
+                .map(|e| e.3)
+                .max();
+            let (t, a) = prof.earliest(req, u, d, after, |w| alloc(req, u, w));
+            placed.push((job, u, d, t));
+            let mut started = false;
+            if t == now {
+                let w = prof.min_until(now + d);
+                self.window.clear();
+                self.window
+                    .extend(self.physical.iter().zip(w).map(|(&x, &y)| x.min(y)));
+                if let Some(b) = alloc(req, u, &self.window) {
+                    prof.reserve(now, d, req, b.iter().map(|&(n, c)| (n as usize, c)));
+                    Self::take(&mut self.physical, r, req, &b);
+                    out.push((job, b));
+                    started = true;
+                }
+            }
+            if !started {
+                prof.reserve(t, d, req, a.iter().map(|&(n, c)| (n as usize, c)));
+                reserved += 1;
+            }
+            i += 1;
+            let d_last = planned(p.estimate[jobs[l] as usize]);
+            if i <= l && t < now + d_last {
+                // the placement overlaps the last candidate's window
+                last = self.last_candidate(p, &mut prof, jobs, i, Some(l));
+            }
+        }
+        if let Some(l) = last.filter(|&l| i <= l) {
+            let rest = self.in_scan_order(p, &jobs[i..=l]);
+            self.backfill(p, &mut prof, &rest, alloc, out);
+        }
+        self.prof = prof;
+    }
+
+    /// EASY (one reservation) from scratch: the jobs before the head are placed in
+    /// the profile of the running jobs' per-node release events (non-decreasing in
+    /// time: a window's minimum is the matrix at its start), the head gets its
+    /// reservation, and the rest is scanned in the profile of the breakpoints now, the
+    /// head's start and its end (module docs).
+    fn easy(
+        &mut self,
+        p: &NodePass<'_>,
+        jobs: &[u32],
+        alloc: &mut Allocate<'_>,
+        out: &mut Vec<(u32, Alloc)>,
+    ) {
+        let now = p.now;
+        let r = p.resources;
+        let first = out.len();
+        self.physical.clear();
+        self.physical.extend_from_slice(p.free);
+        // base: the matrix at now (the releases at or before now added); events: the
+        // later releases in time order, then the starts' returns
+        let mut base = self.physical.clone();
+        self.events.clear();
+        for &(end, job) in p.running {
+            let req = p.request(job);
+            for &(node, count) in (p.allocation)(job) {
+                if end <= now {
+                    let row = &mut base[node as usize * r..(node as usize + 1) * r];
+                    for (f, &q) in row.iter_mut().zip(req) {
+                        *f += count * q;
+                    }
+                } else {
+                    self.events.push((end, node, count, job));
+                }
+            }
+        }
+        let mut returns: Vec<Event> = Vec::new();
+        let mut m = Vec::new();
+        let mut fits = Vec::new();
+        let mut i = 0;
+        while i < jobs.len() {
+            let job = jobs[i];
+            i += 1;
+            let (u, d, req) = (
+                p.units[job as usize],
+                planned(p.estimate[job as usize]),
+                p.request(job),
+            );
+            let (t, a) = self.head_start(p, &base, &returns, job, alloc, &mut m, &mut fits);
+            if t == now {
+                self.window.clear();
+                self.window
+                    .extend(self.physical.iter().zip(&base).map(|(&x, &y)| x.min(y)));
+                if let Some(b) = alloc(req, u, &self.window) {
+                    Self::take(&mut base, r, req, &b);
+                    Self::take(&mut self.physical, r, req, &b);
+                    returns.extend(b.iter().map(|&(node, count)| (now + d, node, count, job)));
+                    out.push((job, b));
+                    continue;
+                }
+            }
+            // the head: the profile of two breakpoints, then its reservation
+            let mut prof = if t == now {
+                NodeProfile::from_rows(r, vec![now], vec![base.clone()])
+            } else {
+                NodeProfile::from_rows(r, vec![now, t], vec![base.clone(), m.clone()])
+            };
+            prof.reserve(t, d, req, a.iter().map(|&(n, c)| (n as usize, c)));
+            if i < jobs.len() {
+                let rest = self.in_scan_order(p, &jobs[i..]);
+                self.backfill(p, &mut prof, &rest, alloc, out);
+            }
+            if out.len() == first && t > now && self.priority.is_none() {
+                self.kept = Some(Kept {
+                    changes: p.changes,
+                    prof,
+                    last: *p.queue.last().expect("the queue is not empty"),
+                });
+            }
+            return;
+        }
+    }
+
+    /// EASY's kept plan: only the jobs queued since the kept pass are scanned.
+    fn easy_kept(
+        &mut self,
+        p: &NodePass<'_>,
+        mut kept: Kept,
+        alloc: &mut Allocate<'_>,
+        out: &mut Vec<(u32, Alloc)>,
+    ) {
+        let first_new = p.queue.partition_point(|&j| j <= kept.last);
+        if first_new == p.queue.len() {
+            self.kept = Some(kept);
+            return;
+        }
+        let rest = self.in_scan_order(p, &p.queue[first_new..]);
+        kept.prof.advance(p.now);
+        self.physical.clear();
+        self.physical.extend_from_slice(p.free);
+        if !self.backfill(p, &mut kept.prof, &rest, alloc, out) {
+            kept.last = *p.queue.last().expect("the queue is not empty");
+            self.kept = Some(kept);
+        }
+    }
+
+    /// The earliest breakpoint (now, or a release or return time) at which the
+    /// allocator places `job` in the matrix in force then (`base` at now, plus the
+    /// events up to then): `(t, allocation)`, the matrix left in `m`. `fits`: scratch
+    /// (each node's units, clipped to the job's).
+    #[allow(clippy::too_many_arguments)]
+    fn head_start(
+        &self,
+        p: &NodePass<'_>,
+        base: &[i64],
+        returns: &[Event],
+        job: u32,
+        alloc: &mut Allocate<'_>,
+        m: &mut Vec<i64>,
+        fits: &mut Vec<i64>,
+    ) -> (i64, Alloc) {
+        let r = p.resources;
+        let (u, req) = (p.units[job as usize], p.request(job));
+        m.clear();
+        m.extend_from_slice(base);
+        fits.clear();
+        fits.extend(m.chunks_exact(r).map(|row| node_fit(req, row, u)));
+        let mut total: i64 = fits.iter().sum();
+        if total >= u {
+            if let Some(a) = alloc(req, u, m) {
+                return (p.now, a);
+            }
+        }
+        // the running releases (in time order) merged with the starts' returns (all
+        // at now + their duration: sorted here)
+        let mut ret: Vec<Event> = returns.to_vec();
+        ret.sort_unstable_by_key(|e| e.0);
+        let (ev, mut a_i, mut b_i) = (&self.events, 0, 0);
+        loop {
+            let ta = ev.get(a_i).map(|e| e.0);
+            let tb = ret.get(b_i).map(|e| e.0);
+            let t = match (ta, tb) {
+                (Some(x), Some(y)) => x.min(y),
+                (Some(x), None) | (None, Some(x)) => x,
+                (None, None) => panic!("a job of {u} units never fits the platform"),
+            };
+            let mut apply = |e: &Event, m: &mut Vec<i64>, fits: &mut Vec<i64>| {
+                let n = e.1 as usize;
+                let ereq = p.request(e.3);
+                let row = &mut m[n * r..(n + 1) * r];
+                for (f, &q) in row.iter_mut().zip(ereq) {
+                    *f += e.2 * q;
+                }
+                let f = node_fit(req, row, u);
+                total += f - fits[n];
+                fits[n] = f;
+            };
+            while a_i < ev.len() && ev[a_i].0 == t {
+                apply(&ev[a_i], m, fits);
+                a_i += 1;
+            }
+            while b_i < ret.len() && ret[b_i].0 == t {
+                apply(&ret[b_i], m, fits);
+                b_i += 1;
+            }
+            if total >= u {
+                if let Some(a) = alloc(req, u, m) {
+                    return (t, a);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// First-fit (nodes in index order, as many units per node as fit), or with
+    /// `reverse` the nodes in reverse order.
+    fn fit_in_order(reverse: bool, request: &[i64], units: i64, free: &[i64]) -> Option<Alloc> {
+        let rows: Vec<&[i64]> = free.chunks_exact(request.len()).collect();
+        let order: Vec<usize> = if reverse {
+            (0..rows.len()).rev().collect()
+        } else {
+            (0..rows.len()).collect()
+        };
+        let mut left = units;
+        let mut out = Vec::new();
+        for n in order {
+            if left == 0 {
+                break;
+            }
+            let c = node_fit(request, rows[n], left);
+            if c > 0 {
+                out.push((n as u32, c));
+                left -= c;
+            }
+        }
+        (left == 0).then_some(out)
+    }
+
+    /// A pass's inputs, owned.
+    struct Case {
+        now: i64,
+        r: usize,
+        free: Vec<i64>,
+        requests: Vec<i64>,
+        units: Vec<i64>,
+        estimate: Vec<i64>,
+        queue: Vec<u32>,
+        running: Vec<(i64, u32)>,
+        allocs: Vec<Alloc>,
+    }
+
+    impl Case {
+        fn pass(&self) -> NodePass<'_> {
+            let allocs = &self.allocs;
+            NodePass {
+                now: self.now,
+                resources: self.r,
+                free: &self.free,
+                requests: &self.requests,
+                units: &self.units,
+                estimate: &self.estimate,
+                queue: &self.queue,
+                running: &self.running,
+                allocation: Box::leak(Box::new(move |j: u32| &allocs[j as usize][..])),
+                changes: 0,
+            }
+        }
+    }
+
+    /// The reference rule of the module docs, in plain loops (no fast path).
+    fn reference(c: &Case, k: usize, scan: &Order, reverse: bool) -> Vec<(u32, Alloc)> {
+        let p = c.pass();
+        let (now, r) = (c.now, c.r);
+        let req = |j: u32| &c.requests[j as usize * r..(j as usize + 1) * r];
+        let mut releases = Vec::new();
+        for &(end, job) in &c.running {
+            for &(node, count) in &c.allocs[job as usize] {
+                releases.push((end.max(now), node, count, req(job)));
+            }
+        }
+        let mut prof = NodeProfile::default();
+        prof.reset(now, r, &c.free, &mut releases);
+        let mut physical = c.free.clone();
+        let mut out = Vec::new();
+        let mut w = Vec::new();
+        let mut start_now = |prof: &mut NodeProfile, physical: &mut Vec<i64>, j: u32| {
+            let (u, d) = (c.units[j as usize], planned(c.estimate[j as usize]));
+            prof.window_min(now, d, &mut w);
+            let m: Vec<i64> = physical.iter().zip(&w).map(|(&a, &b)| a.min(b)).collect();
+            let Some(a) = fit_in_order(reverse, req(j), u, &m) else {
+                return false;
+            };
+            prof.reserve(now, d, req(j), a.iter().map(|&(n, q)| (n as usize, q)));
+            NodeBackfill::take(physical, r, req(j), &a);
+            out.push((j, a));
+            true
+        };
+        let mut reserved = 0;
+        let mut i = 0;
+        while i < c.queue.len() && reserved < k {
+            let j = c.queue[i];
+            i += 1;
+            let (u, d) = (c.units[j as usize], planned(c.estimate[j as usize]));
+            let (t, a) = prof.earliest(req(j), u, d, None, |f| fit_in_order(reverse, req(j), u, f));
+            if !(t == now && start_now(&mut prof, &mut physical, j)) {
+                prof.reserve(t, d, req(j), a.iter().map(|&(n, q)| (n as usize, q)));
+                reserved += 1;
+            }
+        }
+        let mut rest = c.queue[i..].to_vec();
+        scan.sort(&mut rest, &c.estimate);
+        for j in rest {
+            start_now(&mut prof, &mut physical, j);
+        }
+        let _ = p;
+        out
+    }
+
+    fn run(c: &Case, k: Option<usize>, scan: Order, reverse: bool) -> Vec<(u32, Alloc)> {
+        let mut b = NodeBackfill::new(k, scan, None);
+        let mut out = Vec::new();
+        let mut alloc = |q: &[i64], u: i64, f: &[i64]| fit_in_order(reverse, q, u, f);
+        b.dispatch(&c.pass(), &mut alloc, &mut out);
+        out
+    }
+
+    #[test]
+    fn hand_computed_easy_and_conservative() {
+        // 2 nodes x (cores, GPUs): node 0 [4, 1], node 1 [4, 0]; now = 10; free: node 0
+        // [2, 0], node 1 [0, 0]. Running: job 0 (1 unit of [2, 1] on node 0) to 50,
+        // job 1 (2 units of [2, 0] on node 1) to 30. Waiting:
+        // job 2: 1 unit of [3, 1], 100 s: node 0 at 50 (the head; node 0 [1, 0] left);
+        // job 3: 2 units of [1, 0], 15 s: node 0 now (ends at 25, before 50);
+        // job 4: 1 unit of [4, 0], 100 s: node 1 from 30 only;
+        // job 5: 1 unit of [2, 0], 20 s: node 0's cores went to job 3, node 1 is busy.
+        let c = Case {
+            now: 10,
+            r: 2,
+            free: vec![2, 0, 0, 0],
+            requests: vec![2, 1, 2, 0, 3, 1, 1, 0, 4, 0, 2, 0],
+            units: vec![1, 2, 1, 2, 1, 1],
+            estimate: vec![100, 100, 100, 15, 100, 20],
+            queue: vec![2, 3, 4, 5],
+            running: vec![(30, 1), (50, 0)],
+            allocs: vec![vec![(0, 1)], vec![(1, 2)]],
+        };
+        let easy = run(&c, Some(1), Order::Fifo, false);
+        assert_eq!(easy, vec![(3, vec![(0, 2)])]);
+        assert_eq!(easy, reference(&c, 1, &Order::Fifo, false));
+        let cons = run(&c, None, Order::Fifo, false);
+        assert_eq!(cons, vec![(3, vec![(0, 2)])]);
+        assert_eq!(cons, reference(&c, usize::MAX, &Order::Fifo, false));
+        // with job 3 lasting 45 s (to 55, past job 2's start at 50) it cannot start (1
+        // core of node 0 is left beside job 2): job 5 (ends at 30) takes node 0 instead
+        let mut long = c;
+        long.estimate[3] = 45;
+        assert_eq!(
+            run(&long, Some(1), Order::Fifo, false),
+            vec![(5, vec![(0, 1)])]
+        );
+        assert_eq!(
+            run(&long, None, Order::Fifo, false),
+            vec![(5, vec![(0, 1)])]
+        );
+        // job 3 asking 1 unit then fits beside job 2 (and job 5 does not: 1 core left)
+        long.units[3] = 1;
+        assert_eq!(
+            run(&long, Some(1), Order::Fifo, false),
+            vec![(3, vec![(0, 1)])]
+        );
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> i64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n) as i64
+        }
+    }
+
+    fn random_case(rng: &mut Rng) -> Case {
+        let n = 1 + rng.below(4) as usize;
+        let r = 1 + rng.below(3) as usize;
+        let cap: Vec<i64> = (0..n * r).map(|_| rng.below(5)).collect();
+        let now = 100;
+        let mut free = cap.clone();
+        let (mut requests, mut units, mut estimate) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut running, mut allocs, mut queue) = (Vec::new(), Vec::new(), Vec::new());
+        let n_jobs = 2 + rng.below(12) as u32;
+        for j in 0..n_jobs {
+            // a request that fits the empty platform
+            let (req, u) = loop {
+                let req: Vec<i64> = (0..r).map(|_| rng.below(3)).collect();
+                let u = 1 + rng.below(4);
+                if fit_total(&req, u, &cap) >= u {
+                    break (req, u);
+                }
+            };
+            requests.extend_from_slice(&req);
+            units.push(u);
+            estimate.push(rng.below(60));
+            let a = if rng.below(2) == 0 {
+                fit_in_order(false, &req, u, &free)
+            } else {
+                None
+            };
+            match a {
+                Some(a) => {
+                    NodeBackfill::take(&mut free, r, &req, &a);
+                    running.push((now - 30 + rng.below(80), j));
+                    allocs.push(a);
+                }
+                None => {
+                    queue.push(j);
+                    allocs.push(Vec::new());
+                }
+            }
+        }
+        running.sort_unstable();
+        Case {
+            now,
+            r,
+            free,
+            requests,
+            units,
+            estimate,
+            queue,
+            running,
+            allocs,
+        }
+    }
+
+    #[test]
+    fn fast_paths_make_the_reference_decisions() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..3000 {
+            let c = random_case(&mut rng);
+            if c.queue.is_empty() {
+                continue;
+            }
+            for reverse in [false, true] {
+                for scan in [Order::Fifo, Order::Sjf] {
+                    for k in [Some(1), Some(2), None] {
+                        let kk = k.unwrap_or(usize::MAX);
+                        assert_eq!(
+                            run(&c, k, scan.clone(), reverse),
+                            reference(&c, kk, &scan, reverse),
+                            "k {k:?} scan {scan:?} reverse {reverse} queue {:?}",
+                            c.queue
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
