@@ -3,9 +3,17 @@
 //! ([`Params`]) and the registry ([`make_dispatcher_with`]). The list dispatchers
 //! `fifo`, `sjf` and `ljf` (`dispatchlab.dispatch.priority`) are in [`crate::list`],
 //! `easy` and `conservative` (`dispatchlab.dispatch.backfill`) in [`crate::backfill`].
+//!
+//! **Node-level runs** (a platform of nodes x resources, `is_node_level` in Python):
+//! the engine calls [`Dispatcher::start_nodes`] once with the node facts, then at each
+//! pass [`Dispatcher::dispatch_nodes`] with the same [`View`] plus a [`NodeView`] (the
+//! free matrix, the per-unit requests, the running jobs' allocations); a decision is a
+//! [`Placement`] (a job row and its [`Allocation`]). Counting dispatchers need not
+//! implement either: [`make_node_dispatcher`] builds only the dispatchers that do.
 
+use crate::alloc::{make_allocator, Allocation, NodeMatrix, Nodes};
 use crate::backfill::Backfill;
-use crate::list::Sorted;
+use crate::list::{NodeList, Sorted};
 use crate::state::RunningSet;
 use crate::Error;
 
@@ -43,7 +51,31 @@ impl View<'_> {
     }
 }
 
-/// A dispatcher: at each pass, the job rows to start now, in order.
+/// What a dispatcher sees of the nodes at a node-level pass (read-only), beside the
+/// [`View`] (whose `free_cores` is then the free `core` column's sum, and whose
+/// `running` holds each running job's units).
+#[derive(Debug, Clone, Copy)]
+pub struct NodeView<'a> {
+    /// the free resources now (nodes x resources, the platform's resource order)
+    pub free: &'a NodeMatrix,
+    /// the node facts (capacity matrix, weights, efficiency ranks)
+    pub nodes: &'a Nodes,
+    /// every job row's per-unit request (jobs x resources)
+    pub requests: &'a NodeMatrix,
+    /// by job row: the allocation of every job started so far (empty for the others;
+    /// a running job's is where it runs now)
+    pub allocations: &'a [Allocation],
+}
+
+/// A start on a node-level platform: job row `job` on `allocation`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub job: u32,
+    pub allocation: Allocation,
+}
+
+/// A dispatcher: at each pass, the job rows to start now, in order (on node-level
+/// platforms, with their allocations: [`Dispatcher::dispatch_nodes`]).
 pub trait Dispatcher: Send {
     /// The dispatcher's registered name.
     fn name(&self) -> &'static str;
@@ -58,6 +90,23 @@ pub trait Dispatcher: Send {
     /// Append to `out` the rows of the waiting jobs to start now (they must fit the
     /// free cores together). Called only when the queue is not empty.
     fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>);
+
+    /// Node-level runs: called once by the engine after [`Dispatcher::start`], before
+    /// the first pass, with the platform's node facts (set up the allocator here, as
+    /// the Python dispatchers call `start_allocator`). Default: nothing.
+    fn start_nodes(&mut self, nodes: &Nodes) {
+        let _ = nodes;
+    }
+
+    /// Node-level runs: append to `out` the waiting jobs to start now with their
+    /// allocations, in order (they must fit the free matrix together: the engine
+    /// checks each as the Python engine does). Called only when the queue is not
+    /// empty. The default panics: only the dispatchers [`make_node_dispatcher`] builds
+    /// place jobs on nodes.
+    fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
+        let _ = (view, nodes, out);
+        panic!("{} cannot place jobs on nodes", self.name());
+    }
 }
 
 /// Strict first-come-first-served: jobs start in queue order while they fit; the
@@ -153,7 +202,11 @@ impl OrderParam {
 ///   backfill scan; `"queue"`: the queue is sorted by it, so the head and the
 ///   reservations follow it);
 /// * `conservative`: `order`;
-/// * `fifo`: none.
+/// * `fifo`: none;
+///
+/// and every one of them `allocator` (the registered name of a native allocator,
+/// [`crate::alloc::make_allocator`]; default `first-fit`), which places the jobs on
+/// node-level platforms and changes nothing on counting ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Params {
     pub skip: Option<bool>,
@@ -161,6 +214,7 @@ pub struct Params {
     pub reservations: Option<i64>,
     pub priority: Option<Order>,
     pub scope: Option<String>,
+    pub allocator: Option<String>,
 }
 
 impl Params {
@@ -173,6 +227,7 @@ impl Params {
             ("reservations", self.reservations.is_some()),
             ("priority", self.priority.is_some()),
             ("scope", self.scope.is_some()),
+            ("allocator", self.allocator.is_some()),
         ] {
             if set {
                 out.push(name);
@@ -235,11 +290,11 @@ pub fn make_dispatcher_with(
     }
     match name {
         "fifo" => {
-            params.only(name, &[])?;
+            params.only(name, &["allocator"])?;
             Ok(Box::new(Fifo))
         }
         "sjf" | "ljf" => {
-            params.only(name, &["skip"])?;
+            params.only(name, &["skip", "allocator"])?;
             let skip = params.skip.unwrap_or(false);
             Ok(Box::new(if name == "sjf" {
                 Sorted::sjf(skip)
@@ -248,7 +303,10 @@ pub fn make_dispatcher_with(
             }))
         }
         "easy" => {
-            params.only(name, &["order", "reservations", "priority", "scope"])?;
+            params.only(
+                name,
+                &["order", "reservations", "priority", "scope", "allocator"],
+            )?;
             let k = params.reservations.unwrap_or(1);
             if k < 1 {
                 return Err(Error::Input {
@@ -270,7 +328,7 @@ pub fn make_dispatcher_with(
             )?))
         }
         "conservative" => {
-            params.only(name, &["order"])?;
+            params.only(name, &["order", "allocator"])?;
             Ok(Box::new(Backfill::new(
                 "conservative",
                 None,
@@ -288,6 +346,44 @@ pub fn make_dispatcher_with(
             message: format!(
                 "no native dispatcher {name:?} (the native ones: fifo, sjf, ljf, easy, \
                  conservative)"
+            ),
+        }),
+    }
+}
+
+/// The allocator `params` names (default `first-fit`), unstarted.
+pub fn allocator_of(params: &Params) -> Result<Box<dyn crate::alloc::Allocator>, Error> {
+    make_allocator(params.allocator.as_deref().unwrap_or("first-fit"))
+}
+
+/// The native dispatchers that place jobs on nodes, by registered name: `fifo`,
+/// `sjf`, `ljf` (strict or `skip`), with their `allocator`. Parameters are checked as
+/// in [`make_dispatcher_with`] (which builds the same dispatcher for counting runs);
+/// `n_jobs`, when given, is the length every rank array must have.
+///
+/// **Adding a node-level dispatcher**: implement [`Dispatcher::start_nodes`] and
+/// [`Dispatcher::dispatch_nodes`] and add its branch here (the Python side then lists
+/// it in `NODE_LEVEL` of `dispatchlab.sim.native`).
+pub fn make_node_dispatcher(
+    name: &str,
+    params: &Params,
+    n_jobs: Option<usize>,
+) -> Result<Box<dyn Dispatcher>, Error> {
+    // the parameters checked (and rank lengths) as for a counting run
+    make_dispatcher_with(name, params, n_jobs)?;
+    match name {
+        "fifo" => Ok(Box::new(NodeList::fifo(allocator_of(params)?))),
+        "sjf" | "ljf" => Ok(Box::new(NodeList::sorted(
+            name == "ljf",
+            params.skip.unwrap_or(false),
+            allocator_of(params)?,
+        ))),
+        _ => Err(Error::Input {
+            field: "dispatcher",
+            row: None,
+            message: format!(
+                "dispatcher {name:?} is not native on node-level platforms yet (the native \
+                 ones there: fifo, sjf, ljf)"
             ),
         }),
     }
@@ -326,7 +422,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "skip: easy has no parameter skip (its parameters: order, reservations, \
-             priority, scope)"
+             priority, scope, allocator)"
         );
         let zero = Params {
             reservations: Some(0),

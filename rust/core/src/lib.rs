@@ -25,6 +25,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod alloc;
 pub mod backfill;
 pub mod backfill_nodes;
 pub mod dispatch;
@@ -37,12 +38,14 @@ pub mod state;
 pub mod waiting;
 pub mod workload;
 
+pub use alloc::{make_allocator, Allocation, Allocator, NodeMatrix, Nodes};
 pub use backfill::Backfill;
 pub use dispatch::{
-    make_dispatcher, make_dispatcher_with, Dispatcher, Fifo, Order, OrderParam, Params, View,
+    make_dispatcher, make_dispatcher_with, make_node_dispatcher, Dispatcher, Fifo, NodeView, Order,
+    OrderParam, Params, Placement, View,
 };
 pub use engine::{simulate_counting, simulate_counting_with, Engine, Outcome};
-pub use list::Sorted;
+pub use list::{NodeList, Sorted};
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
 pub use workload::{CountingWorkload, Overrun};

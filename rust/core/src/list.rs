@@ -1,7 +1,9 @@
 //! The list dispatchers ordered by estimate, `sjf` and `ljf`
-//! (`dispatchlab.dispatch.priority`); `fifo` is [`crate::dispatch::Fifo`].
+//! (`dispatchlab.dispatch.priority`); `fifo` is [`crate::dispatch::Fifo`]. On
+//! node-level platforms all three are [`NodeList`].
 
-use crate::dispatch::{Dispatcher, View};
+use crate::alloc::{Allocator, NodeMatrix, Nodes};
+use crate::dispatch::{Dispatcher, NodeView, Placement, View};
 use crate::waiting::WaitingTree;
 
 /// SJF / LJF: the queue sorted by estimate at submission, ascending (`sjf`) or
@@ -131,5 +133,204 @@ impl Sorted {
             from = leaf as usize + 1;
         }
         tree.remove(&out[before..]);
+    }
+}
+
+/// `fifo`, `sjf` and `ljf` on node-level platforms (`ListDispatcher.dispatch` of
+/// `dispatchlab.dispatch.priority`, its node-level branch): the waiting jobs in queue
+/// order (`fifo`) or sorted by estimate at submission, ascending (`sjf`) or descending
+/// (`ljf`), ties by queue order; each job in turn is allocated by the allocator on a
+/// working copy of the free matrix (its allocation taken from the copy). Strict: the
+/// first job the allocator cannot place ends the pass; `skip`: it is passed over.
+///
+/// A job whose units ask more of some resource than the whole working copy has free
+/// is not handed to the allocator (no allocator could place it: the answer is the
+/// same, found without a scan of the nodes).
+pub struct NodeList {
+    name: &'static str,
+    /// None: queue order; Some(descending): by estimate
+    by_estimate: Option<bool>,
+    skip: bool,
+    allocator: Box<dyn Allocator>,
+    order: Vec<u32>,
+    work: NodeMatrix,
+    /// the working copy's free amount of each resource over all nodes
+    total: Vec<i64>,
+}
+
+impl NodeList {
+    /// `fifo` with `allocator` (strict).
+    pub fn fifo(allocator: Box<dyn Allocator>) -> NodeList {
+        NodeList::new("fifo", None, false, allocator)
+    }
+
+    /// `ljf` (`descending`) or `sjf`, strict or `skip`, with `allocator`.
+    pub fn sorted(descending: bool, skip: bool, allocator: Box<dyn Allocator>) -> NodeList {
+        let name = if descending { "ljf" } else { "sjf" };
+        NodeList::new(name, Some(descending), skip, allocator)
+    }
+
+    fn new(
+        name: &'static str,
+        by_estimate: Option<bool>,
+        skip: bool,
+        allocator: Box<dyn Allocator>,
+    ) -> NodeList {
+        NodeList {
+            name,
+            by_estimate,
+            skip,
+            allocator,
+            order: Vec::new(),
+            work: NodeMatrix::default(),
+            total: Vec::new(),
+        }
+    }
+
+    /// The waiting jobs in this dispatcher's order (in `self.order`).
+    fn sort_queue(&mut self, view: &View<'_>) {
+        self.order.clear();
+        self.order.extend_from_slice(view.queue);
+        let est = view.estimate;
+        match self.by_estimate {
+            None => {}
+            Some(false) => self.order.sort_unstable_by_key(|&j| (est[j as usize], j)),
+            Some(true) => self
+                .order
+                .sort_unstable_by_key(|&j| (std::cmp::Reverse(est[j as usize]), j)),
+        }
+    }
+}
+
+impl Dispatcher for NodeList {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn start_nodes(&mut self, nodes: &Nodes) {
+        self.allocator.start(nodes);
+    }
+
+    /// The counting walk (the allocator places nothing on pooled cores): in order,
+    /// each job that fits the free cores left starts; strict stops at the first that
+    /// does not.
+    fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
+        self.sort_queue(view);
+        let mut free = view.free_cores;
+        for &job in &self.order {
+            let u = view.units[job as usize];
+            if u > free {
+                if self.skip {
+                    continue;
+                }
+                break;
+            }
+            free -= u;
+            out.push(job);
+        }
+    }
+
+    fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
+        self.sort_queue(view);
+        self.work.clone_from(nodes.free);
+        let cols = self.work.cols();
+        self.total.clear();
+        self.total
+            .extend((0..cols).map(|r| self.work.column_sum(r)));
+        for &job in &self.order {
+            let j = job as usize;
+            let request = nodes.requests.row(j);
+            let units = view.units[j];
+            let hopeless = request
+                .iter()
+                .zip(&self.total)
+                .any(|(&q, &t)| q > 0 && units.checked_mul(q).is_none_or(|need| need > t));
+            let alloc = if hopeless {
+                None
+            } else {
+                self.allocator.allocate(request, units, &self.work)
+            };
+            let Some(alloc) = alloc else {
+                if self.skip {
+                    continue;
+                }
+                break;
+            };
+            self.work.take(&alloc, request);
+            for (t, &q) in self.total.iter_mut().zip(request) {
+                *t -= units * q;
+            }
+            out.push(Placement {
+                job,
+                allocation: alloc,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::{make_allocator, Allocation};
+    use crate::state::RunningSet;
+
+    /// One pass of `d` on two one-core-column nodes with 2 and 1 free cores and the
+    /// waiting jobs 0 (3 units, estimate 5), 1 (1 unit, 10), 2 (2 units, 1).
+    fn pass(mut d: NodeList) -> Vec<(u32, Vec<u32>, Vec<i64>)> {
+        let cap = NodeMatrix::new("capacity", 2, 1, vec![4, 4]).unwrap();
+        let nodes = Nodes::plain(cap);
+        d.start_nodes(&nodes);
+        let free = NodeMatrix::new("free", 2, 1, vec![2, 1]).unwrap();
+        let requests = NodeMatrix::new("requests", 3, 1, vec![1, 1, 1]).unwrap();
+        let running = RunningSet::default();
+        let view = View {
+            now: 0,
+            free_cores: 3,
+            queue: &[0, 1, 2],
+            units: &[3, 1, 2],
+            estimate: &[5, 10, 1],
+            running: &running,
+            changes: 0,
+        };
+        let allocations = vec![Allocation::default(); 3];
+        let nv = NodeView {
+            free: &free,
+            nodes: &nodes,
+            requests: &requests,
+            allocations: &allocations,
+        };
+        let mut out = Vec::new();
+        d.dispatch_nodes(&view, &nv, &mut out);
+        out.into_iter()
+            .map(|p| (p.job, p.allocation.nodes, p.allocation.counts))
+            .collect()
+    }
+
+    #[test]
+    fn node_lists_walk_in_order_strict_or_skipping() {
+        let ff = || make_allocator("first-fit").unwrap();
+        // fifo: job 0 (3 units) fits the 3 free cores over both nodes
+        assert_eq!(
+            pass(NodeList::fifo(ff())),
+            vec![(0, vec![0, 1], vec![2, 1])]
+        );
+        // sjf: 2 (on node 0), then 0 cannot fit: strict stops, skip goes on to 1
+        assert_eq!(
+            pass(NodeList::sorted(false, false, ff())),
+            vec![(2, vec![0], vec![2])]
+        );
+        assert_eq!(
+            pass(NodeList::sorted(false, true, ff())),
+            vec![(2, vec![0], vec![2]), (1, vec![1], vec![1])]
+        );
+        // ljf: 1 (on node 0), then 0 cannot fit: strict stops, skip places 2
+        assert_eq!(
+            pass(NodeList::sorted(true, false, ff())),
+            vec![(1, vec![0], vec![1])]
+        );
+        assert_eq!(
+            pass(NodeList::sorted(true, true, ff())),
+            vec![(1, vec![0], vec![1]), (2, vec![0, 1], vec![1, 1])]
+        );
     }
 }

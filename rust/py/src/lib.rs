@@ -39,7 +39,7 @@ fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T
 }
 
 /// The parameter names `params` may hold.
-const PARAMS: &str = "skip, order, reservations, priority, scope";
+const PARAMS: &str = "skip, order, reservations, priority, scope, allocator";
 
 /// An ordering parameter: a name, or an int64 array of per-job ranks.
 fn order_param(field: &'static str, value: &Bound<'_, PyAny>) -> PyResult<OrderParam> {
@@ -73,6 +73,9 @@ fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
                 out.reservations = Some(value.extract().map_err(|_| bad(&key, "an integer"))?)
             }
             "scope" => out.scope = Some(value.extract().map_err(|_| bad(&key, "a string"))?),
+            "allocator" => {
+                out.allocator = Some(value.extract().map_err(|_| bad(&key, "a string"))?)
+            }
             "order" => out.order = Some(order_param("order", &value)?),
             "priority" => {
                 out.priority = match order_param("priority", &value)? {
