@@ -40,15 +40,17 @@
 //!   no running job at or past its planned end), only the jobs queued since are
 //!   scanned, in the kept profile moved to now (`_Backfill._plan_nodes`).
 
-use crate::dispatch::Order;
+use crate::alloc::{Allocation, Allocator, NodeMatrix, Nodes};
+use crate::backfill::Backfill;
+use crate::dispatch::{Dispatcher, NodeView, Order, Placement, View};
 use crate::node_profile::{fit_total, node_fit, NodeProfile};
 use crate::planned;
+use crate::state::Running;
 
-/// An allocation: `(node, units on it)` pairs.
-pub type Alloc = Vec<(u32, i64)>;
+type Alloc = Allocation;
 
 /// What a node-level backfilling pass sees.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub struct NodePass<'a> {
     /// the current time (s)
     pub now: i64,
@@ -64,16 +66,33 @@ pub struct NodePass<'a> {
     pub estimate: &'a [i64],
     /// the waiting job rows, in queue order (ascending rows)
     pub queue: &'a [u32],
-    /// the running jobs' `(raw planned end, row)`, in planned-end order
-    pub running: &'a [(i64, u32)],
-    /// a running job's allocation
-    pub allocation: &'a dyn Fn(u32) -> &'a [(u32, i64)],
+    /// the running jobs (raw planned ends), in planned-end order
+    pub running: &'a [Running],
+    /// by job row, the allocation of every job started so far (a running job's is
+    /// where it runs)
+    pub allocations: &'a [Allocation],
     /// completions and expiries so far (equal at two passes when only submissions
     /// happened between them)
     pub changes: u64,
 }
 
 impl NodePass<'_> {
+    /// The pass of `view` and `nodes` (the engine's).
+    pub fn of<'a>(view: &View<'a>, nodes: &NodeView<'a>) -> NodePass<'a> {
+        NodePass {
+            now: view.now,
+            resources: nodes.free.cols(),
+            free: nodes.free.data(),
+            requests: nodes.requests.data(),
+            units: view.units,
+            estimate: view.estimate,
+            queue: view.queue,
+            running: view.running.entries(),
+            allocations: nodes.allocations,
+            changes: view.changes,
+        }
+    }
+
     fn request(&self, job: u32) -> &[i64] {
         let r = self.resources;
         &self.requests[job as usize * r..(job as usize + 1) * r]
@@ -98,10 +117,10 @@ struct Kept {
 /// job row)`.
 type Event = (i64, u32, i64, u32);
 
-/// EASY (`reservations = Some(K)`) and conservative (`None`) on a node-level
-/// platform (see the module docs).
+/// The node-level planner of EASY (`reservations = Some(K)`) and conservative
+/// (`None`) (see the module docs), with the allocator given at each pass.
 #[derive(Debug, Clone)]
-pub struct NodeBackfill {
+pub struct Planner {
     reservations: Option<usize>,
     /// the backfill scan order
     scan: Order,
@@ -115,11 +134,11 @@ pub struct NodeBackfill {
     events: Vec<Event>,
 }
 
-impl NodeBackfill {
+impl Planner {
     /// K = `reservations` (None: every job), the backfill `scan` order and the queue
     /// `priority` (Some only with scope "queue"), as [`crate::Backfill`] combines them.
     pub fn new(reservations: Option<usize>, scan: Order, priority: Option<Order>) -> Self {
-        NodeBackfill {
+        Planner {
             reservations,
             scan,
             priority,
@@ -144,7 +163,7 @@ impl NodeBackfill {
         let kept = self.kept.take();
         if self.reservations == Some(1) && self.priority.is_none() {
             if let Some(kept) = kept {
-                let first_end = p.running.first().map(|e| e.0);
+                let first_end = p.running.first().map(|e| e.est_end);
                 if kept.changes == p.changes && first_end.is_some_and(|e| e > p.now) {
                     return self.easy_kept(p, kept, alloc, out);
                 }
@@ -172,7 +191,7 @@ impl NodeBackfill {
     /// Start `job` now with `a`: its resources leave `physical` (and the caller's
     /// profile).
     fn take(physical: &mut [i64], r: usize, request: &[i64], a: &Alloc) {
-        for &(node, count) in a {
+        for (&node, &count) in a.nodes.iter().zip(&a.counts) {
             let row = &mut physical[node as usize * r..(node as usize + 1) * r];
             for (f, &q) in row.iter_mut().zip(request) {
                 *f -= count * q;
@@ -209,7 +228,7 @@ impl NodeBackfill {
                 continue;
             }
             if let Some(a) = alloc(req, u, &self.window) {
-                prof.reserve(p.now, d, req, a.iter().map(|&(n, c)| (n as usize, c)));
+                prof.reserve(p.now, d, req, pairs(&a));
                 Self::take(&mut self.physical, r, req, &a);
                 out.push((job, a));
                 started = true;
@@ -274,10 +293,11 @@ impl NodeBackfill {
         let r = p.resources;
         let mut prof = std::mem::take(&mut self.prof);
         let mut releases: Vec<(i64, u32, i64, &[i64])> = Vec::new();
-        for &(end, job) in p.running {
-            let req = p.request(job);
-            for &(node, count) in (p.allocation)(job) {
-                releases.push((end.max(now), node, count, req));
+        for e in p.running {
+            let req = p.request(e.job);
+            let a = &p.allocations[e.job as usize];
+            for (&node, &count) in a.nodes.iter().zip(&a.counts) {
+                releases.push((e.est_end.max(now), node, count, req));
             }
         }
         prof.reset(now, r, p.free, &mut releases);
@@ -311,14 +331,14 @@ impl NodeBackfill {
                 self.window
                     .extend(self.physical.iter().zip(w).map(|(&x, &y)| x.min(y)));
                 if let Some(b) = alloc(req, u, &self.window) {
-                    prof.reserve(now, d, req, b.iter().map(|&(n, c)| (n as usize, c)));
+                    prof.reserve(now, d, req, pairs(&b));
                     Self::take(&mut self.physical, r, req, &b);
                     out.push((job, b));
                     started = true;
                 }
             }
             if !started {
-                prof.reserve(t, d, req, a.iter().map(|&(n, c)| (n as usize, c)));
+                prof.reserve(t, d, req, pairs(&a));
                 reserved += 1;
             }
             i += 1;
@@ -356,9 +376,11 @@ impl NodeBackfill {
         // later releases in time order, then the starts' returns
         let mut base = self.physical.clone();
         self.events.clear();
-        for &(end, job) in p.running {
+        for e in p.running {
+            let (end, job) = (e.est_end, e.job);
             let req = p.request(job);
-            for &(node, count) in (p.allocation)(job) {
+            let a = &p.allocations[job as usize];
+            for (&node, &count) in a.nodes.iter().zip(&a.counts) {
                 if end <= now {
                     let row = &mut base[node as usize * r..(node as usize + 1) * r];
                     for (f, &q) in row.iter_mut().zip(req) {
@@ -389,7 +411,12 @@ impl NodeBackfill {
                 if let Some(b) = alloc(req, u, &self.window) {
                     Self::take(&mut base, r, req, &b);
                     Self::take(&mut self.physical, r, req, &b);
-                    returns.extend(b.iter().map(|&(node, count)| (now + d, node, count, job)));
+                    returns.extend(
+                        b.nodes
+                            .iter()
+                            .zip(&b.counts)
+                            .map(|(&node, &count)| (now + d, node, count, job)),
+                    );
                     out.push((job, b));
                     continue;
                 }
@@ -400,7 +427,7 @@ impl NodeBackfill {
             } else {
                 NodeProfile::from_rows(r, vec![now, t], vec![base.clone(), m.clone()])
             };
-            prof.reserve(t, d, req, a.iter().map(|&(n, c)| (n as usize, c)));
+            prof.reserve(t, d, req, pairs(&a));
             if i < jobs.len() {
                 let rest = self.in_scan_order(p, &jobs[i..]);
                 self.backfill(p, &mut prof, &rest, alloc, out);
@@ -507,6 +534,78 @@ impl NodeBackfill {
     }
 }
 
+/// An allocation's `(node, units)` pairs, for [`NodeProfile::reserve`].
+fn pairs(a: &Allocation) -> impl Iterator<Item = (usize, i64)> + Clone + '_ {
+    a.nodes
+        .iter()
+        .zip(&a.counts)
+        .map(|(&n, &c)| (n as usize, c))
+}
+
+/// `easy` and `conservative` on both kinds of platform: the counting dispatcher
+/// ([`Backfill`]) and, on node-level runs, the [`Planner`] with the allocator.
+pub struct NodeBackfill {
+    counting: Backfill,
+    planner: Planner,
+    allocator: Box<dyn Allocator>,
+    /// the matrix handed to the allocator
+    scratch: NodeMatrix,
+}
+
+impl NodeBackfill {
+    /// The node-level twin of `counting` (its K, scan order and queue priority), with
+    /// `allocator`.
+    pub fn new(counting: Backfill, allocator: Box<dyn Allocator>) -> NodeBackfill {
+        let (k, scan, priority) = counting.plan_params();
+        NodeBackfill {
+            planner: Planner::new(k, scan, priority),
+            counting,
+            allocator,
+            scratch: NodeMatrix::default(),
+        }
+    }
+}
+
+impl Dispatcher for NodeBackfill {
+    fn name(&self) -> &'static str {
+        self.counting.name()
+    }
+
+    fn start(&mut self, estimates: &[i64]) {
+        self.counting.start(estimates);
+    }
+
+    fn dispatch(&mut self, view: &View<'_>, out: &mut Vec<u32>) {
+        self.counting.dispatch(view, out);
+    }
+
+    fn start_nodes(&mut self, nodes: &Nodes) {
+        self.allocator.start(nodes);
+        let (n, r) = (nodes.capacity.rows(), nodes.capacity.cols());
+        self.scratch =
+            NodeMatrix::new("free", n, r, vec![0; n * r]).expect("a zero matrix is valid");
+    }
+
+    fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
+        let pass = NodePass::of(view, nodes);
+        let (allocator, scratch) = (&mut self.allocator, &mut self.scratch);
+        let r = pass.resources;
+        let mut alloc = |request: &[i64], units: i64, free: &[i64]| {
+            for (n, row) in free.chunks_exact(r).enumerate() {
+                scratch.row_mut(n).copy_from_slice(row);
+            }
+            allocator.allocate(request, units, scratch)
+        };
+        let mut placed = Vec::new();
+        self.planner.dispatch(&pass, &mut alloc, &mut placed);
+        out.extend(
+            placed
+                .into_iter()
+                .map(|(job, allocation)| Placement { job, allocation }),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,36 +620,86 @@ mod tests {
             (0..rows.len()).collect()
         };
         let mut left = units;
-        let mut out = Vec::new();
+        let mut out = Allocation::default();
         for n in order {
             if left == 0 {
                 break;
             }
             let c = node_fit(request, rows[n], left);
             if c > 0 {
-                out.push((n as u32, c));
+                out.nodes.push(n as u32);
+                out.counts.push(c);
                 left -= c;
             }
         }
         (left == 0).then_some(out)
     }
 
+    /// The allocators the tests run: first-fit, first-fit over the nodes in reverse,
+    /// then the native ones by name.
+    const ALLOCATORS: [&str; 5] = [
+        "first-fit",
+        "reverse",
+        "best-fit",
+        "consolidate",
+        "energy-consolidate",
+    ];
+
+    /// Allocator `which` of [`ALLOCATORS`] on the platform of `c`.
+    fn allocator(c: &Case, which: usize) -> impl FnMut(&[i64], i64, &[i64]) -> Option<Alloc> {
+        let r = c.r;
+        let n = c.free.len() / r;
+        let mut native = (which >= 2).then(|| {
+            let mut a = crate::alloc::make_allocator(ALLOCATORS[which]).unwrap();
+            a.start(&Nodes::plain(
+                NodeMatrix::new("cap", n, r, c.cap.clone()).unwrap(),
+            ));
+            a
+        });
+        let mut scratch = NodeMatrix::new("free", n, r, vec![0; n * r]).unwrap();
+        move |q: &[i64], u: i64, f: &[i64]| match native.as_mut() {
+            None => fit_in_order(which == 1, q, u, f),
+            Some(a) => {
+                for (k, row) in f.chunks_exact(r).enumerate() {
+                    scratch.row_mut(k).copy_from_slice(row);
+                }
+                a.allocate(q, u, &scratch)
+            }
+        }
+    }
+
+    /// An allocation of `(node, units)` pairs.
+    fn al(pairs: &[(u32, i64)]) -> Allocation {
+        Allocation {
+            nodes: pairs.iter().map(|p| p.0).collect(),
+            counts: pairs.iter().map(|p| p.1).collect(),
+        }
+    }
+
+    fn running(est_end: i64, job: u32) -> Running {
+        Running {
+            est_end,
+            job,
+            units: 0,
+        }
+    }
+
     /// A pass's inputs, owned.
     struct Case {
         now: i64,
         r: usize,
+        cap: Vec<i64>,
         free: Vec<i64>,
         requests: Vec<i64>,
         units: Vec<i64>,
         estimate: Vec<i64>,
         queue: Vec<u32>,
-        running: Vec<(i64, u32)>,
+        running: Vec<Running>,
         allocs: Vec<Alloc>,
     }
 
     impl Case {
         fn pass(&self) -> NodePass<'_> {
-            let allocs = &self.allocs;
             NodePass {
                 now: self.now,
                 resources: self.r,
@@ -560,21 +709,23 @@ mod tests {
                 estimate: &self.estimate,
                 queue: &self.queue,
                 running: &self.running,
-                allocation: Box::leak(Box::new(move |j: u32| &allocs[j as usize][..])),
+                allocations: &self.allocs,
                 changes: 0,
             }
         }
     }
 
     /// The reference rule of the module docs, in plain loops (no fast path).
-    fn reference(c: &Case, k: usize, scan: &Order, reverse: bool) -> Vec<(u32, Alloc)> {
+    fn reference(c: &Case, k: usize, scan: &Order, which: usize) -> Vec<(u32, Alloc)> {
+        let mut alloc = allocator(c, which);
         let p = c.pass();
         let (now, r) = (c.now, c.r);
         let req = |j: u32| &c.requests[j as usize * r..(j as usize + 1) * r];
         let mut releases = Vec::new();
-        for &(end, job) in &c.running {
-            for &(node, count) in &c.allocs[job as usize] {
-                releases.push((end.max(now), node, count, req(job)));
+        for e in &c.running {
+            let a = &c.allocs[e.job as usize];
+            for (&node, &count) in a.nodes.iter().zip(&a.counts) {
+                releases.push((e.est_end.max(now), node, count, req(e.job)));
             }
         }
         let mut prof = NodeProfile::default();
@@ -582,43 +733,45 @@ mod tests {
         let mut physical = c.free.clone();
         let mut out = Vec::new();
         let mut w = Vec::new();
-        let mut start_now = |prof: &mut NodeProfile, physical: &mut Vec<i64>, j: u32| {
-            let (u, d) = (c.units[j as usize], planned(c.estimate[j as usize]));
-            prof.window_min(now, d, &mut w);
-            let m: Vec<i64> = physical.iter().zip(&w).map(|(&a, &b)| a.min(b)).collect();
-            let Some(a) = fit_in_order(reverse, req(j), u, &m) else {
-                return false;
+        type A<'x> = dyn FnMut(&[i64], i64, &[i64]) -> Option<Alloc> + 'x;
+        let mut start_now =
+            |alloc: &mut A<'_>, prof: &mut NodeProfile, physical: &mut Vec<i64>, j: u32| {
+                let (u, d) = (c.units[j as usize], planned(c.estimate[j as usize]));
+                prof.window_min(now, d, &mut w);
+                let m: Vec<i64> = physical.iter().zip(&w).map(|(&a, &b)| a.min(b)).collect();
+                let Some(a) = alloc(req(j), u, &m) else {
+                    return false;
+                };
+                prof.reserve(now, d, req(j), pairs(&a));
+                Planner::take(physical, r, req(j), &a);
+                out.push((j, a));
+                true
             };
-            prof.reserve(now, d, req(j), a.iter().map(|&(n, q)| (n as usize, q)));
-            NodeBackfill::take(physical, r, req(j), &a);
-            out.push((j, a));
-            true
-        };
         let mut reserved = 0;
         let mut i = 0;
         while i < c.queue.len() && reserved < k {
             let j = c.queue[i];
             i += 1;
             let (u, d) = (c.units[j as usize], planned(c.estimate[j as usize]));
-            let (t, a) = prof.earliest(req(j), u, d, None, |f| fit_in_order(reverse, req(j), u, f));
-            if !(t == now && start_now(&mut prof, &mut physical, j)) {
-                prof.reserve(t, d, req(j), a.iter().map(|&(n, q)| (n as usize, q)));
+            let (t, a) = prof.earliest(req(j), u, d, None, |f| alloc(req(j), u, f));
+            if !(t == now && start_now(&mut alloc, &mut prof, &mut physical, j)) {
+                prof.reserve(t, d, req(j), pairs(&a));
                 reserved += 1;
             }
         }
         let mut rest = c.queue[i..].to_vec();
         scan.sort(&mut rest, &c.estimate);
         for j in rest {
-            start_now(&mut prof, &mut physical, j);
+            start_now(&mut alloc, &mut prof, &mut physical, j);
         }
         let _ = p;
         out
     }
 
-    fn run(c: &Case, k: Option<usize>, scan: Order, reverse: bool) -> Vec<(u32, Alloc)> {
-        let mut b = NodeBackfill::new(k, scan, None);
+    fn run(c: &Case, k: Option<usize>, scan: Order, which: usize) -> Vec<(u32, Alloc)> {
+        let mut b = Planner::new(k, scan, None);
         let mut out = Vec::new();
-        let mut alloc = |q: &[i64], u: i64, f: &[i64]| fit_in_order(reverse, q, u, f);
+        let mut alloc = allocator(c, which);
         b.dispatch(&c.pass(), &mut alloc, &mut out);
         out
     }
@@ -635,37 +788,35 @@ mod tests {
         let c = Case {
             now: 10,
             r: 2,
+            cap: vec![4, 1, 4, 0],
             free: vec![2, 0, 0, 0],
             requests: vec![2, 1, 2, 0, 3, 1, 1, 0, 4, 0, 2, 0],
             units: vec![1, 2, 1, 2, 1, 1],
             estimate: vec![100, 100, 100, 15, 100, 20],
             queue: vec![2, 3, 4, 5],
-            running: vec![(30, 1), (50, 0)],
-            allocs: vec![vec![(0, 1)], vec![(1, 2)]],
+            running: vec![running(30, 1), running(50, 0)],
+            allocs: vec![al(&[(0, 1)]), al(&[(1, 2)])],
         };
-        let easy = run(&c, Some(1), Order::Fifo, false);
-        assert_eq!(easy, vec![(3, vec![(0, 2)])]);
-        assert_eq!(easy, reference(&c, 1, &Order::Fifo, false));
-        let cons = run(&c, None, Order::Fifo, false);
-        assert_eq!(cons, vec![(3, vec![(0, 2)])]);
-        assert_eq!(cons, reference(&c, usize::MAX, &Order::Fifo, false));
+        let easy = run(&c, Some(1), Order::Fifo, 0);
+        assert_eq!(easy, vec![(3, al(&[(0, 2)]))]);
+        assert_eq!(easy, reference(&c, 1, &Order::Fifo, 0));
+        let cons = run(&c, None, Order::Fifo, 0);
+        assert_eq!(cons, vec![(3, al(&[(0, 2)]))]);
+        assert_eq!(cons, reference(&c, usize::MAX, &Order::Fifo, 0));
         // with job 3 lasting 45 s (to 55, past job 2's start at 50) it cannot start (1
         // core of node 0 is left beside job 2): job 5 (ends at 30) takes node 0 instead
         let mut long = c;
         long.estimate[3] = 45;
         assert_eq!(
-            run(&long, Some(1), Order::Fifo, false),
-            vec![(5, vec![(0, 1)])]
+            run(&long, Some(1), Order::Fifo, 0),
+            vec![(5, al(&[(0, 1)]))]
         );
-        assert_eq!(
-            run(&long, None, Order::Fifo, false),
-            vec![(5, vec![(0, 1)])]
-        );
+        assert_eq!(run(&long, None, Order::Fifo, 0), vec![(5, al(&[(0, 1)]))]);
         // job 3 asking 1 unit then fits beside job 2 (and job 5 does not: 1 core left)
         long.units[3] = 1;
         assert_eq!(
-            run(&long, Some(1), Order::Fifo, false),
-            vec![(3, vec![(0, 1)])]
+            run(&long, Some(1), Order::Fifo, 0),
+            vec![(3, al(&[(0, 1)]))]
         );
     }
 
@@ -708,13 +859,13 @@ mod tests {
             };
             match a {
                 Some(a) => {
-                    NodeBackfill::take(&mut free, r, &req, &a);
-                    running.push((now - 30 + rng.below(80), j));
+                    Planner::take(&mut free, r, &req, &a);
+                    running.push(self::running(now - 30 + rng.below(80), j));
                     allocs.push(a);
                 }
                 None => {
                     queue.push(j);
-                    allocs.push(Vec::new());
+                    allocs.push(Allocation::default());
                 }
             }
         }
@@ -722,6 +873,7 @@ mod tests {
         Case {
             now,
             r,
+            cap,
             free,
             requests,
             units,
@@ -740,14 +892,15 @@ mod tests {
             if c.queue.is_empty() {
                 continue;
             }
-            for reverse in [false, true] {
+            for (which, name) in ALLOCATORS.iter().enumerate() {
                 for scan in [Order::Fifo, Order::Sjf] {
                     for k in [Some(1), Some(2), None] {
                         let kk = k.unwrap_or(usize::MAX);
                         assert_eq!(
-                            run(&c, k, scan.clone(), reverse),
-                            reference(&c, kk, &scan, reverse),
-                            "k {k:?} scan {scan:?} reverse {reverse} queue {:?}",
+                            run(&c, k, scan.clone(), which),
+                            reference(&c, kk, &scan, which),
+                            "k {k:?} scan {scan:?} {} queue {:?}",
+                            name,
                             c.queue
                         );
                     }
