@@ -128,8 +128,10 @@ pub struct Planner {
     priority: Option<Order>,
     prof: NodeProfile,
     kept: Option<Kept>,
-    /// scratch: the physically free matrix, a window, the running releases
+    /// scratch: the physically free matrix and its column sums, a window, the running
+    /// releases
     physical: Vec<i64>,
+    totals: Vec<i64>,
     window: Vec<i64>,
     events: Vec<Event>,
 }
@@ -145,6 +147,7 @@ impl Planner {
             prof: NodeProfile::default(),
             kept: None,
             physical: Vec::new(),
+            totals: Vec::new(),
             window: Vec::new(),
             events: Vec::new(),
         }
@@ -199,6 +202,39 @@ impl Planner {
         }
     }
 
+    /// `physical` := `free` (and its column sums).
+    fn set_physical(&mut self, free: &[i64], r: usize) {
+        self.physical.clear();
+        self.physical.extend_from_slice(free);
+        self.totals.clear();
+        self.totals.resize(r, 0);
+        for row in free.chunks_exact(r) {
+            for (t, &f) in self.totals.iter_mut().zip(row) {
+                *t += f;
+            }
+        }
+    }
+
+    /// Start a job of per-unit `request` on `a`: its resources leave `physical`.
+    fn take_physical(&mut self, r: usize, request: &[i64], a: &Alloc) {
+        Self::take(&mut self.physical, r, request, a);
+        let units = a.units();
+        for (t, &q) in self.totals.iter_mut().zip(request) {
+            *t -= units * q;
+        }
+    }
+
+    /// Whether `units` units of `request` cannot fit the physically free resources
+    /// whatever the nodes (some resource's free sum over all nodes is short), then
+    /// whether they do not fit in total ([`fit_total`]).
+    fn no_room(&self, request: &[i64], units: i64) -> bool {
+        self.totals
+            .iter()
+            .zip(request)
+            .any(|(&t, &q)| q > 0 && units.saturating_mul(q) > t)
+            || fit_total(request, units, &self.physical) < units
+    }
+
     /// The backfill scan: each job of `rest`, in order, starts now iff the allocator
     /// places it in the minimum of `physical` and `prof` over its window from now.
     fn backfill(
@@ -217,7 +253,7 @@ impl Planner {
                 planned(p.estimate[job as usize]),
                 p.request(job),
             );
-            if fit_total(req, u, &self.physical) < u {
+            if self.no_room(req, u) {
                 continue;
             }
             let w = prof.min_until(p.now + d);
@@ -229,7 +265,7 @@ impl Planner {
             }
             if let Some(a) = alloc(req, u, &self.window) {
                 prof.reserve(p.now, d, req, pairs(&a));
-                Self::take(&mut self.physical, r, req, &a);
+                self.take_physical(r, req, &a);
                 out.push((job, a));
                 started = true;
             }
@@ -245,7 +281,7 @@ impl Planner {
             planned(p.estimate[job as usize]),
             p.request(job),
         );
-        if fit_total(req, u, &self.physical) < u {
+        if self.no_room(req, u) {
             return false;
         }
         let w = prof.min_until(p.now + d);
@@ -301,8 +337,7 @@ impl Planner {
             }
         }
         prof.reset(now, r, p.free, &mut releases);
-        self.physical.clear();
-        self.physical.extend_from_slice(p.free);
+        self.set_physical(p.free, p.resources);
         // the placements of this pass: (job, units, duration, start), for the bound
         let mut placed: Vec<(u32, i64, i64, i64)> = Vec::new();
         let mut reserved = 0;
@@ -332,7 +367,7 @@ impl Planner {
                     .extend(self.physical.iter().zip(w).map(|(&x, &y)| x.min(y)));
                 if let Some(b) = alloc(req, u, &self.window) {
                     prof.reserve(now, d, req, pairs(&b));
-                    Self::take(&mut self.physical, r, req, &b);
+                    self.take_physical(r, req, &b);
                     out.push((job, b));
                     started = true;
                 }
@@ -370,8 +405,7 @@ impl Planner {
         let now = p.now;
         let r = p.resources;
         let first = out.len();
-        self.physical.clear();
-        self.physical.extend_from_slice(p.free);
+        self.set_physical(p.free, p.resources);
         // base: the matrix at now (the releases at or before now added); events: the
         // later releases in time order, then the starts' returns
         let mut base = self.physical.clone();
@@ -410,7 +444,7 @@ impl Planner {
                     .extend(self.physical.iter().zip(&base).map(|(&x, &y)| x.min(y)));
                 if let Some(b) = alloc(req, u, &self.window) {
                     Self::take(&mut base, r, req, &b);
-                    Self::take(&mut self.physical, r, req, &b);
+                    self.take_physical(r, req, &b);
                     returns.extend(
                         b.nodes
                             .iter()
@@ -458,8 +492,7 @@ impl Planner {
         }
         let rest = self.in_scan_order(p, &p.queue[first_new..]);
         kept.prof.advance(p.now);
-        self.physical.clear();
-        self.physical.extend_from_slice(p.free);
+        self.set_physical(p.free, p.resources);
         if !self.backfill(p, &mut kept.prof, &rest, alloc, out) {
             kept.last = *p.queue.last().expect("the queue is not empty");
             self.kept = Some(kept);
