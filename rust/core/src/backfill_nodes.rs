@@ -128,10 +128,17 @@ pub struct Planner {
     priority: Option<Order>,
     prof: NodeProfile,
     kept: Option<Kept>,
+    /// conservative: the kept plan's [`NodePass::changes`], free matrix (after its
+    /// starts) and number of queue jobs planned (see [`Planner::plan`])
+    plan_kept: Option<(u64, Vec<i64>, usize)>,
     /// scratch: the physically free matrix and its column sums, a window, the running
     /// releases
     physical: Vec<i64>,
     totals: Vec<i64>,
+    /// the stop rule's last candidate: each node's units in its window from now, and
+    /// their sum (see [`Planner::may_start`])
+    last_fits: Vec<i64>,
+    last_total: i64,
     window: Vec<i64>,
     events: Vec<Event>,
 }
@@ -146,8 +153,11 @@ impl Planner {
             priority,
             prof: NodeProfile::default(),
             kept: None,
+            plan_kept: None,
             physical: Vec::new(),
             totals: Vec::new(),
+            last_fits: Vec::new(),
+            last_total: 0,
             window: Vec::new(),
             events: Vec::new(),
         }
@@ -274,8 +284,10 @@ impl Planner {
     }
 
     /// Whether `job` may start now: its units fit in total in the minimum of the
-    /// physically free resources and the profile over its window from now.
-    fn may_start(&mut self, p: &NodePass<'_>, prof: &mut NodeProfile, job: u32) -> bool {
+    /// physically free resources and the profile over its window from now. When it
+    /// may, each node's units there (clipped to the job's) are left in
+    /// `self.last_fits` (see [`Planner::refit_last`]).
+    fn may_start(&mut self, p: &NodePass<'_>, prof: &NodeProfile, job: u32) -> bool {
         let (u, d, req) = (
             p.units[job as usize],
             planned(p.estimate[job as usize]),
@@ -284,22 +296,32 @@ impl Planner {
         if self.no_room(req, u) {
             return false;
         }
-        let w = prof.min_until(p.now + d);
         let r = p.resources;
-        let mut total = 0;
-        for (a, b) in self.physical.chunks_exact(r).zip(w.chunks_exact(r)) {
-            let mut fit = u;
-            for k in 0..r {
-                if req[k] > 0 {
-                    fit = fit.min(a[k].min(b[k]).div_euclid(req[k]));
+        let fits = &mut self.last_fits;
+        fits.clear();
+        fits.extend(
+            self.physical
+                .chunks_exact(r)
+                .map(|row| node_fit(req, row, u)),
+        );
+        let mut total: i64 = fits.iter().sum();
+        let (_, j) = prof.span(p.now, d);
+        for k in 0..j {
+            if total < u {
+                return false;
+            }
+            for (f, row) in fits.iter_mut().zip(prof.matrix(k).chunks_exact(r)) {
+                if *f > 0 {
+                    let g = node_fit(req, row, u);
+                    if g < *f {
+                        total -= *f - g;
+                        *f = g;
+                    }
                 }
             }
-            total += fit.max(0);
-            if total >= u {
-                return true;
-            }
         }
-        false
+        self.last_total = total;
+        total >= u
     }
 
     /// The stop rule: the last job among `jobs[i..=last]` that may start now, or
@@ -307,7 +329,7 @@ impl Planner {
     fn last_candidate(
         &mut self,
         p: &NodePass<'_>,
-        prof: &mut NodeProfile,
+        prof: &NodeProfile,
         jobs: &[u32],
         i: usize,
         last: Option<usize>,
@@ -316,7 +338,58 @@ impl Planner {
         (i..=last).rev().find(|&c| self.may_start(p, prof, jobs[c]))
     }
 
-    /// K reservations (conservative: `k = usize::MAX`), from scratch.
+    /// After a placement of `a` on `[t, t + duration)` (and, when `started`, its start
+    /// now), whether the last candidate `job` may still start now: its per-node units
+    /// (`self.last_fits`) change only on the placement's nodes, whose values only
+    /// dropped, so only those are folded in again.
+    #[allow(clippy::too_many_arguments)]
+    fn refit_last(
+        &mut self,
+        p: &NodePass<'_>,
+        prof: &NodeProfile,
+        job: u32,
+        a: &Alloc,
+        t: i64,
+        duration: i64,
+        started: bool,
+    ) -> bool {
+        let (u, d, req) = (
+            p.units[job as usize],
+            planned(p.estimate[job as usize]),
+            p.request(job),
+        );
+        let r = p.resources;
+        let (_, jw) = prof.span(p.now, d);
+        let (i0, j0) = prof.span(t, duration);
+        let rows = i0..j0.min(jw);
+        for &n in &a.nodes {
+            let n = n as usize;
+            let f = &mut self.last_fits[n];
+            let mut g = *f;
+            if started && g > 0 {
+                g = g.min(node_fit(req, &self.physical[n * r..(n + 1) * r], u));
+            }
+            for k in rows.clone() {
+                if g == 0 {
+                    break;
+                }
+                g = g.min(node_fit(req, &prof.matrix(k)[n * r..(n + 1) * r], u));
+            }
+            self.last_total -= *f - g;
+            *f = g;
+        }
+        self.last_total >= u
+    }
+
+    /// K reservations (conservative: `k = usize::MAX`), from scratch, but for
+    /// conservative's **kept plan** (as [`crate::Backfill`]'s on counting platforms):
+    /// when only submissions happened since the previous pass (the same
+    /// [`NodePass::changes`] and free matrix, no running job at or past its planned
+    /// end), a plan from scratch would place the jobs that pass planned exactly where
+    /// they are (the same running jobs release at the same times, no breakpoint lies
+    /// between the two passes, and a window from now holds the one from the previous
+    /// now), so the kept profile is moved to now and only the jobs not planned yet are
+    /// planned.
     fn plan(
         &mut self,
         p: &NodePass<'_>,
@@ -328,21 +401,37 @@ impl Planner {
         let now = p.now;
         let r = p.resources;
         let mut prof = std::mem::take(&mut self.prof);
-        let mut releases: Vec<(i64, u32, i64, &[i64])> = Vec::new();
-        for e in p.running {
-            let req = p.request(e.job);
-            let a = &p.allocations[e.job as usize];
-            for (&node, &count) in a.nodes.iter().zip(&a.counts) {
-                releases.push((e.est_end.max(now), node, count, req));
+        let first_end = p.running.first().map(|e| e.est_end);
+        let mut i = match self.plan_kept.take() {
+            Some((changes, free, planned))
+                if k == usize::MAX
+                    && changes == p.changes
+                    && free == p.free
+                    && first_end.is_none_or(|e| e > now)
+                    && planned <= jobs.len() =>
+            {
+                prof.advance(now);
+                planned
             }
-        }
-        prof.reset(now, r, p.free, &mut releases);
+            _ => {
+                let mut releases: Vec<(i64, u32, i64, &[i64])> = Vec::new();
+                for e in p.running {
+                    let req = p.request(e.job);
+                    let a = &p.allocations[e.job as usize];
+                    for (&node, &count) in a.nodes.iter().zip(&a.counts) {
+                        releases.push((e.est_end.max(now), node, count, req));
+                    }
+                }
+                prof.reset(now, r, p.free, &mut releases);
+                0
+            }
+        };
         self.set_physical(p.free, p.resources);
         // the placements of this pass: (job, units, duration, start), for the bound
         let mut placed: Vec<(u32, i64, i64, i64)> = Vec::new();
         let mut reserved = 0;
-        let mut i = 0;
-        let mut last = self.last_candidate(p, &mut prof, jobs, 0, jobs.len().checked_sub(1));
+        let mut n_started = 0;
+        let mut last = self.last_candidate(p, &prof, jobs, i, jobs.len().checked_sub(1));
         while let Some(l) = last.filter(|&l| i <= l && reserved < k) {
             let job = jobs[i];
             let (u, d, req) = (
@@ -370,6 +459,7 @@ impl Planner {
                     self.take_physical(r, req, &b);
                     out.push((job, b));
                     started = true;
+                    n_started += 1;
                 }
             }
             if !started {
@@ -379,13 +469,24 @@ impl Planner {
             i += 1;
             let d_last = planned(p.estimate[jobs[l] as usize]);
             if i <= l && t < now + d_last {
-                // the placement overlaps the last candidate's window
-                last = self.last_candidate(p, &mut prof, jobs, i, Some(l));
+                // the placement overlaps the last candidate's window: test it again,
+                // then (when it fails) walk down from the job before it
+                let placed_on = match out.last() {
+                    Some((j, b)) if started && *j == job => b,
+                    _ => &a,
+                };
+                if !self.refit_last(p, &prof, jobs[l], placed_on, t, d, started) {
+                    last = self.last_candidate(p, &prof, jobs, i, l.checked_sub(1));
+                }
             }
         }
         if let Some(l) = last.filter(|&l| i <= l) {
             let rest = self.in_scan_order(p, &jobs[i..=l]);
             self.backfill(p, &mut prof, &rest, alloc, out);
+        } else if k == usize::MAX {
+            // conservative: the plan of the queue's first `i - n_started` jobs, which the
+            // next pass reuses if only submissions happen before it
+            self.plan_kept = Some((p.changes, self.physical.clone(), i - n_started));
         }
         self.prof = prof;
     }

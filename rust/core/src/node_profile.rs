@@ -21,7 +21,13 @@ pub fn node_fit(request: &[i64], free: &[i64], cap: i64) -> i64 {
     let mut fit = cap;
     for (&q, &f) in request.iter().zip(free) {
         if q > 0 {
-            fit = fit.min(f.div_euclid(q));
+            if f < q {
+                return 0;
+            }
+            // a division only where this resource binds below the count so far
+            if q.saturating_mul(fit) > f {
+                fit = f / q;
+            }
         }
     }
     fit.max(0)
@@ -53,8 +59,13 @@ pub struct NodeProfile {
     resources: usize,
     times: Vec<i64>,
     free: Vec<Vec<i64>>,
-    /// a spare matrix (a window's minimum)
+    /// per breakpoint, each resource's free sum over the nodes
+    totals: Vec<Vec<i64>>,
+    /// scratch: a window's minimum, each breakpoint's fit (see
+    /// [`NodeProfile::earliest`]), each node's units over a window
     window: Vec<i64>,
+    row_ok: Vec<u8>,
+    fits: Vec<i64>,
     /// the running minimum of the matrices from now: `pmin[k]` is the minimum of
     /// matrices `0..=k`, valid for `k < pmin_valid` (see [`NodeProfile::min_until`])
     pmin: Vec<Vec<i64>>,
@@ -93,18 +104,36 @@ impl NodeProfile {
                 *f += count * q;
             }
         }
+        self.sum_columns();
+    }
+
+    /// `totals` := each matrix's column sums.
+    fn sum_columns(&mut self) {
+        let r = self.resources;
+        self.totals.clear();
+        for m in &self.free {
+            let mut t = vec![0; r];
+            for row in m.chunks_exact(r.max(1)) {
+                for (a, &f) in t.iter_mut().zip(row) {
+                    *a += f;
+                }
+            }
+            self.totals.push(t);
+        }
     }
 
     /// A profile of the given breakpoints (ascending times, one matrix each), for
     /// callers that build it themselves (EASY's profile of two breakpoints).
     pub fn from_rows(resources: usize, times: Vec<i64>, free: Vec<Vec<i64>>) -> NodeProfile {
         assert!(!times.is_empty() && times.len() == free.len());
-        NodeProfile {
+        let mut p = NodeProfile {
             resources,
             times,
             free,
             ..NodeProfile::default()
-        }
+        };
+        p.sum_columns();
+        p
     }
 
     /// The breakpoints' times (ascending; the first is now).
@@ -131,7 +160,7 @@ impl NodeProfile {
 
     /// The breakpoints covering `[start, start + duration)` (`start >= now`,
     /// `duration >= 1`): `i..j`.
-    fn span(&self, start: i64, duration: i64) -> (usize, usize) {
+    pub fn span(&self, start: i64, duration: i64) -> (usize, usize) {
         let i = self.times.partition_point(|&x| x <= start) - 1;
         let j = self
             .times
@@ -186,9 +215,17 @@ impl NodeProfile {
     /// The earliest breakpoint `t` (from the first one at or after `after`, if given)
     /// at which `allocate` places the job in the profile's minimum over `[t, t +
     /// duration)`: `(t, what allocate returned)` (`dispatchlab.dispatch.profile.
-    /// NodeProfile.earliest`). Breakpoints where `units` units of `request` do not fit
-    /// in total ([`fit_total`]) in the matrix there, or then in the window's minimum,
-    /// are skipped without calling `allocate`: no allocator places a job there.
+    /// NodeProfile.earliest`). `allocate` is called only where `units` units of
+    /// `request` fit in total ([`fit_total`]) in the window's minimum: no allocator
+    /// places a job elsewhere. So the breakpoints are scanned as
+    /// [`crate::profile::CoreProfile`] scans its levels: a matrix where the units do
+    /// not fit in total (an upper bound of every window holding it) rules out every
+    /// start whose window holds it, and the scan resumes after it; a window whose
+    /// matrices each pass is checked node by node (each node's units in the window
+    /// are its least over the matrices), stopping at the first matrix that makes the
+    /// total fall short. The allocator then gets the window's minimum on the nodes
+    /// hosting a unit there and zeros on the others (the built-in allocators look only
+    /// at the former).
     ///
     /// `after`: a time known not to be later than the answer. Panics if no breakpoint
     /// places the job (it fits the last matrix when it fits the empty platform).
@@ -200,29 +237,100 @@ impl NodeProfile {
         after: Option<i64>,
         mut allocate: impl FnMut(&[i64]) -> Option<T>,
     ) -> (i64, T) {
-        let k0 = after.map_or(0, |a| self.times.partition_point(|&x| x < a));
-        let mut window = std::mem::take(&mut self.window);
-        for k in k0..self.times.len() {
-            if fit_total(request, units, &self.free[k]) < units {
-                continue;
+        let m = self.times.len();
+        let mut k = after.map_or(0, |a| self.times.partition_point(|&x| x < a));
+        // per breakpoint: 0 not looked at, 1 the units fit in total, 2 they do not
+        let mut ok = std::mem::take(&mut self.row_ok);
+        ok.clear();
+        ok.resize(m, 0);
+        let (free, totals) = (&self.free, &self.totals);
+        let mut fits_row = |i: usize| {
+            if ok[i] == 0 {
+                // a resource short over all nodes first, then node by node
+                let short = totals[i]
+                    .iter()
+                    .zip(request)
+                    .any(|(&t, &q)| q > 0 && units.saturating_mul(q) > t);
+                ok[i] = if !short && fit_total(request, units, &free[i]) >= units {
+                    1
+                } else {
+                    2
+                };
             }
+            ok[i] == 1
+        };
+        let mut fits = std::mem::take(&mut self.fits);
+        let mut window = std::mem::take(&mut self.window);
+        let r = self.resources.max(1);
+        let found = 'scan: loop {
+            while k < m && !fits_row(k) {
+                k += 1;
+            }
+            assert!(k < m, "a job of {units} units never fits the profile");
             let t = self.times[k];
             let (_, j) = self.span(t, duration);
+            if let Some(bad) = (k + 1..j).find(|&i| !fits_row(i)) {
+                k = bad + 1; // every start up to it has it in its window
+                continue;
+            }
             if j > k + 1 {
-                self.min_rows(k, j, &mut window);
-                if fit_total(request, units, &window) < units {
+                // each node's units over the window, the total falling as they drop
+                fits.clear();
+                fits.extend(
+                    self.free[k]
+                        .chunks_exact(r)
+                        .map(|row| node_fit(request, row, units)),
+                );
+                let mut total: i64 = fits.iter().sum();
+                for row in &self.free[k + 1..j] {
+                    for (f, node) in fits.iter_mut().zip(row.chunks_exact(r)) {
+                        if *f > 0 {
+                            let g = node_fit(request, node, units);
+                            if g < *f {
+                                total -= *f - g;
+                                *f = g;
+                            }
+                        }
+                    }
+                    if total < units {
+                        break;
+                    }
+                }
+                if total < units {
+                    k += 1;
                     continue;
+                }
+                if request.iter().any(|&q| q > 0) {
+                    // the minimum of the nodes that host a unit; the others host none
+                    // of the request in the window, so zeros stand for them (the
+                    // allocators look only at nodes hosting a unit)
+                    window.clear();
+                    window.resize(fits.len() * r, 0);
+                    for (n, _) in fits.iter().enumerate().filter(|(_, &f)| f > 0) {
+                        let out = &mut window[n * r..(n + 1) * r];
+                        out.copy_from_slice(&self.free[k][n * r..(n + 1) * r]);
+                        for row in &self.free[k + 1..j] {
+                            for (o, &f) in out.iter_mut().zip(&row[n * r..(n + 1) * r]) {
+                                *o = (*o).min(f);
+                            }
+                        }
+                    }
+                } else {
+                    self.min_rows(k, j, &mut window);
                 }
             } else {
                 window.clear();
                 window.extend_from_slice(&self.free[k]);
             }
             if let Some(found) = allocate(&window) {
-                self.window = window;
-                return (t, found);
+                break 'scan (t, found);
             }
-        }
-        panic!("a job of {units} units never fits the profile");
+            k += 1;
+        };
+        self.row_ok = ok;
+        self.fits = fits;
+        self.window = window;
+        found
     }
 
     /// Make `t` (>= now) a breakpoint (taking the matrix in force there); its index.
@@ -231,8 +339,10 @@ impl NodeProfile {
         if i == self.times.len() || self.times[i] != t {
             self.pmin_valid = self.pmin_valid.min(i);
             let copy = self.free[i - 1].clone();
+            let sums = self.totals[i - 1].clone();
             self.times.insert(i, t);
             self.free.insert(i, copy);
+            self.totals.insert(i, sums);
         }
         i
     }
@@ -251,11 +361,15 @@ impl NodeProfile {
         let i = self.cut(start);
         let j = self.cut(start + duration);
         self.pmin_valid = self.pmin_valid.min(i);
-        for row in &mut self.free[i..j] {
+        let units: i64 = used.clone().map(|(_, c)| c).sum();
+        for (row, sums) in self.free[i..j].iter_mut().zip(&mut self.totals[i..j]) {
             for (node, count) in used.clone() {
                 for (f, &q) in row[node * r..(node + 1) * r].iter_mut().zip(request) {
                     *f -= count * q;
                 }
+            }
+            for (t, &q) in sums.iter_mut().zip(request) {
+                *t -= units * q;
             }
         }
     }
