@@ -135,10 +135,9 @@ pub struct Planner {
     /// releases
     physical: Vec<i64>,
     totals: Vec<i64>,
-    /// the stop rule's last candidate: each node's units in its window from now, and
-    /// their sum (see [`Planner::may_start`])
-    last_fits: Vec<i64>,
-    last_total: i64,
+    /// the stop rule's last candidate: nodes and their units in its window from now
+    /// that show it may start (see [`Planner::may_start`])
+    last_fits: Vec<(usize, i64)>,
     window: Vec<i64>,
     events: Vec<Event>,
 }
@@ -157,7 +156,6 @@ impl Planner {
             physical: Vec::new(),
             totals: Vec::new(),
             last_fits: Vec::new(),
-            last_total: 0,
             window: Vec::new(),
             events: Vec::new(),
         }
@@ -284,44 +282,40 @@ impl Planner {
     }
 
     /// Whether `job` may start now: its units fit in total in the minimum of the
-    /// physically free resources and the profile over its window from now. When it
-    /// may, each node's units there (clipped to the job's) are left in
-    /// `self.last_fits` (see [`Planner::refit_last`]).
+    /// physically free resources and the profile over its window from now. Nodes are
+    /// counted one by one (each stops at its first matrix where it hosts none) until
+    /// the units are reached; those nodes and their units are left in
+    /// `self.last_fits`, a witness for [`Planner::refit_last`].
     fn may_start(&mut self, p: &NodePass<'_>, prof: &NodeProfile, job: u32) -> bool {
         let (u, d, req) = (
             p.units[job as usize],
             planned(p.estimate[job as usize]),
             p.request(job),
         );
+        self.last_fits.clear();
         if self.no_room(req, u) {
             return false;
         }
         let r = p.resources;
-        let fits = &mut self.last_fits;
-        fits.clear();
-        fits.extend(
-            self.physical
-                .chunks_exact(r)
-                .map(|row| node_fit(req, row, u)),
-        );
-        let mut total: i64 = fits.iter().sum();
         let (_, j) = prof.span(p.now, d);
-        for k in 0..j {
-            if total < u {
-                return false;
+        let mut total = 0;
+        for (n, phys) in self.physical.chunks_exact(r).enumerate() {
+            let mut f = node_fit(req, phys, u);
+            for k in 0..j {
+                if f == 0 {
+                    break;
+                }
+                f = node_fit(req, &prof.matrix(k)[n * r..(n + 1) * r], f);
             }
-            for (f, row) in fits.iter_mut().zip(prof.matrix(k).chunks_exact(r)) {
-                if *f > 0 {
-                    let g = node_fit(req, row, u);
-                    if g < *f {
-                        total -= *f - g;
-                        *f = g;
-                    }
+            if f > 0 {
+                self.last_fits.push((n, f));
+                total += f;
+                if total >= u {
+                    return true;
                 }
             }
         }
-        self.last_total = total;
-        total >= u
+        false
     }
 
     /// The stop rule: the last job among `jobs[i..=last]` that may start now, or
@@ -338,47 +332,46 @@ impl Planner {
         (i..=last).rev().find(|&c| self.may_start(p, prof, jobs[c]))
     }
 
-    /// After a placement of `a` on `[t, t + duration)` (and, when `started`, its start
-    /// now), whether the last candidate `job` may still start now: its per-node units
-    /// (`self.last_fits`) change only on the placement's nodes, whose values only
-    /// dropped, so only those are folded in again.
-    #[allow(clippy::too_many_arguments)]
+    /// After a placement on the nodes `placed` (the profile and, after a start, the
+    /// physically free resources only dropped there), whether the witness of the last
+    /// candidate `job` (`self.last_fits`, see [`Planner::may_start`]) still shows it
+    /// may start now: untouched when no witness node was placed on, else those nodes
+    /// counted again. False says only that the witness no longer shows it.
     fn refit_last(
         &mut self,
         p: &NodePass<'_>,
         prof: &NodeProfile,
         job: u32,
-        a: &Alloc,
-        t: i64,
-        duration: i64,
-        started: bool,
+        placed: &[u32],
     ) -> bool {
+        if !self
+            .last_fits
+            .iter()
+            .any(|&(n, _)| placed.contains(&(n as u32)))
+        {
+            return true;
+        }
         let (u, d, req) = (
             p.units[job as usize],
             planned(p.estimate[job as usize]),
             p.request(job),
         );
         let r = p.resources;
-        let (_, jw) = prof.span(p.now, d);
-        let (i0, j0) = prof.span(t, duration);
-        let rows = i0..j0.min(jw);
-        for &n in &a.nodes {
-            let n = n as usize;
-            let f = &mut self.last_fits[n];
-            let mut g = *f;
-            if started && g > 0 {
-                g = g.min(node_fit(req, &self.physical[n * r..(n + 1) * r], u));
-            }
-            for k in rows.clone() {
+        let (_, j) = prof.span(p.now, d);
+        let mut total = 0;
+        for (n, f) in self.last_fits.iter_mut() {
+            let n = *n;
+            let mut g = node_fit(req, &self.physical[n * r..(n + 1) * r], u);
+            for k in 0..j {
                 if g == 0 {
                     break;
                 }
-                g = g.min(node_fit(req, &prof.matrix(k)[n * r..(n + 1) * r], u));
+                g = node_fit(req, &prof.matrix(k)[n * r..(n + 1) * r], g);
             }
-            self.last_total -= *f - g;
             *f = g;
+            total += g;
         }
-        self.last_total >= u
+        total >= u
     }
 
     /// K reservations (conservative: `k = usize::MAX`), from scratch, but for
@@ -475,8 +468,8 @@ impl Planner {
                     Some((j, b)) if started && *j == job => b,
                     _ => &a,
                 };
-                if !self.refit_last(p, &prof, jobs[l], placed_on, t, d, started) {
-                    last = self.last_candidate(p, &prof, jobs, i, l.checked_sub(1));
+                if !self.refit_last(p, &prof, jobs[l], &placed_on.nodes) {
+                    last = self.last_candidate(p, &prof, jobs, i, Some(l));
                 }
             }
         }

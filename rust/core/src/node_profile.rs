@@ -18,6 +18,14 @@
 /// resource) hosts, clipped to `[0, cap]` (a request of nothing: `cap`).
 #[inline]
 pub fn node_fit(request: &[i64], free: &[i64], cap: i64) -> i64 {
+    if cap == 1 {
+        // one unit: whether every requested amount is free (no division, no branch)
+        let mut ok = true;
+        for (&q, &f) in request.iter().zip(free) {
+            ok &= (f >= q) | (q <= 0);
+        }
+        return i64::from(ok);
+    }
     let mut fit = cap;
     for (&q, &f) in request.iter().zip(free) {
         if q > 0 {
@@ -243,6 +251,8 @@ impl NodeProfile {
         let mut ok = std::mem::take(&mut self.row_ok);
         ok.clear();
         ok.resize(m, 0);
+        let r = self.resources.max(1);
+        let nodes = self.free[0].len() / r;
         let (free, totals) = (&self.free, &self.totals);
         let mut fits_row = |i: usize| {
             if ok[i] == 0 {
@@ -261,7 +271,6 @@ impl NodeProfile {
         };
         let mut fits = std::mem::take(&mut self.fits);
         let mut window = std::mem::take(&mut self.window);
-        let r = self.resources.max(1);
         let found = 'scan: loop {
             while k < m && !fits_row(k) {
                 k += 1;
@@ -274,25 +283,27 @@ impl NodeProfile {
                 continue;
             }
             if j > k + 1 {
-                // each node's units over the window, the total falling as they drop
-                fits.clear();
-                fits.extend(
-                    self.free[k]
-                        .chunks_exact(r)
-                        .map(|row| node_fit(request, row, units)),
-                );
-                let mut total: i64 = fits.iter().sum();
-                for row in &self.free[k + 1..j] {
-                    for (f, node) in fits.iter_mut().zip(row.chunks_exact(r)) {
-                        if *f > 0 {
-                            let g = node_fit(request, node, units);
-                            if g < *f {
-                                total -= *f - g;
-                                *f = g;
-                            }
+                // node by node, each node's units over the window (stopping at its
+                // first matrix where it hosts none), until the total is reached; then
+                // the other nodes' too, for the allocator
+                let node_units = |n: usize| {
+                    let mut f = units;
+                    for row in &free[k..j] {
+                        f = node_fit(request, &row[n * r..(n + 1) * r], f);
+                        if f == 0 {
+                            break;
                         }
                     }
-                    if total < units {
+                    f
+                };
+                fits.clear();
+                let mut total = 0;
+                for n in 0..nodes {
+                    let f = node_units(n);
+                    fits.push(f);
+                    total += f;
+                    if total >= units {
+                        fits.extend((n + 1..nodes).map(node_units));
                         break;
                     }
                 }
