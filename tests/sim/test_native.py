@@ -106,8 +106,9 @@ def test_reasons():
     assert reason(make_dispatcher("easy:priority=slowdown:scope=queue")).startswith(
         "dispatcher 'easy' with priority='slowdown' is not native yet")
     assert "explain=True" in reason(make_dispatcher("easy:explain=True"))
-    assert "allocator='energy-consolidate'" in reason(
-        make_dispatcher("easy:allocator=energy-consolidate"))
+    assert reason(make_dispatcher("easy:allocator=energy-consolidate")) is None
+    spec = "dispatchlab.dispatch.allocators:FirstFit"  # a class by path: not by name
+    assert f"allocator={spec!r}" in reason(make_dispatcher("easy", allocator=spec))
     assert reason(predictor=make_predictor("history")) == (
         "predictor 'history' is not native yet")
 
@@ -125,7 +126,7 @@ def test_reasons():
     assert reason(pinned={0: None}) == "hot starts are not native yet"
     # a resource beside the cores makes placement matter (node-level)
     nodes = Platform((NodeType("n", 4, {"core": 8, "mem": 32}),))
-    assert reason(plat=nodes).startswith("node-level platforms are not native yet")
+    assert reason(fifo, plat=nodes) is None  # (tests/sim/test_native_nodes.py: the rest)
     gpu = JobTable.from_arrays(submit=[0, 1], run=[1, 1], units=[1, 1],
                                requested_time=[1, 1],
                                resources={"core": np.ones(2, np.int64), "gpu": np.array([0, 1])})

@@ -225,8 +225,8 @@ def test_bad_input_is_a_value_error_naming_the_field():
     with pytest.raises(ValueError, match=r"^priority: has 3 ranks for 2 jobs"):
         core.simulate_counting(one, one, one, one, 2, "easy",
                                params={"priority": np.arange(3), "scope": "queue"})
-    with pytest.raises(ValueError, match=r'^params: no parameter "allocator"'):
-        core.simulate_counting(one, one, one, one, 2, "fifo", params={"allocator": "x"})
+    with pytest.raises(ValueError, match=r'^params: no parameter "explain"'):
+        core.simulate_counting(one, one, one, one, 2, "fifo", params={"explain": True})
 
 
 def test_a_panic_in_the_core_is_a_runtime_error_not_an_abort():

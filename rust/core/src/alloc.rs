@@ -59,8 +59,8 @@ impl NodeMatrix {
         if let Some(k) = data.iter().position(|&v| v < 0) {
             return Err(Error::Input {
                 field,
-                row: Some(k / cols.max(1)),
-                message: format!("has a negative amount {}", data[k]),
+                row: None,
+                message: format!("row {} has a negative amount {}", k / cols.max(1), data[k]),
             });
         }
         Ok(NodeMatrix { rows, cols, data })
@@ -258,6 +258,33 @@ fn take_in_order(
     None
 }
 
+/// [`take_in_order`] over `usable` sorted by `cmp` (a total order), without sorting
+/// all of it: only the first nodes in that order are needed (as many as hold `units`,
+/// which all of `usable` together can host), so the smallest 8, 32, ... are selected
+/// (`select_nth_unstable_by`) and sorted until they hold enough. The answer is the one
+/// a full sort gives.
+fn take_first(
+    usable: &mut [usize],
+    fit: &[i64],
+    units: i64,
+    cmp: impl Fn(&usize, &usize) -> std::cmp::Ordering,
+) -> Option<Allocation> {
+    let n = usable.len();
+    let mut m = n.min(8);
+    loop {
+        if m < n {
+            usable.select_nth_unstable_by(m - 1, &cmp);
+        }
+        let head = &mut usable[..m];
+        head.sort_unstable_by(&cmp);
+        let held = head.iter().fold(0i64, |acc, &k| acc.saturating_add(fit[k]));
+        if held >= units || m == n {
+            return take_in_order(head.iter().copied(), fit, units);
+        }
+        m = n.min(m * 4);
+    }
+}
+
 /// A rule placing a job's units on nodes.
 pub trait Allocator: Send {
     /// The registered name.
@@ -273,12 +300,38 @@ pub trait Allocator: Send {
 }
 
 /// `first-fit`: nodes in index order (lower weights first when they differ), as many
-/// units per node as fit.
+/// units per node as fit. Only the nodes up to the last one it takes are looked at
+/// (the Python class computes every node's fit first: the same answer).
 #[derive(Debug, Clone, Default)]
 pub struct FirstFit {
     /// the node order when weights differ (ascending weight, then index)
     order: Option<Vec<usize>>,
-    fit: Vec<i64>,
+}
+
+/// Take `units` from the nodes in `order`, as many per node as `free` hosts; None when
+/// they do not all fit.
+fn first_fit(
+    order: impl Iterator<Item = usize>,
+    request: &[i64],
+    units: i64,
+    free: &NodeMatrix,
+) -> Option<Allocation> {
+    let mut alloc = Allocation::default();
+    let mut left = units;
+    for n in order {
+        let f = node_units(request, free.row(n));
+        if f <= 0 {
+            continue;
+        }
+        let c = f.min(left);
+        alloc.nodes.push(n as u32);
+        alloc.counts.push(c);
+        left -= c;
+        if left == 0 {
+            return Some(alloc);
+        }
+    }
+    None
 }
 
 impl Allocator for FirstFit {
@@ -295,12 +348,9 @@ impl Allocator for FirstFit {
     }
 
     fn allocate(&mut self, request: &[i64], units: i64, free: &NodeMatrix) -> Option<Allocation> {
-        self.fit.clear();
-        self.fit
-            .extend((0..free.rows()).map(|n| node_units(request, free.row(n))));
         match &self.order {
-            Some(order) => take_in_order(order.iter().copied(), &self.fit, units),
-            None => take_in_order(0..free.rows(), &self.fit, units),
+            Some(order) => first_fit(order.iter().copied(), request, units, free),
+            None => first_fit(0..free.rows(), request, units, free),
         }
     }
 }
@@ -353,7 +403,7 @@ impl Allocator for BestFit {
         let out = if usable_nodes(request, units, free, &mut fit, &mut usable) {
             let asked: Vec<usize> = (0..request.len()).filter(|&r| request[r] > 0).collect();
             let weights = self.weights.as_deref();
-            usable.sort_unstable_by(|&a, &b| {
+            take_first(&mut usable, &fit, units, |&a, &b| {
                 let w = weights.map_or(std::cmp::Ordering::Equal, |w| w[a].cmp(&w[b]));
                 w.then_with(|| {
                     let (fa, fb) = (free.row(a), free.row(b));
@@ -364,8 +414,7 @@ impl Allocator for BestFit {
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
                 .then(a.cmp(&b))
-            });
-            take_in_order(usable.iter().copied(), &fit, units)
+            })
         } else {
             None
         };
@@ -495,13 +544,12 @@ impl Allocator for Consolidate {
             }
             let (share, weights) = (&self.share, self.weights.as_deref());
             let ranks = self.energy.then_some(self.ranks.as_slice());
-            usable.sort_unstable_by(|&a, &b| {
+            take_first(&mut usable, &fit, units, |&a, &b| {
                 let w = weights.map_or(std::cmp::Ordering::Equal, |w| w[a].cmp(&w[b]));
                 w.then_with(|| ranks.map_or(std::cmp::Ordering::Equal, |r| r[a].cmp(&r[b])))
                     .then_with(|| share[a].partial_cmp(&share[b]).expect("shares are finite"))
                     .then(a.cmp(&b))
-            });
-            take_in_order(usable.iter().copied(), &fit, units)
+            })
         } else {
             None
         };
@@ -673,6 +721,49 @@ mod tests {
                     None,
                     Some((&[1], &[3])),
                 ],
+            );
+        }
+    }
+
+    #[test]
+    fn consolidate_shares_equal_once_rounded_tie_to_the_node_index() {
+        // shares 2/9 + 3/9 + 1/9 and 0 + 3/9 + 3/9: the first is larger by one bit;
+        // rounded to 12 decimals they tie and node 0 comes first (the Python answer)
+        let cap = NodeMatrix::new("capacity", 2, 3, vec![3; 6]).unwrap();
+        let free = NodeMatrix::new("free", 2, 3, vec![2, 3, 1, 0, 3, 3]).unwrap();
+        let w = 1.0 / 9.0;
+        assert!(numpy_sum(&[2.0 * w, 3.0 * w, w]) > numpy_sum(&[0.0, 3.0 * w, 3.0 * w]));
+        let mut a = make_allocator("consolidate").unwrap();
+        a.start(&Nodes::plain(cap));
+        let got = a.allocate(&[0, 1, 0], 1, &free).unwrap();
+        assert_eq!(got.nodes, vec![0]);
+    }
+
+    #[test]
+    fn taking_the_first_nodes_equals_a_full_sort() {
+        // 50 nodes with pseudo-random fits and keys (many ties): every units count
+        // from 1 to all the nodes hold gives the allocation of a full sort
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) % m) as i64
+        };
+        let fit: Vec<i64> = (0..50).map(|_| next(4)).collect();
+        let key: Vec<i64> = (0..50).map(|_| next(6)).collect();
+        let cmp = |a: &usize, b: &usize| key[*a].cmp(&key[*b]).then(a.cmp(b));
+        let usable: Vec<usize> = (0..50).filter(|&n| fit[n] > 0).collect();
+        let total: i64 = usable.iter().map(|&n| fit[n]).sum();
+        let mut sorted = usable.clone();
+        sorted.sort_by(cmp);
+        for units in 1..=total {
+            let mut work = usable.clone();
+            let got = take_first(&mut work, &fit, units, cmp);
+            assert_eq!(
+                got,
+                take_in_order(sorted.iter().copied(), &fit, units),
+                "{units}"
             );
         }
     }

@@ -1,12 +1,14 @@
-//! The discrete-event engine on counting platforms (`dispatchlab.sim.engine`).
+//! The discrete-event engine (`dispatchlab.sim.engine`), on counting platforms (free
+//! cores) and node-level ones (a free matrix, allocations per running job).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::dispatch::{Dispatcher, Params, View};
+use crate::alloc::{total_units, Allocation, NodeMatrix, Nodes};
+use crate::dispatch::{Dispatcher, NodeView, Params, Placement, View};
 use crate::predict::Predictor;
 use crate::state::{RunningSet, WaitingQueue};
-use crate::workload::{CountingWorkload, Overrun};
+use crate::workload::{CountingWorkload, NodeWorkload, Overrun};
 use crate::{planned, time_limit, Error, COMPLETED, FUTURE, KILLED, REJECTED, RUNNING, WAITING};
 
 /// The per-job results of a finished run, in job-row order, and the run's counts.
@@ -25,9 +27,48 @@ pub struct Outcome {
     /// dispatch passes (a pass on an empty queue counts, though the dispatcher is not
     /// called)
     pub passes: u64,
+    /// node-level runs: every job row's allocation (empty for a rejected job); empty
+    /// on counting runs
+    pub allocations: Vec<Allocation>,
 }
 
-/// One simulation of a counting workload under a dispatcher and a predictor.
+impl Outcome {
+    /// The allocations as flat columns: `offsets` (one per job row and one more: job
+    /// row `j`'s nodes are `nodes[offsets[j]..offsets[j + 1]]`), the node indices and
+    /// the units on each, in the order the allocator took the nodes. Empty offsets on
+    /// counting runs.
+    pub fn flat_allocations(&self) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+        if self.allocations.is_empty() {
+            return (Vec::new(), Vec::new(), Vec::new());
+        }
+        let total: usize = self.allocations.iter().map(|a| a.nodes.len()).sum();
+        let mut offsets = Vec::with_capacity(self.allocations.len() + 1);
+        let (mut nodes, mut counts) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        offsets.push(0);
+        for a in &self.allocations {
+            nodes.extend(a.nodes.iter().map(|&n| i64::from(n)));
+            counts.extend_from_slice(&a.counts);
+            offsets.push(nodes.len() as i64);
+        }
+        (offsets, nodes, counts)
+    }
+}
+
+/// The node-level state of a run: the free matrix and every started job's allocation.
+struct NodeState {
+    nodes: Nodes,
+    /// every job row's per-unit request (jobs x resources)
+    requests: NodeMatrix,
+    free: NodeMatrix,
+    /// by job row (empty until it starts; kept after it ends: the run's log)
+    allocations: Vec<Allocation>,
+    /// the `core` column, if the platform has one (the view's free cores)
+    core: Option<usize>,
+    placements: Vec<Placement>,
+}
+
+/// One simulation of a workload under a dispatcher and a predictor, on a counting
+/// platform ([`Engine::new`]) or a node-level one ([`Engine::with_nodes`]).
 pub struct Engine {
     jobs: CountingWorkload,
     sim_run: Vec<i64>,
@@ -36,6 +77,10 @@ pub struct Engine {
     limit: i64,
     now: i64,
     free_cores: i64,
+    /// whether each job fits the empty platform (else it is rejected at submission)
+    fits: Vec<bool>,
+    /// node-level runs: the free matrix and the allocations
+    nodes: Option<NodeState>,
     start: Vec<i64>,
     end: Vec<i64>,
     est0: Vec<i64>,
@@ -56,9 +101,55 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A simulation of `jobs` (at most `u32::MAX` jobs).
+    /// A simulation of `jobs` on a counting platform (at most `u32::MAX` jobs).
     pub fn new(
         jobs: CountingWorkload,
+        dispatcher: Box<dyn Dispatcher>,
+        predictor: Box<dyn Predictor>,
+    ) -> Result<Engine, Error> {
+        let fits = jobs.units.iter().map(|&u| u <= jobs.total_cores).collect();
+        Engine::build(jobs, None, fits, dispatcher, predictor)
+    }
+
+    /// A simulation of `jobs` on a node-level platform (at most `u32::MAX` jobs): the
+    /// dispatcher must place jobs on nodes ([`crate::dispatch::make_node_dispatcher`]).
+    /// A job fits the empty platform when the nodes' capacities can host its units
+    /// and the request fitting did not find it unservable (the Python engine's
+    /// `_fits_empty_platform`); the others are rejected.
+    pub fn with_nodes(
+        jobs: NodeWorkload,
+        dispatcher: Box<dyn Dispatcher>,
+        predictor: Box<dyn Predictor>,
+    ) -> Result<Engine, Error> {
+        let NodeWorkload {
+            jobs,
+            nodes,
+            requests,
+            core,
+            unservable,
+        } = jobs;
+        let cap = &nodes.capacity;
+        let fits = (0..jobs.len())
+            .map(|j| {
+                !unservable.get(j).copied().unwrap_or(false)
+                    && jobs.units[j] <= total_units(requests.row(j), cap)
+            })
+            .collect();
+        let state = NodeState {
+            free: cap.clone(),
+            allocations: vec![Allocation::default(); jobs.len()],
+            core,
+            placements: Vec::new(),
+            nodes,
+            requests,
+        };
+        Engine::build(jobs, Some(state), fits, dispatcher, predictor)
+    }
+
+    fn build(
+        jobs: CountingWorkload,
+        nodes: Option<NodeState>,
+        fits: Vec<bool>,
         dispatcher: Box<dyn Dispatcher>,
         predictor: Box<dyn Predictor>,
     ) -> Result<Engine, Error> {
@@ -78,6 +169,8 @@ impl Engine {
             predictor,
             now: 0,
             free_cores: 0,
+            fits,
+            nodes,
             start: vec![-1; n],
             end: vec![-1; n],
             est0: vec![-1; n],
@@ -101,6 +194,9 @@ impl Engine {
         self.free_cores = self.jobs.total_cores;
         let estimates: Vec<i64> = (0..n).map(|j| self.predictor.estimate(j)).collect();
         self.dispatcher.start(&estimates);
+        if let Some(state) = &self.nodes {
+            self.dispatcher.start_nodes(&state.nodes);
+        }
         let mut next_sub = 0;
         loop {
             // the next time point with an event
@@ -145,12 +241,13 @@ impl Engine {
             estimate: self.est0,
             events: self.events,
             passes: self.passes,
+            allocations: self.nodes.map_or_else(Vec::new, |s| s.allocations),
         })
     }
 
     fn submit(&mut self, job: usize) {
         self.events += 1;
-        if self.jobs.units[job] > self.jobs.total_cores {
+        if !self.fits[job] {
             self.status[job] = REJECTED;
             return;
         }
@@ -163,7 +260,16 @@ impl Engine {
         let j = job as usize;
         self.events += 1;
         self.changes += 1;
-        self.free_cores += self.jobs.units[j];
+        match &mut self.nodes {
+            None => self.free_cores += self.jobs.units[j],
+            Some(state) => {
+                let request = state.requests.row(j);
+                state.free.give(&state.allocations[j], request);
+                if let Some(k) = state.core {
+                    self.free_cores += self.jobs.units[j] * request[k];
+                }
+            }
+        }
         self.running.remove(job, self.est_end[j]);
         if self.final_expired[j] {
             self.final_expired[j] = false;
@@ -184,6 +290,9 @@ impl Engine {
         }
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
+        if self.nodes.is_some() {
+            return self.node_pass(decisions);
+        }
         let view = View {
             now: self.now,
             free_cores: self.free_cores,
@@ -202,6 +311,76 @@ impl Engine {
         Ok(())
     }
 
+    /// A node-level pass: the dispatcher's placements, each checked and started.
+    fn node_pass(&mut self, mut decisions: Vec<u32>) -> Result<(), Error> {
+        let state = self.nodes.as_mut().expect("a node-level run");
+        let mut placements = std::mem::take(&mut state.placements);
+        placements.clear();
+        let view = View {
+            now: self.now,
+            free_cores: self.free_cores,
+            queue: self.queue.jobs(),
+            units: &self.jobs.units,
+            estimate: &self.est0,
+            running: &self.running,
+            changes: self.changes,
+        };
+        let nodes = NodeView {
+            free: &state.free,
+            nodes: &state.nodes,
+            requests: &state.requests,
+            allocations: &state.allocations,
+        };
+        self.dispatcher
+            .dispatch_nodes(&view, &nodes, &mut placements);
+        for p in placements.drain(..) {
+            decisions.push(p.job);
+            self.place(p)?;
+        }
+        if let Some(state) = &mut self.nodes {
+            state.placements = placements;
+        }
+        self.queue.remove_sorted(&mut decisions);
+        self.decisions = decisions;
+        Ok(())
+    }
+
+    /// Start a placement after the Python engine's checks: the job waits, its
+    /// allocation holds exactly its units (each count > 0, each node once) and fits
+    /// the free matrix.
+    fn place(&mut self, p: Placement) -> Result<(), Error> {
+        let j = p.job as usize;
+        let name = self.dispatcher.name();
+        if self.status.get(j) != Some(&WAITING) {
+            return Err(Error::Dispatch(format!(
+                "{name} started job row {j}, which is not waiting"
+            )));
+        }
+        let units = self.jobs.units[j];
+        let state = self.nodes.as_mut().expect("a node-level run");
+        let alloc = p.allocation;
+        let positive = alloc.counts.iter().all(|&c| c > 0);
+        if !positive || alloc.counts.iter().try_fold(0i64, |a, &c| a.checked_add(c)) != Some(units)
+        {
+            return Err(Error::Dispatch(format!(
+                "{name} started job row {j} without a valid allocation of its {units} units"
+            )));
+        }
+        let request = state.requests.row(j);
+        if !state.free.can_take(&alloc, request) {
+            return Err(Error::Dispatch(format!(
+                "{name} allocated job row {j} beyond the free resources"
+            )));
+        }
+        state.free.take(&alloc, request);
+        if let Some(k) = state.core {
+            self.free_cores -= units * request[k];
+        }
+        state.allocations[j] = alloc;
+        self.begin(p.job);
+        Ok(())
+    }
+
     fn start_job(&mut self, job: u32) -> Result<(), Error> {
         let j = job as usize;
         let name = self.dispatcher.name();
@@ -217,15 +396,22 @@ impl Engine {
                 self.free_cores
             )));
         }
-        let now = self.now;
         self.free_cores -= units;
+        self.begin(job);
+        Ok(())
+    }
+
+    /// The start of waiting job `job` now (its resources already taken): running,
+    /// with its planned end and its scheduled end.
+    fn begin(&mut self, job: u32) {
+        let j = job as usize;
+        let now = self.now;
         self.start[j] = now;
         self.status[j] = RUNNING;
         let est_end = now + planned(self.est0[j]);
         self.est_end[j] = est_end;
-        self.running.insert(job, est_end, units);
+        self.running.insert(job, est_end, self.jobs.units[j]);
         self.ends.push(Reverse((now + self.sim_run[j], job)));
-        Ok(())
     }
 
     /// Running jobs at or past their planned end get a new estimate from the
@@ -258,6 +444,22 @@ impl Engine {
             }
         }
     }
+}
+
+/// Simulate `jobs` on a node-level platform under the native dispatcher named with
+/// `params` (its `allocator` among them; see [`crate::dispatch::make_node_dispatcher`])
+/// and the predictor named (`walltime` or `real`); the [`Outcome`] holds every job's
+/// allocation.
+pub fn simulate_nodes_with(
+    jobs: NodeWorkload,
+    dispatcher: &str,
+    params: &Params,
+    predictor: &str,
+) -> Result<Outcome, Error> {
+    let j = &jobs.jobs;
+    let predictor = crate::predict::make_predictor(predictor, &j.run, &j.requested, j.overrun)?;
+    let dispatcher = crate::dispatch::make_node_dispatcher(dispatcher, params, Some(j.len()))?;
+    Engine::with_nodes(jobs, dispatcher, predictor)?.run()
 }
 
 /// Simulate `jobs` under the native dispatcher named with its default parameters and

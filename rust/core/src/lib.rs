@@ -1,6 +1,6 @@
 //! `dispatchlab-core`: dispatchlab's simulation core, in plain Rust (no Python).
 //!
-//! This first step covers **counting platforms** (pooled cores, every job unit one
+//! It covers **counting platforms** (pooled cores, every job unit one
 //! core) with the engine loop of `dispatchlab.sim.engine`, the waiting queue and the
 //! running set ([`state`]), the `walltime` and `real` duration predictors with
 //! Tsafrir's expiry rule ([`predict`]), and the dispatchers `fifo` ([`dispatch`]),
@@ -9,6 +9,12 @@
 //! ([`backfill`], on the availability profile of [`profile`]).
 //! [`simulate_counting_with`] runs one simulation and returns the per-job results as
 //! plain vectors ([`Outcome`]).
+//!
+//! **Node-level platforms** (nodes x any resources): the free matrix and the
+//! allocators of [`alloc`] (first-fit, best-fit, consolidate, energy-consolidate, with
+//! node weights), the engine keeping every started job's allocation
+//! ([`Engine::with_nodes`], [`simulate_nodes_with`]), and the dispatchers that place
+//! jobs on nodes ([`dispatch::make_node_dispatcher`]: fifo, sjf, ljf).
 //!
 //! The semantics are those of the Python engine, event for event: at every time point
 //! with an event, (1) completions of jobs ending now, in job (row) order, (2)
@@ -44,11 +50,11 @@ pub use dispatch::{
     make_dispatcher, make_dispatcher_with, make_node_dispatcher, Dispatcher, Fifo, NodeView, Order,
     OrderParam, Params, Placement, View,
 };
-pub use engine::{simulate_counting, simulate_counting_with, Engine, Outcome};
+pub use engine::{simulate_counting, simulate_counting_with, simulate_nodes_with, Engine, Outcome};
 pub use list::{NodeList, Sorted};
 pub use predict::{make_predictor, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
-pub use workload::{CountingWorkload, Overrun};
+pub use workload::{CountingWorkload, NodeWorkload, Overrun};
 
 /// A job's final status: it ran to its end.
 pub const COMPLETED: i8 = 0;

@@ -1,5 +1,6 @@
 //! The input of a counting simulation: per-job columns and the platform's core count.
 
+use crate::alloc::{NodeMatrix, Nodes};
 use crate::{time_limit, Error};
 
 /// What happens when a job outlives its requested time.
@@ -160,5 +161,85 @@ impl CountingWorkload {
                 .map(|(&r, &q)| r.min(q))
                 .collect(),
         }
+    }
+}
+
+/// Jobs on a node-level platform: the per-job columns ([`CountingWorkload`], whose
+/// `total_cores` is the platform's `core` total), every job's per-unit request (jobs x
+/// resources, the platform's resource order) and the nodes.
+#[derive(Debug, Clone)]
+pub struct NodeWorkload {
+    pub jobs: CountingWorkload,
+    pub nodes: Nodes,
+    pub requests: NodeMatrix,
+    /// the `core` resource's column, if the platform has one
+    pub core: Option<usize>,
+    /// by job row, the jobs the request fitting found unservable (rejected at
+    /// submission whatever they ask); empty: none ([`NodeWorkload::with_unservable`])
+    pub unservable: Vec<bool>,
+}
+
+impl NodeWorkload {
+    /// Check the columns as [`CountingWorkload::new`] does, and that `requests` has
+    /// one row per job and one column per resource of the nodes, and `core` (if
+    /// given) names a column.
+    #[allow(clippy::too_many_arguments)] // the columns side by side
+    pub fn new(
+        submit: Vec<i64>,
+        run: Vec<i64>,
+        requested: Vec<i64>,
+        units: Vec<i64>,
+        requests: NodeMatrix,
+        nodes: Nodes,
+        core: Option<usize>,
+        overrun: Overrun,
+    ) -> Result<NodeWorkload, Error> {
+        let cols = nodes.capacity.cols();
+        if requests.rows() != submit.len() || requests.cols() != cols {
+            return Err(Error::Input {
+                field: "requests",
+                row: None,
+                message: format!(
+                    "is {} x {}, not jobs x resources ({} x {cols})",
+                    requests.rows(),
+                    requests.cols(),
+                    submit.len()
+                ),
+            });
+        }
+        if core.is_some_and(|k| k >= cols) {
+            return Err(Error::Input {
+                field: "core",
+                row: None,
+                message: format!("no resource column {core:?} ({cols} resources)"),
+            });
+        }
+        let total_cores = core.map_or(0, |k| nodes.capacity.column_sum(k));
+        let jobs = CountingWorkload::new(submit, run, requested, units, total_cores, overrun)?;
+        Ok(NodeWorkload {
+            jobs,
+            nodes,
+            requests,
+            core,
+            unservable: Vec::new(),
+        })
+    }
+
+    /// These jobs with `unservable` (one flag per job row: true for a job the request
+    /// fitting found unservable, which the engine rejects at submission).
+    pub fn with_unservable(mut self, unservable: Vec<bool>) -> Result<NodeWorkload, Error> {
+        if unservable.len() != self.jobs.len() {
+            return Err(Error::Input {
+                field: "unservable",
+                row: None,
+                message: format!(
+                    "has {} values for {} jobs",
+                    unservable.len(),
+                    self.jobs.len()
+                ),
+            });
+        }
+        self.unservable = unservable;
+        Ok(self)
     }
 }

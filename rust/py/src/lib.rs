@@ -5,8 +5,10 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use dispatchlab_core::{CountingWorkload, Error, Order, OrderParam, Overrun, Params};
-use numpy::{PyArray1, PyReadonlyArray1};
+use dispatchlab_core::{
+    CountingWorkload, Error, NodeMatrix, NodeWorkload, Nodes, Order, OrderParam, Overrun, Params,
+};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -184,6 +186,122 @@ fn simulate_counting<'py>(
     }
 }
 
+/// A two-dimensional int64 array as a row-major matrix (copied).
+fn matrix(field: &'static str, a: &PyReadonlyArray2<'_, i64>) -> PyResult<NodeMatrix> {
+    let v = a.as_array();
+    let (rows, cols) = v.dim();
+    NodeMatrix::new(field, rows, cols, v.iter().copied().collect())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+type NodeColumns<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i8>>,
+    u64,
+    u64,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// simulate_nodes(submit, run, requested, units, requests, capacity, dispatcher, *,
+/// core=None, weights=None, ranks=None, unservable=None, predictor="walltime",
+/// overrun="run", params=None)
+/// --
+///
+/// Simulate jobs on a node-level platform natively, with the engine semantics of
+/// `dispatchlab.sim.engine` (placement by the dispatcher's allocator, a job the empty
+/// platform cannot host rejected at submission).
+///
+/// `submit`, `run`, `requested` and `units` are int64 arrays, one value per job, in
+/// row order (submit times non-decreasing); `requests` is the int64 (jobs x
+/// resources) matrix of per-unit requests and `capacity` the int64 (nodes x
+/// resources) capacity matrix, resources in the platform's order (internal `@`
+/// resources included). `core`: the index of the `core` resource (None: the platform
+/// has none). `weights`: the node weights (int64, one per node) when they differ
+/// (`Platform.has_weights()`), else None; `ranks`: the nodes' efficiency ranks
+/// (None: all equal). `unservable`: a bool array, true for each job the request
+/// fitting found unservable (rejected at submission; None: none). `dispatcher` is
+/// "fifo", "sjf" or "ljf"; `params` as for
+/// `simulate_counting` (`skip`), plus `allocator`: "first-fit" (default),
+/// "best-fit", "consolidate" or "energy-consolidate". `predictor` is "walltime" or
+/// "real"; `overrun` "run" or "kill".
+///
+/// Returns `(start, end, status, events, passes, offsets, nodes, counts)`: the
+/// columns and counts of `simulate_counting(..., counts=True)` and the allocations as
+/// flat int64 arrays: job row `j` ran on `nodes[offsets[j]:offsets[j + 1]]` with
+/// `counts[...]` units on each, in the allocator's order (none for a rejected job).
+///
+/// The GIL is released during the run. Bad input raises ValueError naming the field
+/// (and job row); a broken rule or a panic in the core raises RuntimeError.
+#[pyfunction]
+#[pyo3(signature = (submit, run, requested, units, requests, capacity, dispatcher, *,
+                    core = None, weights = None, ranks = None, unservable = None,
+                    predictor = "walltime", overrun = "run", params = None))]
+#[allow(clippy::too_many_arguments)] // the Python signature: columns and options
+fn simulate_nodes<'py>(
+    py: Python<'py>,
+    submit: PyReadonlyArray1<'py, i64>,
+    run: PyReadonlyArray1<'py, i64>,
+    requested: PyReadonlyArray1<'py, i64>,
+    units: PyReadonlyArray1<'py, i64>,
+    requests: PyReadonlyArray2<'py, i64>,
+    capacity: PyReadonlyArray2<'py, i64>,
+    dispatcher: &str,
+    core: Option<usize>,
+    weights: Option<PyReadonlyArray1<'py, i64>>,
+    ranks: Option<PyReadonlyArray1<'py, i64>>,
+    unservable: Option<PyReadonlyArray1<'py, bool>>,
+    predictor: &str,
+    overrun: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<NodeColumns<'py>> {
+    let value_error = |e: Error| PyValueError::new_err(e.to_string());
+    let params = parse_params(params)?;
+    let overrun = Overrun::parse(overrun).map_err(value_error)?;
+    let capacity = matrix("capacity", &capacity)?;
+    let n_nodes = capacity.rows();
+    let ranks = ranks.map_or_else(|| vec![0; n_nodes], |r| column(&r));
+    let nodes = Nodes::new(capacity, weights.map(|w| column(&w)), ranks).map_err(value_error)?;
+    let jobs = NodeWorkload::new(
+        column(&submit),
+        column(&run),
+        column(&requested),
+        column(&units),
+        matrix("requests", &requests)?,
+        nodes,
+        core,
+        overrun,
+    )
+    .map_err(value_error)?;
+    let jobs = match unservable {
+        Some(flags) => jobs
+            .with_unservable(flags.as_array().to_vec())
+            .map_err(value_error)?,
+        None => jobs,
+    };
+    let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
+    let outcome = match detached(py, move || {
+        dispatchlab_core::simulate_nodes_with(jobs, &dispatcher, &params, &predictor)
+    })? {
+        Ok(outcome) => outcome,
+        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
+        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    let (offsets, nodes, counts) = outcome.flat_allocations();
+    Ok((
+        PyArray1::from_vec(py, outcome.start),
+        PyArray1::from_vec(py, outcome.end),
+        PyArray1::from_vec(py, outcome.status),
+        outcome.events,
+        outcome.passes,
+        PyArray1::from_vec(py, offsets),
+        PyArray1::from_vec(py, nodes),
+        PyArray1::from_vec(py, counts),
+    ))
+}
+
 /// _panic_for_test(message)
 /// --
 ///
@@ -198,6 +316,7 @@ fn _panic_for_test(py: Python<'_>, message: String) -> PyResult<()> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_counting, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -199,6 +199,21 @@ def check_jobs(jobs: JobTable, sim_run: np.ndarray, cap: PowerCap | None = None)
     return limit
 
 
+def unfit_reason(names: tuple[str, ...], request: np.ndarray, units: int,
+                 capacity: np.ndarray) -> str:
+    """Why a job of ``units`` units asking ``request`` per unit (resources ``names``)
+    fits no empty node-level platform of ``capacity``: the units it needs against
+    those the platform can host (internal ``@`` resources left out: "on the nodes it
+    may use"). Shared with the native engine (:mod:`dispatchlab.sim.native`)."""
+    cap_units = int(units_per_node(request, capacity).sum())
+    per_unit = ", ".join(f"{int(v)} {names[k]}" for k, v in enumerate(request)
+                         if v and not is_internal(names[k]))
+    where = ("the nodes it may use" if any(v and is_internal(names[k])
+                                          for k, v in enumerate(request))
+             else "the empty platform")
+    return f"needs {units} units of ({per_unit}); {where} can host {cap_units} such units"
+
+
 def _ratio(x: float | Fraction) -> tuple[int, int]:
     """``x`` (> 0) as an exact reduced integer fraction ``(numerator, denominator)``."""
     if isinstance(x, Fraction):
@@ -1119,13 +1134,5 @@ class Simulation:
         units = int(self.jobs["units"][job])
         if self.counting:
             return f"needs {units} cores, the platform has {self.total_cores}"
-        req = self.requests[job]
-        cap_units = int(units_per_node(req, self._capacity).sum())
-        names = self.platform.resource_names
-        per_unit = ", ".join(f"{int(v)} {names[k]}" for k, v in enumerate(req)
-                             if v and not is_internal(names[k]))
-        where = ("the nodes it may use" if any(v and is_internal(names[k])
-                                              for k, v in enumerate(req))
-                 else "the empty platform")
-        return (f"needs {units} units of ({per_unit}); {where} can host "
-                f"{cap_units} such units")
+        return unfit_reason(self.platform.resource_names, self.requests[job], units,
+                            self._capacity)

@@ -18,12 +18,17 @@ decides from tables, one entry per native capability:
   a rule, :class:`Accepts`: e.g. the static orderings of :data:`STATIC_ORDERINGS`,
   which reach the core as per-job ranks, :func:`static_rank`);
 * :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);
-* the platform: counting runs only (a pooled platform of cores, every job unit one
-  core: :func:`~dispatchlab.sim.engine.is_node_level` False);
+* the platform: counting runs (a pooled platform of cores, every job unit one core:
+  :func:`~dispatchlab.sim.engine.is_node_level` False) under every native dispatcher;
+  node-level runs (nodes x any resources, node weights, partitions and the other
+  internal ``@`` resources of the request fitting) under the dispatchers of
+  :data:`NODE_LEVEL` with an allocator of :data:`NATIVE_ALLOCATORS`;
 * everything else a run may carry is refused until the core implements it: a power
   cap, a power predictor, a duration model, a hot start (pinned jobs), a wall-clock
-  budget (``max_wall``), jobs the request fitting found unservable, and job requests of
-  resources the platform lacks (the Python engine reports those).
+  budget (``max_wall``), jobs the request fitting found unservable on a counting run
+  (on a node-level run they are rejected with their reasons, as the Python engine
+  rejects them), and job requests of resources the platform lacks (the Python engine
+  reports those).
 
 :func:`simulate_native` runs such a run and returns the
 :class:`~dispatchlab.sim.result.SimulationResult` the Python engine returns, field for
@@ -43,7 +48,10 @@ never an abort; the command line prints it as one ``error:`` line).
 
 **Adding a native capability** (a dispatcher, a parameter value, a predictor the core
 implements): one entry in the table, and, when the core takes it through another
-binding function or argument, one branch in :func:`_core_call`.
+binding function or argument, one branch in :func:`_core_call`. A dispatcher the core
+also runs on node-level platforms (its ``make_node_dispatcher`` builds it): its name
+in :data:`NODE_LEVEL` (node-level runs go through ``_core.simulate_nodes``, with the
+dispatcher's ``allocator`` by name).
 """
 
 from __future__ import annotations
@@ -57,6 +65,14 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.core.errors import InputError
+from dispatchlab.dispatch.allocation import Allocation
+from dispatchlab.dispatch.allocators import (
+    Allocator,
+    BestFit,
+    Consolidate,
+    EnergyConsolidate,
+    FirstFit,
+)
 from dispatchlab.dispatch.backfill import EASY, Conservative
 from dispatchlab.dispatch.base import Dispatcher, DispatchError
 from dispatchlab.dispatch.orderings import (
@@ -80,18 +96,26 @@ from dispatchlab.predict.duration.base import (
     RealPredictor,
     WalltimePredictor,
 )
-from dispatchlab.sim.engine import OVERRUN_MODES, check_jobs, check_overrun, is_node_level
+from dispatchlab.sim.engine import (
+    OVERRUN_MODES,
+    check_jobs,
+    check_overrun,
+    is_node_level,
+    unfit_reason,
+)
 from dispatchlab.sim.result import STATUS_REJECTED, SimulationResult
 from dispatchlab.workload.jobs import JobTable
+from dispatchlab.workload.requests import needs_fitting
 
 try:  # the compiled core: built with the package (`make native` rebuilds it in place)
     from dispatchlab import _core
 except ImportError:  # not built: every run is refused with the reason (NOT_BUILT)
     _core = None
 
-__all__ = ["ENGINES", "NATIVE_DISPATCHERS", "NATIVE_PREDICTORS", "STATIC_ORDERINGS",
-           "Accepts", "NativeCoreError", "NativeDispatcher", "NativeSimulation",
-           "native_reason", "simulate_native", "static_rank"]
+__all__ = ["ENGINES", "NATIVE_ALLOCATORS", "NATIVE_DISPATCHERS", "NATIVE_PREDICTORS",
+           "NODE_LEVEL", "STATIC_ORDERINGS", "Accepts", "NativeCoreError",
+           "NativeDispatcher", "NativeSimulation", "native_reason", "simulate_native",
+           "static_rank"]
 
 #: The values of ``--engine``: ``auto`` (native when :func:`native_reason` is None,
 #: else python), ``native`` (refused with the reason when it cannot run), ``python``.
@@ -170,9 +194,24 @@ _PRIORITY = Accepts(lambda value: _ordering(value) is not None, _ORDERINGS)
 _RESERVATIONS = Accepts(lambda k: type(k) is int and k >= 1, "an integer >= 1")
 
 
-#: Allocators that only place jobs on nodes (their set-up reads nothing a pooled
-#: platform may lack): any of them leaves a counting run unchanged.
-_PLAIN_ALLOCATORS = ("first-fit", "best-fit", "consolidate")
+#: The allocators the core implements, by registered name (exact classes, no
+#: parameters): the ``allocator`` of a native dispatcher on a node-level run. They
+#: only place jobs on nodes (their set-up reads nothing a pooled platform may lack):
+#: any of them leaves a counting run unchanged.
+NATIVE_ALLOCATORS: dict[str, type[Allocator]] = {
+    "first-fit": FirstFit,
+    "best-fit": BestFit,
+    "consolidate": Consolidate,
+    "energy-consolidate": EnergyConsolidate,
+}
+_PLAIN_ALLOCATORS = tuple(NATIVE_ALLOCATORS)
+
+#: The native dispatchers that also run node-level runs (registered names; the core's
+#: ``make_node_dispatcher`` builds them): one entry per dispatcher whose node-level
+#: pass (``Dispatcher::dispatch_nodes``) the core implements. Their parameters are
+#: checked by :data:`NATIVE_DISPATCHERS` (the ``allocator`` among them), and the
+#: allocator is handed to the core by name.
+NODE_LEVEL: frozenset[str] = frozenset({"fifo", "sjf", "ljf"})
 
 #: The native dispatchers by registered name (one entry per dispatcher the core
 #: implements; :class:`NativeDispatcher`).
@@ -246,19 +285,60 @@ def _predictor_reason(predictor: Predictor) -> str | None:
     return None
 
 
-def _jobs_reason(platform: Platform, jobs: JobTable) -> str | None:
-    """Why the jobs on ``platform`` cannot run natively (None: they can)."""
+def _jobs_reason(platform: Platform, jobs: JobTable,
+                 dispatcher: Dispatcher | None = None) -> str | None:
+    """Why the jobs on ``platform`` cannot run natively under ``dispatcher`` (None:
+    they can)."""
     if is_node_level(platform, jobs):
-        return ("node-level platforms are not native yet (native: a pooled platform of "
-                "cores, every job unit one core)")
+        reason = _node_reason(platform, jobs, dispatcher)
+        if reason is not None:
+            return reason
     names = set(platform.resource_names)
     for r, values in jobs.resources.items():
         if r not in names and bool(np.any(values)):
             return f"the jobs request resource {r!r}, which the platform lacks"
     unservable = jobs.columns.get("unservable")
-    if unservable is not None and bool(np.any(unservable != "")):
-        return "jobs the request fitting found unservable are not native yet"
+    if unservable is not None and bool(np.any(unservable != "")) \
+            and not is_node_level(platform, jobs):
+        return "jobs the request fitting found unservable are not native yet on pooled cores"
     return None
+
+
+def _node_reason(platform: Platform, jobs: JobTable,
+                 dispatcher: Dispatcher | None) -> str | None:
+    """Why a node-level run cannot run natively under ``dispatcher`` (None: it can)."""
+    if dispatcher is None or dispatcher.name not in NODE_LEVEL:
+        name = None if dispatcher is None else dispatcher.name
+        return f"dispatcher {name!r} is not native on node-level platforms yet"
+    allocator = dispatcher.get_params().get("allocator")
+    if not isinstance(allocator, str) or allocator not in NATIVE_ALLOCATORS:
+        return (f"allocator {allocator!r} is not native yet (native: "
+                f"{', '.join(NATIVE_ALLOCATORS)})")
+    if needs_fitting(jobs, platform):
+        return "jobs read from a cluster log and not fitted to the platform"
+    if len(jobs) and bool(np.any(_requests(jobs, platform).max(axis=1) == 0)):
+        return "jobs asking for no resource per unit are not native"
+    return None
+
+
+def _requests(jobs: JobTable, platform: Platform) -> np.ndarray:
+    """The per-unit requests (jobs x resources, int64, the platform's resource order),
+    as the Python engine builds them."""
+    names = platform.resource_names
+    requests = np.zeros((len(jobs), len(names)), dtype=np.int64)
+    for k, r in enumerate(names):
+        if r in jobs.resources:
+            requests[:, k] = jobs.resources[r]
+    return requests
+
+
+def _unservable(jobs: JobTable) -> np.ndarray | None:
+    """True for each job the request fitting found unservable (its ``unservable``
+    reason not empty), or None when there is none."""
+    unservable = jobs.columns.get("unservable")
+    if unservable is None or not bool(np.any(unservable != "")):
+        return None
+    return np.ascontiguousarray(unservable != "", dtype=bool)
 
 
 def native_reason(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -288,7 +368,7 @@ def native_reason(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     for given, what in refused:
         if given:
             return f"{what} are not native yet"
-    return _jobs_reason(platform, jobs)
+    return _jobs_reason(platform, jobs, dispatcher)
 
 
 def static_rank(ordering: Ordering, jobs: JobTable, platform: Platform,
@@ -342,16 +422,28 @@ def _core_params(dispatcher: Dispatcher, jobs: JobTable, platform: Platform,
 def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
                dispatcher: Dispatcher, predictor: Predictor, overrun: str, *,
                platform: Platform, estimate: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """The core's ``(start, end, status, events, passes)`` for a native run (one branch
-    per binding function: today every run is a counting one). ``estimate``: every
-    job's estimate at submission (for the orderings' ranks)."""
+               ) -> tuple[Any, ...]:
+    """The core's ``(start, end, status, events, passes)`` for a native run, and on a
+    node-level run the allocations as flat arrays ``(offsets, nodes, counts)`` after
+    them (one branch per binding function: ``simulate_nodes`` for node-level runs,
+    ``simulate_counting`` for the others). ``estimate``: every job's estimate at
+    submission (for the orderings' ranks)."""
     del sim_run  # the core derives it from run, requested time and overrun
     col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
            for c in ("submit", "run", "requested_time", "units")}
     entry = NATIVE_DISPATCHERS[dispatcher.name]
     params = _core_params(dispatcher, jobs, platform, estimate)
     assert _core is not None  # native_reason refused the run otherwise
+    if is_node_level(platform, jobs):
+        params["allocator"] = dispatcher.get_params()["allocator"]
+        names = platform.resource_names
+        return _core.simulate_nodes(
+            col["submit"], col["run"], col["requested_time"], col["units"],
+            _requests(jobs, platform), platform.capacity_matrix(), entry.core,
+            core=names.index("core") if "core" in names else None,
+            weights=platform.node_weights() if platform.has_weights() else None,
+            ranks=platform.efficiency_ranks(), unservable=_unservable(jobs),
+            predictor=predictor.name, overrun=overrun, params=params)
     return _core.simulate_counting(col["submit"], col["run"], col["requested_time"],
                                    col["units"], total_cores, entry.core,
                                    predictor=predictor.name, overrun=overrun, counts=True,
@@ -383,8 +475,9 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     run, requested = jobs["run"], jobs["requested_time"]
     sim_run = np.minimum(run, requested) if overrun == "kill" else run
     limit = check_jobs(jobs, sim_run)
-    total_cores = int(platform.capacity_matrix()[:, platform.resource_names.index("core")]
-                      .sum())
+    names = platform.resource_names
+    capacity = platform.capacity_matrix()
+    total_cores = int(capacity[:, names.index("core")].sum()) if "core" in names else 0
     n = len(jobs)
     predictor.start(PredictorContext(jobs, overrun, np.full(n, -1, dtype=np.int64)))
     estimate = np.array(predictor.static_estimates(), dtype=np.int64)
@@ -393,7 +486,7 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
         raise DispatchError(f"{predictor!r}: static_estimates() must give one estimate "
                             ">= 0 per job")
     try:
-        start, end, status, events, passes = _core_call(
+        start, end, status, events, passes, *flat = _core_call(
             jobs, sim_run, total_cores, dispatcher, predictor, overrun, platform=platform,
             estimate=estimate)
     except ValueError as exc:  # the Python checks above passed: the two disagree
@@ -404,14 +497,28 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     rejected = np.flatnonzero(status == STATUS_REJECTED)
     estimate[rejected] = -1
     units = jobs["units"]
-    reasons = {int(r): f"needs {int(units[r])} cores, the platform has {total_cores}"
-               for r in rejected.tolist()}
+    allocations: dict[int, Allocation] = {}
+    if flat:  # a node-level run: every job that started, with its allocation
+        offsets, nodes, counts = flat
+        requests = _requests(jobs, platform)
+        unservable = jobs.columns.get("unservable")
+        reasons = {int(r): (str(unservable[r]) if unservable is not None and unservable[r]
+                            else unfit_reason(names, requests[r], int(units[r]), capacity))
+                   for r in rejected.tolist()}
+        bounds = offsets.tolist()
+        for row in np.flatnonzero(status != STATUS_REJECTED).tolist():
+            lo, hi = bounds[row], bounds[row + 1]
+            allocations[row] = Allocation(nodes[lo:hi], counts[lo:hi])
+    else:
+        reasons = {int(r): f"needs {int(units[r])} cores, the platform has {total_cores}"
+                   for r in rejected.tolist()}
     if progress is not None:
         progress(n, n)
     return SimulationResult(
         jobs=jobs, platform=platform, dispatcher=repr(dispatcher),
         predictor=repr(predictor), overrun=overrun, start=start, end=end, status=status,
-        estimate=estimate, reject_reason=reasons, allocations={}, events=int(events),
+        estimate=estimate, reject_reason=reasons, allocations=allocations,
+        events=int(events),
         passes=int(passes), decision_times=np.zeros(0, dtype=np.float64),
         wall_seconds=time.perf_counter() - wall0,
         dispatcher_facts=dispatcher.run_facts(), engine="native")
@@ -425,8 +532,6 @@ class NativeSimulation:
 
     #: the engine that runs (``SimulationResult.engine``)
     engine = "native"
-    #: native runs are counting runs (pooled cores): no placement
-    counting = True
 
     def __init__(self, platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
                  predictor: Predictor | None = None, *, overrun: str = "run",
@@ -439,6 +544,8 @@ class NativeSimulation:
             raise InputError(f"the native engine cannot run this: {reason}",
                              field="engine")
         self.platform, self.jobs, self.overrun = platform, jobs, overrun
+        #: whether the run counts free cores (False: it places jobs on nodes)
+        self.counting = not is_node_level(platform, jobs)
         self.dispatcher = dispatcher.clone()
         self.predictor = (predictor or WalltimePredictor()).clone()
         self._progress = progress
