@@ -233,14 +233,18 @@ impl Planner {
     }
 
     /// Whether `units` units of `request` cannot fit the physically free resources
-    /// whatever the nodes (some resource's free sum over all nodes is short), then
-    /// whether they do not fit in total ([`fit_total`]).
-    fn no_room(&self, request: &[i64], units: i64) -> bool {
+    /// whatever the nodes: some resource's free sum over all nodes is short.
+    fn short_in_sum(&self, request: &[i64], units: i64) -> bool {
         self.totals
             .iter()
             .zip(request)
             .any(|(&t, &q)| q > 0 && units.saturating_mul(q) > t)
-            || fit_total(request, units, &self.physical) < units
+    }
+
+    /// Whether `units` units of `request` do not fit the physically free resources in
+    /// total ([`Planner::short_in_sum`], then [`fit_total`]).
+    fn no_room(&self, request: &[i64], units: i64) -> bool {
+        self.short_in_sum(request, units) || fit_total(request, units, &self.physical) < units
     }
 
     /// The backfill scan: each job of `rest`, in order, starts now iff the allocator
@@ -286,18 +290,22 @@ impl Planner {
     /// counted one by one (each stops at its first matrix where it hosts none) until
     /// the units are reached; those nodes and their units are left in
     /// `self.last_fits`, a witness for [`Planner::refit_last`].
-    fn may_start(&mut self, p: &NodePass<'_>, prof: &NodeProfile, job: u32) -> bool {
+    fn may_start(&mut self, p: &NodePass<'_>, prof: &mut NodeProfile, job: u32) -> bool {
         let (u, d, req) = (
             p.units[job as usize],
             planned(p.estimate[job as usize]),
             p.request(job),
         );
         self.last_fits.clear();
-        if self.no_room(req, u) {
+        if self.short_in_sum(req, u) {
             return false;
         }
         let r = p.resources;
         let (_, j) = prof.span(p.now, d);
+        let c = prof.request_class(req, u);
+        if (0..j).any(|k| prof.known_short(c, k)) {
+            return false;
+        }
         let mut total = 0;
         for (n, phys) in self.physical.chunks_exact(r).enumerate() {
             let mut f = node_fit(req, phys, u);
@@ -323,7 +331,7 @@ impl Planner {
     fn last_candidate(
         &mut self,
         p: &NodePass<'_>,
-        prof: &NodeProfile,
+        prof: &mut NodeProfile,
         jobs: &[u32],
         i: usize,
         last: Option<usize>,
@@ -424,7 +432,7 @@ impl Planner {
         let mut placed: Vec<(u32, i64, i64, i64)> = Vec::new();
         let mut reserved = 0;
         let mut n_started = 0;
-        let mut last = self.last_candidate(p, &prof, jobs, i, jobs.len().checked_sub(1));
+        let mut last = self.last_candidate(p, &mut prof, jobs, i, jobs.len().checked_sub(1));
         while let Some(l) = last.filter(|&l| i <= l && reserved < k) {
             let job = jobs[i];
             let (u, d, req) = (
@@ -469,7 +477,7 @@ impl Planner {
                     _ => &a,
                 };
                 if !self.refit_last(p, &prof, jobs[l], &placed_on.nodes) {
-                    last = self.last_candidate(p, &prof, jobs, i, Some(l));
+                    last = self.last_candidate(p, &mut prof, jobs, i, Some(l));
                 }
             }
         }

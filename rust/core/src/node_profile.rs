@@ -14,6 +14,8 @@
 //! (one value per resource); a node hosts `min over the requested resources r of
 //! free[n, r] / request[r]` units of it ([`node_fit`]).
 
+use std::collections::HashMap;
+
 /// How many units of the per-unit `request` the node row `free` (one value per
 /// resource) hosts, clipped to `[0, cap]` (a request of nothing: `cap`).
 #[inline]
@@ -60,6 +62,27 @@ pub fn fit_total(request: &[i64], units: i64, free: &[i64]) -> i64 {
     total
 }
 
+/// The breakpoints of `times` covering `[start, start + duration)` (`start >=
+/// times[0]`, `duration >= 1`): `i..j`.
+fn span(times: &[i64], start: i64, duration: i64) -> (usize, usize) {
+    let i = times.partition_point(|&x| x <= start) - 1;
+    let j = times.partition_point(|&x| x < start + duration).max(i + 1);
+    (i, j)
+}
+
+/// The minimum of matrices `free[i..j]` into `out`.
+fn min_rows(free: &[Vec<i64>], i: usize, j: usize, out: &mut Vec<i64>) {
+    out.clear();
+    out.extend_from_slice(&free[i]);
+    for row in &free[i + 1..j] {
+        for (o, &f) in out.iter_mut().zip(row) {
+            if f < *o {
+                *o = f;
+            }
+        }
+    }
+}
+
 /// Free (nodes x resources) matrices over time from now (node-level platforms).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct NodeProfile {
@@ -69,6 +92,16 @@ pub struct NodeProfile {
     free: Vec<Vec<i64>>,
     /// per breakpoint, each resource's free sum over the nodes
     totals: Vec<Vec<i64>>,
+    /// per breakpoint, the request classes known not to fit in total there (bit `c`:
+    /// class `c`; see [`NodeProfile::class_of`]): the profile only drops until the
+    /// next reset, so a class that does not fit a matrix never does
+    fail: Vec<u64>,
+    /// the request classes `(per-unit request, units)` asked about since the reset
+    /// (the first 64), by class
+    class_index: HashMap<(Vec<i64>, i64), usize>,
+    class_list: Vec<(Vec<i64>, i64)>,
+    /// per class, the classes asking no more (each resource and the units)
+    easier: Vec<u64>,
     /// scratch: a window's minimum, each breakpoint's fit (see
     /// [`NodeProfile::earliest`]), each node's units over a window
     window: Vec<i64>,
@@ -115,9 +148,14 @@ impl NodeProfile {
         self.sum_columns();
     }
 
-    /// `totals` := each matrix's column sums.
+    /// `totals` := each matrix's column sums (and no class known, see `fail`).
     fn sum_columns(&mut self) {
         let r = self.resources;
+        self.fail.clear();
+        self.fail.resize(self.free.len(), 0);
+        self.class_index.clear();
+        self.class_list.clear();
+        self.easier.clear();
         self.totals.clear();
         for m in &self.free {
             let mut t = vec![0; r];
@@ -169,12 +207,7 @@ impl NodeProfile {
     /// The breakpoints covering `[start, start + duration)` (`start >= now`,
     /// `duration >= 1`): `i..j`.
     pub fn span(&self, start: i64, duration: i64) -> (usize, usize) {
-        let i = self.times.partition_point(|&x| x <= start) - 1;
-        let j = self
-            .times
-            .partition_point(|&x| x < start + duration)
-            .max(i + 1);
-        (i, j)
+        span(&self.times, start, duration)
     }
 
     /// The minimum free matrix over `[start, start + duration)` into `out`.
@@ -209,15 +242,7 @@ impl NodeProfile {
     }
 
     fn min_rows(&self, i: usize, j: usize, out: &mut Vec<i64>) {
-        out.clear();
-        out.extend_from_slice(&self.free[i]);
-        for row in &self.free[i + 1..j] {
-            for (o, &f) in out.iter_mut().zip(row) {
-                if f < *o {
-                    *o = f;
-                }
-            }
-        }
+        min_rows(&self.free, i, j, out);
     }
 
     /// The earliest breakpoint `t` (from the first one at or after `after`, if given)
@@ -253,19 +278,25 @@ impl NodeProfile {
         ok.resize(m, 0);
         let r = self.resources.max(1);
         let nodes = self.free[0].len() / r;
-        let (free, totals) = (&self.free, &self.totals);
+        let c = self.class_of(request, units);
+        let (times, free, totals) = (&self.times, &self.free, &self.totals);
+        let fail = &mut self.fail;
+        let easier = c.map_or(0, |c| self.easier[c]);
+        let bit = c.map_or(0, |c| 1u64 << c);
         let mut fits_row = |i: usize| {
             if ok[i] == 0 {
-                // a resource short over all nodes first, then node by node
-                let short = totals[i]
-                    .iter()
-                    .zip(request)
-                    .any(|(&t, &q)| q > 0 && units.saturating_mul(q) > t);
-                ok[i] = if !short && fit_total(request, units, &free[i]) >= units {
-                    1
-                } else {
-                    2
-                };
+                // known not to (this class or one asking no more), a resource short
+                // over all nodes, then node by node
+                let fits = fail[i] & easier == 0
+                    && !totals[i]
+                        .iter()
+                        .zip(request)
+                        .any(|(&t, &q)| q > 0 && units.saturating_mul(q) > t)
+                    && fit_total(request, units, &free[i]) >= units;
+                if !fits {
+                    fail[i] |= bit;
+                }
+                ok[i] = if fits { 1 } else { 2 };
             }
             ok[i] == 1
         };
@@ -276,8 +307,8 @@ impl NodeProfile {
                 k += 1;
             }
             assert!(k < m, "a job of {units} units never fits the profile");
-            let t = self.times[k];
-            let (_, j) = self.span(t, duration);
+            let t = times[k];
+            let (_, j) = span(times, t, duration);
             if let Some(bad) = (k + 1..j).find(|&i| !fits_row(i)) {
                 k = bad + 1; // every start up to it has it in its window
                 continue;
@@ -319,19 +350,19 @@ impl NodeProfile {
                     window.resize(fits.len() * r, 0);
                     for (n, _) in fits.iter().enumerate().filter(|(_, &f)| f > 0) {
                         let out = &mut window[n * r..(n + 1) * r];
-                        out.copy_from_slice(&self.free[k][n * r..(n + 1) * r]);
-                        for row in &self.free[k + 1..j] {
+                        out.copy_from_slice(&free[k][n * r..(n + 1) * r]);
+                        for row in &free[k + 1..j] {
                             for (o, &f) in out.iter_mut().zip(&row[n * r..(n + 1) * r]) {
                                 *o = (*o).min(f);
                             }
                         }
                     }
                 } else {
-                    self.min_rows(k, j, &mut window);
+                    min_rows(free, k, j, &mut window);
                 }
             } else {
                 window.clear();
-                window.extend_from_slice(&self.free[k]);
+                window.extend_from_slice(&free[k]);
             }
             if let Some(found) = allocate(&window) {
                 break 'scan (t, found);
@@ -344,6 +375,45 @@ impl NodeProfile {
         found
     }
 
+    /// The class of `(request, units)` (None past the first 64 classes asked about
+    /// since the reset): for [`NodeProfile::known_short`] and the `fail` bits.
+    fn class_of(&mut self, request: &[i64], units: i64) -> Option<usize> {
+        if let Some(&c) = self.class_index.get(&(request.to_vec(), units)) {
+            return Some(c);
+        }
+        let c = self.class_list.len();
+        if c >= 64 {
+            return None;
+        }
+        let no_more = |a: &(Vec<i64>, i64), b: (&[i64], i64)| {
+            a.1 <= b.1 && a.0.iter().zip(b.0).all(|(x, y)| x <= y)
+        };
+        let mut easier = 1u64 << c;
+        for (k, other) in self.class_list.iter().enumerate() {
+            if no_more(other, (request, units)) {
+                easier |= 1 << k;
+            }
+            if no_more(&(request.to_vec(), units), (&other.0, other.1)) {
+                self.easier[k] |= 1 << c;
+            }
+        }
+        self.easier.push(easier);
+        self.class_list.push((request.to_vec(), units));
+        self.class_index.insert((request.to_vec(), units), c);
+        Some(c)
+    }
+
+    /// Whether class `c` (or a class asking no more) is known not to fit in total in
+    /// the matrix of breakpoint `k`.
+    pub fn known_short(&self, c: Option<usize>, k: usize) -> bool {
+        c.is_some_and(|c| self.fail[k] & self.easier[c] != 0)
+    }
+
+    /// The class of `(request, units)` for [`NodeProfile::known_short`].
+    pub fn request_class(&mut self, request: &[i64], units: i64) -> Option<usize> {
+        self.class_of(request, units)
+    }
+
     /// Make `t` (>= now) a breakpoint (taking the matrix in force there); its index.
     fn cut(&mut self, t: i64) -> usize {
         let i = self.times.partition_point(|&x| x < t);
@@ -354,6 +424,7 @@ impl NodeProfile {
             self.times.insert(i, t);
             self.free.insert(i, copy);
             self.totals.insert(i, sums);
+            self.fail.insert(i, self.fail[i - 1]);
         }
         i
     }
