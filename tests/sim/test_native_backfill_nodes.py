@@ -9,7 +9,7 @@ estimates run out) run through :class:`~dispatchlab.sim.engine.Simulation` and
 reservations, backfill orders fifo, sjf and a static ordering, static queue
 priorities in both scopes) and ``conservative`` with every built-in allocator: start,
 end, status and allocation of every job and the run's event and pass counts must be
-identical.
+identical (``overrun`` run or kill, predictors ``walltime`` and ``real``).
 
 Skipped when the extension is not built (``make native`` builds it in place).
 """
@@ -42,6 +42,7 @@ SPECS = [
     ("easy", {"reservations": 2}),
     ("easy", {"reservations": 3, "order": "sjf"}),
     ("easy", {"order": "random:seed=3"}),
+    ("easy", {"priority": "random:seed=3"}),
     ("easy", {"priority": "random:seed=5", "scope": "queue"}),
     ("easy", {"priority": "walltime", "scope": "queue", "order": "sjf",
               "reservations": 2}),
@@ -86,24 +87,28 @@ def _schedule(result) -> tuple:
             int(result.events), int(result.passes))
 
 
-def _both(platform, jobs, name: str, params: dict, predictor: str) -> tuple:
+def _both(platform, jobs, name: str, params: dict, predictor: str,
+          overrun: str = "run") -> tuple:
     disp = make_dispatcher(name, **params)
     pred = make_predictor(predictor)
-    reason = native_reason(platform, jobs, disp, pred)
+    reason = native_reason(platform, jobs, disp, pred, overrun=overrun)
     assert reason is None, reason
     want = _schedule(Simulation(platform, jobs, make_dispatcher(name, **params),
-                                make_predictor(predictor)).run())
-    got = _schedule(simulate_native(platform, jobs, disp, pred))
+                                make_predictor(predictor), overrun=overrun).run())
+    got = _schedule(simulate_native(platform, jobs, disp, pred, overrun=overrun))
     return want, got
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workload=node_workloads(), spec=st.sampled_from(range(len(SPECS))),
-       allocator=st.sampled_from(ALLOCATORS), predictor=st.sampled_from(["walltime", "real"]))
-def test_native_node_backfilling_matches_python_engine(workload, spec, allocator, predictor):
+       allocator=st.sampled_from(ALLOCATORS), predictor=st.sampled_from(["walltime", "real"]),
+       overrun=st.sampled_from(["run", "kill"]))
+def test_native_node_backfilling_matches_python_engine(workload, spec, allocator, predictor,
+                                                       overrun):
     platform, jobs = workload
     name, params = SPECS[spec]
-    want, got = _both(platform, jobs, name, {**params, "allocator": allocator}, predictor)
+    want, got = _both(platform, jobs, name, {**params, "allocator": allocator}, predictor,
+                      overrun)
     assert got == want
 
 
