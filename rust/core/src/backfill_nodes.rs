@@ -850,7 +850,8 @@ mod tests {
         }
     }
 
-    /// The reference rule of the module docs, in plain loops (no fast path).
+    /// The reference rule of the module docs, in plain loops (no fast path: every
+    /// breakpoint tried, every window reduced, every job offered to the allocator).
     fn reference(c: &Case, k: usize, scan: &Order, which: usize) -> Vec<(u32, Alloc)> {
         let mut alloc = allocator(c, which);
         let p = c.pass();
@@ -888,7 +889,15 @@ mod tests {
             let j = c.queue[i];
             i += 1;
             let (u, d) = (c.units[j as usize], planned(c.estimate[j as usize]));
-            let (t, a) = prof.earliest(req(j), u, d, None, |f| alloc(req(j), u, f));
+            // every breakpoint in turn, its window's minimum offered to the allocator
+            let (t, a) = (0..prof.times().len())
+                .find_map(|k| {
+                    let t = prof.times()[k];
+                    let mut win = Vec::new();
+                    prof.window_min(t, d, &mut win);
+                    alloc(req(j), u, &win).map(|a| (t, a))
+                })
+                .expect("fits the last matrix");
             if !(t == now && start_now(&mut alloc, &mut prof, &mut physical, j)) {
                 prof.reserve(t, d, req(j), pairs(&a));
                 reserved += 1;
