@@ -9,7 +9,10 @@ estimates run out) run through :class:`~dispatchlab.sim.engine.Simulation` and
 reservations, backfill orders fifo, sjf and a static ordering, static queue
 priorities in both scopes) and ``conservative`` with every built-in allocator: start,
 end, status and allocation of every job and the run's event and pass counts must be
-identical (``overrun`` run or kill, predictors ``walltime`` and ``real``).
+identical (``overrun`` run or kill, predictors ``walltime`` and ``real``). Busier
+clusters (jobs of many one-core units, long requested times, submissions while jobs
+run) reach the passes where a job starts beside the reservations of jobs queued before
+it.
 
 Skipped when the extension is not built (``make native`` builds it in place).
 """
@@ -80,6 +83,38 @@ def node_workloads(draw, max_jobs: int = 40):
     return platform, jobs
 
 
+#: the parameter sets of the busy clusters: conservative (whose plan may be kept between
+#: passes) and EASY (one or several reservations)
+BUSY_SPECS = [("conservative", {}), ("conservative", {"order": "sjf"}), ("easy", {}),
+              ("easy", {"reservations": 3})]
+
+
+@st.composite
+def busy_clusters(draw, max_jobs: int = 80):
+    """``(platform, jobs)``: 5 to 16 nodes of two types (8 or 4 cores, GPUs and memory,
+    weights and ranks drawn), jobs of 1 to 32 one-core units (some with a GPU or
+    memory) whose requested times exceed their runs, submitted while others run: queues
+    with reservations and passes with only submissions, where jobs start beside
+    reservations of jobs before them in the queue."""
+    types = (NodeType("big", draw(st.integers(2, 6)), {"core": 8, "gpu": 2, "mem": 64},
+                      weight=draw(st.sampled_from([1, 5])), efficiency_rank=1),
+             NodeType("small", draw(st.integers(3, 10)), {"core": 4, "gpu": 0, "mem": 16}))
+    platform = Platform(types, name="busy-nodes")
+    n = draw(st.integers(10, max_jobs))
+    gaps = draw(st.lists(st.integers(0, 400), min_size=n, max_size=n))
+    run = draw(st.lists(st.integers(0, 3000), min_size=n, max_size=n))
+    slack = draw(st.lists(st.sampled_from([0, 100, 1000, 5000]), min_size=n, max_size=n))
+    units = draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16, 24, 32]), min_size=n,
+                          max_size=n))
+    gpu = draw(st.lists(st.sampled_from([0, 0, 0, 1]), min_size=n, max_size=n))
+    mem = draw(st.lists(st.sampled_from([0, 1, 2, 4]), min_size=n, max_size=n))
+    jobs = JobTable.from_arrays(
+        submit=np.cumsum(gaps), run=run, units=units,
+        requested_time=[r + x for r, x in zip(run, slack, strict=True)],
+        resources={"core": [1] * n, "gpu": gpu, "mem": mem})
+    return platform, jobs
+
+
 def _schedule(result) -> tuple:
     allocs = {int(j): (a.nodes.tolist(), a.counts.tolist())
               for j, a in result.allocations.items()}
@@ -118,6 +153,16 @@ def test_native_node_backfilling_matches_python_engine(workload, spec, allocator
 def test_native_node_backfilling_on_longer_queues(workload, spec, allocator):
     platform, jobs = workload
     name, params = SPECS[spec]
+    want, got = _both(platform, jobs, name, {**params, "allocator": allocator}, "walltime")
+    assert got == want
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=busy_clusters(), spec=st.sampled_from(BUSY_SPECS),
+       allocator=st.sampled_from(ALLOCATORS))
+def test_native_node_backfilling_on_busy_clusters(workload, spec, allocator):
+    platform, jobs = workload
+    name, params = spec
     want, got = _both(platform, jobs, name, {**params, "allocator": allocator}, "walltime")
     assert got == want
 

@@ -383,14 +383,17 @@ impl Planner {
     }
 
     /// K reservations (conservative: `k = usize::MAX`), from scratch, but for
-    /// conservative's **kept plan** (as [`crate::Backfill`]'s on counting platforms):
-    /// when only submissions happened since the previous pass (the same
-    /// [`NodePass::changes`] and free matrix, no running job at or past its planned
-    /// end), a plan from scratch would place the jobs that pass planned exactly where
-    /// they are (the same running jobs release at the same times, no breakpoint lies
-    /// between the two passes, and a window from now holds the one from the previous
-    /// now), so the kept profile is moved to now and only the jobs not planned yet are
-    /// planned.
+    /// conservative's **kept plan**: after a pass that started no job, when only
+    /// submissions happened since (the same [`NodePass::changes`] and free matrix, no
+    /// running job at or past its planned end), a plan from scratch would place the
+    /// jobs that pass planned exactly where they are, with the same allocations (the
+    /// same running jobs release at the same times, no breakpoint lies between the two
+    /// passes, and a window from now holds the one from the previous now), so the kept
+    /// profile is moved to now and only the jobs not planned yet are planned. (After a
+    /// pass that started a job, a plan from scratch sees that job from now on while
+    /// the jobs before it in the queue were placed without it: their allocations may
+    /// differ, so such a plan is not kept. On counting platforms, where a placement is
+    /// only a time, [`crate::Backfill`] keeps it.)
     fn plan(
         &mut self,
         p: &NodePass<'_>,
@@ -484,10 +487,10 @@ impl Planner {
         if let Some(l) = last.filter(|&l| i <= l) {
             let rest = self.in_scan_order(p, &jobs[i..=l]);
             self.backfill(p, &mut prof, &rest, alloc, out);
-        } else if k == usize::MAX {
-            // conservative: the plan of the queue's first `i - n_started` jobs, which the
-            // next pass reuses if only submissions happen before it
-            self.plan_kept = Some((p.changes, self.physical.clone(), i - n_started));
+        } else if k == usize::MAX && n_started == 0 {
+            // conservative, a pass that started nothing: the plan of the queue's first
+            // `i` jobs, which the next pass reuses if only submissions happen before it
+            self.plan_kept = Some((p.changes, self.physical.clone(), i));
         }
         self.prof = prof;
     }
