@@ -131,6 +131,9 @@ pub struct Planner {
     /// conservative: the kept plan's [`NodePass::changes`], free matrix (after its
     /// starts) and number of queue jobs planned (see [`Planner::plan`])
     plan_kept: Option<(u64, Vec<i64>, usize)>,
+    /// whether plans are kept between passes (EASY's and conservative's; false: every
+    /// pass from scratch, the same decisions)
+    keep: bool,
     /// scratch: the physically free matrix and its column sums, a window, the running
     /// releases
     physical: Vec<i64>,
@@ -153,6 +156,7 @@ impl Planner {
             prof: NodeProfile::default(),
             kept: None,
             plan_kept: None,
+            keep: true,
             physical: Vec::new(),
             totals: Vec::new(),
             last_fits: Vec::new(),
@@ -171,7 +175,7 @@ impl Planner {
         if p.queue.is_empty() {
             return;
         }
-        let kept = self.kept.take();
+        let kept = self.kept.take().filter(|_| self.keep);
         if self.reservations == Some(1) && self.priority.is_none() {
             if let Some(kept) = kept {
                 let first_end = p.running.first().map(|e| e.est_end);
@@ -409,6 +413,7 @@ impl Planner {
         let mut i = match self.plan_kept.take() {
             Some((changes, free, planned))
                 if k == usize::MAX
+                    && self.keep
                     && changes == p.changes
                     && free == p.free
                     && first_end.is_none_or(|e| e > now)
@@ -701,6 +706,13 @@ impl NodeBackfill {
             allocator,
             scratch: NodeMatrix::default(),
         }
+    }
+
+    /// With `keep` false, every pass is planned from scratch (no plan kept between
+    /// passes): the same decisions, more work (for tests).
+    pub fn keeping_plans(mut self, keep: bool) -> NodeBackfill {
+        self.planner.keep = keep;
+        self
     }
 }
 
