@@ -7,14 +7,17 @@ the child's peak RSS (``wait4``'s rusage) and the SHA-256 prefix of the schedule
 end and allocation of every job). Each case runs ``--repeat`` times (default 2): the
 schedules must be identical, and the fastest wall time is reported.
 
-``--src DIR`` runs the children on another source tree (``PYTHONPATH=DIR``), e.g. a
-checkout of an older commit, to compare before and after.
+``--engine`` picks the engine (``auto``, the default: the native core when it can run
+the case, else the Python engine; ``native``: an error when it cannot; ``python``); the
+engine that ran is printed. ``--src DIR`` runs the children on another source tree
+(``PYTHONPATH=DIR``), e.g. a checkout of an older commit (one without the native
+engine runs the Python engine), to compare before and after.
 
 Usage::
 
     python benchmarks/bench_backfill_nodes.py [--dispatcher easy conservative]
         [--jobs 1000] [--window 1800] [--arrival uniform] [--seed 0] [--repeat 2]
-        [--src ../old/src]
+        [--engine auto|native|python] [--src ../old/src]
 """
 
 from __future__ import annotations
@@ -33,9 +36,21 @@ from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.platform.eurora import eurora_platform
 from dispatchlab.power.eurora_synth import eurora_instance
 
-disp, n, window, arrival, seed = sys.argv[1:6]
+disp, n, window, arrival, seed, engine = sys.argv[1:7]
 jobs = eurora_instance(int(n), int(window), arrival, seed=int(seed))
-sim = Simulation(eurora_platform(), jobs, make_dispatcher(disp))
+platform, dispatcher = eurora_platform(), make_dispatcher(disp)
+try:
+    from dispatchlab.sim.native import NativeSimulation, native_reason
+except ImportError:  # a source tree without the native engine
+    NativeSimulation, reason = None, "no native engine in this source tree"
+else:
+    reason = native_reason(platform, jobs, dispatcher) if engine != "python" else "python"
+if reason is None:
+    sim = NativeSimulation(platform, jobs, dispatcher)
+elif engine == "native":
+    sys.exit(f"the native engine cannot run this: {reason}")
+else:
+    sim = Simulation(platform, jobs, dispatcher)
 t0 = time.perf_counter()
 r = sim.run()
 wall = time.perf_counter() - t0
@@ -44,7 +59,8 @@ h.update(repr((r.start.tolist(), r.end.tolist())).encode())
 for j in sorted(r.allocations):
     a = r.allocations[j]
     h.update(repr((j, a.nodes.tolist(), a.counts.tolist())).encode())
-print(json.dumps({"wall": wall, "jobs": len(r.start), "sha": h.hexdigest()[:12]}))
+print(json.dumps({"wall": wall, "jobs": len(r.start), "sha": h.hexdigest()[:12],
+                  "engine": getattr(r, "engine", "python")}))
 """
 
 
@@ -53,7 +69,7 @@ def run_once(disp: str, args: argparse.Namespace) -> dict:
     if args.src:
         env["PYTHONPATH"] = os.path.abspath(args.src)
     cmd = [sys.executable, "-c", CHILD, disp, str(args.jobs), str(args.window),
-           args.arrival, str(args.seed)]
+           args.arrival, str(args.seed), args.engine]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out = proc.stdout.read().decode() if proc.stdout else ""
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -74,13 +90,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=2,
                         help="runs per case (>= 2: the schedules must be identical)")
+    parser.add_argument("--engine", choices=("auto", "native", "python"), default="auto",
+                        help="the engine (auto: native when it can run the case)")
     parser.add_argument("--src", default=None, help="source tree to run (PYTHONPATH)")
     args = parser.parse_args()
     print(f"eurora_instance({args.jobs}, {args.window}, {args.arrival!r}, "
           f"seed={args.seed}) on eurora_platform()"
           + (f"  [src: {args.src}]" if args.src else ""))
-    print(f"{'dispatcher':<14} {'jobs':>6} {'wall s':>8} {'jobs/s':>9} {'RSS MB':>8} "
-          f"{'schedule sha':>13}")
+    print(f"{'dispatcher':<14} {'engine':<7} {'jobs':>6} {'wall s':>8} {'jobs/s':>9} "
+          f"{'RSS MB':>8} {'schedule sha':>13}")
     for disp in args.dispatcher:
         t0 = time.perf_counter()
         runs = [run_once(disp, args) for _ in range(max(1, args.repeat))]
@@ -89,7 +107,7 @@ def main() -> None:
             raise SystemExit(f"{disp}: runs gave different schedules: {sorted(shas)}")
         best = min(runs, key=lambda r: r["wall"])
         rss = max(r["rss_mb"] for r in runs)
-        print(f"{disp:<14} {best['jobs']:>6} {best['wall']:>8.2f} "
+        print(f"{disp:<14} {best['engine']:<7} {best['jobs']:>6} {best['wall']:>8.2f} "
               f"{best['jobs'] / best['wall']:>9.1f} {rss:>8.1f} {best['sha']:>13}"
               f"   ({len(runs)} runs, {time.perf_counter() - t0:.1f} s)")
 

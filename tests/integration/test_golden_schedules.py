@@ -115,15 +115,8 @@ GOLDEN_COUNTS = {
 }
 
 
-def _nodes(dispatcher: str) -> str:
-    return f"dispatcher {dispatcher!r} is not native on node-level platforms yet"
-
-
 #: The cases the native engine cannot run yet, with the reason it gives.
 NATIVE_NOT_YET = {
-    **{f"{w}/{d}": _nodes(d.split("-")[0]) for w in ("syn-nodes", "syn-bestfit", "kth-nodes")
-       for d in ("easy", "conservative", "easy-sjf", "easy-k3")},
-    **{f"alea-nodes/{d}": _nodes(d) for d in ("easy", "conservative")},
     "syn-nodes/hcp": "dispatcher 'hcp' is not native yet",
     "syn-nodes/hcp-feedback3": "dispatcher 'hcp' is not native yet",
     "kth-pooled/easy+hist": "predictor 'history' is not native yet",

@@ -3,7 +3,7 @@
 //! Python classes `EASY` and `Conservative` make): EASY with K reservations and
 //! conservative backfilling.
 
-use crate::dispatch::{Dispatcher, Order, OrderParam, View};
+use crate::dispatch::{Dispatcher, Order, OrderParam, Params, View};
 use crate::planned;
 use crate::profile::CoreProfile;
 use crate::state::Running;
@@ -76,6 +76,28 @@ pub struct Backfill {
     kept: Option<(u64, i64, usize)>,
 }
 
+/// `easy` (K = `params.reservations`, default 1) or `conservative` (`name`) with the
+/// `order`, `priority` and `scope` of `params` (defaults fifo, fcfs, backfill), as
+/// [`crate::make_dispatcher_with`] builds them (the caller checks the parameters
+/// there first).
+pub fn make_backfill(name: &str, params: &Params) -> Result<Backfill, Error> {
+    let order = params
+        .order
+        .clone()
+        .unwrap_or(OrderParam::Order(Order::Fifo));
+    if name == "conservative" {
+        return Backfill::new("conservative", None, order, Order::Fifo, "backfill");
+    }
+    let k = params.reservations.unwrap_or(1).max(1);
+    Backfill::new(
+        "easy",
+        Some(usize::try_from(k).unwrap_or(usize::MAX)),
+        order,
+        params.priority.clone().unwrap_or(Order::Fifo),
+        params.scope.as_deref().unwrap_or("backfill"),
+    )
+}
+
 impl Backfill {
     /// A backfilling dispatcher named `name` with K = `reservations` (None: every job),
     /// the backfill scan `order`, the queue `priority` and its `scope`, checked and
@@ -137,6 +159,12 @@ impl Backfill {
             tree: None,
             priority_tree: None,
         })
+    }
+
+    /// K (None: every job), the backfill scan order and the queue priority (scope
+    /// "queue" only), for the node-level planner ([`crate::backfill_nodes`]).
+    pub fn plan_params(&self) -> (Option<usize>, Order, Option<Order>) {
+        (self.reservations, self.scan.clone(), self.priority.clone())
     }
 
     /// The head's shadow time and extra cores: `need` (> `free`) cores, releasing the

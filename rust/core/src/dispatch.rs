@@ -12,7 +12,8 @@
 //! implement either: [`make_node_dispatcher`] builds only the dispatchers that do.
 
 use crate::alloc::{make_allocator, Allocation, NodeMatrix, Nodes};
-use crate::backfill::Backfill;
+use crate::backfill::{make_backfill, Backfill};
+use crate::backfill_nodes::NodeBackfill;
 use crate::list::{NodeList, Sorted};
 use crate::state::RunningSet;
 use crate::Error;
@@ -444,7 +445,8 @@ pub fn allocator_of(params: &Params) -> Result<Box<dyn crate::alloc::Allocator>,
 }
 
 /// The native dispatchers that place jobs on nodes, by registered name: `fifo`,
-/// `sjf`, `ljf` (strict or `skip`), with their `allocator`. Parameters are checked as
+/// `sjf`, `ljf` (strict or `skip`), `easy` and `conservative`
+/// ([`crate::backfill_nodes`]), with their `allocator`. Parameters are checked as
 /// in [`make_dispatcher_with`] (which builds the same dispatcher for counting runs);
 /// `n_jobs`, when given, is the length every rank array must have.
 ///
@@ -465,12 +467,17 @@ pub fn make_node_dispatcher(
             params.skip.unwrap_or(false),
             allocator_of(params)?,
         ))),
+        // easy and conservative: the counting dispatcher's parameters, planned on nodes
+        "easy" | "conservative" => {
+            let counting = make_backfill(name, params)?;
+            Ok(Box::new(NodeBackfill::new(counting, allocator_of(params)?)))
+        }
         _ => Err(Error::Input {
             field: "dispatcher",
             row: None,
             message: format!(
                 "dispatcher {name:?} is not native on node-level platforms yet (the native \
-                 ones there: fifo, sjf, ljf)"
+                 ones there: fifo, sjf, ljf, easy, conservative)"
             ),
         }),
     }

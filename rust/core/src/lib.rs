@@ -33,9 +33,11 @@
 
 pub mod alloc;
 pub mod backfill;
+pub mod backfill_nodes;
 pub mod dispatch;
 pub mod engine;
 pub mod list;
+pub mod node_profile;
 pub mod predict;
 pub mod profile;
 pub mod state;

@@ -219,7 +219,9 @@ _PLAIN_ALLOCATORS = tuple(NATIVE_ALLOCATORS)
 #: pass (``Dispatcher::dispatch_nodes``) the core implements. Their parameters are
 #: checked by :data:`NATIVE_DISPATCHERS` (the ``allocator`` among them), and the
 #: allocator is handed to the core by name.
-NODE_LEVEL: frozenset[str] = frozenset({"fifo", "sjf", "ljf"})
+NODE_LEVEL: frozenset[str] = frozenset({"fifo", "sjf", "ljf",
+                                        # node-level backfilling (rust/core/src/backfill_nodes.rs)
+                                        "easy", "conservative"})
 
 #: The native dispatchers by registered name (one entry per dispatcher the core
 #: implements; :class:`NativeDispatcher`).
