@@ -27,6 +27,9 @@
 //! another pass. The engine counts events (completions and submissions) and passes as
 //! the Python engine does.
 //!
+//! [`series`]: the integer step functions of `dispatchlab.metrics` (queue length,
+//! resources in use) and their group sums, bit-identical to the numpy reference.
+//!
 //! There is no global state: any number of simulations can run at once, on any threads.
 
 #![forbid(unsafe_code)]
@@ -40,6 +43,7 @@ pub mod list;
 pub mod node_profile;
 pub mod predict;
 pub mod profile;
+pub mod series;
 pub mod state;
 pub mod swf;
 pub mod waiting;

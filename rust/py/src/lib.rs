@@ -529,6 +529,74 @@ impl PySwfParser {
     }
 }
 
+/// Two int64 arrays (a step function's breakpoints and values, keys and sums).
+type Int64Pair<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
+
+/// A one-dimensional int64 array's values, borrowed when contiguous.
+fn values<'a>(a: &'a PyReadonlyArray1<'_, i64>) -> std::borrow::Cow<'a, [i64]> {
+    match a.as_slice() {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => std::borrow::Cow::Owned(a.as_array().to_vec()),
+    }
+}
+
+/// step_function(lo, hi, weight, h0, h1)
+/// --
+///
+/// The breakpoints and values (two int64 arrays) of the sum of int64 `weight` over the
+/// half-open intervals `[lo, hi)` on the horizon `[h0, h1)` (h0 < h1), bit-identical
+/// to `dispatchlab.metrics.series.step_function`'s numpy reference (core:
+/// `series::step_function`); without the GIL.
+#[pyfunction]
+#[pyo3(name = "step_function")]
+fn series_step_function<'py>(
+    py: Python<'py>,
+    lo: PyReadonlyArray1<'py, i64>,
+    hi: PyReadonlyArray1<'py, i64>,
+    weight: PyReadonlyArray1<'py, i64>,
+    h0: i64,
+    h1: i64,
+) -> PyResult<Int64Pair<'py>> {
+    let (lo, hi, weight) = (values(&lo), values(&hi), values(&weight));
+    if lo.len() != hi.len() || hi.len() != weight.len() {
+        return Err(PyValueError::new_err(
+            "step_function: lo, hi and weight differ in length",
+        ));
+    }
+    if h1 <= h0 {
+        return Err(PyValueError::new_err(format!(
+            "step_function: empty horizon [{h0}, {h1})"
+        )));
+    }
+    let (times, vals) = detached(py, || {
+        dispatchlab_core::series::step_function(&lo, &hi, &weight, h0, h1)
+    })?;
+    Ok((PyArray1::from_vec(py, times), PyArray1::from_vec(py, vals)))
+}
+
+/// group_sum(keys, weights)
+/// --
+///
+/// The sorted distinct int64 `keys` and the (wrapping) sum of the int64 `weights` per
+/// key, as `dispatchlab.metrics.series._group_sum` (core: `series::group_sum`); without
+/// the GIL.
+#[pyfunction]
+#[pyo3(name = "group_sum")]
+fn series_group_sum<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, i64>,
+    weights: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Int64Pair<'py>> {
+    let (keys, weights) = (values(&keys), values(&weights));
+    if keys.len() != weights.len() {
+        return Err(PyValueError::new_err(
+            "group_sum: keys and weights differ in length",
+        ));
+    }
+    let (k, s) = detached(py, || dispatchlab_core::series::group_sum(&keys, &weights))?;
+    Ok((PyArray1::from_vec(py, k), PyArray1::from_vec(py, s)))
+}
+
 /// dispatchlab's compiled core (the Rust crate dispatchlab-core).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -537,6 +605,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_python, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_class::<PySwfParser>()?;
+    m.add_function(wrap_pyfunction!(series_step_function, m)?)?;
+    m.add_function(wrap_pyfunction!(series_group_sum, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -8,7 +8,8 @@ so every segment has a positive duration and differs from its neighbours.
 
 Both series are sums of weighted half-open intervals ``[lo, hi)``
 (:func:`step_function`), built in O(n log n) with one stable sort, a segmented sum
-(``np.add.reduceat``) and a cumulative sum:
+(``np.add.reduceat``) and a cumulative sum (int64 weights: the compiled core,
+``dispatchlab._core``, with the same result bit for bit):
 
 - queue length (:func:`queue_length`): a job waits on ``[submit, start)``, weight 1;
 - resource in use (:func:`resource_in_use`): a job runs on ``[start, end)``, weight
@@ -34,11 +35,30 @@ from numpy.typing import ArrayLike
 
 from dispatchlab.core.errors import InputError
 
+try:  # the compiled core: the int64 step functions and group sums (bit-identical)
+    from dispatchlab import _core
+except ImportError:  # not built: numpy computes every series
+    _core = None
+
+
+def _int64(*arrays: np.ndarray) -> bool:
+    """Whether the compiled core computes on these arrays: all one-dimensional native
+    int64 (integer sums do not depend on the order of the additions, so the core's
+    result is bit-identical to numpy's; float sums stay in numpy)."""
+    return _core is not None and all(a.dtype == np.int64 and a.ndim == 1 for a in arrays)
+
 
 def _group_sum(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique keys and the sum of ``weights`` per key (dtype kept)."""
     if keys.size == 0:
         return keys[:0], weights[:0]
+    if _int64(keys, weights):
+        return _core.group_sum(keys, weights)
+    return _group_sum_numpy(keys, weights)
+
+
+def _group_sum_numpy(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_group_sum` in numpy (the reference) for non-empty ``keys``."""
     order = np.argsort(keys, kind="stable")
     k = keys[order]
     w = weights[order]
@@ -180,6 +200,16 @@ def step_function(
             raise InputError(f"horizon [{h0}, {h1}) is reversed")
     if h1 == h0:
         return StepFunction(np.zeros(0, np.int64), w[:0], h0)
+    if _int64(w):
+        times, values = _core.step_function(a, b, w, h0, h1)
+        return StepFunction(times, values, h1)
+    return _step_function_numpy(a, b, w, h0, h1)
+
+
+def _step_function_numpy(a: np.ndarray, b: np.ndarray, w: np.ndarray, h0: int, h1: int
+                         ) -> StepFunction:
+    """:func:`step_function` in numpy (the reference), on checked int64 bounds ``a``,
+    ``b``, weights ``w`` and a horizon with ``h0 < h1``."""
     a = np.clip(a, h0, h1)
     b = np.clip(b, h0, h1)
     keep = a < b

@@ -94,10 +94,12 @@ the new file. The file is gzip-compressed when its name ends with ``.gz``.
 from __future__ import annotations
 
 import gzip
+import queue
 import re
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Literal, NamedTuple
 
@@ -902,6 +904,63 @@ def _text_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[bytes]
             raise ValueError("a truncated gzip member")
 
 
+#: Blocks the reading thread of :func:`_prefetched` may hold ahead of the parser.
+PREFETCH_BLOCKS = 2
+
+
+def _prefetched(blocks: Iterator[bytes], depth: int = PREFETCH_BLOCKS) -> Iterator[bytes]:
+    """``blocks``, produced by a helper thread at most ``depth`` blocks ahead, so that
+    making the next block (zlib's decompression, the file's reads: both release the
+    GIL) overlaps the caller's work on this one (the compiled parser's ``feed``, which
+    releases it too). The same blocks in the same order, then the exception that
+    iterating ``blocks`` raised, at the same point. Closing this generator early (the
+    caller stops reading) stops the thread and closes ``blocks``; at most ``depth + 1``
+    blocks are alive besides the caller's."""
+    box: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: tuple[bytes | None, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for block in blocks:
+                if not put((block, None)):
+                    return
+            put((None, None))
+        except BaseException as exc:  # handed to the caller, raised there
+            put((None, exc))
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()
+
+    worker = threading.Thread(target=produce, name="dispatchlab-swf-read", daemon=True)
+    worker.start()
+    try:
+        while True:
+            block, exc = box.get()
+            if exc is not None:
+                raise exc
+            if block is None:
+                return
+            yield block
+    finally:
+        # after the stop, the thread puts at most one more block: the room the
+        # draining makes is enough, so it ends within one block's work
+        stop.set()
+        with suppress(queue.Empty):
+            while True:
+                box.get_nowait()
+        worker.join()
+
+
 def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool, size_hint: int = 0
                  ) -> tuple[dict[str, np.ndarray], list[str], int] | None:
     """The fast path of :func:`read_swf`: the compiled parser (``dispatchlab._core``,
@@ -914,8 +973,9 @@ def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool, size_hint: in
     if _core is None:
         return None
     parser = _core.SwfParser(ignore_extra, size_hint)
+    blocks = _prefetched(_text_blocks(path, gzipped, NATIVE_BLOCK_BYTES))
     try:
-        for block in _text_blocks(path, gzipped, NATIVE_BLOCK_BYTES):
+        for block in blocks:
             if not parser.feed(block):
                 return None
         done = parser.finish()
@@ -923,6 +983,8 @@ def _read_native(path: Path, *, gzipped: bool, ignore_extra: bool, size_hint: in
         return None  # the reference reader reads it again and names the problem
     except RuntimeError:  # a panic in the parser (a bug): the reference reader reads it
         return None
+    finally:
+        blocks.close()  # the reading thread stops (a file handed back early)
     if isinstance(done, str):
         return None
     arrays, comments, records = done
