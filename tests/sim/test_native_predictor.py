@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import golden
+import test_native_view as view_tests
 from dispatchlab import JobTable, Platform, Simulation
 from dispatchlab.dispatch import make_dispatcher
 from dispatchlab.dispatch.base import DispatchError
@@ -234,3 +235,34 @@ def test_errors_of_the_predictor_are_raised_unchanged(where, error):
     assert raised[0] == raised[1]
     if error == "bad":
         assert raised[0][0] is DispatchError and "predicted -5 for job 2" in raised[0][1]
+
+
+# --- under dispatchers written in Python (the View: tests/sim/test_native_view.py) ----
+
+@pytest.mark.parametrize("cls", [view_tests.WidestFirst, view_tests.HeadFirst,
+                                 view_tests.PlacingHead, view_tests.Probe])
+@pytest.mark.parametrize("predictor", ["history", "last-run", "odd"])
+def test_python_dispatchers_with_python_predictors(cls, predictor):
+    """The View's estimates are known from each job's submission on, as on the Python
+    engine (the probe reads every member of the View at every pass)."""
+    workloads = view_tests.contending_workloads(4)
+    if cls in (view_tests.PlacingHead, view_tests.Probe):
+        workloads += view_tests.node_workloads(3)
+    for platform, jobs in workloads:
+        if "user" not in jobs.columns:
+            jobs = JobTable.from_arrays(**{c: jobs[c] for c in (
+                "submit", "run", "units", "requested_time")},
+                user=np.arange(len(jobs)) % 3, resources=dict(jobs.resources))
+        dispatcher, p = cls(), PREDICTORS[predictor]()
+        assert native_reason(platform, jobs, dispatcher, p) is None
+        view_tests.assert_same(*view_tests.run_both(platform, jobs, dispatcher, p))
+
+
+@settings(max_examples=150, deadline=None)
+@given(workload=workloads(), cls=st.sampled_from([view_tests.HeadFirst, view_tests.Probe]),
+       predictor=st.sampled_from(sorted(PREDICTORS)), overrun=st.sampled_from(["run", "kill"]))
+def test_python_dispatchers_with_python_predictors_on_drawn_workloads(workload, cls,
+                                                                      predictor, overrun):
+    jobs, cores = workload
+    view_tests.assert_same(*view_tests.run_both(Platform.pooled(cores), jobs, cls(),
+                                                PREDICTORS[predictor](), overrun))

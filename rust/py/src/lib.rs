@@ -11,7 +11,8 @@ mod python_predictor;
 use python_predictor::PyPredictor;
 
 use dispatchlab_core::{
-    CountingWorkload, Error, NodeMatrix, NodeWorkload, Nodes, Order, OrderParam, Overrun, Params,
+    CountingWorkload, Engine, Error, NodeMatrix, NodeWorkload, Nodes, Order, OrderParam, Overrun,
+    Params,
 };
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -352,11 +353,13 @@ fn simulate_nodes<'py>(
 }
 
 /// simulate_python(submit, run, requested, units, total_cores, pass_fn, *,
-/// empty_queue=None, predictor="walltime", overrun="run", nodes=None)
+/// empty_queue=None, predictor="walltime", overrun="run", nodes=None,
+/// python_predictor=None)
 /// --
 ///
 /// Simulate jobs natively under a dispatcher written in Python: the columns,
-/// `total_cores`, `predictor` and `overrun` as for `simulate_counting`; on a
+/// `total_cores`, `predictor`, `python_predictor` and `overrun` as for
+/// `simulate_counting`; on a
 /// node-level platform `nodes` is `(requests, capacity, core, unservable)` as for
 /// `simulate_nodes` (the allocations are the Python side's: `pass_fn` answers each
 /// start with its allocation); `pass_fn` is called at each pass with the pass's state and
@@ -371,7 +374,7 @@ fn simulate_nodes<'py>(
 #[pyfunction]
 #[pyo3(signature = (submit, run, requested, units, total_cores, pass_fn, *,
                     empty_queue = None, predictor = "walltime", overrun = "run",
-                    nodes = None))]
+                    nodes = None, python_predictor = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
 fn simulate_python<'py>(
     py: Python<'py>,
@@ -385,12 +388,14 @@ fn simulate_python<'py>(
     predictor: &str,
     overrun: &str,
     nodes: Option<NodeArgs<'py>>,
+    python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let value_error = |e: Error| PyValueError::new_err(e.to_string());
     let overrun = Overrun::parse(overrun).map_err(value_error)?;
     let slot = ErrorSlot::default();
     let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone()));
     let predictor = predictor.to_string();
+    let python = python_predictor.map(|args| adapter(args, &slot));
     let outcome = match nodes {
         None => {
             let jobs = CountingWorkload::new(
@@ -402,8 +407,9 @@ fn simulate_python<'py>(
                 overrun,
             )
             .map_err(value_error)?;
-            detached(py, move || {
-                dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor)
+            detached(py, move || match python {
+                Some(p) => Engine::new(jobs, dispatcher, p).and_then(Engine::run),
+                None => dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor),
             })
         }
         Some((requests, capacity, core, unservable)) => {
@@ -426,8 +432,9 @@ fn simulate_python<'py>(
                     .with_unservable(flags.as_array().to_vec())
                     .map_err(value_error)?;
             }
-            detached(py, move || {
-                dispatchlab_core::simulate_nodes_by(jobs, dispatcher, &predictor)
+            detached(py, move || match python {
+                Some(p) => Engine::with_nodes(jobs, dispatcher, p).and_then(Engine::run),
+                None => dispatchlab_core::simulate_nodes_by(jobs, dispatcher, &predictor),
             })
         }
     };

@@ -343,14 +343,12 @@ def _predictor_reason(predictor: Predictor) -> str | None:
 def _python_predictor_reason(predictor: Predictor, dispatcher: Dispatcher) -> str | None:
     """Why the predictor ``predictor``, which the core does not implement and calls in
     Python (its estimates then exist only from each job's submission on), cannot run
-    under ``dispatcher`` on the native engine (None: it can): a dispatcher written in
-    Python (its View is given every estimate before the run), or a native dispatcher
+    under ``dispatcher`` on the native engine (None: it can): a native dispatcher
     ordering jobs by per-job ranks over all jobs (:func:`static_rank`, made from every
-    job's estimate before the run)."""
+    job's estimate before the run). A dispatcher written in Python runs with it."""
     name = predictor.name or type(predictor).__name__
     if _via_view(dispatcher):
-        return (f"predictor {name!r} under a dispatcher written in Python is not native "
-                "yet")
+        return None  # (its View sees each estimate from the job's submission on)
     for key, value in dispatcher.get_params().items():
         if key in NATIVE_DISPATCHERS[dispatcher.name].core_params \
                 and key in ("order", "priority"):
@@ -548,10 +546,11 @@ _VIA_VIEW = "_dispatchlab_via_view"
 
 
 def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
-                      predictor: Predictor, overrun: str
+                      predictor: Predictor, overrun: str,
+                      calls: NativePredictorCalls | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """The core's ``(start, end, status, events, passes)`` for a dispatcher written in
-    Python (:mod:`dispatchlab.sim.native_view`)."""
+    Python (:mod:`dispatchlab.sim.native_view`); ``calls`` as for :func:`_core_call`."""
     col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
            for c in ("submit", "run", "requested_time", "units")}
     empty = (None if passes.dispatcher.requires.empty_queue_pass
@@ -565,7 +564,9 @@ def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
     return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
                                  col["units"], total_cores, passes.run_pass,
                                  empty_queue=empty, predictor=predictor.name,
-                                 overrun=overrun, nodes=nodes)
+                                 overrun=overrun, nodes=nodes,
+                                 python_predictor=None if calls is None else (
+                                     calls.at_time, calls.on_expiry, calls.observes))
 
 
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -620,8 +621,10 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     try:
         flat: list[np.ndarray] = []
         if passes_ is not None:
+            if calls is not None:  # the View sees each estimate from submission on
+                calls.mirrors.append(passes_._est0)
             start, end, status, events, passes = _core_call_python(
-                jobs, total_cores, passes_, predictor, overrun)
+                jobs, total_cores, passes_, predictor, overrun, calls)
             decision_times = np.frombuffer(passes_.decision_times, dtype=np.float64).copy()
         else:
             start, end, status, events, passes, *flat = _core_call(

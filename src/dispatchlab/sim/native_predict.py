@@ -22,10 +22,15 @@ stops the run and is raised unchanged.
 The estimates exist only from each job's submission on, so the native dispatchers
 run without the estimates of every job before the run (their ``start``); those that
 need them (per-job ranks of an ordering over all jobs) are refused by
-:func:`dispatchlab.sim.native.native_reason`.
+:func:`dispatchlab.sim.native.native_reason`. A dispatcher written in Python sees each
+estimate from its job's submission on, as on the Python engine (its View's buffers are
+written with :attr:`NativePredictorCalls.estimate`, :attr:`NativePredictorCalls.
+mirrors`).
 """
 
 from __future__ import annotations
+
+from collections.abc import MutableSequence
 
 import numpy as np
 
@@ -64,6 +69,9 @@ class NativePredictorCalls:
         self.observes = type(predictor).observe is not Predictor.observe
         #: the exception that stopped the run (raised unchanged by the caller)
         self.error: BaseException | None = None
+        #: more per-job estimate buffers written at each submission (the View's of a
+        #: dispatcher written in Python, :mod:`dispatchlab.sim.native_view`)
+        self.mirrors: list[MutableSequence[int]] = []
 
     def _started(self, started: tuple[int, ...], times: tuple[int, ...]) -> None:
         if started:
@@ -99,6 +107,8 @@ class NativePredictorCalls:
                                         f"seconds >= 0 (and below {limit:,})")
             estimate = int(estimate)
             self.estimate[job] = estimate
+            for mirror in self.mirrors:
+                mirror[job] = estimate
             out.append(estimate)
         return out
 
