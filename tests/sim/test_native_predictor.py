@@ -6,9 +6,10 @@ Hypothesis-generated counting workloads (shared submit times, zero-second jobs, 
 outliving their estimates, rejected jobs, several users) run through
 :class:`~dispatchlab.sim.engine.Simulation` and :func:`~dispatchlab.sim.native.
 simulate_native` under the native dispatchers that need no estimate before the run,
-with dispatchlab's learning predictors (``history``, ``tsafrir``), the tutorial's
-class (``examples/custom_predictor.py``, which reads the live start times) and this
-file's :class:`Odd` (its own expiry rule, static estimates aside): start, end,
+with dispatchlab's learning predictors (``history``, ``tsafrir``, ``inflated`` over
+``history``, and over ``walltime``, whose static estimates the core gets at each
+submission), the tutorial's class (``examples/custom_predictor.py``, which reads the
+live start times) and this file's :class:`Odd` (its own expiry rule): start, end,
 status, estimates and the event and pass counts must be identical. Node-level runs the
 same way on the golden synthetic platform. Errors raised by a predictor are raised
 unchanged, with the Python engine's lines.
@@ -101,6 +102,9 @@ PREDICTORS = {
     "tsafrir": lambda: make_predictor("tsafrir"),
     "last-run": LastRun,
     "odd": Odd,
+    # static estimates of a predictor the core does not implement (no predict calls)
+    "inflated-walltime": lambda: make_predictor("inflated", base="walltime", factor=1.5),
+    "inflated-history": lambda: make_predictor("inflated", base="history", factor=1.3),
 }
 
 
