@@ -119,8 +119,6 @@ GOLDEN_COUNTS = {
 NATIVE_NOT_YET = {
     "syn-nodes/hcp": "dispatcher 'hcp' is not native yet",
     "syn-nodes/hcp-feedback3": "dispatcher 'hcp' is not native yet",
-    "kth-pooled/easy+hist": "predictor 'history' is not native yet",
-    "kth-pooled/easy-sjf+hist": "predictor 'history' is not native yet",
 }
 #: The cases the native engine runs.
 NATIVE = sorted(set(GOLDEN) - set(NATIVE_NOT_YET))

@@ -109,13 +109,19 @@ def test_reasons():
     assert reason(make_dispatcher("easy:allocator=energy-consolidate")) is None
     spec = "dispatchlab.dispatch.allocators:FirstFit"  # a class by path: not by name
     assert f"allocator={spec!r}" in reason(make_dispatcher("easy", allocator=spec))
-    assert reason(predictor=make_predictor("history")) == (
-        "predictor 'history' is not native yet")
+    # a predictor the core does not implement runs in Python, called by the core,
+    # unless the dispatcher needs every estimate before the run
+    history = make_predictor("history")
+    assert reason(predictor=history) is None
+    assert reason(make_dispatcher("easy:priority=walltime"), history) == (
+        "predictor 'history' with priority='walltime' is not native yet (the ordering "
+        "needs every estimate before the run)")
 
     class MyEasy(EASY):  # same name, any rule may differ: a Python dispatcher (View)
         pass
 
     assert reason(MyEasy()) is None
+    assert reason(MyEasy(), history) is None  # (its View sees estimates at submission)
     MyEasy.__module__ = "dispatchlab.dispatch.backfill"  # one of dispatchlab's own
     assert "is not the native 'easy'" in reason(MyEasy())
     mine = make_dispatcher("easy")

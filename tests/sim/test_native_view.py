@@ -306,8 +306,10 @@ def test_reasons_for_python_dispatchers():
         assert native_reason(platform, jobs, cls()) == (
             f"dispatcher 'widest-first' needs {what}, which the native engine lacks yet")
     # the other parts of the run are checked as for a native dispatcher
-    assert native_reason(platform, jobs, WidestFirst(), make_predictor("history")) == (
-        "predictor 'history' is not native yet")
+    assert native_reason(platform, jobs, WidestFirst(), max_wall=10.0) == (
+        "wall-clock budgets (max_wall) are not native yet")
+    # a predictor written in Python runs too (tests/sim/test_native_predictor.py)
+    assert native_reason(platform, jobs, WidestFirst(), make_predictor("history")) is None
     nodes = Platform.homogeneous(2, 4, mem=16)
     assert native_reason(nodes, jobs, HeadFirst()) is None  # it places its jobs
 

@@ -109,6 +109,13 @@ pub struct Engine {
     withdrawn: HashMap<i64, u32>,
     /// a wake-up fired at the current time point
     woken: bool,
+    /// the predictor's calls at this time point: the jobs completed (when it observes)
+    /// and submitted (fitting the platform), and their estimates
+    observed: Vec<u32>,
+    arrived: Vec<u32>,
+    arrived_est: Vec<i64>,
+    /// whether the predictor observes completions ([`Predictor::observes`])
+    observes: bool,
 }
 
 impl Engine {
@@ -203,6 +210,10 @@ impl Engine {
             wakes: BinaryHeap::new(),
             withdrawn: HashMap::new(),
             woken: false,
+            observed: Vec::new(),
+            arrived: Vec::new(),
+            arrived_est: Vec::new(),
+            observes: false,
         })
     }
 
@@ -210,8 +221,12 @@ impl Engine {
     pub fn run(mut self) -> Result<Outcome, Error> {
         let n = self.jobs.len();
         self.free_cores = self.jobs.total_cores;
-        let estimates: Vec<i64> = (0..n).map(|j| self.predictor.estimate(j)).collect();
-        self.dispatcher.start(&estimates);
+        self.observes = self.predictor.observes();
+        // estimates known before the run (a predictor that learns nothing) reach the
+        // dispatcher's start; else they exist only from each job's submission on
+        if let Some(estimates) = self.predictor.in_advance() {
+            self.dispatcher.start(&estimates);
+        }
         if let Some(state) = &self.nodes {
             self.dispatcher.start_nodes(&state.nodes);
         }
@@ -249,6 +264,10 @@ impl Engine {
             while next_sub < n && self.jobs.submit[next_sub] == now {
                 self.submit(next_sub);
                 next_sub += 1;
+            }
+            // the predictor observes the completions, then estimates the submissions
+            if !self.arrived.is_empty() || !self.observed.is_empty() {
+                self.predict()?;
             }
             // then the wake-ups asked for now (a withdrawn one is no event)
             while let Some(&Reverse(t)) = self.wakes.peek() {
@@ -296,10 +315,42 @@ impl Engine {
             self.status[job] = REJECTED;
             return;
         }
-        self.est0[job] = self.predictor.estimate(job);
-        self.status[job] = WAITING;
-        self.queue.push(job as u32);
-        self.submitted.push(job as u32);
+        self.arrived.push(job as u32);
+    }
+
+    /// The predictor's call at this time point ([`Predictor::at_time`]): the jobs
+    /// submitted now get their estimates and join the queue, in row order.
+    fn predict(&mut self) -> Result<(), Error> {
+        let mut est = std::mem::take(&mut self.arrived_est);
+        est.clear();
+        self.predictor
+            .at_time(self.now, &self.observed, &self.arrived, &mut est)?;
+        self.observed.clear();
+        if est.len() != self.arrived.len() {
+            return Err(Error::Dispatch(format!(
+                "predictor {} gave {} estimates for {} submissions",
+                self.predictor.name(),
+                est.len(),
+                self.arrived.len()
+            )));
+        }
+        for (&job, &e) in self.arrived.iter().zip(&est) {
+            if !(0..self.limit / 4).contains(&e) {
+                return Err(Error::Dispatch(format!(
+                    "predictor {} predicted {e} for job row {job}; estimates are seconds >= 0 \
+                     (and below {})",
+                    self.predictor.name(),
+                    self.limit / 4
+                )));
+            }
+            self.est0[job as usize] = e;
+            self.status[job as usize] = WAITING;
+            self.queue.push(job);
+            self.submitted.push(job);
+        }
+        self.arrived.clear();
+        self.arrived_est = est;
+        Ok(())
     }
 
     fn complete(&mut self, job: u32) {
@@ -323,6 +374,9 @@ impl Engine {
         }
         self.end[j] = self.now;
         self.completed.push(job);
+        if self.observes {
+            self.observed.push(job);
+        }
         let killed = self.jobs.overrun == Overrun::Kill && self.sim_run[j] < self.jobs.run[j];
         self.status[j] = if killed { KILLED } else { COMPLETED };
     }
@@ -330,7 +384,7 @@ impl Engine {
     fn pass(&mut self) -> Result<(), Error> {
         self.passes += 1;
         if self.running.first_end().is_some_and(|e| e <= self.now) {
-            self.expire();
+            self.expire()?;
         }
         if self.queue.is_empty() && !self.woken && !self.dispatcher.call_on_empty_queue() {
             return Ok(()); // (no native dispatcher asks for a pass on an empty queue)
@@ -540,26 +594,38 @@ impl Engine {
         self.est_end[j] = est_end;
         self.running.insert(job, est_end, self.jobs.units[j]);
         self.ends.push(Reverse((now + self.sim_run[j], job)));
+        self.predictor.started(job, now);
     }
 
     /// Running jobs at or past their planned end get a new estimate from the
     /// predictor's expiry rule, or count as ending now.
-    fn expire(&mut self) {
+    fn expire(&mut self) -> Result<(), Error> {
         let now = self.now;
         let k = self.running.count_ending_by(now);
         if k <= self.n_final {
-            return; // every expired job already counts as ending now
+            return Ok(()); // every expired job already counts as ending now
         }
         self.changes += 1;
-        let expired: Vec<u32> = self.running.entries()[..k]
+        let expired: Vec<(u32, i64)> = self.running.entries()[..k]
             .iter()
             .map(|e| e.job)
             .filter(|&job| !self.final_expired[job as usize])
+            .map(|job| (job, self.start[job as usize]))
             .collect();
-        for job in expired {
+        let mut new_estimates = Vec::with_capacity(expired.len());
+        self.predictor
+            .on_expiry(now, &expired, &mut new_estimates)?;
+        if new_estimates.len() != expired.len() {
+            return Err(Error::Dispatch(format!(
+                "predictor {} gave {} new estimates for {} expired jobs",
+                self.predictor.name(),
+                new_estimates.len(),
+                expired.len()
+            )));
+        }
+        for (&(job, started), new) in expired.iter().zip(new_estimates) {
             let j = job as usize;
-            let started = self.start[j];
-            match self.predictor.on_expiry(j, started, now) {
+            match new {
                 Some(new) if now < started + new && started + new < self.limit / 2 => {
                     self.running.remove(job, self.est_end[j]);
                     self.est_end[j] = started + new;
@@ -572,6 +638,7 @@ impl Engine {
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -640,4 +707,32 @@ pub fn simulate_counting_by(
     let predictor =
         crate::predict::make_predictor(predictor, &jobs.run, &jobs.requested, jobs.overrun)?;
     Engine::new(jobs, dispatcher, predictor)?.run()
+}
+
+/// Simulate `jobs` under the native dispatcher named with `params` (see
+/// [`simulate_counting_with`]) and `predictor` (any implementation of [`Predictor`],
+/// e.g. the binding's adapter of a predictor written in Python, whose estimates are
+/// known only at submission: the dispatcher's start is then not called).
+pub fn simulate_counting_predicted(
+    jobs: CountingWorkload,
+    dispatcher: &str,
+    params: &Params,
+    predictor: Box<dyn Predictor>,
+) -> Result<Outcome, Error> {
+    let dispatcher = crate::dispatch::make_dispatcher_with(dispatcher, params, Some(jobs.len()))?;
+    Engine::new(jobs, dispatcher, predictor)?.run()
+}
+
+/// Simulate `jobs` on a node-level platform under the native dispatcher named with
+/// `params` (see [`simulate_nodes_with`]) and `predictor` (see
+/// [`simulate_counting_predicted`]).
+pub fn simulate_nodes_predicted(
+    jobs: NodeWorkload,
+    dispatcher: &str,
+    params: &Params,
+    predictor: Box<dyn Predictor>,
+) -> Result<Outcome, Error> {
+    let n = jobs.jobs.len();
+    let dispatcher = crate::dispatch::make_node_dispatcher(dispatcher, params, Some(n))?;
+    Engine::with_nodes(jobs, dispatcher, predictor)?.run()
 }

@@ -56,11 +56,11 @@ pub use dispatch::{
     OrderParam, Params, PassContext, PassRequests, Placement, View,
 };
 pub use engine::{
-    simulate_counting, simulate_counting_by, simulate_counting_with, simulate_nodes_by,
-    simulate_nodes_with, Engine, Outcome,
+    simulate_counting, simulate_counting_by, simulate_counting_predicted, simulate_counting_with,
+    simulate_nodes_by, simulate_nodes_predicted, simulate_nodes_with, Engine, Outcome,
 };
 pub use list::{NodeList, Sorted};
-pub use predict::{make_predictor, Predictor, Real, Walltime};
+pub use predict::{make_predictor, tsafrir, Predictor, Real, Walltime};
 pub use profile::CoreProfile;
 pub use swf::{parse_swf, SwfColumns, SwfParser, Unclean};
 pub use workload::{CountingWorkload, NodeWorkload, Overrun};

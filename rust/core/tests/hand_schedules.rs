@@ -2,8 +2,8 @@
 //! engine's documented event order), on the native engine.
 
 use dispatchlab_core::{
-    make_dispatcher, simulate_counting, CountingWorkload, Engine, Outcome, Overrun, Predictor,
-    COMPLETED, KILLED, REJECTED,
+    make_dispatcher, simulate_counting, tsafrir, CountingWorkload, Engine, Error, Outcome, Overrun,
+    Predictor, COMPLETED, KILLED, REJECTED,
 };
 
 #[allow(clippy::too_many_arguments)] // a test helper: the columns side by side
@@ -236,19 +236,194 @@ fn the_real_predictor_plans_with_run_times() {
     assert_eq!(r.start, vec![0, 100, 150]);
 }
 
-/// Every estimate 10 s; the default expiry rule (Tsafrir's).
+/// Every estimate 10 s, known only at submission; Tsafrir's expiry rule.
 struct TenSeconds(Vec<i64>);
 
 impl Predictor for TenSeconds {
     fn name(&self) -> &'static str {
         "ten"
     }
-    fn estimate(&self, _job: usize) -> i64 {
-        10
+    fn at_time(
+        &mut self,
+        _now: i64,
+        _completed: &[u32],
+        submitted: &[u32],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Error> {
+        out.extend(submitted.iter().map(|_| 10));
+        Ok(())
     }
-    fn requested(&self, job: usize) -> i64 {
-        self.0[job]
+    fn on_expiry(
+        &mut self,
+        now: i64,
+        expired: &[(u32, i64)],
+        out: &mut Vec<Option<i64>>,
+    ) -> Result<(), Error> {
+        out.extend(
+            expired
+                .iter()
+                .map(|&(j, started)| tsafrir(self.0[j as usize], started, now)),
+        );
+        Ok(())
     }
+}
+
+/// A learning predictor: each estimate is the run time of the job that completed
+/// last (the requested time before any completed); it records its calls.
+#[derive(Default)]
+struct LastRun {
+    run: Vec<i64>,
+    requested: Vec<i64>,
+    last: Option<i64>,
+    started: Vec<(u32, i64)>,
+    calls: Vec<(i64, Vec<u32>, Vec<u32>)>,
+    fail_at: Option<i64>,
+}
+
+impl Predictor for LastRun {
+    fn name(&self) -> &'static str {
+        "last-run"
+    }
+    fn observes(&self) -> bool {
+        true
+    }
+    fn started(&mut self, job: u32, now: i64) {
+        self.started.push((job, now));
+    }
+    fn at_time(
+        &mut self,
+        now: i64,
+        completed: &[u32],
+        submitted: &[u32],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Error> {
+        if self.fail_at == Some(now) {
+            return Err(Error::Dispatch("the predictor failed".to_string()));
+        }
+        self.calls
+            .push((now, completed.to_vec(), submitted.to_vec()));
+        if let Some(&j) = completed.last() {
+            self.last = Some(self.run[j as usize]);
+        }
+        out.extend(
+            submitted
+                .iter()
+                .map(|&j| self.last.unwrap_or(self.requested[j as usize])),
+        );
+        Ok(())
+    }
+    fn on_expiry(
+        &mut self,
+        now: i64,
+        expired: &[(u32, i64)],
+        out: &mut Vec<Option<i64>>,
+    ) -> Result<(), Error> {
+        let wall = &self.requested;
+        out.extend(
+            expired
+                .iter()
+                .map(|&(j, started)| tsafrir(wall[j as usize], started, now)),
+        );
+        Ok(())
+    }
+}
+
+/// A run of `LastRun` under fifo on 2 cores: J0 (2 cores, 10 s) at 0, J1 (1 core,
+/// 5 s) at 10, when J0 ends, J2 (1 core, 7 s) at 12.
+fn last_run(fail_at: Option<i64>) -> (Result<dispatchlab_core::Outcome, Error>, Vec<String>) {
+    use std::sync::{Arc, Mutex};
+    struct Shared(Arc<Mutex<LastRun>>);
+    impl Predictor for Shared {
+        fn name(&self) -> &'static str {
+            "last-run"
+        }
+        fn observes(&self) -> bool {
+            true
+        }
+        fn started(&mut self, job: u32, now: i64) {
+            self.0.lock().unwrap().started(job, now)
+        }
+        fn at_time(
+            &mut self,
+            now: i64,
+            c: &[u32],
+            s: &[u32],
+            out: &mut Vec<i64>,
+        ) -> Result<(), Error> {
+            self.0.lock().unwrap().at_time(now, c, s, out)
+        }
+        fn on_expiry(
+            &mut self,
+            now: i64,
+            e: &[(u32, i64)],
+            out: &mut Vec<Option<i64>>,
+        ) -> Result<(), Error> {
+            self.0.lock().unwrap().on_expiry(now, e, out)
+        }
+    }
+    let (run, requested) = (vec![10, 5, 7], vec![100, 100, 100]);
+    let shared = Arc::new(Mutex::new(LastRun {
+        run: run.clone(),
+        requested: requested.clone(),
+        fail_at,
+        ..LastRun::default()
+    }));
+    let jobs = CountingWorkload::new(
+        vec![0, 10, 12],
+        run,
+        requested,
+        vec![2, 1, 1],
+        2,
+        Overrun::Run,
+    )
+    .unwrap();
+    let engine = Engine::new(
+        jobs,
+        make_dispatcher("fifo").unwrap(),
+        Box::new(Shared(shared.clone())),
+    )
+    .unwrap();
+    let outcome = engine.run();
+    let p = shared.lock().unwrap();
+    let log = p
+        .calls
+        .iter()
+        .map(|(t, c, s)| format!("{t}: {c:?} {s:?}"))
+        .chain(p.started.iter().map(|(j, t)| format!("start {j} at {t}")))
+        .collect();
+    (outcome, log)
+}
+
+#[test]
+fn a_learning_predictor_observes_completions_before_the_submissions_of_their_time() {
+    let (outcome, log) = last_run(None);
+    let o = outcome.unwrap();
+    // J1 submitted at 10 as J0 ends: J0 observed first, so J1's estimate is J0's 10 s
+    assert_eq!(o.estimate, vec![100, 10, 10]);
+    assert_eq!(o.start, vec![0, 10, 12]);
+    assert_eq!(
+        log,
+        vec![
+            "0: [] [0]",
+            "10: [0] [1]",
+            "12: [] [2]",
+            "15: [1] []",
+            "19: [2] []",
+            "start 0 at 0",
+            "start 1 at 10",
+            "start 2 at 12",
+        ]
+    );
+}
+
+#[test]
+fn a_predictor_error_stops_the_run_with_it() {
+    let (outcome, log) = last_run(Some(12));
+    match outcome {
+        Err(Error::Dispatch(m)) => assert_eq!(m, "the predictor failed"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(log.len(), 2 + 2); // the calls at 0 and 10, the starts of J0 and J1
 }
 
 #[test]

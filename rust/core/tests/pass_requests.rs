@@ -187,12 +187,29 @@ impl Predictor for Short {
         "short"
     }
 
-    fn estimate(&self, _job: usize) -> i64 {
-        2
+    fn at_time(
+        &mut self,
+        _now: i64,
+        _completed: &[u32],
+        submitted: &[u32],
+        out: &mut Vec<i64>,
+    ) -> Result<(), Error> {
+        out.extend(submitted.iter().map(|_| 2));
+        Ok(())
     }
 
-    fn requested(&self, job: usize) -> i64 {
-        self.0[job]
+    fn on_expiry(
+        &mut self,
+        now: i64,
+        expired: &[(u32, i64)],
+        out: &mut Vec<Option<i64>>,
+    ) -> Result<(), Error> {
+        out.extend(
+            expired
+                .iter()
+                .map(|&(j, started)| dispatchlab_core::tsafrir(self.0[j as usize], started, now)),
+        );
+        Ok(())
     }
 }
 

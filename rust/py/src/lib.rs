@@ -7,9 +7,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod python_dispatcher;
 use python_dispatcher::{ErrorSlot, PyDispatcher};
+mod python_predictor;
+use python_predictor::PyPredictor;
 
 use dispatchlab_core::{
-    CountingWorkload, Error, NodeMatrix, NodeWorkload, Nodes, Order, OrderParam, Overrun, Params,
+    CountingWorkload, Engine, Error, NodeMatrix, NodeWorkload, Nodes, Order, OrderParam, Overrun,
+    Params,
 };
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -106,7 +109,8 @@ type Columns<'py> = (
 );
 
 /// simulate_counting(submit, run, requested, units, total_cores, dispatcher, *,
-/// predictor="walltime", overrun="run", counts=False, params=None)
+/// predictor="walltime", overrun="run", counts=False, params=None,
+/// python_predictor=None)
 /// --
 ///
 /// Simulate jobs on a counting platform (`total_cores` pooled cores, every unit one
@@ -127,7 +131,11 @@ type Columns<'py> = (
 /// where an ordering is "fifo" (or "fcfs"), "sjf", for `order` also "priority", or an
 /// int64 array of per-job ranks (by job row; lower first, ties by queue order) for a
 /// static ordering the caller ranked over all jobs. `predictor` is "walltime" or
-/// "real"; `overrun` "run" or "kill". Returns `(start, end, status)` as numpy arrays (int64, int64,
+/// "real", or `python_predictor` is `(at_time, on_expiry, observes)`: a predictor
+/// written in Python, called at each time point with submissions (or completions)
+/// and at expiries (the protocol: `rust/py/src/python_predictor.rs`;
+/// `dispatchlab.sim.native_predict` makes them), whose exceptions stop the run and
+/// are raised unchanged; `overrun` "run" or "kill". Returns `(start, end, status)` as numpy arrays (int64, int64,
 /// int8; status 0 completed, 1 killed, 2 rejected; start and end -1 for a rejected
 /// job), and with `counts=True` also the run's event and pass counts:
 /// `(start, end, status, events, passes)`.
@@ -137,7 +145,8 @@ type Columns<'py> = (
 /// message (never an abort).
 #[pyfunction]
 #[pyo3(signature = (submit, run, requested, units, total_cores, dispatcher, *,
-                    predictor = "walltime", overrun = "run", counts = false, params = None))]
+                    predictor = "walltime", overrun = "run", counts = false, params = None,
+                    python_predictor = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
 fn simulate_counting<'py>(
     py: Python<'py>,
@@ -151,6 +160,7 @@ fn simulate_counting<'py>(
     overrun: &str,
     counts: bool,
     params: Option<&Bound<'py, PyDict>>,
+    python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let params = parse_params(params)?;
     let overrun = Overrun::parse(overrun).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -164,9 +174,13 @@ fn simulate_counting<'py>(
     )
     .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
-    let outcome = match detached(py, move || {
-        dispatchlab_core::simulate_counting_with(jobs, &dispatcher, &params, &predictor)
-    })? {
+    let slot = ErrorSlot::default();
+    let python = python_predictor.map(|args| adapter(args, &slot));
+    let outcome = detached(py, move || match python {
+        Some(p) => dispatchlab_core::simulate_counting_predicted(jobs, &dispatcher, &params, p),
+        None => dispatchlab_core::simulate_counting_with(jobs, &dispatcher, &params, &predictor),
+    });
+    let outcome = match raise_kept(&slot, outcome)? {
         Ok(outcome) => outcome,
         Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
         Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
@@ -190,6 +204,31 @@ fn simulate_counting<'py>(
     }
 }
 
+// ---- duration predictors written in Python (python_predictor.rs) ----
+
+/// The `python_predictor` argument of `simulate_counting` and `simulate_nodes`:
+/// `(at_time, on_expiry, observes)`, the functions `dispatchlab.sim.native_predict`
+/// makes (their protocol: `rust/py/src/python_predictor.rs`) and whether the
+/// predictor observes completions. Given, it replaces `predictor`: estimates are then
+/// known only at submission (the dispatcher's start gets none).
+type PythonPredictorArgs = (Py<PyAny>, Py<PyAny>, bool);
+
+/// The core's predictor calling the Python functions `args`, keeping an exception in
+/// `slot`.
+fn adapter(args: PythonPredictorArgs, slot: &ErrorSlot) -> Box<dyn dispatchlab_core::Predictor> {
+    let (at_time, on_expiry, observes) = args;
+    Box::new(PyPredictor::new(at_time, on_expiry, observes, slot.clone()))
+}
+
+/// The run's outcome, unless a Python callback raised: then its exception, unchanged
+/// (the core only stopped because of it).
+fn raise_kept<T>(slot: &ErrorSlot, outcome: PyResult<T>) -> PyResult<T> {
+    if let Some(err) = slot.lock().ok().and_then(|mut e| e.take()) {
+        return Err(err);
+    }
+    outcome
+}
+
 /// A two-dimensional int64 array as a row-major matrix (copied).
 fn matrix(field: &'static str, a: &PyReadonlyArray2<'_, i64>) -> PyResult<NodeMatrix> {
     let v = a.as_array();
@@ -211,7 +250,7 @@ type NodeColumns<'py> = (
 
 /// simulate_nodes(submit, run, requested, units, requests, capacity, dispatcher, *,
 /// core=None, weights=None, ranks=None, unservable=None, predictor="walltime",
-/// overrun="run", params=None)
+/// overrun="run", params=None, python_predictor=None)
 /// --
 ///
 /// Simulate jobs on a node-level platform natively, with the engine semantics of
@@ -230,7 +269,8 @@ type NodeColumns<'py> = (
 /// "fifo", "sjf" or "ljf"; `params` as for
 /// `simulate_counting` (`skip`), plus `allocator`: "first-fit" (default),
 /// "best-fit", "consolidate" or "energy-consolidate". `predictor` is "walltime" or
-/// "real"; `overrun` "run" or "kill".
+/// "real" (or `python_predictor` as for `simulate_counting`); `overrun` "run" or
+/// "kill".
 ///
 /// Returns `(start, end, status, events, passes, offsets, nodes, counts)`: the
 /// columns and counts of `simulate_counting(..., counts=True)` and the allocations as
@@ -242,7 +282,8 @@ type NodeColumns<'py> = (
 #[pyfunction]
 #[pyo3(signature = (submit, run, requested, units, requests, capacity, dispatcher, *,
                     core = None, weights = None, ranks = None, unservable = None,
-                    predictor = "walltime", overrun = "run", params = None))]
+                    predictor = "walltime", overrun = "run", params = None,
+                    python_predictor = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
 fn simulate_nodes<'py>(
     py: Python<'py>,
@@ -260,6 +301,7 @@ fn simulate_nodes<'py>(
     predictor: &str,
     overrun: &str,
     params: Option<&Bound<'py, PyDict>>,
+    python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<NodeColumns<'py>> {
     let value_error = |e: Error| PyValueError::new_err(e.to_string());
     let params = parse_params(params)?;
@@ -286,9 +328,13 @@ fn simulate_nodes<'py>(
         None => jobs,
     };
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
-    let outcome = match detached(py, move || {
-        dispatchlab_core::simulate_nodes_with(jobs, &dispatcher, &params, &predictor)
-    })? {
+    let slot = ErrorSlot::default();
+    let python = python_predictor.map(|args| adapter(args, &slot));
+    let outcome = detached(py, move || match python {
+        Some(p) => dispatchlab_core::simulate_nodes_predicted(jobs, &dispatcher, &params, p),
+        None => dispatchlab_core::simulate_nodes_with(jobs, &dispatcher, &params, &predictor),
+    });
+    let outcome = match raise_kept(&slot, outcome)? {
         Ok(outcome) => outcome,
         Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
         Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
@@ -307,11 +353,13 @@ fn simulate_nodes<'py>(
 }
 
 /// simulate_python(submit, run, requested, units, total_cores, pass_fn, *,
-/// empty_queue=None, predictor="walltime", overrun="run", nodes=None)
+/// empty_queue=None, predictor="walltime", overrun="run", nodes=None,
+/// python_predictor=None)
 /// --
 ///
 /// Simulate jobs natively under a dispatcher written in Python: the columns,
-/// `total_cores`, `predictor` and `overrun` as for `simulate_counting`; on a
+/// `total_cores`, `predictor`, `python_predictor` and `overrun` as for
+/// `simulate_counting`; on a
 /// node-level platform `nodes` is `(requests, capacity, core, unservable)` as for
 /// `simulate_nodes` (the allocations are the Python side's: `pass_fn` answers each
 /// start with its allocation); `pass_fn` is called at each pass with the pass's state and
@@ -326,7 +374,7 @@ fn simulate_nodes<'py>(
 #[pyfunction]
 #[pyo3(signature = (submit, run, requested, units, total_cores, pass_fn, *,
                     empty_queue = None, predictor = "walltime", overrun = "run",
-                    nodes = None))]
+                    nodes = None, python_predictor = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
 fn simulate_python<'py>(
     py: Python<'py>,
@@ -340,12 +388,14 @@ fn simulate_python<'py>(
     predictor: &str,
     overrun: &str,
     nodes: Option<NodeArgs<'py>>,
+    python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let value_error = |e: Error| PyValueError::new_err(e.to_string());
     let overrun = Overrun::parse(overrun).map_err(value_error)?;
     let slot = ErrorSlot::default();
     let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone()));
     let predictor = predictor.to_string();
+    let python = python_predictor.map(|args| adapter(args, &slot));
     let outcome = match nodes {
         None => {
             let jobs = CountingWorkload::new(
@@ -357,8 +407,9 @@ fn simulate_python<'py>(
                 overrun,
             )
             .map_err(value_error)?;
-            detached(py, move || {
-                dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor)
+            detached(py, move || match python {
+                Some(p) => Engine::new(jobs, dispatcher, p).and_then(Engine::run),
+                None => dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor),
             })
         }
         Some((requests, capacity, core, unservable)) => {
@@ -381,8 +432,9 @@ fn simulate_python<'py>(
                     .with_unservable(flags.as_array().to_vec())
                     .map_err(value_error)?;
             }
-            detached(py, move || {
-                dispatchlab_core::simulate_nodes_by(jobs, dispatcher, &predictor)
+            detached(py, move || match python {
+                Some(p) => Engine::with_nodes(jobs, dispatcher, p).and_then(Engine::run),
+                None => dispatchlab_core::simulate_nodes_by(jobs, dispatcher, &predictor),
             })
         }
     };

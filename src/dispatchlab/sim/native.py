@@ -22,7 +22,11 @@ decides from tables, one entry per native capability:
   on counting and node-level runs (it makes its allocations), unless it declares a requirement of
   :data:`PYTHON_DISPATCHER_NEEDS` (power predictions, a cap, slowed running jobs, a
   pass log);
-* :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes);
+* :data:`NATIVE_PREDICTORS`: the native duration predictors (exact classes); any
+  other duration predictor (dispatchlab's learning ones, ``history``, ``tsafrir``, ...,
+  or a class of yours) runs in Python, called by the core at each submission,
+  completion and expiry (:mod:`dispatchlab.sim.native_predict`), under a native
+  dispatcher that needs no estimate before the run (:func:`_python_predictor_reason`);
 * the platform: counting runs (a pooled platform of cores, every job unit one core:
   :func:`~dispatchlab.sim.engine.is_node_level` False) under every native dispatcher;
   node-level runs (nodes x any resources, node weights, partitions and the other
@@ -110,6 +114,7 @@ from dispatchlab.sim.engine import (
     is_node_level,
     unfit_reason,
 )
+from dispatchlab.sim.native_predict import NativePredictorCalls
 from dispatchlab.sim.native_view import NativePasses, NotNativeDecision, make_passes
 from dispatchlab.sim.result import STATUS_REJECTED, SimulationResult
 from dispatchlab.workload.jobs import JobTable
@@ -319,7 +324,8 @@ def _dispatcher_reason(dispatcher: Dispatcher) -> str | None:
 
 
 def _predictor_reason(predictor: Predictor) -> str | None:
-    """Why ``predictor`` is not native (None: it is)."""
+    """Why ``predictor`` is not native (None: it is): the core then calls it in
+    Python (:func:`_python_predictor_reason`)."""
     name = predictor.name or type(predictor).__name__
     cls = NATIVE_PREDICTORS.get(name)
     if cls is None:
@@ -329,6 +335,27 @@ def _predictor_reason(predictor: Predictor) -> str | None:
                 f"{type(predictor).__qualname__} is not the native {name!r}")
     if predictor.get_params():
         return f"predictor {name!r} with parameters is not native yet"
+    return None
+
+
+# --- duration predictors run in Python (the core calls them: native_predict.py) ------
+
+def _python_predictor_reason(predictor: Predictor, dispatcher: Dispatcher) -> str | None:
+    """Why the predictor ``predictor``, which the core does not implement and calls in
+    Python (its estimates then exist only from each job's submission on), cannot run
+    under ``dispatcher`` on the native engine (None: it can): a native dispatcher
+    ordering jobs by per-job ranks over all jobs (:func:`static_rank`, made from every
+    job's estimate before the run). A dispatcher written in Python runs with it."""
+    name = predictor.name or type(predictor).__name__
+    if _via_view(dispatcher):
+        return None  # (its View sees each estimate from the job's submission on)
+    for key, value in dispatcher.get_params().items():
+        if key in NATIVE_DISPATCHERS[dispatcher.name].core_params \
+                and key in ("order", "priority"):
+            ordering = _ordering(value)
+            if ordering is not None and type(ordering) not in (FifoOrder, SjfOrder):
+                return (f"predictor {name!r} with {key}={ordering.name!r} is not native "
+                        "yet (the ordering needs every estimate before the run)")
     return None
 
 
@@ -405,8 +432,9 @@ def native_reason(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     if _core is None:
         return NOT_BUILT
     reason = _dispatcher_reason(dispatcher)
-    if reason is None:
-        reason = _predictor_reason(predictor or WalltimePredictor())
+    if reason is None and _predictor_reason(predictor or WalltimePredictor()) is not None:
+        assert predictor is not None  # (walltime is native)
+        reason = _python_predictor_reason(predictor, dispatcher)
     if reason is not None:
         return reason
     if overrun not in OVERRUN_MODES:
@@ -472,18 +500,21 @@ def _core_params(dispatcher: Dispatcher, jobs: JobTable, platform: Platform,
 
 def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
                dispatcher: Dispatcher, predictor: Predictor, overrun: str, *,
-               platform: Platform, estimate: np.ndarray
-               ) -> tuple[Any, ...]:
+               platform: Platform, estimate: np.ndarray,
+               calls: NativePredictorCalls | None = None) -> tuple[Any, ...]:
     """The core's ``(start, end, status, events, passes)`` for a native run, and on a
     node-level run the allocations as flat arrays ``(offsets, nodes, counts)`` after
     them (one branch per binding function: ``simulate_nodes`` for node-level runs,
     ``simulate_counting`` for the others). ``estimate``: every job's estimate at
-    submission (for the orderings' ranks)."""
+    submission (for the orderings' ranks); ``calls``: the calls of a predictor run in
+    Python (:mod:`dispatchlab.sim.native_predict`; None: ``predictor`` is native)."""
     del sim_run  # the core derives it from run, requested time and overrun
     col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
            for c in ("submit", "run", "requested_time", "units")}
     entry = NATIVE_DISPATCHERS[dispatcher.name]
     params = _core_params(dispatcher, jobs, platform, estimate)
+    python_predictor = (None if calls is None
+                        else (calls.at_time, calls.on_expiry, calls.observes))
     assert _core is not None  # native_reason refused the run otherwise
     if is_node_level(platform, jobs):
         params["allocator"] = dispatcher.get_params()["allocator"]
@@ -494,11 +525,12 @@ def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
             core=names.index("core") if "core" in names else None,
             weights=platform.node_weights() if platform.has_weights() else None,
             ranks=platform.efficiency_ranks(), unservable=_unservable(jobs),
-            predictor=predictor.name, overrun=overrun, params=params)
+            predictor=predictor.name, overrun=overrun, params=params,
+            python_predictor=python_predictor)
     return _core.simulate_counting(col["submit"], col["run"], col["requested_time"],
                                    col["units"], total_cores, entry.core,
                                    predictor=predictor.name, overrun=overrun, counts=True,
-                                   params=params)
+                                   params=params, python_predictor=python_predictor)
 
 
 def _via_view(dispatcher: Dispatcher) -> bool:
@@ -514,10 +546,11 @@ _VIA_VIEW = "_dispatchlab_via_view"
 
 
 def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
-                      predictor: Predictor, overrun: str
+                      predictor: Predictor, overrun: str,
+                      calls: NativePredictorCalls | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """The core's ``(start, end, status, events, passes)`` for a dispatcher written in
-    Python (:mod:`dispatchlab.sim.native_view`)."""
+    Python (:mod:`dispatchlab.sim.native_view`); ``calls`` as for :func:`_core_call`."""
     col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
            for c in ("submit", "run", "requested_time", "units")}
     empty = (None if passes.dispatcher.requires.empty_queue_pass
@@ -531,7 +564,9 @@ def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
     return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
                                  col["units"], total_cores, passes.run_pass,
                                  empty_queue=empty, predictor=predictor.name,
-                                 overrun=overrun, nodes=nodes)
+                                 overrun=overrun, nodes=nodes,
+                                 python_predictor=None if calls is None else (
+                                     calls.at_time, calls.on_expiry, calls.observes))
 
 
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -566,12 +601,17 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     capacity = platform.capacity_matrix()
     total_cores = int(capacity[:, names.index("core")].sum()) if "core" in names else 0
     n = len(jobs)
-    predictor.start(PredictorContext(jobs, overrun, np.full(n, -1, dtype=np.int64)))
-    estimate = np.array(predictor.static_estimates(), dtype=np.int64)
-    if estimate.shape != (n,) or (n and (estimate.min() < 0
-                                         or estimate.max() >= limit // 4)):
-        raise DispatchError(f"{predictor!r}: static_estimates() must give one estimate "
-                            ">= 0 per job")
+    calls: NativePredictorCalls | None = None
+    if _predictor_reason(predictor) is not None:  # run in Python, called by the core
+        calls = NativePredictorCalls(predictor, jobs, overrun, limit)
+        estimate = calls.estimate  # (filled at each submission)
+    else:
+        predictor.start(PredictorContext(jobs, overrun, np.full(n, -1, dtype=np.int64)))
+        estimate = np.array(predictor.static_estimates(), dtype=np.int64)
+        if estimate.shape != (n,) or (n and (estimate.min() < 0
+                                             or estimate.max() >= limit // 4)):
+            raise DispatchError(f"{predictor!r}: static_estimates() must give one "
+                                "estimate >= 0 per job")
     decision_times = np.zeros(0, dtype=np.float64)
     # a dispatcher written in Python is started here, with its view (what it raises
     # is raised unchanged)
@@ -581,14 +621,18 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
     try:
         flat: list[np.ndarray] = []
         if passes_ is not None:
+            if calls is not None:  # the View sees each estimate from submission on
+                calls.mirrors.append(passes_._est0)
             start, end, status, events, passes = _core_call_python(
-                jobs, total_cores, passes_, predictor, overrun)
+                jobs, total_cores, passes_, predictor, overrun, calls)
             decision_times = np.frombuffer(passes_.decision_times, dtype=np.float64).copy()
         else:
             start, end, status, events, passes, *flat = _core_call(
                 jobs, sim_run, total_cores, dispatcher, predictor, overrun,
-                platform=platform, estimate=estimate)
+                platform=platform, estimate=estimate, calls=calls)
     except (ValueError, RuntimeError) as exc:
+        if calls is not None and calls.error is exc:
+            raise  # the predictor's own exception (or its estimate's check), unchanged
         if passes_ is not None and passes_.error is exc:
             raise  # the dispatcher's own exception (or its decisions' check), unchanged
         if passes_ is not None and "waiting forever" in str(exc):

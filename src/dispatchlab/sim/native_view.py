@@ -205,6 +205,8 @@ class NativePasses:
                         self._free[alloc.nodes] += (alloc.counts[:, None]
                                                     * self.requests[job][None, :])
                 for job, end in zip(reestimated, new_ends, strict=True):
+                    if end is None:  # it completed since (a learning predictor's
+                        continue     # expiry): out of the running set already
                     running.remove(job, est_end[job])
                     est_end[job] = end
                     running.insert(job, end, self._units[job])
