@@ -263,20 +263,41 @@ impl Planner {
     ) -> bool {
         let r = p.resources;
         let mut started = false;
+        // Between two starts (which change `physical` and `prof`), the scan remembers
+        // the window it built last (by the profile's breakpoint index) and, per matrix
+        // (the physically free one: PHYSICAL; a window: its index) and per-unit
+        // request, the fewest units found not to fit in total: a job of that request
+        // with at least as many units does not fit either (a node hosting more than
+        // that many would have made them fit), so it is skipped without a count.
+        const PHYSICAL: usize = usize::MAX;
+        let mut window_of: Option<usize> = None;
+        let mut short: Vec<(usize, &[i64], i64)> = Vec::new();
         for &job in rest {
             let (u, d, req) = (
                 p.units[job as usize],
                 planned(p.estimate[job as usize]),
                 p.request(job),
             );
-            if self.no_room(req, u) {
+            if Self::known_short(&short, PHYSICAL, req, u) {
                 continue;
             }
-            let w = prof.min_until(p.now + d);
-            self.window.clear();
-            self.window
-                .extend(self.physical.iter().zip(w).map(|(&a, &b)| a.min(b)));
+            if self.no_room(req, u) {
+                Self::note_short(&mut short, PHYSICAL, req, u);
+                continue;
+            }
+            let k = prof.until_index(p.now + d);
+            if Self::known_short(&short, k, req, u) {
+                continue;
+            }
+            if window_of != Some(k) {
+                let w = prof.min_until(p.now + d);
+                self.window.clear();
+                self.window
+                    .extend(self.physical.iter().zip(w).map(|(&a, &b)| a.min(b)));
+                window_of = Some(k);
+            }
             if fit_total(req, u, &self.window) < u {
+                Self::note_short(&mut short, k, req, u);
                 continue;
             }
             if let Some(a) = alloc(req, u, &self.window) {
@@ -284,9 +305,25 @@ impl Planner {
                 self.take_physical(r, req, &a);
                 out.push((job, a));
                 started = true;
+                window_of = None;
+                short.clear();
             }
         }
         started
+    }
+
+    /// Whether `short` (see [`Planner::backfill`]) shows `u` units of `req` do not fit
+    /// matrix `m`.
+    fn known_short(short: &[(usize, &[i64], i64)], m: usize, req: &[i64], u: i64) -> bool {
+        short.iter().any(|&(k, q, f)| k == m && f <= u && q == req)
+    }
+
+    /// Record in `short` that `u` units of `req` do not fit matrix `m`.
+    fn note_short<'q>(short: &mut Vec<(usize, &'q [i64], i64)>, m: usize, req: &'q [i64], u: i64) {
+        match short.iter_mut().find(|e| e.0 == m && e.1 == req) {
+            Some(e) => e.2 = e.2.min(u),
+            None => short.push((m, req, u)),
+        }
     }
 
     /// Whether `job` may start now: its units fit in total in the minimum of the

@@ -216,10 +216,16 @@ impl NodeProfile {
         self.min_rows(i, j, out);
     }
 
+    /// The breakpoint whose running minimum [`NodeProfile::min_until`] returns for
+    /// `stop`: two stops with the same index get the same matrix (until a change).
+    pub fn until_index(&self, stop: i64) -> usize {
+        self.times.partition_point(|&x| x < stop).max(1) - 1
+    }
+
     /// The minimum free matrix over `[now, stop)` (`stop > now`), from the running
     /// minimum of the matrices, computed as far as needed and kept until a change.
     pub fn min_until(&mut self, stop: i64) -> &[i64] {
-        let k = self.times.partition_point(|&x| x < stop).max(1) - 1;
+        let k = self.until_index(stop);
         while self.pmin_valid <= k {
             let v = self.pmin_valid;
             if self.pmin.len() <= v {
