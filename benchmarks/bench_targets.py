@@ -282,6 +282,19 @@ def cases(smoke: bool, minimal: Path | None) -> list[Case]:
     return out
 
 
+def _write_cluster_apart(folder: str, jobs: int) -> dict[str, Path]:
+    """``gen_slurm_cluster.write_cluster(folder, jobs=jobs, seed=0)`` in a process of its
+    own. Made here, the 100,000 jobs would grow this process to about 500 MB, and Linux
+    counts the parent's peak RSS at the fork in every later child's ``ru_maxrss`` (exec
+    keeps the larger of the old and new image's peaks), which would hide the children's
+    own peaks."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(gen_slurm_cluster.write_cluster, (folder,),
+                          {"jobs": jobs, "seed": 0})
+
+
 def run_case(case: Case, repeat: int, python_repeat: int) -> None:
     """Best of ``repeat`` of each run (``python_repeat`` for the Python engine's),
     alternating; a Python run is skipped when the case's ``auto`` run ran the Python
@@ -399,7 +412,7 @@ def main() -> None:
                 case.runs = accasim_runs(Path(cluster), args)
             if case.name == "sacct-replay":
                 n = SMOKE_JOBS if args.smoke else 100_000
-                files = gen_slurm_cluster.write_cluster(cluster, jobs=n, seed=0)
+                files = _write_cluster_apart(cluster, n)
                 case.runs = engines("", lambda e, f=files: [
                     sys.executable, "-m", "dispatchlab.cli", "simulate", str(f["sacct"]),
                     "--platform", str(f["slurm.conf"]), "--dispatcher", "easy",
