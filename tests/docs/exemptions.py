@@ -37,6 +37,8 @@ EXEMPT: dict[tuple[str, str], str] = {
         "a benchmark: minutes of whole-trace runs, best of 3",
     ("explanation/performance.md", "python benchmarks/bench_native.py"):
         "a benchmark that builds a Rust program with cargo",
+    ("explanation/performance.md", "python benchmarks/bench_targets.py"):
+        "a benchmark: about ten minutes, and AccaSim in a throwaway venv",
     ("explanation/performance.md", "python benchmarks/bench_campaign.py"):
         "a benchmark: 108 runs twice",
     ("explanation/references.md", "export DISPATCHLAB_TRACES=/data/traces"):

@@ -24,8 +24,8 @@ run without the estimates of every job before the run (their ``start``); those t
 need them (per-job ranks of an ordering over all jobs) are refused by
 :func:`dispatchlab.sim.native.native_reason`. A dispatcher written in Python sees each
 estimate from its job's submission on, as on the Python engine (its View's buffers are
-written with :attr:`NativePredictorCalls.estimate`, :attr:`NativePredictorCalls.
-mirrors`).
+written with the ``estimate`` and ``mirrors`` arrays of
+:class:`NativePredictorCalls`).
 """
 
 from __future__ import annotations
