@@ -53,8 +53,7 @@ const PARAMS: &str = "skip, order, reservations, priority, scope, allocator";
 /// An ordering parameter: a name, or an int64 array of per-job ranks.
 fn order_param(field: &'static str, value: &Bound<'_, PyAny>) -> PyResult<OrderParam> {
     if let Ok(name) = value.extract::<String>() {
-        return OrderParam::parse(field, &name, field == "order")
-            .map_err(|e| PyValueError::new_err(e.to_string()));
+        return OrderParam::parse(field, &name, field == "order").map_err(value_error);
     }
     match value.extract::<PyReadonlyArray1<'_, i64>>() {
         Ok(rank) => Ok(OrderParam::Order(Order::Rank(column(&rank)))),
@@ -163,7 +162,7 @@ fn simulate_counting<'py>(
     python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let params = parse_params(params)?;
-    let overrun = Overrun::parse(overrun).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let overrun = Overrun::parse(overrun).map_err(value_error)?;
     let jobs = CountingWorkload::new(
         column(&submit),
         column(&run),
@@ -172,7 +171,7 @@ fn simulate_counting<'py>(
         total_cores,
         overrun,
     )
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    .map_err(value_error)?;
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
     let slot = ErrorSlot::default();
     let python = python_predictor.map(|args| adapter(args, &slot));
@@ -180,11 +179,7 @@ fn simulate_counting<'py>(
         Some(p) => dispatchlab_core::simulate_counting_predicted(jobs, &dispatcher, &params, p),
         None => dispatchlab_core::simulate_counting_with(jobs, &dispatcher, &params, &predictor),
     });
-    let outcome = match raise_kept(&slot, outcome)? {
-        Ok(outcome) => outcome,
-        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
-        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
-    };
+    let outcome = finished(&slot, outcome)?;
     let columns: Columns<'py> = (
         PyArray1::from_vec(py, outcome.start),
         PyArray1::from_vec(py, outcome.end),
@@ -220,21 +215,30 @@ fn adapter(args: PythonPredictorArgs, slot: &ErrorSlot) -> Box<dyn dispatchlab_c
     Box::new(PyPredictor::new(at_time, on_expiry, observes, slot.clone()))
 }
 
-/// The run's outcome, unless a Python callback raised: then its exception, unchanged
-/// (the core only stopped because of it).
-fn raise_kept<T>(slot: &ErrorSlot, outcome: PyResult<T>) -> PyResult<T> {
+/// A user's input error of the core as Python's `ValueError`.
+fn value_error(e: Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// The run's outcome: if a Python callback raised, its exception, unchanged (the core
+/// only stopped because of it); else the core's errors as Python's (`ValueError` for a
+/// user's input, `RuntimeError` for a broken rule).
+fn finished<T>(slot: &ErrorSlot, outcome: PyResult<Result<T, Error>>) -> PyResult<T> {
     if let Some(err) = slot.lock().ok().and_then(|mut e| e.take()) {
         return Err(err);
     }
-    outcome
+    match outcome? {
+        Ok(outcome) => Ok(outcome),
+        Err(e @ Error::Input { .. }) => Err(value_error(e)),
+        Err(e @ Error::Dispatch(_)) => Err(PyRuntimeError::new_err(e.to_string())),
+    }
 }
 
 /// A two-dimensional int64 array as a row-major matrix (copied).
 fn matrix(field: &'static str, a: &PyReadonlyArray2<'_, i64>) -> PyResult<NodeMatrix> {
     let v = a.as_array();
     let (rows, cols) = v.dim();
-    NodeMatrix::new(field, rows, cols, v.iter().copied().collect())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    NodeMatrix::new(field, rows, cols, v.iter().copied().collect()).map_err(value_error)
 }
 
 type NodeColumns<'py> = (
@@ -303,7 +307,6 @@ fn simulate_nodes<'py>(
     params: Option<&Bound<'py, PyDict>>,
     python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<NodeColumns<'py>> {
-    let value_error = |e: Error| PyValueError::new_err(e.to_string());
     let params = parse_params(params)?;
     let overrun = Overrun::parse(overrun).map_err(value_error)?;
     let capacity = matrix("capacity", &capacity)?;
@@ -334,11 +337,7 @@ fn simulate_nodes<'py>(
         Some(p) => dispatchlab_core::simulate_nodes_predicted(jobs, &dispatcher, &params, p),
         None => dispatchlab_core::simulate_nodes_with(jobs, &dispatcher, &params, &predictor),
     });
-    let outcome = match raise_kept(&slot, outcome)? {
-        Ok(outcome) => outcome,
-        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
-        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
-    };
+    let outcome = finished(&slot, outcome)?;
     let (offsets, nodes, counts) = outcome.flat_allocations();
     Ok((
         PyArray1::from_vec(py, outcome.start),
@@ -390,7 +389,6 @@ fn simulate_python<'py>(
     nodes: Option<NodeArgs<'py>>,
     python_predictor: Option<PythonPredictorArgs>,
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
-    let value_error = |e: Error| PyValueError::new_err(e.to_string());
     let overrun = Overrun::parse(overrun).map_err(value_error)?;
     let slot = ErrorSlot::default();
     let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone()));
@@ -438,16 +436,7 @@ fn simulate_python<'py>(
             })
         }
     };
-    // the Python side's exception first (the core only stopped because of it)
-    let raised = slot.lock().ok().and_then(|mut e| e.take());
-    if let Some(err) = raised {
-        return Err(err);
-    }
-    let outcome = match outcome? {
-        Ok(outcome) => outcome,
-        Err(e @ Error::Input { .. }) => return Err(PyValueError::new_err(e.to_string())),
-        Err(e @ Error::Dispatch(_)) => return Err(PyRuntimeError::new_err(e.to_string())),
-    };
+    let outcome = finished(&slot, outcome)?;
     (
         PyArray1::from_vec(py, outcome.start),
         PyArray1::from_vec(py, outcome.end),
