@@ -414,20 +414,34 @@ impl Engine {
         };
         self.dispatcher
             .dispatch_in(&view, &context, &mut decisions, &mut requests);
-        self.submitted.clear();
-        self.completed.clear();
-        self.reestimated.clear();
-        if let Some(message) = requests.stop.take() {
-            return Err(Error::Dispatch(message));
-        }
+        self.after_call(&mut requests)?;
         for &job in &decisions {
             self.start_job(job)?;
         }
-        if !requests.is_empty() {
-            self.apply_requests(&requests, &mut decisions)?;
+        self.end_pass(requests, decisions)
+    }
+
+    /// After the dispatcher's call: the logs of what happened since its previous call
+    /// are cleared, and a stop it asked for ends the run.
+    fn after_call(&mut self, requests: &mut PassRequests) -> Result<(), Error> {
+        self.submitted.clear();
+        self.completed.clear();
+        self.reestimated.clear();
+        match requests.stop.take() {
+            Some(message) => Err(Error::Dispatch(message)),
+            None => Ok(()),
         }
-        self.queue.remove_sorted(&mut decisions);
-        self.decisions = decisions;
+    }
+
+    /// The end of a pass whose starts are made (`left`: the started rows): the
+    /// rejections and wake-ups asked for applied, the rows that left the queue removed
+    /// from it, the buffers kept for the next pass.
+    fn end_pass(&mut self, requests: PassRequests, mut left: Vec<u32>) -> Result<(), Error> {
+        if !requests.is_empty() {
+            self.apply_requests(&requests, &mut left)?;
+        }
+        self.queue.remove_sorted(&mut left);
+        self.decisions = left;
         self.requests = requests;
         Ok(())
     }
@@ -505,12 +519,7 @@ impl Engine {
         requests.clear();
         self.dispatcher
             .dispatch_nodes_in(&view, &nodes, &context, &mut placements, &mut requests);
-        self.submitted.clear();
-        self.completed.clear();
-        self.reestimated.clear();
-        if let Some(message) = requests.stop.take() {
-            return Err(Error::Dispatch(message));
-        }
+        self.after_call(&mut requests)?;
         for p in placements.drain(..) {
             decisions.push(p.job);
             self.place(p)?;
@@ -518,13 +527,7 @@ impl Engine {
         if let Some(state) = &mut self.nodes {
             state.placements = placements;
         }
-        if !requests.is_empty() {
-            self.apply_requests(&requests, &mut decisions)?;
-        }
-        self.queue.remove_sorted(&mut decisions);
-        self.decisions = decisions;
-        self.requests = requests;
-        Ok(())
+        self.end_pass(requests, decisions)
     }
 
     /// Start a placement after the Python engine's checks: the job waits, its
