@@ -171,7 +171,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     else:
         result = sim.run()
     # after the run: under auto a native run may have been made again on Python
-    ran = engine_line(result.engine, getattr(sim, "fell_back", None) or not_native)
+    ran = engine_line(result.engine, sim.fell_back or not_native)
     if trace_decisions is not None:
         write_decision_trace(trace_decisions, sim.dispatcher, result)
     if job_series is not None:

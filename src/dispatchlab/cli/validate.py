@@ -156,7 +156,7 @@ def validate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     else:
         result = sim.run()
     # after the run: under auto a native run may have been made again on Python
-    ran = engine_line(result.engine, getattr(sim, "fell_back", None) or not_native)
+    ran = engine_line(result.engine, sim.fell_back or not_native)
     del sim
     for text in result_warnings(result):
         warn(text)

@@ -256,6 +256,9 @@ class Simulation:
     #: the engine that runs (``SimulationResult.engine``, the summary's ``engine``; the
     #: native one is :class:`dispatchlab.sim.native.NativeSimulation`)
     engine = "python"
+    #: why a run chosen for the native engine ran on this one instead (None here: see
+    #: :attr:`dispatchlab.sim.native.NativeSimulation.fell_back`)
+    fell_back: str | None = None
 
     def __init__(
         self,
