@@ -17,10 +17,10 @@ use crate::planned;
 pub struct WaitingTree {
     /// leaves (a power of two, at least the job count)
     size: usize,
-    /// per node: the least cores of a waiting job below it (`i64::MAX`: none)
-    units: Vec<i64>,
-    /// per node: the least planning duration of a waiting job below it
-    durations: Vec<i64>,
+    /// per node: the least cores of a waiting job below it (`i64::MAX`: none) and the
+    /// least planning duration of one (the two minimums need not be the same job's),
+    /// side by side so that a node's two values share a cache line
+    nodes: Vec<[i64; 2]>,
     /// how many waiting jobs it holds
     len: usize,
     /// the last row added
@@ -62,12 +62,15 @@ impl WaitingTree {
             self.slot[row] as usize
         };
         let mut node = self.size + leaf;
-        self.units[node] = units;
-        self.durations[node] = duration;
+        self.nodes[node] = [units, duration];
         while node > 1 {
             node /= 2;
-            self.units[node] = self.units[2 * node].min(self.units[2 * node + 1]);
-            self.durations[node] = self.durations[2 * node].min(self.durations[2 * node + 1]);
+            let (left, right) = (self.nodes[2 * node], self.nodes[2 * node + 1]);
+            let min = [left[0].min(right[0]), left[1].min(right[1])];
+            if self.nodes[node] == min {
+                break; // unchanged here, so unchanged above
+            }
+            self.nodes[node] = min;
         }
     }
 
@@ -90,10 +93,8 @@ impl WaitingTree {
     }
 
     fn clear(&mut self) {
-        self.units.clear();
-        self.units.resize(2 * self.size, i64::MAX);
-        self.durations.clear();
-        self.durations.resize(2 * self.size, i64::MAX);
+        self.nodes.clear();
+        self.nodes.resize(2 * self.size, [i64::MAX; 2]);
         self.len = 0;
         self.last = None;
     }
@@ -111,7 +112,7 @@ impl WaitingTree {
 
     /// The fewest cores of a waiting job (`i64::MAX`: none).
     pub fn min_units(&self) -> i64 {
-        self.units.get(1).copied().unwrap_or(i64::MAX)
+        self.nodes.get(1).map_or(i64::MAX, |n| n[0])
     }
 
     /// Take the jobs `rows` (waiting, or started) out.
@@ -146,7 +147,7 @@ impl WaitingTree {
         from: usize,
         test: &impl Fn(i64, i64) -> bool,
     ) -> Option<u32> {
-        if hi <= from || !test(self.units[node], self.durations[node]) {
+        if hi <= from || !test(self.nodes[node][0], self.nodes[node][1]) {
             return None; // a necessary condition fails for every leaf below
         }
         if hi - lo == 1 {
