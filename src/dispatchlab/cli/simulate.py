@@ -25,6 +25,7 @@ from dispatchlab.cli.common import (
     dispatcher_spec,
     duration_model_spec,
     engine_line,
+    import_ahead,
     power_predictor_spec,
     predictor_spec,
     progress_bar,
@@ -165,6 +166,9 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     sim = run.simulation
     del run
     progress = bars[0] if bars else None
+    # what the command needs after the run, imported while the core simulates
+    import_ahead("rich.console", "rich.table",
+                 *(("pyarrow", "pyarrow.parquet", "pyarrow.csv") if out is not None else ()))
     if progress is not None:
         with progress:
             result = sim.run()
