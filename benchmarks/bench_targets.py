@@ -9,7 +9,10 @@ case                        commands                                         tar
 ==========================  ===============================================  ==================
 ``easy-hpc2n``              ``simulate HPC2N --dispatcher easy`` vs the      native <= 3x the
                             minimal compiled EASY (``benchmarks/             minimal one
-                            minimal_easy``, built with cargo)
+                            minimal_easy``, built with cargo), both          (the command as
+                            printing their results and writing no file;      the issue states
+                            the same command with ``--out`` (Parquet and     it, no ``--out``)
+                            JSON written) is measured beside it
 ``easy-curie``              the same on CEA-Curie                            native <= 3x
 ``accasim-hpc2n``           ``simulate HPC2N --dispatcher easy --engine      >= 100x faster
                             native`` vs AccaSim 1.1.3's EBF, as               than AccaSim
@@ -125,7 +128,8 @@ class Run:
     results are read (``kind``: ``simulate`` reads ``summary.json`` from the ``--out``
     folder the runner appends, ``json`` the last stdout line, ``minimal`` the
     ``key value`` lines of the compiled baseline, ``accasim`` the JSON file
-    ``result``); ``repeat``: its own number of runs (None: the runner's)."""
+    ``result``, ``plain`` nothing: a ``simulate`` without ``--out``, timed only);
+    ``repeat``: its own number of runs (None: the runner's)."""
 
     label: str
     cmd: list[str]
@@ -171,6 +175,8 @@ def measure(run: Run) -> dict:
             row.update(engine=summary["engine"], jobs=summary["jobs"],
                        mean_wait=summary["mean_wait"],
                        sim=summary["simulate_seconds"], sha=digest[:12])
+        elif run.kind == "plain":  # timed only: its values are its --out twin's
+            row.update(engine=run.engine, jobs=None, mean_wait=None, sim=None, sha="")
         elif run.kind == "accasim":
             assert run.result is not None
             data = json.loads(run.result.read_text())
@@ -212,6 +218,16 @@ def within(a: str, b: str, factor: float) -> Callable[[dict[str, dict]], tuple[b
     return judge
 
 
+def within_also(a: str, b: str, factor: float, also: str
+                ) -> Callable[[dict[str, dict]], tuple[bool, str]]:
+    """:func:`within`, and run ``also``'s ratio to ``b`` said beside (not judged)."""
+    def judge(r: dict[str, dict]) -> tuple[bool, str]:
+        ok, text = within(a, b, factor)(r)
+        return ok, f"{text}; {also} {r[also]['wall']:.2f} s = " \
+                   f"{r[also]['wall'] / r[b]['wall']:.2f}x"
+    return judge
+
+
 def under(a: str, seconds: float) -> Callable[[dict[str, dict]], tuple[bool, str]]:
     """Run ``a``'s wall time under ``seconds``."""
     def judge(r: dict[str, dict]) -> tuple[bool, str]:
@@ -244,10 +260,13 @@ def cases(smoke: bool, minimal: Path | None) -> list[Case]:
     jobs = f"0:{SMOKE_JOBS}" if smoke else None
     out = []
     for key, name in (("hpc2n", "HPC2N"), ("curie", "CEA-Curie")):
-        runs = engines("", lambda e, key=key: simulate(tr[key], "easy", e, jobs))
+        # the command as the issue states it (no file written, as the minimal EASY),
+        # and with --out (its values, the parquet comparison and the files' cost)
+        runs = engines("", lambda e, key=key: simulate(tr[key], "easy", e, jobs), kind="plain")
+        runs += engines("out", lambda e, key=key: simulate(tr[key], "easy", e, jobs))
         if minimal is not None:
             runs.insert(0, Run("minimal", [str(minimal), tr[key]], "minimal"))
-            judge = within("native", "minimal", 3.0)
+            judge = within_also("native", "minimal", 3.0, "out native")
         else:  # --smoke: the minimal binary reads whole traces only
             judge = under("native", float("inf"))
         out.append(Case(f"easy-{key}", f"simulate {name} --dispatcher easy",
@@ -323,9 +342,16 @@ def print_runs(case: Case) -> list[str]:
     for label, r in case.results.items():
         note = f"  (= {r['same_as']})" if "same_as" in r else ""
         wait = "-" if r["mean_wait"] is None else f"{r['mean_wait']:,.1f}"
+        sim = "-" if r["sim"] is None else f"{r['sim']:.2f}"
+        jobs = "-" if r["jobs"] is None else f"{r['jobs']:,}"
         print(f"{case.name:<20} {label:<20} {r['engine']:<8} {r['wall']:>8.2f} "
-              f"{r['sim']:>8.2f} {r['rss_mb']:>7.0f} {r['jobs']:>8,} {wait:>12} "
+              f"{sim:>8} {r['rss_mb']:>7.0f} {jobs:>8} {wait:>12} "
               f"{r['sha']:>12}{note}", flush=True)
+    minimal, ours = case.results.get("minimal"), case.results.get("out native")
+    if minimal is not None and ours is not None \
+            and abs(minimal["mean_wait"] - ours["mean_wait"]) > 0.05 + 1e-9:
+        bad.append(f"{case.name}: the minimal EASY's mean wait {minimal['mean_wait']} "
+                   f"(printed to 0.1 s) is not ours, {ours['mean_wait']}")
     for label, r in case.results.items():
         twin = case.results.get(label.replace("native", "python").replace("auto", "python"))
         if twin is not None and twin is not r and r["engine"] != twin["engine"] \
