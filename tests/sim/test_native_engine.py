@@ -175,6 +175,35 @@ def test_native_engine_matches_python_engine_on_longer_queues(workload, spec, pr
                 native_run(jobs, cores, dispatcher, predictor, "run", params))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_easy_on_queues_that_grow_long_and_shrink_short(seed):
+    """Bursts of hundreds of jobs at once, then quiet: the queue grows past the length
+    at which the core keeps its waiting tree (256 jobs) and shrinks below the one at
+    which it sets it aside (64) again and again; EASY (fifo scan, so the core switches
+    between the tree and a walk of the queue) gives the Python engine's schedule."""
+    rng = np.random.default_rng(seed)
+    bursts = 6
+    size = rng.integers(300, 500, bursts)
+    submit = np.concatenate([np.full(k, b * 4000) + rng.integers(0, 2, k).cumsum()
+                             for b, k in enumerate(size)])
+    n = len(submit)
+    run = rng.integers(0, 60, n)
+    requested = run + rng.integers(-10, 80, n).clip(min=-run)  # some expire
+    units = np.where(rng.random(n) < 0.7, rng.integers(1, 4, n), rng.integers(1, 33, n))
+    jobs = JobTable.from_arrays(submit=submit, run=run, units=units,
+                                requested_time=requested)
+    py = python_run(jobs, 32, "easy")
+    assert_same(py, native_run(jobs, 32, "easy"))
+    # the queue crossed both lengths, more than once
+    t = np.concatenate([submit, py[0]])
+    step = np.concatenate([np.ones(n), -np.ones(n)])
+    order = np.lexsort((-step, t))
+    waiting = np.cumsum(step[order])
+    long_, short = waiting >= 256, waiting <= 64
+    rises = np.count_nonzero(long_[1:] & ~long_[:-1])
+    assert rises >= 2 and short[-1], (rises, waiting.max())
+
+
 @pytest.mark.traces
 @pytest.mark.parametrize("dispatcher", ["fifo", "easy"])
 def test_golden_counting_cases(traces_dir, dispatcher):

@@ -222,6 +222,10 @@ impl Backfill {
     /// [`WaitingTree`] kept in that order (built by [`Dispatcher::start`]): the next job
     /// that may start is found in about O(log n) however long the queue; without
     /// `start` (a caller outside the engine) the rest of the queue is sorted and walked.
+    /// In queue order (fifo scan, no queue priority) the tree is kept in step only
+    /// while the queue is long ([`WaitingTree::sync_if_long`]): a short queue is walked
+    /// job by job, which costs less than keeping a tree over every job row in step
+    /// (the same jobs are found either way).
     ///
     /// **Only submissions since the previous pass** (the same [`View::changes`] and
     /// free cores, a running job and none at or past its planned end; no queue
@@ -240,9 +244,17 @@ impl Backfill {
                 && view.running.first_end().is_some_and(|e| e > now)
         });
         let mut tree = self.tree.take();
-        if let Some(tree) = tree.as_mut() {
-            tree.sync(view);
-        }
+        // the tree walks the backfill scan; in queue order (fifo scan, no queue
+        // priority) only a long queue is worth keeping it in step: a short one is
+        // walked job by job below
+        let walk = match tree.as_mut() {
+            Some(tree) if self.priority.is_none() && self.scan.is_fifo() => tree.sync_if_long(view),
+            Some(tree) => {
+                tree.sync(view);
+                true
+            }
+            None => false,
+        };
         let (head, need, mut shadow, i) = match kept {
             Some(k) => {
                 // the jobs the previous pass started run now: none started in this one
@@ -276,7 +288,7 @@ impl Backfill {
         // cores (before any backfilling, so with the free cores after step 1)
         let free_after_step_1 = free;
         let mut extra_used = 0;
-        if let Some(tree) = tree.as_mut() {
+        if let Some(tree) = tree.as_mut().filter(|_| walk) {
             // the leaves to scan: after the kept pass in queue order, those of the new
             // jobs (the old ones fail again); else all (the jobs started in step 1 are
             // out, and the head, which does not fit the free cores, never qualifies)

@@ -6,6 +6,11 @@
 use crate::dispatch::View;
 use crate::planned;
 
+/// A queue at least this long puts an idle [`WaitingTree::sync_if_long`] tree in use.
+pub const LONG_QUEUE: usize = 256;
+/// A queue at most this long sets a [`WaitingTree::sync_if_long`] tree aside.
+pub const SHORT_QUEUE: usize = 64;
+
 /// The waiting jobs' cores and planning durations by job row (see the module docs).
 ///
 /// A dispatcher keeps it in step with the queue: [`WaitingTree::sync`] at each pass
@@ -29,6 +34,9 @@ pub struct WaitingTree {
     /// row's own), and each leaf's row
     slot: Vec<u32>,
     row_at: Vec<u32>,
+    /// set aside while the queue is short ([`WaitingTree::sync_if_long`]): it holds no
+    /// job, follows nothing and answers nothing
+    idle: bool,
 }
 
 impl WaitingTree {
@@ -92,6 +100,34 @@ impl WaitingTree {
         }
     }
 
+    /// [`WaitingTree::sync`] while the queue is long; a short queue sets the tree
+    /// aside (idle: [`WaitingTree::sync`] and [`WaitingTree::remove`] do nothing, its
+    /// caller walks the queue itself) until the queue grows long again, when it is
+    /// filled with the queue anew. Long: at least [`LONG_QUEUE`] jobs to become active,
+    /// at most [`SHORT_QUEUE`] to go idle (the gap keeps a queue near one length from
+    /// switching back and forth). For a tree whose leaves are the job rows (not
+    /// [`in_order`](WaitingTree::in_order)); returns whether the tree is in use.
+    pub fn sync_if_long(&mut self, view: &View<'_>) -> bool {
+        let n = view.queue.len();
+        if self.idle {
+            if n < LONG_QUEUE {
+                return false;
+            }
+            self.idle = false; // empty (len 0, no last row): sync adds the whole queue
+        } else if n <= SHORT_QUEUE {
+            self.sync(view); // now it holds exactly the queue's jobs: take them out
+            for &job in view.queue {
+                self.set(job as usize, i64::MAX, i64::MAX);
+            }
+            self.len = 0;
+            self.last = None;
+            self.idle = true;
+            return false;
+        }
+        self.sync(view);
+        true
+    }
+
     fn clear(&mut self) {
         self.nodes.clear();
         self.nodes.resize(2 * self.size, [i64::MAX; 2]);
@@ -117,6 +153,9 @@ impl WaitingTree {
 
     /// Take the jobs `rows` (waiting, or started) out.
     pub fn remove(&mut self, rows: &[u32]) {
+        if self.idle {
+            return;
+        }
         for &job in rows {
             self.set(job as usize, i64::MAX, i64::MAX);
         }
@@ -201,5 +240,51 @@ mod tests {
             o.next(0, i64::MAX - 1, i64::MAX, 0).map(|l| o.row(l)),
             Some(4)
         );
+    }
+
+    #[test]
+    fn a_tree_set_aside_for_short_queues_answers_as_a_fresh_one() {
+        let n = 4 * LONG_QUEUE;
+        let units: Vec<i64> = (0..n as i64).map(|j| 1 + (j * 7919) % 13).collect();
+        let estimate: Vec<i64> = (0..n as i64).map(|j| (j * 104_729) % 1000).collect();
+        let running = RunningSet::default();
+        fn view<'a>(q: &'a [u32], u: &'a [i64], e: &'a [i64], r: &'a RunningSet) -> View<'a> {
+            View {
+                now: 0,
+                free_cores: 5,
+                queue: q,
+                units: u,
+                estimate: e,
+                running: r,
+                changes: 0,
+            }
+        }
+        let mut t = WaitingTree::default();
+        let mut queue: Vec<u32> = Vec::new();
+        let mut next = 0u32;
+        // grow to a long queue, shrink to a short one, grow again, comparing each step
+        for (grow, take) in [(10, 3), (300, 0), (0, 290), (5, 0), (400, 50), (0, 300)] {
+            queue.extend(next..next + grow);
+            next += grow;
+            let active = t.sync_if_long(&view(&queue, &units, &estimate, &running));
+            let started: Vec<u32> = queue.iter().step_by(2).take(take).copied().collect();
+            if active {
+                let mut fresh = WaitingTree::default();
+                fresh.sync(&view(&queue, &units, &estimate, &running));
+                for from in [0, queue[0] as usize, queue[queue.len() / 2] as usize] {
+                    for (free, within, extra) in [(5, 100, 0), (3, 1000, 2), (13, 0, 13)] {
+                        assert_eq!(
+                            t.next(from, free, within, extra),
+                            fresh.next(from, free, within, extra)
+                        );
+                    }
+                }
+                assert_eq!(t.min_units(), fresh.min_units());
+            } else {
+                assert!(queue.len() < LONG_QUEUE || queue.len() <= SHORT_QUEUE);
+            }
+            t.remove(&started);
+            queue.retain(|j| !started.contains(j));
+        }
     }
 }
