@@ -9,7 +9,6 @@ canonical spelling.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from pathlib import Path
 def close_matches(word: str, choices: Iterable[str], n: int = 3,
                   cutoff: float = 0.6) -> list[str]:
     """Up to ``n`` of ``choices`` closest to ``word`` (case-insensitive comparison)."""
+    import difflib  # (imported on a mistake only: start-up stays lean)
+
     options = list(dict.fromkeys(choices))
     lowered = {c.lower(): c for c in options}
     hits = difflib.get_close_matches(word.lower(), list(lowered), n=n, cutoff=cutoff)

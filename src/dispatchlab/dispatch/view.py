@@ -28,12 +28,13 @@ carry an ``Allocation``, usually made by the dispatcher's allocator).
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from fractions import Fraction  # (imported when used: it pulls in decimal)
+
     from dispatchlab.dispatch.allocation import Allocation
     from dispatchlab.dispatch.profile import CoreProfile, NodeProfile
     from dispatchlab.platform import Platform

@@ -47,14 +47,17 @@ from __future__ import annotations
 
 import gzip
 import re
-import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from dispatchlab.core.errors import InputError
 from dispatchlab.core.suggest import close_matches
 from dispatchlab.platform.platform import NodeType, Platform
 from dispatchlab.platform.queues import DEFAULT_EWT, check_ewt, queue_table
+
+if TYPE_CHECKING:
+    import tarfile
 
 __all__ = [
     "EURORA_DEFAULT_EWT",
@@ -180,6 +183,8 @@ def read_source(spec: str | Path, what: str = "file") -> tuple[str, str]:
     the name to show in messages (the file name, or ``ARCHIVE#FULL_MEMBER_NAME``). A
     missing file, unreadable archive, missing member or non-UTF-8 content is an
     :class:`InputError` (``what`` names the kind of file)."""
+    import tarfile  # (imported when an archive is read: start-up stays lean)
+
     path, member = split_archive(spec)
     shown = str(path) if member is None else f"{path}#{member}"
     try:

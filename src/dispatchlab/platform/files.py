@@ -19,7 +19,6 @@ The Eurora preset is :func:`dispatchlab.platform.eurora.eurora_platform`.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -382,6 +381,8 @@ def load_platform_file(path: str | Path) -> tuple[Platform, tuple[Path, ...]]:
     base = real.parent
     platform = _from_toml_text(text, shown, base)
     files = [real]
+    import tomllib  # (imported when a platform file is read: start-up stays lean)
+
     data = tomllib.loads(text)  # parsed without error just above
     spec = _queues_file_spec(data, shown, base)
     if spec is not None:
