@@ -80,3 +80,24 @@ def test_group_hours_are_node_hours_on_node_level_runs() -> None:
     held, unit = held_per_job(pooled)
     assert unit == "core-hours" and held.tolist() == pooled.jobs["units"].tolist()
     assert "by_group" not in run_summary(pooled)
+
+
+def test_jobs_parquet_dictionary_encodes_only_the_small_domain_columns(tmp_path) -> None:
+    """jobs.parquet: users, statuses, reasons and allocations dictionary-encoded, the
+    mostly distinct numbers plain (pyarrow's default would encode them all: slower to
+    write and larger); the table read back is the result's."""
+    import pyarrow.parquet as pq
+
+    from dispatchlab.run.outputs import DICTIONARY_COLUMNS
+
+    jobs = generate_synthetic(3000, cores=64, seed=3)
+    result = Simulation(Platform.pooled(64), jobs, EASY()).run()
+    write_result(result, tmp_path)
+    meta = pq.ParquetFile(tmp_path / "jobs.parquet").metadata
+    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+    for i, name in enumerate(names):
+        encodings = meta.row_group(0).column(i).encodings
+        assert ("RLE_DICTIONARY" in encodings) == (name in DICTIONARY_COLUMNS), (name,
+                                                                                  encodings)
+    assert set(DICTIONARY_COLUMNS) <= set(names)
+    assert pq.read_table(tmp_path / "jobs.parquet").equals(result.to_arrow())

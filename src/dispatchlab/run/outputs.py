@@ -135,6 +135,13 @@ def run_summary(result: SimulationResult, *, tau: float = 10.0,
     return out
 
 
+#: the ``jobs.parquet`` columns stored dictionary-encoded: text and the few distinct
+#: values of a small domain (users, statuses, reasons, allocations). Dictionary
+#: encoding of every column, pyarrow's default, made HPC2N's file 5.4 MB in 0.09 s;
+#: these alone 3.6 MB in 0.06 s.
+DICTIONARY_COLUMNS = ("user", "status", "reject_reason", "allocation")
+
+
 def write_result(result: SimulationResult, out_dir: str | Path, *, tau: float = 10.0,
                  measure: Measure | None = None, started_at: float | None = None,
                  csv: bool = False, by: Iterable[str] = ()) -> dict[str, Any]:
@@ -153,8 +160,10 @@ def write_result(result: SimulationResult, out_dir: str | Path, *, tau: float = 
 
     ``started_at`` is a ``time.perf_counter()`` value: ``wall_seconds`` in the summary
     is then the time from it until the summary is written (outputs included), else
-    null. Rows are written in batches to bound memory. The Parquet file is
-    deterministic: same inputs, same bytes. A folder that cannot be made raises
+    null. Rows are written in batches to bound memory, zstd-compressed, the columns of
+    :data:`DICTIONARY_COLUMNS` dictionary-encoded (the others, mostly distinct
+    numbers, plain: faster to write and smaller). The Parquet file is deterministic:
+    same inputs, same bytes. A folder that cannot be made raises
     :class:`~dispatchlab.core.errors.InputError`."""
     out = output_folder(out_dir)
     summary = run_summary(result, tau=tau, measure=measure, by=by)
@@ -171,8 +180,10 @@ def write_result(result: SimulationResult, out_dir: str | Path, *, tau: float = 
     n, batch, pool = len(result.jobs), 1 << 14, pa.system_memory_pool()
     measured = result.measured_rows(measure)  # once: each batch takes its rows
     first = result.to_arrow(slice(0, min(batch, n)), tau=tau, measured=measured)
+    dictionary = [c for c in DICTIONARY_COLUMNS if c in first.schema.names]
     with local_sink(out / "jobs.parquet") as sink, pq.ParquetWriter(
-            sink, first.schema, compression="zstd", memory_pool=pool) as pw:
+            sink, first.schema, compression="zstd", use_dictionary=dictionary,
+            memory_pool=pool) as pw:
         csv_writer = pacsv.CSVWriter(out / "jobs.csv", first.schema,
                                      memory_pool=pool) if csv else None
         for lo in range(0, max(n, 1), batch):
