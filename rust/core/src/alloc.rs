@@ -40,7 +40,45 @@ pub struct NodeMatrix {
     data: Vec<i64>,
 }
 
+/// A borrowed `rows` x `cols` matrix (row-major): what an [`Allocator`] reads, so
+/// that a caller's own buffer (a backfill window, a profile's matrix) is placed on
+/// without a copy into a [`NodeMatrix`].
+#[derive(Debug, Clone, Copy)]
+pub struct MatrixRef<'a> {
+    rows: usize,
+    cols: usize,
+    data: &'a [i64],
+}
+
+impl<'a> MatrixRef<'a> {
+    /// `data` as `rows` x `cols` (panics unless it has `rows * cols` values).
+    pub fn new(rows: usize, cols: usize, data: &'a [i64]) -> MatrixRef<'a> {
+        assert_eq!(rows * cols, data.len(), "a {rows} x {cols} matrix");
+        MatrixRef { rows, cols, data }
+    }
+
+    /// How many rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> &'a [i64] {
+        &self.data[i * self.cols..(i + 1) * self.cols]
+    }
+
+    /// The values, row-major.
+    pub fn data(&self) -> &'a [i64] {
+        self.data
+    }
+}
+
 impl NodeMatrix {
+    /// The matrix borrowed, for an [`Allocator`].
+    pub fn view(&self) -> MatrixRef<'_> {
+        MatrixRef::new(self.rows, self.cols, &self.data)
+    }
+
     /// A `rows` x `cols` matrix of `data` (row-major); an input error (on `field`)
     /// unless `data` has `rows * cols` values, all >= 0.
     pub fn new(
@@ -296,7 +334,7 @@ pub trait Allocator: Send {
 
     /// Where `units` units asking `request` per unit go given the `free` matrix, or
     /// None when they do not all fit now. Pure: the same inputs give the same answer.
-    fn allocate(&mut self, request: &[i64], units: i64, free: &NodeMatrix) -> Option<Allocation>;
+    fn allocate(&mut self, request: &[i64], units: i64, free: MatrixRef<'_>) -> Option<Allocation>;
 }
 
 /// `first-fit`: nodes in index order (lower weights first when they differ), as many
@@ -314,7 +352,7 @@ fn first_fit(
     order: impl Iterator<Item = usize>,
     request: &[i64],
     units: i64,
-    free: &NodeMatrix,
+    free: MatrixRef<'_>,
 ) -> Option<Allocation> {
     let mut alloc = Allocation::default();
     let mut left = units;
@@ -347,7 +385,7 @@ impl Allocator for FirstFit {
         });
     }
 
-    fn allocate(&mut self, request: &[i64], units: i64, free: &NodeMatrix) -> Option<Allocation> {
+    fn allocate(&mut self, request: &[i64], units: i64, free: MatrixRef<'_>) -> Option<Allocation> {
         match &self.order {
             Some(order) => first_fit(order.iter().copied(), request, units, free),
             None => first_fit(0..free.rows(), request, units, free),
@@ -360,7 +398,7 @@ impl Allocator for FirstFit {
 fn usable_nodes(
     request: &[i64],
     units: i64,
-    free: &NodeMatrix,
+    free: MatrixRef<'_>,
     fit: &mut Vec<i64>,
     usable: &mut Vec<usize>,
 ) -> bool {
@@ -397,7 +435,7 @@ impl Allocator for BestFit {
         self.weights = nodes.weights.clone();
     }
 
-    fn allocate(&mut self, request: &[i64], units: i64, free: &NodeMatrix) -> Option<Allocation> {
+    fn allocate(&mut self, request: &[i64], units: i64, free: MatrixRef<'_>) -> Option<Allocation> {
         let mut fit = std::mem::take(&mut self.fit);
         let mut usable = std::mem::take(&mut self.usable);
         let out = if usable_nodes(request, units, free, &mut fit, &mut usable) {
@@ -522,7 +560,7 @@ impl Allocator for Consolidate {
         self.ranks = nodes.ranks.clone();
     }
 
-    fn allocate(&mut self, request: &[i64], units: i64, free: &NodeMatrix) -> Option<Allocation> {
+    fn allocate(&mut self, request: &[i64], units: i64, free: MatrixRef<'_>) -> Option<Allocation> {
         assert_eq!(
             self.weight.len(),
             free.data().len(),
@@ -619,7 +657,7 @@ mod tests {
         assert_eq!(a.name(), name);
         a.start(&nodes);
         for ((req, units), want) in REQUESTS.iter().zip(expected) {
-            let got = a.allocate(req, *units, &free);
+            let got = a.allocate(req, *units, free.view());
             let want = want.map(|(n, c)| Allocation {
                 nodes: n.to_vec(),
                 counts: c.to_vec(),
@@ -735,7 +773,7 @@ mod tests {
         assert!(numpy_sum(&[2.0 * w, 3.0 * w, w]) > numpy_sum(&[0.0, 3.0 * w, 3.0 * w]));
         let mut a = make_allocator("consolidate").unwrap();
         a.start(&Nodes::plain(cap));
-        let got = a.allocate(&[0, 1, 0], 1, &free).unwrap();
+        let got = a.allocate(&[0, 1, 0], 1, free.view()).unwrap();
         assert_eq!(got.nodes, vec![0]);
     }
 

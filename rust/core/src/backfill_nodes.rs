@@ -40,7 +40,7 @@
 //!   no running job at or past its planned end), only the jobs queued since are
 //!   scanned, in the kept profile moved to now (`_Backfill._plan_nodes`).
 
-use crate::alloc::{Allocation, Allocator, NodeMatrix, Nodes};
+use crate::alloc::{Allocation, Allocator, MatrixRef, Nodes};
 use crate::backfill::Backfill;
 use crate::dispatch::{Dispatcher, NodeView, Order, Placement, View};
 use crate::node_profile::{fit_total, node_fit, NodeProfile};
@@ -728,8 +728,6 @@ pub struct NodeBackfill {
     counting: Backfill,
     planner: Planner,
     allocator: Box<dyn Allocator>,
-    /// the matrix handed to the allocator
-    scratch: NodeMatrix,
 }
 
 impl NodeBackfill {
@@ -741,7 +739,6 @@ impl NodeBackfill {
             planner: Planner::new(k, scan, priority),
             counting,
             allocator,
-            scratch: NodeMatrix::default(),
         }
     }
 
@@ -768,20 +765,15 @@ impl Dispatcher for NodeBackfill {
 
     fn start_nodes(&mut self, nodes: &Nodes) {
         self.allocator.start(nodes);
-        let (n, r) = (nodes.capacity.rows(), nodes.capacity.cols());
-        self.scratch =
-            NodeMatrix::new("free", n, r, vec![0; n * r]).expect("a zero matrix is valid");
     }
 
     fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
         let pass = NodePass::of(view, nodes);
-        let (allocator, scratch) = (&mut self.allocator, &mut self.scratch);
+        let allocator = &mut self.allocator;
         let r = pass.resources;
+        // the planner's matrices (window, profile rows) placed on as they are
         let mut alloc = |request: &[i64], units: i64, free: &[i64]| {
-            for (n, row) in free.chunks_exact(r).enumerate() {
-                scratch.row_mut(n).copy_from_slice(row);
-            }
-            allocator.allocate(request, units, scratch)
+            allocator.allocate(request, units, MatrixRef::new(free.len() / r, r, free))
         };
         let mut placed = Vec::new();
         self.planner.dispatch(&pass, &mut alloc, &mut placed);
@@ -839,19 +831,13 @@ mod tests {
         let mut native = (which >= 2).then(|| {
             let mut a = crate::alloc::make_allocator(ALLOCATORS[which]).unwrap();
             a.start(&Nodes::plain(
-                NodeMatrix::new("cap", n, r, c.cap.clone()).unwrap(),
+                crate::alloc::NodeMatrix::new("cap", n, r, c.cap.clone()).unwrap(),
             ));
             a
         });
-        let mut scratch = NodeMatrix::new("free", n, r, vec![0; n * r]).unwrap();
         move |q: &[i64], u: i64, f: &[i64]| match native.as_mut() {
             None => fit_in_order(which == 1, q, u, f),
-            Some(a) => {
-                for (k, row) in f.chunks_exact(r).enumerate() {
-                    scratch.row_mut(k).copy_from_slice(row);
-                }
-                a.allocate(q, u, &scratch)
-            }
+            Some(a) => a.allocate(q, u, MatrixRef::new(n, r, f)),
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use crate::alloc::{total_units, Allocation, NodeMatrix, Nodes};
 use crate::dispatch::{Dispatcher, NodeView, Params, PassContext, PassRequests, Placement, View};
+use crate::node_profile::fit_total;
 use crate::predict::Predictor;
 use crate::state::{RunningSet, WaitingQueue};
 use crate::workload::{CountingWorkload, NodeWorkload, Overrun};
@@ -147,10 +148,18 @@ impl Engine {
             unservable,
         } = jobs;
         let cap = &nodes.capacity;
+        // whether the whole platform, empty, hosts each job: the nodes are counted
+        // only until its units are reached (most jobs fit on the first few nodes)
         let fits = (0..jobs.len())
             .map(|j| {
+                let (units, request) = (jobs.units[j], requests.row(j));
                 !unservable.get(j).copied().unwrap_or(false)
-                    && jobs.units[j] <= total_units(requests.row(j), cap)
+                    && units
+                        <= if request.is_empty() {
+                            total_units(request, cap)
+                        } else {
+                            fit_total(request, units, cap.data())
+                        }
             })
             .collect();
         let state = NodeState {

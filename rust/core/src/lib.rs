@@ -49,7 +49,7 @@ pub mod swf;
 pub mod waiting;
 pub mod workload;
 
-pub use alloc::{make_allocator, Allocation, Allocator, NodeMatrix, Nodes};
+pub use alloc::{make_allocator, Allocation, Allocator, MatrixRef, NodeMatrix, Nodes};
 pub use backfill::Backfill;
 pub use dispatch::{
     make_dispatcher, make_dispatcher_with, make_node_dispatcher, Dispatcher, Fifo, NodeView, Order,

@@ -248,7 +248,7 @@ impl Dispatcher for NodeList {
             let alloc = if hopeless {
                 None
             } else {
-                self.allocator.allocate(request, units, &self.work)
+                self.allocator.allocate(request, units, self.work.view())
             };
             let Some(alloc) = alloc else {
                 if self.skip {
