@@ -25,6 +25,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -128,10 +129,18 @@ class Probe(Dispatcher):
                      view.power_prediction, view.job_power is None, view.requests.shape,
                      view.capacity.tolist(), view.free.tolist(), len(view.jobs),
                      view.platform.describe())
-        self._record([c.tolist() for c in q], [c.dtype for c in q], q.jobs.flags.writeable,
-                     [c.tolist() for c in r], view.queue_head(3), view.running_head(2))
+        self._record([c.tolist() for c in q], [c.tolist() for c in r], view.queue_head(3),
+                     view.running_head(2), view.queue_head(-2), view.queue_head(10**9),
+                     view.running_head(-1), view.queued_after(-1),
+                     view.queued_after(np.int64(len(view.jobs) // 2)),
+                     view.queued_after(len(view.jobs) / 3), view.queued_after(10**20))
+        for c in (*q, *r):  # the kind of every column, as the Python engine builds it
+            self._record(type(c), c.dtype, c.shape, c.flags.writeable, c.flags.owndata,
+                         c.flags.c_contiguous, c.base is None)
+        self._record(view.queue.jobs is q.jobs, view.queue.submit is q.submit)
         if len(q.jobs):
-            self._record(view.queued_after(int(q.jobs[0])))
+            self._record(view.queued_after(int(q.jobs[0])),
+                         view.queued_after(int(q.jobs[-1])))
         for job in r.jobs.tolist():
             alloc = view.allocation(job)
             self._record(view.estimated_end(job), view.start_time(job),

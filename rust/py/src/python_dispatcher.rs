@@ -8,16 +8,18 @@
 //! completed, reestimated, new_ends)`: the time, the free cores, the change counter
 //! (`View::changes`), whether a wake-up fired, and what happened since the previous
 //! call, in event order, as tuples of job rows (jobs queued, jobs ended, running jobs
-//! given a new estimate) and the new planned ends of the last. Nothing else crosses:
-//! the Python side keeps its own copy of the queue and the running set from these and
-//! from its own decisions (the Python engine's containers, updated as the Python
-//! engine updates them), so a pass costs no copy of either, whatever their lengths.
-//! It returns None (nothing to do), `(starts, rejects, wakes, withdraws)`, lists of
-//! ints: job rows to start in order and to reject (checked already), times of
-//! wake-ups to add and to withdraw, or the list `starts` alone. On a node-level
-//! platform it returns None or `(starts, rejects, wakes, withdraws, allocations)`, one
-//! allocation `(nodes, units)` per start (checked already: the engine checks it
-//! again, as the Python engine does).
+//! given a new estimate) and the new planned ends of the last. Before each call the
+//! adapter brings the run's [`NativeQueue`] and [`NativeRunning`] (made by the Python
+//! side, handed to `simulate_python`) up to the core's waiting queue and running set:
+//! a `memcmp` of each, and a copy of the one that changed (no Python object is made);
+//! the Python side reads them as the Python engine's containers
+//! (`dispatchlab.sim.state`), so it keeps no copy of its own and a pass costs no
+//! per-job work in Python. `pass_fn` returns None (nothing to do), `(starts, rejects,
+//! wakes, withdraws)`, lists of ints: job rows to start in order and to reject
+//! (checked already), times of wake-ups to add and to withdraw, or the list `starts`
+//! alone. On a node-level platform it returns None or `(starts, rejects, wakes,
+//! withdraws, allocations)`, one allocation `(nodes, units)` per start (checked
+//! already: the engine checks it again, as the Python engine does).
 //!
 //! Whatever the function raises stops the run: the exception is kept (the binding
 //! raises it unchanged) and the core is asked to stop.
@@ -25,11 +27,221 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use dispatchlab_core::state::{Running, RunningSet};
 use dispatchlab_core::{
     Allocation, Dispatcher, NodeView, PassContext, PassRequests, Placement, View,
 };
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+
+/// NativeQueue(submit)
+/// --
+///
+/// The waiting queue of a native run of a dispatcher written in Python, as
+/// `dispatchlab.sim.native_view` reads it (the interface of
+/// `dispatchlab.sim.state.WaitingQueue`): the core's queue as of the current call of
+/// `pass_fn` (empty before the run). `submit`: every job row's submit time.
+#[pyclass(module = "dispatchlab._core", name = "NativeQueue")]
+pub struct NativeQueue {
+    /// the waiting job rows, in queue order
+    rows: Vec<u32>,
+    /// every job row's units, estimate at submission (set when it is queued) and
+    /// submit time
+    units_of: Vec<i64>,
+    estimate_of: Vec<i64>,
+    submit_of: Vec<i64>,
+    /// `columns()`, kept until the queue changes
+    columns: Option<Py<PyTuple>>,
+}
+
+impl NativeQueue {
+    /// Bring the copy up to the core's queue, `submitted`: the jobs queued since the
+    /// previous call (their estimates are taken). The rows are compared and copied
+    /// only when they changed (one `memcmp`, one `memcpy`); no per-job work.
+    fn sync(&mut self, view: &View<'_>, submitted: &[u32]) {
+        if self.units_of.len() != view.units.len() {
+            self.units_of = view.units.to_vec(); // (once: the first call)
+            self.estimate_of = vec![0; view.units.len()];
+        }
+        for &r in submitted {
+            self.estimate_of[r as usize] = view.estimate[r as usize];
+        }
+        if self.rows.as_slice() != view.queue {
+            self.rows.clear();
+            self.rows.extend_from_slice(view.queue);
+            self.columns = None;
+        }
+    }
+
+    /// The column `of` (one value per job row) of the waiting jobs `rows`.
+    fn gather(of: &[i64], rows: &[u32]) -> Vec<i64> {
+        rows.iter().map(|&r| of[r as usize]).collect()
+    }
+
+    /// `(jobs, units, estimates)` of the waiting jobs `rows`, as lists.
+    fn lists(&self, rows: &[u32]) -> (Vec<u32>, Vec<i64>, Vec<i64>) {
+        (
+            rows.to_vec(),
+            Self::gather(&self.units_of, rows),
+            Self::gather(&self.estimate_of, rows),
+        )
+    }
+}
+
+/// An int64 numpy array.
+type Array<'py> = Bound<'py, PyArray1<i64>>;
+
+/// A new int64 array holding `values` that owns its data, as numpy's own arrays do
+/// (`PyArray1::from_iter` would borrow a Vec's: `base` set, `owndata` unset).
+fn owned<'py>(py: Python<'py>, values: impl Iterator<Item = i64>) -> Array<'py> {
+    PyArray1::from_slice(py, &values.collect::<Vec<i64>>())
+}
+
+/// `array` (new, not borrowed), made read-only.
+fn readonly<'py>(array: Array<'py>) -> Array<'py> {
+    drop(array.readwrite().make_nonwriteable());
+    array
+}
+
+#[pymethods]
+impl NativeQueue {
+    #[new]
+    fn new(submit: PyReadonlyArray1<'_, i64>) -> Self {
+        NativeQueue {
+            rows: Vec::new(),
+            units_of: Vec::new(),
+            estimate_of: Vec::new(),
+            submit_of: submit.as_array().to_vec(),
+            columns: None,
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// columns()
+    /// --
+    ///
+    /// `(jobs, units, estimates, submit)` as read-only int64 numpy arrays, in queue
+    /// order, kept until the queue changes (as `WaitingQueue.columns`).
+    fn columns<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if let Some(columns) = &self.columns {
+            return Ok(columns.bind(py).clone());
+        }
+        let rows = &self.rows;
+        let columns = PyTuple::new(
+            py,
+            [
+                readonly(owned(py, rows.iter().map(|&r| i64::from(r)))),
+                readonly(PyArray1::from_slice(
+                    py,
+                    &Self::gather(&self.units_of, rows),
+                )),
+                readonly(PyArray1::from_slice(
+                    py,
+                    &Self::gather(&self.estimate_of, rows),
+                )),
+                readonly(PyArray1::from_slice(
+                    py,
+                    &Self::gather(&self.submit_of, rows),
+                )),
+            ],
+        )?;
+        self.columns = Some(columns.clone().unbind());
+        Ok(columns)
+    }
+
+    /// head(k)
+    /// --
+    ///
+    /// The first `k` waiting jobs (`k` >= 0) as lists `(jobs, units, estimates)`.
+    fn head(&self, k: usize) -> (Vec<u32>, Vec<i64>, Vec<i64>) {
+        self.lists(&self.rows[..k.min(self.rows.len())])
+    }
+
+    /// after(job)
+    /// --
+    ///
+    /// The waiting jobs after row `job` (those of a higher row) as lists `(jobs, units,
+    /// estimates)`.
+    fn after(&self, job: i64) -> (Vec<u32>, Vec<i64>, Vec<i64>) {
+        let from = self.rows.partition_point(|&r| i64::from(r) <= job);
+        self.lists(&self.rows[from..])
+    }
+}
+
+/// NativeRunning()
+/// --
+///
+/// The running set of a native run of a dispatcher written in Python, as
+/// `dispatchlab.sim.native_view` reads it (the interface of
+/// `dispatchlab.sim.state.RunningSet`): the core's running jobs as of the current
+/// call of `pass_fn`, in planned-end order (raw planned ends; empty before the run).
+#[pyclass(module = "dispatchlab._core", name = "NativeRunning")]
+#[derive(Default)]
+pub struct NativeRunning {
+    entries: Vec<Running>,
+}
+
+impl NativeRunning {
+    /// Bring the copy up to the core's running set (called only when it may have
+    /// changed: see [`PyDispatcher::call`]).
+    fn sync(&mut self, running: &RunningSet) {
+        self.entries.clear();
+        self.entries.extend_from_slice(running.entries());
+    }
+
+    fn column<'py>(&self, py: Python<'py>, f: impl Fn(&Running) -> i64) -> Array<'py> {
+        owned(py, self.entries.iter().map(f))
+    }
+}
+
+#[pymethods]
+impl NativeRunning {
+    #[new]
+    fn new() -> Self {
+        NativeRunning::default()
+    }
+
+    fn __len__(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// columns()
+    /// --
+    ///
+    /// `(jobs, units, est_end)` as new int64 numpy arrays, in planned-end order (as
+    /// `RunningSet.columns`).
+    fn columns<'py>(&self, py: Python<'py>) -> (Array<'py>, Array<'py>, Array<'py>) {
+        (
+            self.column(py, |e| i64::from(e.job)),
+            self.column(py, |e| e.units),
+            self.column(py, |e| e.est_end),
+        )
+    }
+
+    /// The raw planned ends, in order (a new int64 array).
+    #[getter]
+    fn ends<'py>(&self, py: Python<'py>) -> Array<'py> {
+        self.column(py, |e| e.est_end)
+    }
+
+    /// The running jobs' units, in planned-end order (a new int64 array).
+    #[getter]
+    fn units<'py>(&self, py: Python<'py>) -> Array<'py> {
+        self.column(py, |e| e.units)
+    }
+
+    /// first_end()
+    /// --
+    ///
+    /// The earliest raw planned end, or None when no job runs.
+    fn first_end(&self) -> Option<i64> {
+        self.entries.first().map(|e| e.est_end)
+    }
+}
 
 /// Where the adapter keeps the exception that stopped a run (shared with the binding,
 /// which raises it once the core returns).
@@ -48,16 +260,29 @@ pub struct PyDispatcher {
     empty_fn: Option<Py<PyAny>>,
     /// the exception that stopped the run
     error: ErrorSlot,
+    /// the copies of the queue and the running set the Python side reads
+    queue: Py<NativeQueue>,
+    running: Py<NativeRunning>,
+    /// whether the previous call started jobs (the running set changed since)
+    started: bool,
 }
 
 impl PyDispatcher {
     /// An adapter calling `pass_fn` (and `empty_fn`, see the fields), keeping an
-    /// exception in `error`.
-    pub fn new(pass_fn: Py<PyAny>, empty_fn: Option<Py<PyAny>>, error: ErrorSlot) -> Self {
+    /// exception in `error` and the core's queue and running set in `state`.
+    pub fn new(
+        pass_fn: Py<PyAny>,
+        empty_fn: Option<Py<PyAny>>,
+        error: ErrorSlot,
+        state: (Py<NativeQueue>, Py<NativeRunning>),
+    ) -> Self {
         PyDispatcher {
             pass_fn,
             empty_fn,
             error,
+            queue: state.0,
+            running: state.1,
+            started: false,
         }
     }
 
@@ -71,13 +296,22 @@ impl PyDispatcher {
         }
     }
 
-    /// One call of `pass_fn`: its answer (see the module docstring).
+    /// One call of `pass_fn`: its answer (see the module docstring). The running set
+    /// changes only by the starts of the previous call and the completions and new
+    /// estimates since (the core starts no job by itself): it is copied only then.
     fn call<'py>(
         &self,
         py: Python<'py>,
         view: &View<'_>,
         ctx: &PassContext<'_>,
     ) -> PyResult<Py<PyAny>> {
+        self.queue
+            .bind(py)
+            .try_borrow_mut()?
+            .sync(view, ctx.submitted);
+        if self.started || !ctx.completed.is_empty() || !ctx.reestimated.is_empty() {
+            self.running.bind(py).try_borrow_mut()?.sync(view.running);
+        }
         let rows = |rows: &[u32]| {
             if rows.is_empty() {
                 Ok(PyTuple::empty(py))
@@ -227,9 +461,11 @@ impl Dispatcher for PyDispatcher {
         out: &mut Vec<u32>,
         requests: &mut PassRequests,
     ) {
+        let before = out.len();
         self.attached(requests, |py, me, requests| {
             me.counting_pass(py, view, ctx, out, requests)
         });
+        self.started = out.len() > before;
     }
 
     fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
@@ -252,9 +488,11 @@ impl Dispatcher for PyDispatcher {
         out: &mut Vec<Placement>,
         requests: &mut PassRequests,
     ) {
+        let before = out.len();
         self.attached(requests, |py, me, requests| {
             me.node_pass(py, view, ctx, out, requests)
         });
+        self.started = out.len() > before;
     }
 
     fn call_on_empty_queue(&mut self) -> bool {
