@@ -9,7 +9,9 @@ dispatch calls and errors as on the Python engine.
 * :class:`Probe`, which reads every member of the ``View`` protocol at every pass
   (its log must be equal on both engines) and asks for everything a dispatcher may
   ask on a counting platform: starts, rejections, wake-ups, withdrawn wake-ups,
-  passes on an empty queue switched on and off during the run;
+  passes on an empty queue switched on and off during the run; :class:`SparseProbe`
+  reads them at one pass in 13 only (the native running set applies the changes
+  between such reads, or takes a copy after many);
 * dispatchlab's own dispatchers forced through the View (they run on the Python
   engine otherwise): the View the core implements is the Python engine's, member
   for member;
@@ -112,15 +114,22 @@ class Probe(Dispatcher):
     name = "probe"
     call_on_empty_queue = False
 
+    #: read every member at one pass in ``every`` (the others: the queue only)
+    every = 1
+
     def start(self, view):
         self.log_ = hashlib.sha256()
         self.wakes_ = []
         self.counts_ = {"empty": 0, "woken": 0, "withdrawn": 0, "rejected": 0}
+        self.calls_ = 0
 
     def _record(self, *values):
         self.log_.update(repr(values).encode())
 
     def dispatch(self, view):
+        self.calls_ += 1
+        if self.calls_ % self.every:
+            return self._head_only(view)
         now = view.now
         q, r = view.queue, view.running
         self._record(now, view.woken, view.changes, view.free_cores, view.queue_length,
@@ -166,6 +175,20 @@ class Probe(Dispatcher):
         self.call_on_empty_queue = view.running_count % 2 == 1
         return out
 
+    def _head_only(self, view):
+        """FIFO from the head by the free cores (or first-fit on nodes), reading the
+        queue only."""
+        if not view.counting:
+            return self._decide_nodes(view)
+        q, free, out = view.queue, view.free_cores, []
+        self._record(view.now, view.queue_length, free, [c.tolist() for c in q])
+        for job, units in zip(q.jobs.tolist(), q.units.tolist(), strict=True):
+            if units > free:
+                break
+            free -= units
+            out.append(Start(job))
+        return out
+
     def _decide_nodes(self, view):
         """FIFO from the head, placed first-fit, and the probe's rejections."""
         out, free = [], view.free.copy()
@@ -205,6 +228,13 @@ class Probe(Dispatcher):
         return {"probe": self.log_.hexdigest(), **self.counts_}
 
 
+class SparseProbe(Probe):
+    """The probe, reading the running set (every member) at one pass in 13 only."""
+
+    name = "sparse-probe"
+    every = 13
+
+
 def run_both(platform, jobs, dispatcher, predictor=None, overrun="run"):
     """The results of the Python and the native engine."""
     predictor = predictor or make_predictor("walltime")
@@ -228,7 +258,7 @@ def assert_same(py, nat) -> None:
     assert py.dispatcher_facts == nat.dispatcher_facts
 
 
-@pytest.mark.parametrize("cls", [WidestFirst, HeadFirst, PlacingHead, Probe])
+@pytest.mark.parametrize("cls", [WidestFirst, HeadFirst, PlacingHead, Probe, SparseProbe])
 def test_python_dispatchers_on_contending_workloads(cls):
     for platform, jobs in contending_workloads(6):
         dispatcher = cls()
@@ -236,7 +266,7 @@ def test_python_dispatchers_on_contending_workloads(cls):
         assert_same(*run_both(platform, jobs, dispatcher))
 
 
-@pytest.mark.parametrize("cls", [PlacingHead, Probe])
+@pytest.mark.parametrize("cls", [PlacingHead, Probe, SparseProbe])
 def test_python_dispatchers_on_nodes(cls):
     """Node-level platforms (several node types, cores, GPUs and memory): the
     dispatcher's allocations, the free matrix, the node-level release profile."""
@@ -258,7 +288,8 @@ def test_the_probe_exercised_everything():
 
 
 @settings(max_examples=300, deadline=None)
-@given(workload=counting_workloads(), cls=st.sampled_from([WidestFirst, HeadFirst, Probe]),
+@given(workload=counting_workloads(),
+       cls=st.sampled_from([WidestFirst, HeadFirst, Probe, SparseProbe]),
        predictor=st.sampled_from(["walltime", "real"]),
        overrun=st.sampled_from(["run", "kill"]))
 def test_python_dispatchers_on_drawn_workloads(workload, cls, predictor, overrun):
@@ -268,7 +299,8 @@ def test_python_dispatchers_on_drawn_workloads(workload, cls, predictor, overrun
 
 
 @settings(max_examples=150, deadline=None)
-@given(workload=drawn_node_workloads(), cls=st.sampled_from([PlacingHead, Probe]),
+@given(workload=drawn_node_workloads(),
+       cls=st.sampled_from([PlacingHead, Probe, SparseProbe]),
        predictor=st.sampled_from(["walltime", "real"]),
        overrun=st.sampled_from(["run", "kill"]))
 def test_python_dispatchers_on_drawn_node_workloads(workload, cls, predictor, overrun):

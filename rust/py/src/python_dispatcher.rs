@@ -8,18 +8,21 @@
 //! completed, reestimated, new_ends)`: the time, the free cores, the change counter
 //! (`View::changes`), whether a wake-up fired, and what happened since the previous
 //! call, in event order, as tuples of job rows (jobs queued, jobs ended, running jobs
-//! given a new estimate) and the new planned ends of the last. Before each call the
-//! adapter brings the run's [`NativeQueue`] and [`NativeRunning`] (made by the Python
-//! side, handed to `simulate_python`) up to the core's waiting queue and running set:
-//! a `memcmp` of each, and a copy of the one that changed (no Python object is made);
-//! the Python side reads them as the Python engine's containers
-//! (`dispatchlab.sim.state`), so it keeps no copy of its own and a pass costs no
-//! per-job work in Python. `pass_fn` returns None (nothing to do), `(starts, rejects,
-//! wakes, withdraws)`, lists of ints: job rows to start in order and to reject
-//! (checked already), times of wake-ups to add and to withdraw, or the list `starts`
-//! alone. On a node-level platform it returns None or `(starts, rejects, wakes,
-//! withdraws, allocations)`, one allocation `(nodes, units)` per start (checked
-//! already: the engine checks it again, as the Python engine does).
+//! given a new estimate) and the new planned ends of the last. The adapter keeps the
+//! run's [`NativeQueue`] and [`NativeRunning`] (made by the Python side, handed to
+//! `simulate_python`) equal to the core's waiting queue and running set, in native
+//! code and without making a Python object: before each call the queue's rows are
+//! compared and copied when they changed, and the running set is handed the changes
+//! (applied when the Python side reads it). The Python side reads them as the Python
+//! engine's containers (`dispatchlab.sim.state`), so it keeps no copy of its own and a
+//! pass costs no per-job work in Python.
+//!
+//! `pass_fn` returns None (nothing to do), `(starts, rejects, wakes, withdraws)`,
+//! lists of ints: job rows to start in order and to reject (checked already), times
+//! of wake-ups to add and to withdraw, or the list `starts` alone. On a node-level
+//! platform it returns None or `(starts, rejects, wakes, withdraws, allocations)`, one
+//! allocation `(nodes, units)` per start (checked already: the engine checks it again,
+//! as the Python engine does).
 //!
 //! Whatever the function raises stops the run: the exception is kept (the binding
 //! raises it unchanged) and the core is asked to stop.
@@ -29,7 +32,7 @@ use std::sync::{Arc, Mutex};
 
 use dispatchlab_core::state::{Running, RunningSet};
 use dispatchlab_core::{
-    Allocation, Dispatcher, NodeView, PassContext, PassRequests, Placement, View,
+    planned, Allocation, Dispatcher, NodeView, PassContext, PassRequests, Placement, View,
 };
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -179,22 +182,84 @@ impl NativeQueue {
 /// `dispatchlab.sim.native_view` reads it (the interface of
 /// `dispatchlab.sim.state.RunningSet`): the core's running jobs as of the current
 /// call of `pass_fn`, in planned-end order (raw planned ends; empty before the run).
+///
+/// The adapter hands it the run's changes (jobs started, ended, given a new planned
+/// end) and it applies them when it is read, one binary search and one `memmove`
+/// each, as the core does: a dispatcher that does not read the running set at a
+/// pass costs no copy of it. After [`NativeRunning::PENDING`] unapplied changes it
+/// takes a copy of the core's set instead (so a dispatcher that never reads it costs
+/// one copy per that many changes).
 #[pyclass(module = "dispatchlab._core", name = "NativeRunning")]
 #[derive(Default)]
 pub struct NativeRunning {
+    /// the running jobs in planned-end order, but for the changes in `pending`
     entries: Vec<Running>,
+    /// the changes not applied yet, in order: `(job, Some(entry), _)` adds `entry`,
+    /// `(job, None, est_end)` removes the job's entry of planned end `est_end`
+    pending: Vec<(u32, Option<Running>, i64)>,
+    /// how many jobs run (the pending changes counted)
+    count: usize,
+    /// each running job row's planned end (as the core's)
+    planned_end: Vec<i64>,
 }
 
 impl NativeRunning {
-    /// Bring the copy up to the core's running set (called only when it may have
-    /// changed: see [`PyDispatcher::call`]).
-    fn sync(&mut self, running: &RunningSet) {
-        self.entries.clear();
-        self.entries.extend_from_slice(running.entries());
+    /// Unapplied changes after which the copy is taken from the core's set instead.
+    const PENDING: usize = 32;
+
+    /// `job` started with planned end `est_end` and `units` units.
+    fn start(&mut self, job: u32, est_end: i64, units: i64) {
+        let j = job as usize;
+        if self.planned_end.len() <= j {
+            self.planned_end.resize(j + 1, 0);
+        }
+        self.planned_end[j] = est_end;
+        let entry = Running {
+            est_end,
+            job,
+            units,
+        };
+        self.pending.push((job, Some(entry), est_end));
+        self.count += 1;
     }
 
-    fn column<'py>(&self, py: Python<'py>, f: impl Fn(&Running) -> i64) -> Array<'py> {
-        owned(py, self.entries.iter().map(f))
+    /// Running `job` left the set (it ended, or is given a new planned end).
+    fn remove(&mut self, job: u32) {
+        let est_end = self.planned_end[job as usize];
+        self.pending.push((job, None, est_end));
+        self.count = self.count.saturating_sub(1);
+    }
+
+    /// After a pass's changes: with too many unapplied, the copy of the core's set
+    /// (`running`) replaces them.
+    fn catch_up(&mut self, running: &RunningSet) {
+        if self.pending.len() > Self::PENDING {
+            self.pending.clear();
+            self.entries.clear();
+            self.entries.extend_from_slice(running.entries());
+            debug_assert_eq!(self.count, self.entries.len());
+        }
+    }
+
+    /// The running jobs, the pending changes applied.
+    fn current(&mut self) -> &[Running] {
+        for (job, entry, est_end) in self.pending.drain(..) {
+            let pos = self
+                .entries
+                .binary_search_by(|e| (e.est_end, e.job).cmp(&(est_end, job)));
+            match (entry, pos) {
+                (Some(entry), Err(pos)) => self.entries.insert(pos, entry),
+                (None, Ok(pos)) => {
+                    self.entries.remove(pos);
+                }
+                _ => debug_assert!(false, "a change that does not apply: job row {job}"),
+            }
+        }
+        &self.entries
+    }
+
+    fn column<'py>(&mut self, py: Python<'py>, f: impl Fn(&Running) -> i64) -> Array<'py> {
+        owned(py, self.current().iter().map(f))
     }
 }
 
@@ -206,7 +271,7 @@ impl NativeRunning {
     }
 
     fn __len__(&self) -> usize {
-        self.entries.len()
+        self.count
     }
 
     /// columns()
@@ -214,7 +279,7 @@ impl NativeRunning {
     ///
     /// `(jobs, units, est_end)` as new int64 numpy arrays, in planned-end order (as
     /// `RunningSet.columns`).
-    fn columns<'py>(&self, py: Python<'py>) -> (Array<'py>, Array<'py>, Array<'py>) {
+    fn columns<'py>(&mut self, py: Python<'py>) -> (Array<'py>, Array<'py>, Array<'py>) {
         (
             self.column(py, |e| i64::from(e.job)),
             self.column(py, |e| e.units),
@@ -224,13 +289,13 @@ impl NativeRunning {
 
     /// The raw planned ends, in order (a new int64 array).
     #[getter]
-    fn ends<'py>(&self, py: Python<'py>) -> Array<'py> {
+    fn ends<'py>(&mut self, py: Python<'py>) -> Array<'py> {
         self.column(py, |e| e.est_end)
     }
 
     /// The running jobs' units, in planned-end order (a new int64 array).
     #[getter]
-    fn units<'py>(&self, py: Python<'py>) -> Array<'py> {
+    fn units<'py>(&mut self, py: Python<'py>) -> Array<'py> {
         self.column(py, |e| e.units)
     }
 
@@ -238,8 +303,8 @@ impl NativeRunning {
     /// --
     ///
     /// The earliest raw planned end, or None when no job runs.
-    fn first_end(&self) -> Option<i64> {
-        self.entries.first().map(|e| e.est_end)
+    fn first_end(&mut self) -> Option<i64> {
+        self.current().first().map(|e| e.est_end)
     }
 }
 
@@ -263,8 +328,6 @@ pub struct PyDispatcher {
     /// the copies of the queue and the running set the Python side reads
     queue: Py<NativeQueue>,
     running: Py<NativeRunning>,
-    /// whether the previous call started jobs (the running set changed since)
-    started: bool,
 }
 
 impl PyDispatcher {
@@ -282,7 +345,6 @@ impl PyDispatcher {
             error,
             queue: state.0,
             running: state.1,
-            started: false,
         }
     }
 
@@ -296,9 +358,11 @@ impl PyDispatcher {
         }
     }
 
-    /// One call of `pass_fn`: its answer (see the module docstring). The running set
-    /// changes only by the starts of the previous call and the completions and new
-    /// estimates since (the core starts no job by itself): it is copied only then.
+    /// One call of `pass_fn`: its answer (see the module docstring). The copy of the
+    /// queue is brought up to the core's, and the running set's is handed the changes
+    /// since the previous call: the completions and new estimates here, the starts of
+    /// the previous call by [`PyDispatcher::started`] (the core starts no job by
+    /// itself).
     fn call<'py>(
         &self,
         py: Python<'py>,
@@ -309,8 +373,34 @@ impl PyDispatcher {
             .bind(py)
             .try_borrow_mut()?
             .sync(view, ctx.submitted);
-        if self.started || !ctx.completed.is_empty() || !ctx.reestimated.is_empty() {
-            self.running.bind(py).try_borrow_mut()?.sync(view.running);
+        // the new planned ends of the re-estimated jobs (rare: a scan of the running
+        // set); None for a job that ended since
+        let new_ends: Vec<Option<i64>> = if ctx.reestimated.is_empty() {
+            Vec::new()
+        } else {
+            let ends: HashMap<u32, i64> = view
+                .running
+                .entries()
+                .iter()
+                .map(|e| (e.job, e.est_end))
+                .collect();
+            ctx.reestimated
+                .iter()
+                .map(|j| ends.get(j).copied())
+                .collect()
+        };
+        {
+            let mut running = self.running.bind(py).try_borrow_mut()?;
+            for &job in ctx.completed {
+                running.remove(job);
+            }
+            for (&job, end) in ctx.reestimated.iter().zip(&new_ends) {
+                if let Some(end) = *end {
+                    running.remove(job);
+                    running.start(job, end, view.units[job as usize]);
+                }
+            }
+            running.catch_up(view.running);
         }
         let rows = |rows: &[u32]| {
             if rows.is_empty() {
@@ -319,17 +409,10 @@ impl PyDispatcher {
                 PyTuple::new(py, rows)
             }
         };
-        // the new planned ends of the re-estimated jobs (rare: a scan of the running set)
-        let new_ends = if ctx.reestimated.is_empty() {
+        let new_ends = if new_ends.is_empty() {
             PyTuple::empty(py)
         } else {
-            let ends: HashMap<u32, i64> = view
-                .running
-                .entries()
-                .iter()
-                .map(|e| (e.job, e.est_end))
-                .collect();
-            PyTuple::new(py, ctx.reestimated.iter().map(|j| ends.get(j).copied()))?
+            PyTuple::new(py, new_ends)?
         };
         let args = (
             view.now,
@@ -342,6 +425,22 @@ impl PyDispatcher {
             new_ends,
         );
         self.pass_fn.call1(py, args)
+    }
+
+    /// The running set's copy is handed the jobs `started` now (the core starts them
+    /// after the call, with these planned ends, as the Python side checked them).
+    fn started(
+        &self,
+        py: Python<'_>,
+        view: &View<'_>,
+        started: impl Iterator<Item = u32>,
+    ) -> PyResult<()> {
+        let mut running = self.running.bind(py).try_borrow_mut()?;
+        for job in started {
+            let j = job as usize;
+            running.start(job, view.now + planned(view.estimate[j]), view.units[j]);
+        }
+        Ok(())
     }
 
     /// A counting pass: `pass_fn`'s starts and requests.
@@ -357,14 +456,15 @@ impl PyDispatcher {
         if answer.is_none(py) {
             return Ok(());
         }
+        let before = out.len();
         if let Ok(starts) = answer.extract::<Vec<i64>>(py) {
             out.extend(starts.into_iter().map(row));
-            return Ok(());
+        } else {
+            let (starts, rejects, wakes, withdraws): Lists = answer.extract(py)?;
+            out.extend(starts.into_iter().map(row));
+            add_requests(requests, rejects, wakes, withdraws);
         }
-        let (starts, rejects, wakes, withdraws): Lists = answer.extract(py)?;
-        out.extend(starts.into_iter().map(row));
-        add_requests(requests, rejects, wakes, withdraws);
-        Ok(())
+        self.started(py, view, out[before..].iter().copied())
     }
 
     /// A node-level pass: `pass_fn`'s placements and requests.
@@ -381,6 +481,7 @@ impl PyDispatcher {
             return Ok(());
         }
         let (starts, rejects, wakes, withdraws, allocations): NodeLists = answer.extract(py)?;
+        let before = out.len();
         for (job, (nodes, counts)) in starts.into_iter().zip(allocations) {
             out.push(Placement {
                 job: row(job),
@@ -388,7 +489,7 @@ impl PyDispatcher {
             });
         }
         add_requests(requests, rejects, wakes, withdraws);
-        Ok(())
+        self.started(py, view, out[before..].iter().map(|p| p.job))
     }
 
     /// Run `pass` with the GIL; an exception is kept and stops the run.
@@ -461,11 +562,9 @@ impl Dispatcher for PyDispatcher {
         out: &mut Vec<u32>,
         requests: &mut PassRequests,
     ) {
-        let before = out.len();
         self.attached(requests, |py, me, requests| {
             me.counting_pass(py, view, ctx, out, requests)
         });
-        self.started = out.len() > before;
     }
 
     fn dispatch_nodes(&mut self, view: &View<'_>, nodes: &NodeView<'_>, out: &mut Vec<Placement>) {
@@ -488,11 +587,9 @@ impl Dispatcher for PyDispatcher {
         out: &mut Vec<Placement>,
         requests: &mut PassRequests,
     ) {
-        let before = out.len();
         self.attached(requests, |py, me, requests| {
             me.node_pass(py, view, ctx, out, requests)
         });
-        self.started = out.len() > before;
     }
 
     fn call_on_empty_queue(&mut self) -> bool {

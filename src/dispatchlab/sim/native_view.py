@@ -7,21 +7,23 @@ The native core (``dispatchlab._core.simulate_python``, the adapter in
 the pass's state: the time, the free cores, the change counter, whether a wake-up
 fired, and what happened since the dispatcher's previous call (jobs queued, jobs
 ended, jobs given a new estimate, with their new planned ends). The waiting queue and
-the running set are the core's own: the adapter brings two compiled objects
-(``_core.NativeQueue``, ``_core.NativeRunning``) up to them before each call (a
-comparison, and a copy in native code of the one that changed), and they have the
+the running set are the core's own: the adapter keeps two compiled objects
+(``_core.NativeQueue``, ``_core.NativeRunning``) equal to them in native code (the
+queue's rows compared and copied before each call when they changed; the running set
+handed the starts, ends and new estimates, applied when it is read), and they have the
 interface of the Python engine's containers (:class:`~dispatchlab.sim.state.
 WaitingQueue`, :class:`~dispatchlab.sim.state.RunningSet`): the queue's columns built
 on access in one native call and kept until the queue changes, the running set's as
 new arrays, both as the Python engine builds them (the same dtypes, flags and
-lengths). So no Python code runs per job queued, started or ended, whatever the
-lengths. :class:`NativePasses` keeps what only the checks and the view's per-job
-accessors need (each job's status, start, planned end; on a node-level platform the
-free matrix and the running jobs' allocations), updated from the events and from the
-dispatcher's decisions as the Python engine updates them. It has the accessors of
-:class:`~dispatchlab.sim.engine.Simulation` that the Python engine's view reads, so
-the dispatcher sees the same :class:`~dispatchlab.sim.view.EngineView` (the very
-class) on both engines, member for member: the same values, array types and errors.
+lengths). So a pass keeps no container up to date in Python (no insertion nor
+removal per job queued, started or ended). :class:`NativePasses` keeps what only the
+checks and the view's per-job accessors need (each job's status, start, planned end;
+on a node-level platform the free matrix and the running jobs' allocations), updated
+from the events and from the dispatcher's decisions as the Python engine updates them.
+It has the accessors of :class:`~dispatchlab.sim.engine.Simulation` that the Python
+engine's view reads, so the dispatcher sees the same :class:`~dispatchlab.sim.view.
+EngineView` (the very class) on both engines, member for member: the same values,
+array types and errors.
 
 The decisions are checked as the Python engine checks them, in their order, with its
 messages (:class:`~dispatchlab.dispatch.base.DispatchError`: a job started that is not
