@@ -426,6 +426,37 @@ def test_what_the_dispatcher_raises_is_raised_unchanged(exc):
     assert not isinstance(errors[1], native.NativeCoreError)
 
 
+class BadRead(Dispatcher):
+    """Calls the View's ``member`` with ``arg`` at its first pass with jobs running
+    and waiting (then runs FIFO from the head)."""
+
+    name = "bad-read"
+
+    def __init__(self, member: str = "queue_head", arg: object = None):
+        self.member, self.arg = member, arg
+
+    def dispatch(self, view):
+        if view.running_count and view.queue_length:
+            getattr(view, self.member)(self.arg)
+        return HeadFirst().dispatch(view)
+
+
+@pytest.mark.parametrize(("member", "arg"), [
+    ("queue_head", 2.5), ("queue_head", "x"), ("queued_after", "x"),
+    ("queued_after", None), ("running_head", 1.5), ("running_head", "x")])
+def test_bad_reads_give_the_python_engines_error(member, arg):
+    """The queue and the running set answer a value a slice or a comparison refuses
+    with the Python engine's error (the native ones are compiled objects)."""
+    platform, jobs = _jobs()
+    errors = []
+    for run in (lambda d: Simulation(platform, jobs, d).run(),
+                lambda d: simulate_native(platform, jobs, d)):
+        with pytest.raises(TypeError) as info:
+            run(BadRead(member, arg))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
 @pytest.mark.parametrize("how", ["twice", "running", "too-wide", "not-waiting", "junk",
                                  "no-job", "withdraw-twice", "wake-now"])
 def test_broken_rules_give_the_python_engines_message(how):

@@ -333,8 +333,8 @@ class NativePasses:
         """The waiting jobs after row ``job`` as lists ``(jobs, units, estimates)``."""
         if type(job) is int and 0 <= job < len(self._status):
             return self.queue.after(job)
-        buf = self.queue.columns()[0]  # any other value: compared as the Python engine
-        rows = buf[bisect_right(buf, job):].tolist()  # compares it
+        buf = self.queue.columns()[0].tolist()  # any other value: compared with the
+        rows = buf[bisect_right(buf, job):]     # rows as the Python engine compares it
         return (rows, [self._units[r] for r in rows], [self._est0[r] for r in rows])
 
     def estimated_end(self, job: int) -> int:
