@@ -244,13 +244,14 @@ def test_errors_of_the_predictor_are_raised_unchanged(where, error):
 # --- under dispatchers written in Python (the View: tests/sim/test_native_view.py) ----
 
 @pytest.mark.parametrize("cls", [view_tests.WidestFirst, view_tests.HeadFirst,
-                                 view_tests.PlacingHead, view_tests.Probe])
+                                 view_tests.PlacingHead, view_tests.Probe,
+                                 view_tests.SparseProbe])
 @pytest.mark.parametrize("predictor", ["history", "last-run", "odd"])
 def test_python_dispatchers_with_python_predictors(cls, predictor):
     """The View's estimates are known from each job's submission on, as on the Python
     engine (the probe reads every member of the View at every pass)."""
     workloads = view_tests.contending_workloads(4)
-    if cls in (view_tests.PlacingHead, view_tests.Probe):
+    if cls in (view_tests.PlacingHead, view_tests.Probe, view_tests.SparseProbe):
         workloads += view_tests.node_workloads(3)
     for platform, jobs in workloads:
         if "user" not in jobs.columns:
@@ -263,7 +264,8 @@ def test_python_dispatchers_with_python_predictors(cls, predictor):
 
 
 @settings(max_examples=150, deadline=None)
-@given(workload=workloads(), cls=st.sampled_from([view_tests.HeadFirst, view_tests.Probe]),
+@given(workload=workloads(), cls=st.sampled_from([view_tests.HeadFirst, view_tests.Probe,
+                                                  view_tests.SparseProbe]),
        predictor=st.sampled_from(sorted(PREDICTORS)), overrun=st.sampled_from(["run", "kill"]))
 def test_python_dispatchers_with_python_predictors_on_drawn_workloads(workload, cls,
                                                                       predictor, overrun):

@@ -9,7 +9,9 @@ dispatch calls and errors as on the Python engine.
 * :class:`Probe`, which reads every member of the ``View`` protocol at every pass
   (its log must be equal on both engines) and asks for everything a dispatcher may
   ask on a counting platform: starts, rejections, wake-ups, withdrawn wake-ups,
-  passes on an empty queue switched on and off during the run;
+  passes on an empty queue switched on and off during the run; :class:`SparseProbe`
+  reads them at one pass in 13 only (the native running set applies the changes
+  between such reads, or takes a copy after many);
 * dispatchlab's own dispatchers forced through the View (they run on the Python
   engine otherwise): the View the core implements is the Python engine's, member
   for member;
@@ -25,6 +27,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,15 +114,22 @@ class Probe(Dispatcher):
     name = "probe"
     call_on_empty_queue = False
 
+    #: read every member at one pass in ``every`` (the others: the queue only)
+    every = 1
+
     def start(self, view):
         self.log_ = hashlib.sha256()
         self.wakes_ = []
         self.counts_ = {"empty": 0, "woken": 0, "withdrawn": 0, "rejected": 0}
+        self.calls_ = 0
 
     def _record(self, *values):
         self.log_.update(repr(values).encode())
 
     def dispatch(self, view):
+        self.calls_ += 1
+        if self.calls_ % self.every:
+            return self._head_only(view)
         now = view.now
         q, r = view.queue, view.running
         self._record(now, view.woken, view.changes, view.free_cores, view.queue_length,
@@ -128,10 +138,18 @@ class Probe(Dispatcher):
                      view.power_prediction, view.job_power is None, view.requests.shape,
                      view.capacity.tolist(), view.free.tolist(), len(view.jobs),
                      view.platform.describe())
-        self._record([c.tolist() for c in q], [c.dtype for c in q], q.jobs.flags.writeable,
-                     [c.tolist() for c in r], view.queue_head(3), view.running_head(2))
+        self._record([c.tolist() for c in q], [c.tolist() for c in r], view.queue_head(3),
+                     view.running_head(2), view.queue_head(-2), view.queue_head(10**9),
+                     view.running_head(-1), view.queued_after(-1),
+                     view.queued_after(np.int64(len(view.jobs) // 2)),
+                     view.queued_after(len(view.jobs) / 3), view.queued_after(10**20))
+        for c in (*q, *r):  # the kind of every column, as the Python engine builds it
+            self._record(type(c), c.dtype, c.shape, c.flags.writeable, c.flags.owndata,
+                         c.flags.c_contiguous, c.base is None)
+        self._record(view.queue.jobs is q.jobs, view.queue.submit is q.submit)
         if len(q.jobs):
-            self._record(view.queued_after(int(q.jobs[0])))
+            self._record(view.queued_after(int(q.jobs[0])),
+                         view.queued_after(int(q.jobs[-1])))
         for job in r.jobs.tolist():
             alloc = view.allocation(job)
             self._record(view.estimated_end(job), view.start_time(job),
@@ -155,6 +173,20 @@ class Probe(Dispatcher):
                 view.withdraw_wake(self.wakes_[-2])  # asked for, not fired yet
                 self.counts_["withdrawn"] += 1
         self.call_on_empty_queue = view.running_count % 2 == 1
+        return out
+
+    def _head_only(self, view):
+        """FIFO from the head by the free cores (or first-fit on nodes), reading the
+        queue only."""
+        if not view.counting:
+            return self._decide_nodes(view)
+        q, free, out = view.queue, view.free_cores, []
+        self._record(view.now, view.queue_length, free, [c.tolist() for c in q])
+        for job, units in zip(q.jobs.tolist(), q.units.tolist(), strict=True):
+            if units > free:
+                break
+            free -= units
+            out.append(Start(job))
         return out
 
     def _decide_nodes(self, view):
@@ -196,6 +228,13 @@ class Probe(Dispatcher):
         return {"probe": self.log_.hexdigest(), **self.counts_}
 
 
+class SparseProbe(Probe):
+    """The probe, reading the running set (every member) at one pass in 13 only."""
+
+    name = "sparse-probe"
+    every = 13
+
+
 def run_both(platform, jobs, dispatcher, predictor=None, overrun="run"):
     """The results of the Python and the native engine."""
     predictor = predictor or make_predictor("walltime")
@@ -219,7 +258,7 @@ def assert_same(py, nat) -> None:
     assert py.dispatcher_facts == nat.dispatcher_facts
 
 
-@pytest.mark.parametrize("cls", [WidestFirst, HeadFirst, PlacingHead, Probe])
+@pytest.mark.parametrize("cls", [WidestFirst, HeadFirst, PlacingHead, Probe, SparseProbe])
 def test_python_dispatchers_on_contending_workloads(cls):
     for platform, jobs in contending_workloads(6):
         dispatcher = cls()
@@ -227,7 +266,7 @@ def test_python_dispatchers_on_contending_workloads(cls):
         assert_same(*run_both(platform, jobs, dispatcher))
 
 
-@pytest.mark.parametrize("cls", [PlacingHead, Probe])
+@pytest.mark.parametrize("cls", [PlacingHead, Probe, SparseProbe])
 def test_python_dispatchers_on_nodes(cls):
     """Node-level platforms (several node types, cores, GPUs and memory): the
     dispatcher's allocations, the free matrix, the node-level release profile."""
@@ -249,7 +288,8 @@ def test_the_probe_exercised_everything():
 
 
 @settings(max_examples=300, deadline=None)
-@given(workload=counting_workloads(), cls=st.sampled_from([WidestFirst, HeadFirst, Probe]),
+@given(workload=counting_workloads(),
+       cls=st.sampled_from([WidestFirst, HeadFirst, Probe, SparseProbe]),
        predictor=st.sampled_from(["walltime", "real"]),
        overrun=st.sampled_from(["run", "kill"]))
 def test_python_dispatchers_on_drawn_workloads(workload, cls, predictor, overrun):
@@ -259,7 +299,8 @@ def test_python_dispatchers_on_drawn_workloads(workload, cls, predictor, overrun
 
 
 @settings(max_examples=150, deadline=None)
-@given(workload=drawn_node_workloads(), cls=st.sampled_from([PlacingHead, Probe]),
+@given(workload=drawn_node_workloads(),
+       cls=st.sampled_from([PlacingHead, Probe, SparseProbe]),
        predictor=st.sampled_from(["walltime", "real"]),
        overrun=st.sampled_from(["run", "kill"]))
 def test_python_dispatchers_on_drawn_node_workloads(workload, cls, predictor, overrun):
@@ -383,6 +424,37 @@ def test_what_the_dispatcher_raises_is_raised_unchanged(exc):
         errors.append(info.value)
     assert type(errors[0]) is type(errors[1]) and str(errors[0]) == str(errors[1])
     assert not isinstance(errors[1], native.NativeCoreError)
+
+
+class BadRead(Dispatcher):
+    """Calls the View's ``member`` with ``arg`` at its first pass with jobs running
+    and waiting (then runs FIFO from the head)."""
+
+    name = "bad-read"
+
+    def __init__(self, member: str = "queue_head", arg: object = None):
+        self.member, self.arg = member, arg
+
+    def dispatch(self, view):
+        if view.running_count and view.queue_length:
+            getattr(view, self.member)(self.arg)
+        return HeadFirst().dispatch(view)
+
+
+@pytest.mark.parametrize(("member", "arg"), [
+    ("queue_head", 2.5), ("queue_head", "x"), ("queued_after", "x"),
+    ("queued_after", None), ("running_head", 1.5), ("running_head", "x")])
+def test_bad_reads_give_the_python_engines_error(member, arg):
+    """The queue and the running set answer a value a slice or a comparison refuses
+    with the Python engine's error (the native ones are compiled objects)."""
+    platform, jobs = _jobs()
+    errors = []
+    for run in (lambda d: Simulation(platform, jobs, d).run(),
+                lambda d: simulate_native(platform, jobs, d)):
+        with pytest.raises(TypeError) as info:
+            run(BadRead(member, arg))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
 
 
 @pytest.mark.parametrize("how", ["twice", "running", "too-wide", "not-waiting", "junk",

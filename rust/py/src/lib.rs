@@ -6,7 +6,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod python_dispatcher;
-use python_dispatcher::{ErrorSlot, PyDispatcher};
+use python_dispatcher::{ErrorSlot, NativeQueue, NativeRunning, PyDispatcher};
 mod python_predictor;
 use python_predictor::PyPredictor;
 
@@ -351,7 +351,7 @@ fn simulate_nodes<'py>(
     ))
 }
 
-/// simulate_python(submit, run, requested, units, total_cores, pass_fn, *,
+/// simulate_python(submit, run, requested, units, total_cores, pass_fn, state, *,
 /// empty_queue=None, predictor="walltime", overrun="run", nodes=None,
 /// python_predictor=None)
 /// --
@@ -361,9 +361,11 @@ fn simulate_nodes<'py>(
 /// `simulate_counting`; on a
 /// node-level platform `nodes` is `(requests, capacity, core, unservable)` as for
 /// `simulate_nodes` (the allocations are the Python side's: `pass_fn` answers each
-/// start with its allocation); `pass_fn` is called at each pass with the pass's state and
-/// returns the decisions to apply (the protocol: `rust/py/src/python_dispatcher.rs`;
-/// `dispatchlab.sim.native_view` makes it), `empty_queue` at each pass on an empty
+/// start with its allocation); `pass_fn` is called at each pass with the pass's state
+/// and returns the decisions to apply (the protocol: `rust/py/src/python_dispatcher.rs`;
+/// `dispatchlab.sim.native_view` makes it), `state` (a `NativeQueue` and a
+/// `NativeRunning`) is brought up to the run's waiting queue and running set before
+/// each call, `empty_queue` is called at each pass on an empty
 /// queue (no wake-up fired): whether to call `pass_fn` then (None: always). Returns
 /// `(start, end, status, events, passes)`.
 ///
@@ -371,7 +373,7 @@ fn simulate_nodes<'py>(
 /// `pass_fn` or `empty_queue` stops the run and is raised unchanged; bad input raises
 /// ValueError, a broken rule or a panic in the core RuntimeError.
 #[pyfunction]
-#[pyo3(signature = (submit, run, requested, units, total_cores, pass_fn, *,
+#[pyo3(signature = (submit, run, requested, units, total_cores, pass_fn, state, *,
                     empty_queue = None, predictor = "walltime", overrun = "run",
                     nodes = None, python_predictor = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature: columns and options
@@ -383,6 +385,7 @@ fn simulate_python<'py>(
     units: PyReadonlyArray1<'py, i64>,
     total_cores: i64,
     pass_fn: Py<PyAny>,
+    state: (Py<NativeQueue>, Py<NativeRunning>),
     empty_queue: Option<Py<PyAny>>,
     predictor: &str,
     overrun: &str,
@@ -391,7 +394,7 @@ fn simulate_python<'py>(
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let overrun = Overrun::parse(overrun).map_err(value_error)?;
     let slot = ErrorSlot::default();
-    let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone()));
+    let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone(), state));
     let predictor = predictor.to_string();
     let python = python_predictor.map(|args| adapter(args, &slot));
     let outcome = match nodes {
@@ -646,6 +649,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_python, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_class::<PySwfParser>()?;
+    m.add_class::<NativeQueue>()?;
+    m.add_class::<NativeRunning>()?;
     m.add_function(wrap_pyfunction!(series_step_function, m)?)?;
     m.add_function(wrap_pyfunction!(series_group_sum, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

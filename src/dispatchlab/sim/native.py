@@ -563,8 +563,8 @@ def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
     assert _core is not None  # native_reason refused the run otherwise
     return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
                                  col["units"], total_cores, passes.run_pass,
-                                 empty_queue=empty, predictor=predictor.name,
-                                 overrun=overrun, nodes=nodes,
+                                 (passes.queue, passes.running), empty_queue=empty,
+                                 predictor=predictor.name, overrun=overrun, nodes=nodes,
                                  python_predictor=None if calls is None else (
                                      calls.at_time, calls.on_expiry, calls.observes))
 

@@ -6,17 +6,24 @@ The native core (``dispatchlab._core.simulate_python``, the adapter in
 :meth:`NativePasses.run_pass` at each dispatch pass, with the GIL taken, handing over
 the pass's state: the time, the free cores, the change counter, whether a wake-up
 fired, and what happened since the dispatcher's previous call (jobs queued, jobs
-ended, jobs given a new estimate, with their new planned ends). :class:`NativePasses`
-keeps the waiting queue and the running set in the Python engine's own containers
-(:class:`~dispatchlab.sim.state.WaitingQueue`, :class:`~dispatchlab.sim.state.
-RunningSet`), updated from those events and from the dispatcher's decisions exactly as
-the Python engine updates them (on a node-level platform also the free matrix and the
-running jobs' allocations), so no pass copies the queue or the running set, whatever
-their lengths, and the columns a dispatcher reads are built on access, as on the
-Python engine. It has the accessors of :class:`~dispatchlab.sim.engine.Simulation`
-that the Python engine's view reads, so the dispatcher sees the same
-:class:`~dispatchlab.sim.view.EngineView` (the very class) on both engines, member for
-member: the same values, array types, costs and errors.
+ended, jobs given a new estimate, with their new planned ends). The waiting queue and
+the running set are the core's own: the adapter keeps two compiled objects
+(``_core.NativeQueue``, ``_core.NativeRunning``) equal to them in native code (the
+queue's rows compared and copied before each call when they changed; the running set
+handed the starts, ends and new estimates, applied when it is read), and they have the
+interface of the Python engine's containers (:class:`~dispatchlab.sim.state.
+WaitingQueue`, :class:`~dispatchlab.sim.state.RunningSet`): the queue's columns built
+on access in one native call and kept until the queue changes, the running set's as
+new arrays, both as the Python engine builds them (the same dtypes, flags and
+lengths). So a pass keeps no container up to date in Python (no insertion nor
+removal per job queued, started or ended). :class:`NativePasses` keeps what only the
+checks and the view's per-job accessors need (each job's status, start, planned end;
+on a node-level platform the free matrix and the running jobs' allocations), updated
+from the events and from the dispatcher's decisions as the Python engine updates them.
+It has the accessors of :class:`~dispatchlab.sim.engine.Simulation` that the Python
+engine's view reads, so the dispatcher sees the same :class:`~dispatchlab.sim.view.
+EngineView` (the very class) on both engines, member for member: the same values,
+array types and errors.
 
 The decisions are checked as the Python engine checks them, in their order, with its
 messages (:class:`~dispatchlab.dispatch.base.DispatchError`: a job started that is not
@@ -36,7 +43,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from operator import itemgetter
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +68,12 @@ from dispatchlab.sim.result import (
     STATUS_REJECTED,
     STATUS_RUNNING,
 )
-from dispatchlab.sim.state import RunningSet, WaitingQueue
 from dispatchlab.sim.view import EngineView
+
+try:  # the compiled core (a NativePasses is made only when it is built)
+    from dispatchlab import _core
+except ImportError:  # not built: dispatchlab.sim.native refuses every native run
+    _core = None
 
 if TYPE_CHECKING:
     from dispatchlab.platform import Platform
@@ -121,21 +131,20 @@ class NativePasses:
         #: the allocations of the running jobs, and of every started job (node level)
         self.allocations: dict[int, Allocation] = {}
         self.allocation_log: dict[int, Allocation] = {}
-        # per job row: cores, estimate at submission, submit time (numpy, for the
-        # queue's columns) and the same as buffers (fast scalar reads)
-        units_of = np.asarray(jobs["units"], dtype=np.int64)
-        estimate_of = np.asarray(estimate, dtype=np.int64)
-        self._units = array("q", units_of.tobytes())
-        self._est0 = array("q", estimate_of.tobytes())
+        # per job row: cores and estimate at submission (fast scalar reads)
+        self._units = array("q", np.asarray(jobs["units"], dtype=np.int64).tobytes())
+        self._est0 = array("q", np.asarray(estimate, dtype=np.int64).tobytes())
         self._job_id = jobs["job_id"]
         self._start_at = array("q", np.full(n, -1, dtype=np.int64).tobytes())
         self.start = np.frombuffer(self._start_at, dtype=np.int64)
         self._est_end = array("q", np.full(n, -1, dtype=np.int64).tobytes())
         self._status = array("b", bytes([STATUS_FUTURE]) * n)
-        # the waiting queue and the running set: the Python engine's containers, kept
-        # as the Python engine keeps them (from the core's events and the decisions)
-        self.queue = WaitingQueue(units_of, estimate_of, jobs["submit"])
-        self.running = RunningSet(units_of, n)
+        # the waiting queue and the running set: the core's, as the Python engine's
+        # containers (the adapter brings them up to the core's before each pass)
+        assert _core is not None  # (dispatchlab.sim.native refuses the run otherwise)
+        self.queue = _core.NativeQueue(np.ascontiguousarray(jobs["submit"],
+                                                            dtype=np.int64))
+        self.running = _core.NativeRunning()
         self.now = 0
         self.free_cores = total_cores
         self.changes = 0
@@ -189,27 +198,21 @@ class NativePasses:
                 self._profile = None
             self.free_cores, self.changes, self.woken = free_cores, changes, woken
             status = self._status
-            if submitted:
-                enqueue = self.queue.append
-                for job in submitted:
-                    status[job] = _WAITING
-                    enqueue(job)
+            for job in submitted:
+                status[job] = _WAITING
             if completed or reestimated:
                 self._profile = None
-                running, est_end = self.running, self._est_end
                 for job in completed:
                     status[job] = STATUS_COMPLETED
-                    running.remove(job, est_end[job])
-                    if not self.counting:
+                if not self.counting:
+                    for job in completed:
                         alloc = self.allocations.pop(job)
                         self._free[alloc.nodes] += (alloc.counts[:, None]
                                                     * self.requests[job][None, :])
+                est_end = self._est_end
                 for job, end in zip(reestimated, new_ends, strict=True):
-                    if end is None:  # it completed since (a learning predictor's
-                        continue     # expiry): out of the running set already
-                    running.remove(job, est_end[job])
-                    est_end[job] = end
-                    running.insert(job, end, self._units[job])
+                    if end is not None:  # (None: it completed since, a learning
+                        est_end[job] = end  # predictor's expiry)
             self._changed = (submitted, completed, reestimated)
             t0 = perf_counter()
             decisions = self._dispatch(self.view)
@@ -228,7 +231,6 @@ class NativePasses:
         starts: list[int] = []
         rejects: list[int] = []
         free = self.free_cores
-        insert = self.running.insert
         placed: list[tuple[list[int], list[int]]] = []
         for d in decisions or ():
             kind = type(d)
@@ -252,7 +254,6 @@ class NativePasses:
                 est = self._est0[row]
                 end = now + (est if est > 0 else 1)  # planned end: at least 1 s
                 self._est_end[row] = end
-                insert(row, end, units)
                 starts.append(row)
             elif kind is Reject:
                 job = d.job
@@ -275,10 +276,6 @@ class NativePasses:
                 raise DispatchError(f"{self.dispatcher!r} returned {d!r}, not a decision")
         if starts:
             self._profile = None
-        if rejects:
-            self.queue.remove_jobs(starts + rejects)
-        elif starts:
-            self.queue.remove_jobs(starts)
         wakes, withdraws = self._wakes, self._withdraws
         if not self.counting:
             self._wakes, self._withdraws = [], []
@@ -328,19 +325,17 @@ class NativePasses:
 
     # ------------------------------------------------ the engine's accessors (view)
     def queue_head(self, k: int) -> tuple[list[int], list[int], list[int]]:
-        """The first ``k`` waiting jobs as lists ``(jobs, units, estimates)``."""
-        return self._job_lists(self.queue.jobs[:k].tolist())
+        """The first ``k`` waiting jobs as lists ``(jobs, units, estimates)`` (``k`` as
+        the Python engine slices its queue with it: ``jobs[:k]``)."""
+        return self.queue.head(slice(None, k).indices(len(self.queue))[1])
 
     def queued_after(self, job: int) -> tuple[list[int], list[int], list[int]]:
         """The waiting jobs after row ``job`` as lists ``(jobs, units, estimates)``."""
-        buf = self.queue.jobs
-        return self._job_lists(buf[bisect_right(buf, job):].tolist())
-
-    def _job_lists(self, rows: list[int]) -> tuple[list[int], list[int], list[int]]:
-        if len(rows) < 2:
-            return rows, [self._units[r] for r in rows], [self._est0[r] for r in rows]
-        get = itemgetter(*rows)
-        return rows, list(get(self._units)), list(get(self._est0))
+        if type(job) is int and 0 <= job < len(self._status):
+            return self.queue.after(job)
+        buf = self.queue.columns()[0].tolist()  # any other value: compared with the
+        rows = buf[bisect_right(buf, job):]     # rows as the Python engine compares it
+        return (rows, [self._units[r] for r in rows], [self._est0[r] for r in rows])
 
     def estimated_end(self, job: int) -> int:
         """The raw planned end (s) of job row ``job`` while it runs (-1 before it
