@@ -166,9 +166,12 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     sim = run.simulation
     del run
     progress = bars[0] if bars else None
-    # what the command needs after the run, imported while the core simulates
-    import_ahead("rich.console", "rich.table",
-                 *(("pyarrow", "pyarrow.parquet", "pyarrow.csv") if out is not None else ()))
+    if sim.engine == "native" and not sim.calls_python:
+        # what the command needs after the run, imported while the core simulates with
+        # the GIL released (a run that holds it, or its malloc arenas, gains nothing)
+        import_ahead("rich.console", "rich.table",
+                     *(("pyarrow", "pyarrow.parquet", "pyarrow.csv") if out is not None
+                       else ()))
     if progress is not None:
         with progress:
             result = sim.run()
