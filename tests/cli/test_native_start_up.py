@@ -65,3 +65,35 @@ def test_the_loaded_modules_are_frozen_during_a_command_only(tmp_path: Path,
     assert gc.get_freeze_count() == 0
     assert main(["simulate", str(tmp_path / "missing.swf")]) == 2  # an error: unfrozen too
     assert gc.get_freeze_count() == 0
+
+
+_EXIT_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("teardown", file=sys.stderr))
+sys.argv = ["dispatchlab"] + {args!r}
+from dispatchlab.cli import run
+run()
+"""
+
+
+def test_the_program_ends_simulate_without_teardown_and_others_with_it(tmp_path: Path) -> None:
+    """``dispatchlab`` (``run``): after ``simulate`` the process ends at once (no atexit
+    handler runs) with every line of its output flushed into a pipe and its status;
+    after another command, or a mistake in one, as usual (status kept)."""
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
+
+    def program(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", _EXIT_PROBE.format(args=list(args))],
+                              capture_output=True, text=True)
+
+    done = program("simulate", str(trace), "--dispatcher", "easy", "--by", "user")
+    assert done.returncode == 0 and "teardown" not in done.stderr
+    # its last printed part, the fairness lines, reached the pipe
+    assert "mean wait" in done.stdout and "fairness:" in done.stdout
+    missing = program("simulate", str(tmp_path / "missing.swf"))
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ")
+    assert "teardown" not in missing.stderr
+    other = program("platform", "show", "eurora")
+    assert other.returncode == 0 and other.stderr.strip().endswith("teardown")

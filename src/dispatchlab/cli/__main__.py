@@ -1,8 +1,6 @@
 """``python -m dispatchlab.cli``: the same as the ``dispatchlab`` command."""
 
-import sys
-
-from dispatchlab.cli import main
+from dispatchlab.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
