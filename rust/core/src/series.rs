@@ -76,40 +76,33 @@ pub fn step_function(
         "step_function: lo, hi and weight differ in length"
     );
     assert!(h0 < h1, "step_function: empty horizon [{h0}, {h1})");
-    let mut opens: Vec<(i64, i64)> = Vec::with_capacity(lo.len());
-    let mut closes: Vec<(i64, i64)> = Vec::with_capacity(lo.len());
+    // the openings and closings in one list, one sort, one scan: a radix sort of 2n
+    // pairs costs less than two of n and a merge, whose branches the times make
+    // unpredictable; the outputs hold every change: no reallocation while scanning
+    let span = (h1 as u64).wrapping_sub(h0 as u64);
+    let mut events: Vec<(i64, i64)> = Vec::with_capacity(2 * lo.len());
     for ((&a, &b), &w) in lo.iter().zip(hi).zip(weight) {
         let (a, b) = (a.clamp(h0, h1), b.clamp(h0, h1));
         if a < b {
-            opens.push((a, w));
-            closes.push((b, w.wrapping_neg()));
+            events.push((a, w));
+            events.push((b, w.wrapping_neg()));
         }
     }
-    // two sorts (a submit or start column is often sorted already) and one merge
-    let span = (h1 as u64).wrapping_sub(h0 as u64);
-    sort_by_time(&mut opens, h0, span);
-    sort_by_time(&mut closes, h0, span);
-    let mut times = vec![h0];
-    let mut values = vec![0_i64];
+    sort_by_time(&mut events, h0, span);
+    let mut times = Vec::with_capacity(events.len() + 1);
+    let mut values = Vec::with_capacity(events.len() + 1);
+    times.push(h0);
+    values.push(0_i64);
     let mut value = 0_i64;
-    let (mut i, mut j) = (0, 0);
-    loop {
-        let t = match (opens.get(i), closes.get(j)) {
-            (Some(o), Some(c)) => o.0.min(c.0),
-            (Some(o), None) => o.0,
-            (None, Some(c)) => c.0,
-            (None, None) => break,
-        };
+    let mut k = 0;
+    while k < events.len() {
+        let t = events[k].0;
         if t >= h1 {
             break; // the rest is at or after h1 too: outside the domain
         }
-        while let Some(&(_, w)) = opens.get(i).filter(|o| o.0 == t) {
-            value = value.wrapping_add(w);
-            i += 1;
-        }
-        while let Some(&(_, w)) = closes.get(j).filter(|c| c.0 == t) {
-            value = value.wrapping_add(w);
-            j += 1;
+        while k < events.len() && events[k].0 == t {
+            value = value.wrapping_add(events[k].1);
+            k += 1;
         }
         if t == h0 {
             values[0] = value; // the changes at h0 replace the 0 before them
