@@ -200,17 +200,20 @@ def _measured_amounts(amounts: Mapping[str, np.ndarray], rows: np.ndarray,
 
 
 def _series_of(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
-               amounts: Mapping[str, np.ndarray], cap: dict[str, int]) -> MeasuredSeries:
+               amounts: Mapping[str, np.ndarray], cap: dict[str, int],
+               resources: Iterable[str] | None = None) -> MeasuredSeries:
     """:func:`measured_series` of the measured jobs' checked ``submit``, ``start``,
-    ``end`` and resource ``amounts`` (the measured rows only, in table order)."""
+    ``end`` and resource ``amounts`` (the measured rows only, in table order), with the
+    in-use series of the ``resources`` named (default: every resource of ``cap``)."""
+    names = list(cap if resources is None else resources)
     if not len(submit):
         empty = StepFunction(np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
-        return MeasuredSeries(empty, dict.fromkeys(cap, empty), cap)
+        return MeasuredSeries(empty, dict.fromkeys(names, empty), cap)
     t0, t1 = int(submit.min()), int(end.max())
     horizon = (t0, t1)
     queue = queue_length(submit, start, horizon=horizon)
     in_use: dict[str, StepFunction] = {}
-    for name in cap:
+    for name in names:
         amount = amounts[name] if name in amounts else np.zeros(len(submit), np.int64)
         in_use[name] = resource_in_use(start, end, amount, horizon=horizon)
     return MeasuredSeries(queue, in_use, cap, t0, t1)
@@ -532,7 +535,10 @@ def summarize(
     _, amounts = _amounts(units, resources, len(sub))
     used = _measured_amounts(amounts, rows, cap)
     m_sub, m_sta, m_en = sub[rows], sta[rows], en[rows]
-    series = _series_of(m_sub, m_sta, m_en, used, cap)
+    primary = primary_resource(cap)
+    # the summary reads the queue and the primary resource's in-use series (the steady
+    # state) only: the other resources' series are not built
+    series = _series_of(m_sub, m_sta, m_en, used, cap, (primary,))
 
     wait, run = m_sta - m_sub, m_en - m_sta
     metrics = {"wait": wait, "turnaround": m_en - m_sub, "run": run,
@@ -561,7 +567,6 @@ def summarize(
     out["last_end"] = series.t1
     out["makespan"] = makespan
     util = _utilization(cap, used, run, makespan)
-    primary = primary_resource(cap)
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
     out["utilization_by_resource"] = util
