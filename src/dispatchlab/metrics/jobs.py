@@ -274,6 +274,24 @@ def bounded_slowdown(wait: ArrayLike, run: ArrayLike, tau: float = DEFAULT_TAU) 
     return np.maximum((w + r) / np.maximum(r, t), 1.0)
 
 
+def slowdowns(wait: np.ndarray, run: np.ndarray, tau: float = DEFAULT_TAU
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`slowdown` and :func:`bounded_slowdown` of the same jobs, bit for bit, with
+    ``wait + run`` computed once and the arithmetic in place (three float64 arrays of
+    the jobs at most instead of eight)."""
+    t = check_tau(tau)
+    r = np.asarray(run, dtype=np.float64)
+    r = r.copy() if r is run else r  # r is overwritten below
+    total = np.asarray(wait, dtype=np.float64)
+    total = total + r if total is wait else np.add(total, r, out=total)
+    sld = np.maximum(r, 1.0)
+    np.divide(total, sld, out=sld)
+    np.maximum(r, t, out=r)
+    np.divide(total, r, out=r)
+    np.maximum(r, 1.0, out=r)
+    return sld, r
+
+
 def unstretched_run(trace_run: ArrayLike, requested_time: ArrayLike,
                     overrun: str = "run") -> np.ndarray:
     """The simulated run of each job at nominal speed (int64 s): the trace's run, or

@@ -73,13 +73,12 @@ from dispatchlab.metrics.jobs import (
     REJECTED,
     Measure,
     _int_array,
-    bounded_slowdown,
     check_results,
     check_tau,
     class_blocks,
     describe,
     power_bounded_slowdown,
-    slowdown,
+    slowdowns,
 )
 from dispatchlab.metrics.keys import BY_KEY, DISPATCHER_FACTS
 from dispatchlab.metrics.series import StepFunction, queue_length, resource_in_use
@@ -190,9 +189,11 @@ def measured_series(
 
 def _measured_amounts(amounts: Mapping[str, np.ndarray], rows: np.ndarray,
                       cap: Mapping[str, int]) -> dict[str, np.ndarray]:
-    """Each resource's amounts (units x per-unit) of the measured ``rows``; a resource
-    they use (amount > 0) without a capacity in ``cap`` raises :class:`InputError`."""
-    used = {name: amount[rows] for name, amount in amounts.items()}
+    """Each resource's amounts (units x per-unit) of the measured ``rows`` (``amounts``
+    themselves when every row is measured); a resource they use (amount > 0) without a
+    capacity in ``cap`` raises :class:`InputError`."""
+    every = bool(rows.all())
+    used = {name: amount if every else amount[rows] for name, amount in amounts.items()}
     for name, amount in used.items():
         if name not in cap and np.any(amount > 0):
             raise InputError(f"jobs use resource {name!r} but the platform has no capacity for it")
@@ -263,10 +264,18 @@ def _whole_run_utilization(
 
 def _integral(f: StepFunction, t0: int, t1: int) -> float:
     """Integral of ``f`` over ``[t0, t1)`` (value x seconds, float64), ``f`` taken as 0
-    outside its domain."""
-    lo = np.clip(f.times, t0, t1)
-    hi = np.clip(np.append(f.times[1:], np.int64(f.end)), t0, t1)
-    return float((f.values.astype(np.float64) * (hi - lo)).sum())
+    outside its domain: the sum of each value times the seconds of its segment inside
+    ``[t0, t1)``, in segment order (computed in place: two arrays of the segments)."""
+    if not len(f.times):
+        return 0.0
+    seconds = np.empty_like(f.times)  # each segment's end, then its seconds inside
+    seconds[:-1] = f.times[1:]
+    seconds[-1] = f.end
+    np.clip(seconds, t0, t1, out=seconds)
+    np.subtract(seconds, np.clip(f.times, t0, t1), out=seconds)
+    product = f.values.astype(np.float64)
+    np.multiply(product, seconds, out=product)
+    return float(product.sum())
 
 
 def steady_state_utilization(
@@ -530,23 +539,53 @@ def summarize(
         in_window &= workload
     rejected = st == REJECTED
     rows = in_window & ~rejected
-    # the measured jobs' arrays, taken once: the series, the job metrics and the
-    # utilization all work on them (in table order, as the full columns masked)
+    # the measured jobs' arrays, taken once (the columns themselves when every row is
+    # measured): the series, the job metrics and the utilization all work on them, in
+    # table order; each intermediate array is let go once used (the summary is often
+    # the peak of a command's memory)
     _, amounts = _amounts(units, resources, len(sub))
     used = _measured_amounts(amounts, rows, cap)
-    m_sub, m_sta, m_en = sub[rows], sta[rows], en[rows]
+    every = bool(rows.all())
+    m_sub, m_sta, m_en = (sub, sta, en) if every else (sub[rows], sta[rows], en[rows])
     primary = primary_resource(cap)
-    # the summary reads the queue and the primary resource's in-use series (the steady
-    # state) only: the other resources' series are not built
-    series = _series_of(m_sub, m_sta, m_en, used, cap, (primary,))
+    n = len(m_sub)
+    t0, t1 = (int(m_sub.min()), int(m_en.max())) if n else (None, None)
+    makespan = None if t0 is None else t1 - t0  # type: ignore[operator]
+    run = m_en - m_sta
+    util = _utilization(cap, used, run, makespan)
 
-    wait, run = m_sta - m_sub, m_en - m_sta
-    metrics = {"wait": wait, "turnaround": m_en - m_sub, "run": run,
-               "slowdown": slowdown(wait, run), "bounded_slowdown": bounded_slowdown(wait, run, t)}
+    # the summary reads the queue and the primary resource's in-use series (the steady
+    # state) only: the other resources' series are not built. When every (workload) row
+    # is measured, the measured series already is the in-use function of all (workload)
+    # jobs that ran (on [first submit, last end), which holds every start and end);
+    # else the steady state is of all of them
+    series = _series_of(m_sub, m_sta, m_en, used, cap, (primary,))
+    if t0 is not None and (in_window == workload).all():
+        amount = used[primary] if primary in used else np.zeros(n, np.int64)
+        steady = _steady(m_sub, m_sta, m_en, amount, cap[primary], util[primary],
+                         series.in_use[primary])
+    else:
+        ran = workload & ~rejected
+        amount = amounts[primary][ran] if primary in amounts else \
+            np.zeros(int(ran.sum()), np.int64)
+        steady = _steady(sub[ran], sta[ran], en[ran], amount, cap[primary], util[primary],
+                         None)
+    del amounts, amount
+    queue = _queue_keys(series.queue)
+    del series
+
+    wait = m_sta - m_sub
+    turnaround = m_en - m_sub
+    del m_sub, m_sta, m_en
+    sld, bsld = slowdowns(wait, run, t)
+    block, by_class = class_blocks({"wait": wait, "turnaround": turnaround, "run": run,
+                                    "slowdown": sld, "bounded_slowdown": bsld})
+    del turnaround, sld, bsld
+
     out: dict[str, Any] = {
         "total_jobs": len(sub) if hot is None else int(workload.sum()),
         "measured_jobs": int(in_window.sum()),
-        "jobs": len(m_sub),
+        "jobs": n,
         "rejected": int(np.count_nonzero(in_window & rejected)),
         "rejected_total": int(np.count_nonzero(workload & rejected)),
         "killed": int(np.count_nonzero(in_window & (st == KILLED))),
@@ -555,39 +594,21 @@ def summarize(
     }
     if hot is not None:
         out["hot_start_jobs"] = int(hot.sum())
-    block, by_class = class_blocks(metrics)
     del block["jobs"]
     out.update(block)
     if unstretched_run is not None:
         out.update(_power_bsld_keys(wait, run, rows, unstretched_run, len(sub)))
     out["by_class"] = by_class
-
-    makespan = None if series.t0 is None else series.t1 - series.t0  # type: ignore[operator]
-    out["first_submit"] = series.t0
-    out["last_end"] = series.t1
+    out["first_submit"] = t0
+    out["last_end"] = t1
     out["makespan"] = makespan
-    util = _utilization(cap, used, run, makespan)
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
     out["utilization_by_resource"] = util
-    # every (workload) row measured: the measured series already is the in-use function
-    # of all (workload) jobs that ran (on [first submit, last end), which holds every start
-    # and end), over the measured rows' arrays; else the steady state is of all of them
-    if series.t0 is not None and (in_window == workload).all():
-        amount = used[primary] if primary in used else np.zeros(len(m_sub), np.int64)
-        steady, window, fell_back = _steady(m_sub, m_sta, m_en, amount, cap[primary],
-                                            util[primary], series.in_use[primary])
-    else:
-        ran = workload & ~rejected
-        amount = amounts[primary][ran] if primary in amounts else \
-            np.zeros(int(ran.sum()), np.int64)
-        steady, window, fell_back = _steady(sub[ran], sta[ran], en[ran], amount, cap[primary],
-                                            util[primary], None)
-    out["steady_utilization"] = steady
-    out["steady_window"] = None if window is None else list(window)
-    out["steady_fallback"] = fell_back
-
-    out.update(_queue_keys(series.queue))
+    out["steady_utilization"] = steady[0]
+    out["steady_window"] = None if steady[1] is None else list(steady[1])
+    out["steady_fallback"] = steady[2]
+    out.update(queue)
     dec = decision_time_stats(decision_times)
     out.update(_decision_keys(dec))
     out.update(_checked_facts(dispatcher_facts, out,
