@@ -1,9 +1,10 @@
 """The summary's values do not depend on how it is computed: :func:`summarize` on
 seeded random workloads gives the JSON it gave before the summary was made faster (the
 hashes below were taken with the plain computation: every metric masked per block, the
-series, job columns and steady state each from the full columns), and
-:func:`~dispatchlab.metrics.jobs.class_blocks` equals :func:`describe` of each metric
-masked by class, bit for bit."""
+series, job columns and steady state each from the full columns), and its parts equal
+the plain functions bit for bit: :func:`~dispatchlab.metrics.jobs.class_blocks`
+:func:`describe` of each metric masked by class, :func:`~dispatchlab.metrics.jobs.slowdowns`
+:func:`slowdown` and :func:`bounded_slowdown`."""
 
 from __future__ import annotations
 
@@ -21,9 +22,12 @@ from dispatchlab.metrics import Measure
 from dispatchlab.metrics.jobs import (
     JOB_CLASS_LABELS,
     METRIC_KEYS,
+    bounded_slowdown,
     class_blocks,
     describe,
     job_columns,
+    slowdown,
+    slowdowns,
 )
 from dispatchlab.metrics.summary import summarize
 
@@ -142,3 +146,19 @@ def test_class_blocks_are_the_masked_statistics(jobs, tau: float) -> None:
         assert {k: _bits(v) for k, v in got.items()} == {k: _bits(v) for k, v in want.items()}
         if want["jobs"] == 0:
             assert all(math.isnan(v) for k, v in got.items() if k != "jobs")
+
+
+@settings(max_examples=300, deadline=None)
+@given(jobs=st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**40)), max_size=50),
+       tau=st.floats(1e-3, 1e6), as_float=st.booleans())
+def test_slowdowns_are_slowdown_and_bounded_slowdown(jobs, tau: float,
+                                                     as_float: bool) -> None:
+    wait = np.array([j[0] for j in jobs], np.int64)
+    run = np.array([j[1] for j in jobs], np.int64)
+    if as_float:
+        wait, run = wait.astype(np.float64), run.astype(np.float64)
+    before = (wait.copy(), run.copy())
+    sld, bsld = slowdowns(wait, run, tau)
+    assert sld.tobytes() == slowdown(wait, run).tobytes()
+    assert bsld.tobytes() == bounded_slowdown(wait, run, tau).tobytes()
+    assert wait.tobytes() == before[0].tobytes() and run.tobytes() == before[1].tobytes()
