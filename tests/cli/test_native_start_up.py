@@ -65,3 +65,34 @@ def test_the_loaded_modules_are_frozen_during_a_command_only(tmp_path: Path,
     assert gc.get_freeze_count() == 0
     assert main(["simulate", str(tmp_path / "missing.swf")]) == 2  # an error: unfrozen too
     assert gc.get_freeze_count() == 0
+
+
+_IMPORT_PROBE = """
+import json, sys, threading
+from dispatchlab.cli import main
+
+class Record:
+    threads = []
+    def find_spec(self, name, path=None, target=None):
+        if name == "rich.console":
+            self.threads.append(threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, Record())
+rc = main({args!r})
+alive = [t.name for t in threading.enumerate() if t.name == "dispatchlab-import"]
+print(json.dumps({{"rc": rc, "imported_by": Record.threads, "alive": alive}}))
+"""
+
+
+def test_simulate_imports_rich_while_the_run_goes_on(tmp_path: Path) -> None:
+    """The printing modules are imported by a thread started before the run (the core
+    runs without the GIL), joined when the run ends: none is left going on."""
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
+    args = ["simulate", str(trace), "--dispatcher", "easy"]
+    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(args=args)],
+                          capture_output=True, text=True, check=True)
+    facts = json.loads(done.stdout.splitlines()[-1])
+    assert facts == {"rc": 0, "imported_by": ["dispatchlab-import"], "alive": []}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 import time
 from pathlib import Path
 
@@ -169,7 +171,11 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         with progress:
             result = sim.run()
     else:
-        result = sim.run()
+        printing = _import_in_background(PRINTING_MODULES)
+        try:
+            result = sim.run()
+        finally:  # also when the run fails: no import left going on at exit
+            printing.join()
     # after the run: under auto a native run may have been made again on Python
     ran = engine_line(result.engine, sim.fell_back or not_native)
     if trace_decisions is not None:
@@ -203,6 +209,31 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     if swf_out is not None:
         write_schedule_swf(result, swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+#: The modules the results are printed with, imported while a run without a progress
+#: bar goes on (:func:`_import_in_background`).
+PRINTING_MODULES = ("rich.console", "rich.table", "rich.text")
+
+
+def _import_in_background(names: tuple[str, ...]) -> threading.Thread:
+    """Import the modules ``names`` in a thread, started now; the caller joins it before
+    it imports any of them itself (the main thread and this one then never import the
+    same modules at once). The compiled core runs without the GIL, so the 15-30 ms of
+    rich's import overlap a native run on another core instead of following it (a run
+    on Python shares the interpreter with the thread: about the same time as importing
+    after the run). A module that fails to import is left to the caller's own import,
+    which then reports it."""
+    def load() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the caller's own import reports it
+                return
+
+    thread = threading.Thread(target=load, name="dispatchlab-import", daemon=True)
+    thread.start()
+    return thread
 
 
 def _decision_engine(engine: str, trace_decisions: Path | None) -> str:
