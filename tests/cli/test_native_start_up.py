@@ -79,15 +79,21 @@ class Record:
         return None
 
 sys.meta_path.insert(0, Record())
+import dispatchlab.cli.simulate as simulate
+rendered = []
+render = simulate._render_once
+simulate._render_once = lambda: rendered.append(threading.current_thread().name) or render()
 rc = main({args!r})
 alive = [t.name for t in threading.enumerate() if t.name == "dispatchlab-import"]
-print(json.dumps({{"rc": rc, "imported_by": Record.threads, "alive": alive}}))
+print(json.dumps({{"rc": rc, "imported_by": Record.threads, "rendered_by": rendered,
+                  "alive": alive}}))
 """
 
 
 def test_simulate_imports_rich_while_the_run_goes_on(tmp_path: Path) -> None:
-    """The printing modules are imported by a thread started before the run (the core
-    runs without the GIL), joined when the run ends: none is left going on."""
+    """The printing modules are imported, and a first table rendered to memory, by a
+    thread started before the run (the core runs without the GIL), joined when the run
+    ends: none is left going on."""
     trace = tmp_path / "t.swf"
     trace.write_text("; MaxProcs: 8\n" + "".join(
         f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
@@ -95,4 +101,5 @@ def test_simulate_imports_rich_while_the_run_goes_on(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(args=args)],
                           capture_output=True, text=True, check=True)
     facts = json.loads(done.stdout.splitlines()[-1])
-    assert facts == {"rc": 0, "imported_by": ["dispatchlab-import"], "alive": []}
+    assert facts == {"rc": 0, "imported_by": ["dispatchlab-import"],
+                     "rendered_by": ["dispatchlab-import"], "alive": []}

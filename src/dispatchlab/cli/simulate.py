@@ -230,10 +230,30 @@ def _import_in_background(names: tuple[str, ...]) -> threading.Thread:
                 importlib.import_module(name)
             except Exception:  # the caller's own import reports it
                 return
+        try:
+            _render_once()
+        except Exception:  # a warm-up only: the printing itself reports any error
+            return
 
     thread = threading.Thread(target=load, name="dispatchlab-import", daemon=True)
     thread.start()
     return thread
+
+
+def _render_once() -> None:
+    """Render a small table with a title, a caption and markup to a console writing to
+    memory: what rich loads and compiles at its first table (its emoji codes, its
+    highlighter's regular expressions), done ahead of the results' table."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="warm-up 1,234", caption="caption (s): 0.5")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("[dim]mean wait[/dim]", "1,234")
+    Console(file=io.StringIO(), width=80).print(table, "[dim]engine: native[/dim]")
 
 
 def _decision_engine(engine: str, trace_decisions: Path | None) -> str:
