@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dispatchlab.cli import main
 from dispatchlab.core import memory
 
@@ -90,16 +92,30 @@ print(json.dumps({{"rc": rc, "imported_by": Record.threads, "rendered_by": rende
 """
 
 
-def test_simulate_imports_rich_while_the_run_goes_on(tmp_path: Path) -> None:
-    """The printing modules are imported, and a first table rendered to memory, by a
-    thread started before the run (the core runs without the GIL), joined when the run
-    ends: none is left going on."""
+#: The README's dispatcher written in Python (run natively through the View, timed).
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "custom_dispatcher.py")
+
+
+@pytest.mark.parametrize("options, thread", [
+    (("--dispatcher", "easy", "--engine", "native"), "dispatchlab-import"),
+    (("--dispatcher", "easy", "--engine", "python"), "MainThread"),
+    (("--dispatcher", f"{EXAMPLE}:WidestFirst", "--engine", "native"), "MainThread"),
+])
+def test_simulate_imports_rich_while_a_native_run_goes_on(tmp_path: Path, options,
+                                                          thread: str) -> None:
+    """On a native run of a native dispatcher, the printing modules are imported, and
+    a first table rendered to memory, by a thread started before the run (the core
+    runs without the GIL), joined when the run ends: none is left going on. A run on
+    Python, or of a dispatcher written in Python, times its dispatcher calls: no thread
+    then."""
     trace = tmp_path / "t.swf"
     trace.write_text("; MaxProcs: 8\n" + "".join(
         f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
-    args = ["simulate", str(trace), "--dispatcher", "easy"]
+    args = ["simulate", str(trace), *options]
     done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(args=args)],
                           capture_output=True, text=True, check=True)
     facts = json.loads(done.stdout.splitlines()[-1])
-    assert facts == {"rc": 0, "imported_by": ["dispatchlab-import"],
-                     "rendered_by": ["dispatchlab-import"], "alive": []}
+    threaded = thread == "dispatchlab-import"
+    assert facts == {"rc": 0, "imported_by": [thread],
+                     "rendered_by": ["dispatchlab-import"] if threaded else [],
+                     "alive": []}

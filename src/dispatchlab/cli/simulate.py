@@ -129,6 +129,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     from dispatchlab.run.build import build
     from dispatchlab.run.config import Component, PlatformChoice, RunConfig
     from dispatchlab.run.outputs import run_summary, write_result, write_schedule_swf
+    from dispatchlab.sim.native import is_python_dispatcher
 
     group_keys = parse_group_keys(by)
     dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order, priority=priority,
@@ -165,17 +166,22 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     not_native = run.not_native
     check_group_keys(jobs, group_keys)  # before the run: a key the trace cannot give
     sim = run.simulation
+    # no Python code of the run is timed (a dispatcher written in Python is, on either
+    # engine): the printing may be readied beside it
+    untimed = run.engine == "native" and not is_python_dispatcher(sim.dispatcher)
     del run
     progress = bars[0] if bars else None
     if progress is not None:
         with progress:
             result = sim.run()
-    else:
+    elif untimed:
         printing = _import_in_background(PRINTING_MODULES)
         try:
             result = sim.run()
         finally:  # also when the run fails: no import left going on at exit
             printing.join()
+    else:
+        result = sim.run()
     # after the run: under auto a native run may have been made again on Python
     ran = engine_line(result.engine, sim.fell_back or not_native)
     if trace_decisions is not None:
@@ -211,19 +217,20 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
 
 
-#: The modules the results are printed with, imported while a run without a progress
-#: bar goes on (:func:`_import_in_background`).
+#: The modules the results are printed with, imported while a native run of a native
+#: dispatcher without a progress bar goes on (:func:`_import_in_background`).
 PRINTING_MODULES = ("rich.console", "rich.table", "rich.text")
 
 
 def _import_in_background(names: tuple[str, ...]) -> threading.Thread:
     """Import the modules ``names`` in a thread, started now; the caller joins it before
     it imports any of them itself (the main thread and this one then never import the
-    same modules at once). The compiled core runs without the GIL, so the 15-30 ms of
-    rich's import overlap a native run on another core instead of following it (a run
-    on Python shares the interpreter with the thread: about the same time as importing
-    after the run). A module that fails to import is left to the caller's own import,
-    which then reports it."""
+    same modules at once), then renders a small table to memory (:func:`_render_once`).
+    The compiled core runs without the GIL, so the 20-30 ms of rich's import and first
+    table overlap a native run on another core instead of following it. Not for a run
+    on Python nor one calling a dispatcher written in Python: the thread would hold the
+    GIL while a dispatcher call is timed (its decision times are metrics). A module that
+    fails to import is left to the caller's own import, which then reports it."""
     def load() -> None:
         for name in names:
             try:
