@@ -100,18 +100,20 @@ EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "custom_dispatc
     (("--dispatcher", "easy", "--engine", "native"), "dispatchlab-import"),
     (("--dispatcher", "easy", "--engine", "python"), "MainThread"),
     (("--dispatcher", f"{EXAMPLE}:WidestFirst", "--engine", "native"), "MainThread"),
+    (("--dispatcher", "easy", "--engine", "native", "--out", "OUT"), "MainThread"),
 ])
 def test_simulate_imports_rich_while_a_native_run_goes_on(tmp_path: Path, options,
                                                           thread: str) -> None:
     """On a native run of a native dispatcher, the printing modules are imported, and
     a first table rendered to memory, by a thread started before the run (the core
     runs without the GIL), joined when the run ends: none is left going on. A run on
-    Python, or of a dispatcher written in Python, times its dispatcher calls: no thread
-    then."""
+    Python, or of a dispatcher written in Python, times its dispatcher calls, and the
+    files of ``--out`` are the command's peak of memory: no thread then."""
     trace = tmp_path / "t.swf"
     trace.write_text("; MaxProcs: 8\n" + "".join(
         f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
-    args = ["simulate", str(trace), *options]
+    args = ["simulate", str(trace), *(str(tmp_path / o) if o == "OUT" else o
+                                      for o in options)]
     done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(args=args)],
                           capture_output=True, text=True, check=True)
     facts = json.loads(done.stdout.splitlines()[-1])

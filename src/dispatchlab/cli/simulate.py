@@ -167,14 +167,17 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     check_group_keys(jobs, group_keys)  # before the run: a key the trace cannot give
     sim = run.simulation
     # no Python code of the run is timed (a dispatcher written in Python is, on either
-    # engine): the printing may be readied beside it
-    untimed = run.engine == "native" and not is_python_dispatcher(sim.dispatcher)
+    # engine), and no output files follow (their writing is the command's peak of
+    # memory, which rich loaded before it would raise): the printing may be readied
+    # beside the run
+    beside = run.engine == "native" and not is_python_dispatcher(sim.dispatcher) \
+        and out is None
     del run
     progress = bars[0] if bars else None
     if progress is not None:
         with progress:
             result = sim.run()
-    elif untimed:
+    elif beside:
         printing = _import_in_background(PRINTING_MODULES)
         try:
             result = sim.run()
@@ -218,7 +221,8 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
 
 
 #: The modules the results are printed with, imported while a native run of a native
-#: dispatcher without a progress bar goes on (:func:`_import_in_background`).
+#: dispatcher without a progress bar nor ``--out`` goes on
+#: (:func:`_import_in_background`).
 PRINTING_MODULES = ("rich.console", "rich.table", "rich.text")
 
 
@@ -229,8 +233,10 @@ def _import_in_background(names: tuple[str, ...]) -> threading.Thread:
     The compiled core runs without the GIL, so the 20-30 ms of rich's import and first
     table overlap a native run on another core instead of following it. Not for a run
     on Python nor one calling a dispatcher written in Python: the thread would hold the
-    GIL while a dispatcher call is timed (its decision times are metrics). A module that
-    fails to import is left to the caller's own import, which then reports it."""
+    GIL while a dispatcher call is timed (its decision times are metrics); nor before
+    the output files of ``--out``, whose writing is the command's peak of memory. A
+    module that fails to import is left to the caller's own import, which then reports
+    it."""
     def load() -> None:
         for name in names:
             try:
