@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dispatchlab.cli import main
 from dispatchlab.core import memory
 
@@ -97,3 +99,57 @@ def test_the_program_ends_simulate_without_teardown_and_others_with_it(tmp_path:
     assert "teardown" not in missing.stderr
     other = program("platform", "show", "eurora")
     assert other.returncode == 0 and other.stderr.strip().endswith("teardown")
+
+
+_IMPORT_PROBE = """
+import json, sys, threading
+from dispatchlab.cli import main
+
+class Record:
+    threads = []
+    def find_spec(self, name, path=None, target=None):
+        if name == "rich.console":
+            self.threads.append(threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, Record())
+import dispatchlab.cli.simulate as simulate
+rendered = []
+render = simulate._render_once
+simulate._render_once = lambda: rendered.append(threading.current_thread().name) or render()
+rc = main({args!r})
+alive = [t.name for t in threading.enumerate() if t.name == "dispatchlab-import"]
+print(json.dumps({{"rc": rc, "imported_by": Record.threads, "rendered_by": rendered,
+                  "alive": alive}}))
+"""
+
+
+#: The README's dispatcher written in Python (run natively through the View, timed).
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "custom_dispatcher.py")
+
+
+@pytest.mark.parametrize("options, thread", [
+    (("--dispatcher", "easy", "--engine", "native"), "dispatchlab-import"),
+    (("--dispatcher", "easy", "--engine", "python"), "MainThread"),
+    (("--dispatcher", f"{EXAMPLE}:WidestFirst", "--engine", "native"), "MainThread"),
+    (("--dispatcher", "easy", "--engine", "native", "--out", "OUT"), "MainThread"),
+])
+def test_simulate_imports_rich_while_a_native_run_goes_on(tmp_path: Path, options,
+                                                          thread: str) -> None:
+    """On a native run of a native dispatcher, the printing modules are imported, and
+    a first table rendered to memory, by a thread started before the run (the core
+    runs without the GIL), joined when the run ends: none is left going on. A run on
+    Python, or of a dispatcher written in Python, times its dispatcher calls, and the
+    files of ``--out`` are the command's peak of memory: no thread then."""
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {10 * i} -1 {30 + i} 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 40)))
+    args = ["simulate", str(trace), *(str(tmp_path / o) if o == "OUT" else o
+                                      for o in options)]
+    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(args=args)],
+                          capture_output=True, text=True, check=True)
+    facts = json.loads(done.stdout.splitlines()[-1])
+    threaded = thread == "dispatchlab-import"
+    assert facts == {"rc": 0, "imported_by": [thread],
+                     "rendered_by": ["dispatchlab-import"] if threaded else [],
+                     "alive": []}

@@ -9,9 +9,8 @@
 
 /// Sort `pairs` by their first element (any order among equal ones), every first
 /// element being in `[base, base + span]` (wrapping): nothing when they are sorted
-/// already, the library's sort when small, else a least-significant-digit radix sort
-/// on the offsets from `base` (digits of at most 11 bits, only as many as `span`
-/// needs; a pass whose digit all share moves nothing).
+/// already, the library's sort when small, else [`radix_sort`] on the offsets from
+/// `base`.
 fn sort_by_time(pairs: &mut Vec<(i64, i64)>, base: i64, span: u64) {
     if pairs.windows(2).all(|w| w[0].0 <= w[1].0) {
         return;
@@ -20,21 +19,27 @@ fn sort_by_time(pairs: &mut Vec<(i64, i64)>, base: i64, span: u64) {
         pairs.sort_unstable_by_key(|p| p.0);
         return;
     }
-    let offset = |t: i64| (t as u64).wrapping_sub(base as u64);
+    radix_sort(pairs, span, |p| (p.0 as u64).wrapping_sub(base as u64));
+}
+
+/// Sort `items` by `key(item)` (any order among equal keys), every key being in
+/// `[0, span]`: a least-significant-digit radix sort (digits of at most 11 bits, only
+/// as many as `span` needs; a pass whose digit all share moves nothing).
+fn radix_sort<T: Copy + Default>(items: &mut Vec<T>, span: u64, key: impl Fn(&T) -> u64) {
     let bits = u64::BITS - span.leading_zeros();
     let passes = bits.div_ceil(11).max(1);
     let width = bits.div_ceil(passes);
     let mask = (1_u64 << width) - 1;
-    let mut buf = vec![(0_i64, 0_i64); pairs.len()];
+    let mut buf = vec![T::default(); items.len()];
     let mut start = vec![0_usize; 1 << width];
     for pass in 0..passes {
         let shift = pass * width;
-        let digit = |t: i64| ((offset(t) >> shift) & mask) as usize;
+        let digit = |item: &T| ((key(item) >> shift) & mask) as usize;
         start.fill(0);
-        for p in pairs.iter() {
-            start[digit(p.0)] += 1;
+        for item in items.iter() {
+            start[digit(item)] += 1;
         }
-        if start.contains(&pairs.len()) {
+        if start.contains(&items.len()) {
             continue; // one digit shared by all: this pass moves nothing
         }
         let mut sum = 0;
@@ -43,12 +48,12 @@ fn sort_by_time(pairs: &mut Vec<(i64, i64)>, base: i64, span: u64) {
             *slot = sum;
             sum += count;
         }
-        for &p in pairs.iter() {
-            let d = digit(p.0);
-            buf[start[d]] = p;
+        for item in items.iter() {
+            let d = digit(item);
+            buf[start[d]] = *item;
             start[d] += 1;
         }
-        std::mem::swap(pairs, &mut buf);
+        std::mem::swap(items, &mut buf);
     }
 }
 
@@ -76,49 +81,113 @@ pub fn step_function(
         "step_function: lo, hi and weight differ in length"
     );
     assert!(h0 < h1, "step_function: empty horizon [{h0}, {h1})");
-    let mut opens: Vec<(i64, i64)> = Vec::with_capacity(lo.len());
-    let mut closes: Vec<(i64, i64)> = Vec::with_capacity(lo.len());
+    if (h1 as u64).wrapping_sub(h0 as u64) < 1 << 32 && lo.len() < 1 << 31 {
+        step_function_packed(lo, hi, weight, h0, h1)
+    } else {
+        step_function_pairs(lo, hi, weight, h0, h1)
+    }
+}
+
+/// The breakpoints of [`step_function`] as its changes come, in time order: the value
+/// after all the changes at a time (`add(t, value)`), merged as the function says.
+struct Breakpoints {
+    h0: i64,
+    times: Vec<i64>,
+    values: Vec<i64>,
+}
+
+impl Breakpoints {
+    /// Room for `changes` breakpoints after `h0`'s: no reallocation while adding.
+    fn new(h0: i64, changes: usize) -> Self {
+        let mut times = Vec::with_capacity(changes + 1);
+        let mut values = Vec::with_capacity(changes + 1);
+        times.push(h0);
+        values.push(0);
+        Breakpoints { h0, times, values }
+    }
+
+    fn add(&mut self, t: i64, value: i64) {
+        if t == self.h0 {
+            self.values[0] = value; // the changes at h0 replace the 0 before them
+        } else if self.values.last() != Some(&value) {
+            self.times.push(t);
+            self.values.push(value);
+        }
+    }
+}
+
+/// [`step_function`] on a horizon shorter than 2^32 s (136 years) of fewer than 2^31
+/// intervals: each opening and closing in 8 bytes, its offset from `h0` (32 bits)
+/// above its interval's row and whether it closes (32 bits), in one list sorted once
+/// and scanned once (half the memory and the traffic of (time, weight) pairs, no merge
+/// of two lists whose branches the times make unpredictable).
+fn step_function_packed(
+    lo: &[i64],
+    hi: &[i64],
+    weight: &[i64],
+    h0: i64,
+    h1: i64,
+) -> (Vec<i64>, Vec<i64>) {
+    let span = (h1 as u64).wrapping_sub(h0 as u64);
+    let mut events: Vec<u64> = Vec::with_capacity(2 * lo.len());
+    for (i, (&a, &b)) in lo.iter().zip(hi).enumerate() {
+        let (a, b) = (a.clamp(h0, h1), b.clamp(h0, h1));
+        if a < b {
+            let row = (i as u64) << 1;
+            events.push(((a.wrapping_sub(h0) as u64) << 32) | row);
+            events.push(((b.wrapping_sub(h0) as u64) << 32) | row | 1);
+        }
+    }
+    radix_sort(&mut events, span, |e| e >> 32);
+    let mut out = Breakpoints::new(h0, events.len());
+    let (mut value, mut k) = (0_i64, 0);
+    while k < events.len() {
+        let offset = events[k] >> 32;
+        if offset >= span {
+            break; // the rest is at or after h1 too: outside the domain
+        }
+        while let Some(&e) = events.get(k).filter(|e| *e >> 32 == offset) {
+            let w = weight[(e as u32 >> 1) as usize];
+            value = value.wrapping_add(if e & 1 == 1 { w.wrapping_neg() } else { w });
+            k += 1;
+        }
+        out.add(h0.wrapping_add(offset as i64), value);
+    }
+    (out.times, out.values)
+}
+
+/// [`step_function`] on any horizon: the openings and closings as (time, weight) pairs
+/// in one list, sorted once ([`sort_by_time`]) and scanned once.
+fn step_function_pairs(
+    lo: &[i64],
+    hi: &[i64],
+    weight: &[i64],
+    h0: i64,
+    h1: i64,
+) -> (Vec<i64>, Vec<i64>) {
+    let mut events: Vec<(i64, i64)> = Vec::with_capacity(2 * lo.len());
     for ((&a, &b), &w) in lo.iter().zip(hi).zip(weight) {
         let (a, b) = (a.clamp(h0, h1), b.clamp(h0, h1));
         if a < b {
-            opens.push((a, w));
-            closes.push((b, w.wrapping_neg()));
+            events.push((a, w));
+            events.push((b, w.wrapping_neg()));
         }
     }
-    // two sorts (a submit or start column is often sorted already) and one merge
-    let span = (h1 as u64).wrapping_sub(h0 as u64);
-    sort_by_time(&mut opens, h0, span);
-    sort_by_time(&mut closes, h0, span);
-    let mut times = vec![h0];
-    let mut values = vec![0_i64];
-    let mut value = 0_i64;
-    let (mut i, mut j) = (0, 0);
-    loop {
-        let t = match (opens.get(i), closes.get(j)) {
-            (Some(o), Some(c)) => o.0.min(c.0),
-            (Some(o), None) => o.0,
-            (None, Some(c)) => c.0,
-            (None, None) => break,
-        };
+    sort_by_time(&mut events, h0, (h1 as u64).wrapping_sub(h0 as u64));
+    let mut out = Breakpoints::new(h0, events.len());
+    let (mut value, mut k) = (0_i64, 0);
+    while k < events.len() {
+        let t = events[k].0;
         if t >= h1 {
             break; // the rest is at or after h1 too: outside the domain
         }
-        while let Some(&(_, w)) = opens.get(i).filter(|o| o.0 == t) {
+        while let Some(&(_, w)) = events.get(k).filter(|e| e.0 == t) {
             value = value.wrapping_add(w);
-            i += 1;
+            k += 1;
         }
-        while let Some(&(_, w)) = closes.get(j).filter(|c| c.0 == t) {
-            value = value.wrapping_add(w);
-            j += 1;
-        }
-        if t == h0 {
-            values[0] = value; // the changes at h0 replace the 0 before them
-        } else if values.last() != Some(&value) {
-            times.push(t);
-            values.push(value);
-        }
+        out.add(t, value);
     }
-    (times, values)
+    (out.times, out.values)
 }
 
 /// The sorted distinct `keys` and the sum of `weights` per key (wrapping, as numpy):
@@ -226,6 +295,37 @@ mod tests {
             .collect();
         sort_by_time(&mut pairs, i64::MIN, u64::MAX);
         assert!(pairs.windows(2).all(|w| w[0].0 <= w[1].0));
+    }
+
+    #[test]
+    fn packed_and_pair_events_agree() {
+        // a small linear congruential generator: intervals over a horizon just under
+        // 2^32 s, many ties, weights of any size, some intervals outside the horizon
+        let mut x: u64 = 987654321;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 11
+        };
+        let (h0, h1) = (-1_000_i64, -1_000 + (1_i64 << 32) - 1);
+        for n in [0_usize, 1, 7, 300, 5000] {
+            let (mut lo, mut hi, mut weight) = (vec![], vec![], vec![]);
+            for i in 0..n {
+                let a =
+                    h0 - 50 + (next() % (1 << 32)) as i64 / if i % 4 == 0 { 1 << 20 } else { 1 };
+                lo.push(a);
+                hi.push(a + (next() % (1 << 31)) as i64 * (i % 3) as i64);
+                weight.push(if i % 5 == 0 {
+                    next() as i64 * 4099
+                } else {
+                    (next() % 9) as i64
+                });
+            }
+            let packed = step_function_packed(&lo, &hi, &weight, h0, h1);
+            assert_eq!(packed, step_function_pairs(&lo, &hi, &weight, h0, h1));
+            assert_eq!(packed, step_function(&lo, &hi, &weight, h0, h1));
+        }
     }
 
     #[test]

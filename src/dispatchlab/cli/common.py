@@ -7,9 +7,7 @@ cli.main` prints it as one ``error: ...`` line and exits with status 2.
 
 from __future__ import annotations
 
-import importlib
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -239,29 +237,6 @@ def print_records(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None
 def warn(text: str) -> None:
     """One ``warning: ...`` line on stderr (the command goes on)."""
     print(f"warning: {text}", file=sys.stderr)
-
-
-def import_ahead(*modules: str) -> threading.Thread:
-    """Import ``modules`` (dotted names, in order) in a daemon thread and return it.
-
-    A command starts it before it reads and simulates: the compiled core parses the
-    trace and simulates with the GIL released, so on a machine with a second core the
-    modules the command needs afterwards (the table printer, pyarrow for ``--out``) are
-    imported meanwhile, and the command's own later ``import`` finds them done (or
-    waits on Python's per-module import lock until they are). Nothing the command
-    computes or prints depends on it: a module that fails to import here is left alone
-    (the command's own import raises its error where it always did)."""
-
-    def work() -> None:
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except BaseException:  # reported by the command's own import, if it needs it
-                return
-
-    thread = threading.Thread(target=work, name="dispatchlab-import-ahead", daemon=True)
-    thread.start()
-    return thread
 
 
 def progress_bar(enabled: bool):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 import time
 from pathlib import Path
 
@@ -25,7 +27,6 @@ from dispatchlab.cli.common import (
     dispatcher_spec,
     duration_model_spec,
     engine_line,
-    import_ahead,
     power_predictor_spec,
     predictor_spec,
     progress_bar,
@@ -128,6 +129,7 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     from dispatchlab.run.build import build
     from dispatchlab.run.config import Component, PlatformChoice, RunConfig
     from dispatchlab.run.outputs import run_summary, write_result, write_schedule_swf
+    from dispatchlab.sim.native import is_python_dispatcher
 
     group_keys = parse_group_keys(by)
     dspec = dispatcher_spec(dispatcher, dispatcher_params, order=order, priority=priority,
@@ -164,16 +166,23 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     not_native = run.not_native
     check_group_keys(jobs, group_keys)  # before the run: a key the trace cannot give
     sim = run.simulation
+    # no Python code of the run is timed (a dispatcher written in Python is, on either
+    # engine), and no output files follow (their writing is the command's peak of
+    # memory, which rich loaded before it would raise): the printing may be readied
+    # beside the run
+    beside = run.engine == "native" and not is_python_dispatcher(sim.dispatcher) \
+        and out is None
     del run
     progress = bars[0] if bars else None
-    if sim.engine == "native" and not sim.calls_python:
-        # the table printer, imported while the core simulates with the GIL released
-        # (a run that holds it gains nothing); not pyarrow for --out: loaded beside the
-        # run's data it raised CEA-Curie's peak memory from 137 to 170 MB
-        import_ahead("rich.console", "rich.table")
     if progress is not None:
         with progress:
             result = sim.run()
+    elif beside:
+        printing = _import_in_background(PRINTING_MODULES)
+        try:
+            result = sim.run()
+        finally:  # also when the run fails: no import left going on at exit
+            printing.join()
     else:
         result = sim.run()
     # after the run: under auto a native run may have been made again on Python
@@ -209,6 +218,55 @@ def simulate(trace: Path, dispatcher: str, dispatcher_params: tuple[str, ...],
     if swf_out is not None:
         write_schedule_swf(result, swf_out)
         con.print(f"[dim]wrote the simulated schedule to {swf_out}[/dim]")
+
+
+#: The modules the results are printed with, imported while a native run of a native
+#: dispatcher without a progress bar nor ``--out`` goes on
+#: (:func:`_import_in_background`).
+PRINTING_MODULES = ("rich.console", "rich.table", "rich.text")
+
+
+def _import_in_background(names: tuple[str, ...]) -> threading.Thread:
+    """Import the modules ``names`` in a thread, started now; the caller joins it before
+    it imports any of them itself (the main thread and this one then never import the
+    same modules at once), then renders a small table to memory (:func:`_render_once`).
+    The compiled core runs without the GIL, so the 20-30 ms of rich's import and first
+    table overlap a native run on another core instead of following it. Not for a run
+    on Python nor one calling a dispatcher written in Python: the thread would hold the
+    GIL while a dispatcher call is timed (its decision times are metrics); nor before
+    the output files of ``--out``, whose writing is the command's peak of memory. A
+    module that fails to import is left to the caller's own import, which then reports
+    it."""
+    def load() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the caller's own import reports it
+                return
+        try:
+            _render_once()
+        except Exception:  # a warm-up only: the printing itself reports any error
+            return
+
+    thread = threading.Thread(target=load, name="dispatchlab-import", daemon=True)
+    thread.start()
+    return thread
+
+
+def _render_once() -> None:
+    """Render a small table with a title, a caption and markup to a console writing to
+    memory: what rich loads and compiles at its first table (its emoji codes, its
+    highlighter's regular expressions), done ahead of the results' table."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="warm-up 1,234", caption="caption (s): 0.5")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("[dim]mean wait[/dim]", "1,234")
+    Console(file=io.StringIO(), width=80).print(table, "[dim]engine: native[/dim]")
 
 
 def _decision_engine(engine: str, trace_decisions: Path | None) -> str:

@@ -40,6 +40,7 @@ An empty selection gives ``count = 0`` and NaN for every statistic, without warn
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -273,6 +274,24 @@ def bounded_slowdown(wait: ArrayLike, run: ArrayLike, tau: float = DEFAULT_TAU) 
     return np.maximum((w + r) / np.maximum(r, t), 1.0)
 
 
+def slowdowns(wait: np.ndarray, run: np.ndarray, tau: float = DEFAULT_TAU
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`slowdown` and :func:`bounded_slowdown` of the same jobs, bit for bit, with
+    ``wait + run`` computed once and the arithmetic in place (three float64 arrays of
+    the jobs at most instead of eight)."""
+    t = check_tau(tau)
+    r = np.asarray(run, dtype=np.float64)
+    r = r.copy() if r is run else r  # r is overwritten below
+    total = np.asarray(wait, dtype=np.float64)
+    total = total + r if total is wait else np.add(total, r, out=total)
+    sld = np.maximum(r, 1.0)
+    np.divide(total, sld, out=sld)
+    np.maximum(r, t, out=r)
+    np.divide(total, r, out=r)
+    np.maximum(r, 1.0, out=r)
+    return sld, r
+
+
 def unstretched_run(trace_run: ArrayLike, requested_time: ArrayLike,
                     overrun: str = "run") -> np.ndarray:
     """The simulated run of each job at nominal speed (int64 s): the trace's run, or
@@ -368,9 +387,28 @@ def linear_percentiles(x: np.ndarray, percents: tuple[float, ...]) -> np.ndarray
     ``np.percentile`` asks ``np.ma`` whether its partition points are masked, which
     imports ``numpy.ma`` (about 20 ms) at the first call: that is every ``simulate``'s
     first summary. Float input with a NaN goes to ``np.percentile`` (NaN there)."""
-    if x.dtype.kind == "f" and bool(np.isnan(x).any()):
+    if _has_nan(x):
         return np.asarray(np.percentile(x, list(percents)))
     n = x.size
+    lo, hi, gamma = _linear_positions(n, percents)
+    # only the order statistics read (numpy partitions at the first and the last too)
+    kth = sorted({int(i) % n for i in (*lo, *hi)})
+    part = np.partition(x, kth)
+    return _interpolated(part[lo], part[hi], gamma)
+
+
+def _has_nan(x: np.ndarray) -> bool:
+    """Whether ``x`` is a float array holding a NaN (:func:`linear_percentiles` then
+    leaves it to ``np.percentile``)."""
+    return x.dtype.kind == "f" and bool(np.isnan(x).any())
+
+
+def _linear_positions(n: int, percents: tuple[float, ...]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """numpy's order-statistic positions and weights of the ``linear`` percentiles
+    ``percents`` of ``n >= 1`` values: the positions ``lo`` and ``hi`` (-1: the largest
+    value) of the two order statistics around each virtual index ``(n - 1) q``, and
+    the weight ``gamma`` of the upper one, as ``np.percentile`` computes them."""
     q = np.true_divide(np.asarray(percents, dtype=np.float64), 100)
     virtual = (n - 1) * q
     below = np.floor(virtual)
@@ -379,15 +417,22 @@ def linear_percentiles(x: np.ndarray, percents: tuple[float, ...]) -> np.ndarray
     below[top] = -1
     above[top] = -1
     lo, hi = below.astype(np.intp), above.astype(np.intp)
-    kth = sorted({0, n - 1, *(int(i) % n for i in lo), *(int(i) % n for i in hi)})
-    part = np.partition(x, kth)
-    a, b = part[lo], part[hi]
     gamma = np.asarray(virtual - lo, dtype=virtual.dtype)
+    return lo, hi, gamma
+
+
+def _interpolated(a: np.ndarray, b: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """numpy's ``linear`` interpolation between the order statistics ``a`` and ``b``
+    with the weights ``gamma`` of :func:`_linear_positions` (bit for bit)."""
     diff = b - a
     out = np.add(a, diff * gamma)
     np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5, casting="unsafe",
                 dtype=type(out.dtype))
     return out
+
+
+#: The percentiles of :func:`describe` (``median``, ``p95``).
+_DESCRIBED = (50.0, 95.0)
 
 
 def describe(values: ArrayLike) -> dict[str, Any]:
@@ -400,7 +445,7 @@ def describe(values: ArrayLike) -> dict[str, Any]:
     if x.size == 0:
         nan = float("nan")
         return {"count": 0, "mean": nan, "median": nan, "p95": nan, "max": nan}
-    median, p95 = linear_percentiles(x, (50.0, 95.0))
+    median, p95 = linear_percentiles(x, _DESCRIBED)
     return {
         "count": int(x.size),
         "mean": float(np.mean(x, dtype=np.float64)),
@@ -410,14 +455,76 @@ def describe(values: ArrayLike) -> dict[str, Any]:
     }
 
 
-def _block(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, Any]:
-    """Flat ``{stat}_{metric}`` statistics of the metric columns over ``rows``."""
-    out: dict[str, Any] = {"jobs": int(np.count_nonzero(rows))}
+def class_blocks(metrics: Mapping[str, np.ndarray]
+                 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The statistics of the measured jobs and of each of their job classes: a block
+    ``{"jobs": n, "mean_wait", "median_wait", "p95_wait", "max_wait", ...}`` (the
+    :func:`describe` ``mean``, ``median``, ``p95`` and ``max`` of each metric of
+    :data:`METRIC_KEYS`, under its key) for all of them and for each class.
+
+    ``metrics``: the arrays of :data:`METRIC_KEYS` over the measured jobs only, in
+    table order; their classes are :func:`job_class` of their ``run``. The values are
+    :func:`describe`'s of each metric masked by class, bit for bit, computed with the
+    classes' rows gathered once (a stable sort of the class codes) instead of a boolean
+    mask per metric and class, and the ``run`` statistics of every block from one
+    partition: the classes are ranges of ``run``, so each class's order statistics are
+    order statistics of all the runs. Returns the block of all the jobs and the blocks
+    by label of :data:`JOB_CLASS_LABELS` (an empty class: ``jobs = 0`` and NaN)."""
+    codes = job_class(metrics["run"])
+    n = len(codes)
+    counts = np.bincount(codes, minlength=len(JOB_CLASS_LABELS))
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    spans = [(0, n), *itertools.pairwise(bounds)]  # all jobs, then each class
+    order = np.argsort(codes, kind="stable")  # class 0's rows, then 1's, then 2's
+    whole: dict[str, Any] = {"jobs": n}
+    classes: dict[str, dict[str, Any]] = {label: {"jobs": int(counts[code])}
+                                          for code, label in enumerate(JOB_CLASS_LABELS)}
     for name, key in METRIC_KEYS.items():
-        d = describe(columns[name][rows])
-        for stat in ("mean", "median", "p95", "max"):
-            out[f"{stat}_{key}"] = d[stat]
-    return out
+        x = metrics[name]
+        grouped = x[order]
+        values = [x, *(grouped[lo:hi] for lo, hi in spans[1:])]  # each in table order
+        if name == "run" and not _has_nan(x):
+            part = _partitioned(x, spans)  # sorted by run, the classes follow each other
+            found = [_described(v, part, lo, hi) for v, (lo, hi) in zip(values, spans,
+                                                                          strict=True)]
+        else:
+            found = [describe(v) for v in values]
+        for block, d in zip((whole, *classes.values()), found, strict=True):
+            for stat in ("mean", "median", "p95", "max"):
+                block[f"{stat}_{key}"] = d[stat]
+    return whole, classes
+
+
+def _partitioned(x: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+    """``x`` partitioned at every order statistic :func:`_described` takes from each
+    ``(lo, hi)`` span of its sorted values (the last and the two around each percentile
+    of :data:`_DESCRIBED`)."""
+    kth: set[int] = set()
+    for lo, hi in spans:
+        m = hi - lo
+        if m == 0:
+            continue
+        below, above, _ = _linear_positions(m, _DESCRIBED)
+        kth.update((hi - 1, *(lo + int(i) % m for i in (*below, *above))))
+    return np.partition(x, sorted(kth)) if kth else x
+
+
+def _described(values: np.ndarray, part: np.ndarray, lo: int, hi: int) -> dict[str, Any]:
+    """:func:`describe` of ``values``, whose sorted values are ``part[lo:hi]`` (a
+    partition of :func:`_partitioned`): the mean from ``values`` (in their order), the
+    percentiles and the maximum from the order statistics."""
+    m = hi - lo
+    if m == 0:
+        return describe(values)
+    below, above, gamma = _linear_positions(m, _DESCRIBED)
+    median, p95 = _interpolated(part[lo + below % m], part[lo + above % m], gamma)
+    return {
+        "count": m,
+        "mean": float(np.mean(values, dtype=np.float64)),
+        "median": float(median),
+        "p95": float(p95),
+        "max": part[hi - 1].item(),
+    }
 
 
 def job_stats(
@@ -439,9 +546,6 @@ def job_stats(
     """
     cols = job_columns(submit, start, end, status, tau=tau)
     rows = measured_mask(submit, status, measure)
-    out = _block(cols, rows)
-    out["by_class"] = {
-        label: _block(cols, rows & (cols["job_class"] == code))
-        for code, label in enumerate(JOB_CLASS_LABELS)
-    }
+    out, classes = class_blocks({name: cols[name][rows] for name in METRIC_KEYS})
+    out["by_class"] = classes
     return out

@@ -72,15 +72,14 @@ from dispatchlab.metrics.jobs import (
     POWER_BSLD_THETA,
     REJECTED,
     Measure,
-    _block,
     _int_array,
     check_results,
     check_tau,
+    class_blocks,
     describe,
-    job_columns,
     power_bounded_slowdown,
+    slowdowns,
 )
-from dispatchlab.metrics.jobs import JOB_CLASS_LABELS as _LABELS
 from dispatchlab.metrics.keys import BY_KEY, DISPATCHER_FACTS
 from dispatchlab.metrics.series import StepFunction, queue_length, resource_in_use
 
@@ -184,19 +183,40 @@ def measured_series(
     rows = (measure or Measure()).mask(sub) & (st != REJECTED)
     if exclude is not None:
         rows &= ~_bool_rows(exclude, len(sub), "exclude")
-    for name, amount in amounts.items():
-        if name not in cap and np.any(amount[rows] > 0):
+    used = _measured_amounts(amounts, rows, cap)
+    return _series_of(sub[rows], sta[rows], en[rows], used, cap)
+
+
+def _measured_amounts(amounts: Mapping[str, np.ndarray], rows: np.ndarray,
+                      cap: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """Each resource's amounts (units x per-unit) of the measured ``rows`` (``amounts``
+    themselves when every row is measured); a resource they use (amount > 0) without a
+    capacity in ``cap`` raises :class:`InputError`."""
+    every = bool(rows.all())
+    used = {name: amount if every else amount[rows] for name, amount in amounts.items()}
+    for name, amount in used.items():
+        if name not in cap and np.any(amount > 0):
             raise InputError(f"jobs use resource {name!r} but the platform has no capacity for it")
-    if not rows.any():
+    return used
+
+
+def _series_of(submit: np.ndarray, start: np.ndarray, end: np.ndarray,
+               amounts: Mapping[str, np.ndarray], cap: dict[str, int],
+               resources: Iterable[str] | None = None) -> MeasuredSeries:
+    """:func:`measured_series` of the measured jobs' checked ``submit``, ``start``,
+    ``end`` and resource ``amounts`` (the measured rows only, in table order), with the
+    in-use series of the ``resources`` named (default: every resource of ``cap``)."""
+    names = list(cap if resources is None else resources)
+    if not len(submit):
         empty = StepFunction(np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
-        return MeasuredSeries(empty, dict.fromkeys(cap, empty), cap)
-    t0, t1 = int(sub[rows].min()), int(en[rows].max())
+        return MeasuredSeries(empty, dict.fromkeys(names, empty), cap)
+    t0, t1 = int(submit.min()), int(end.max())
     horizon = (t0, t1)
-    queue = queue_length(sub[rows], sta[rows], horizon=horizon)
+    queue = queue_length(submit, start, horizon=horizon)
     in_use: dict[str, StepFunction] = {}
-    for name in cap:
-        amount = amounts[name][rows] if name in amounts else np.zeros(int(rows.sum()), np.int64)
-        in_use[name] = resource_in_use(sta[rows], en[rows], amount, horizon=horizon)
+    for name in names:
+        amount = amounts[name] if name in amounts else np.zeros(len(submit), np.int64)
+        in_use[name] = resource_in_use(start, end, amount, horizon=horizon)
     return MeasuredSeries(queue, in_use, cap, t0, t1)
 
 
@@ -244,10 +264,18 @@ def _whole_run_utilization(
 
 def _integral(f: StepFunction, t0: int, t1: int) -> float:
     """Integral of ``f`` over ``[t0, t1)`` (value x seconds, float64), ``f`` taken as 0
-    outside its domain."""
-    lo = np.clip(f.times, t0, t1)
-    hi = np.clip(np.append(f.times[1:], np.int64(f.end)), t0, t1)
-    return float((f.values.astype(np.float64) * (hi - lo)).sum())
+    outside its domain: the sum of each value times the seconds of its segment inside
+    ``[t0, t1)``, in segment order (computed in place: two arrays of the segments)."""
+    if not len(f.times):
+        return 0.0
+    seconds = np.empty_like(f.times)  # each segment's end, then its seconds inside
+    seconds[:-1] = f.times[1:]
+    seconds[-1] = f.end
+    np.clip(seconds, t0, t1, out=seconds)
+    np.subtract(seconds, np.clip(f.times, t0, t1), out=seconds)
+    product = f.values.astype(np.float64)
+    np.multiply(product, seconds, out=product)
+    return float(product.sum())
 
 
 def steady_state_utilization(
@@ -282,12 +310,19 @@ def steady_state_utilization(
     _, amounts = _amounts(units, {"per_unit_primary": per_unit_primary}, len(sub))
     cap = _check_capacity({"primary": capacity_primary})["primary"]
     ran = st != REJECTED
-    sub, sta, en = sub[ran], sta[ran], en[ran]
-    amount = amounts["per_unit_primary"][ran]
-    window = _steady_window(sub, sta, en, amount, cap, in_use)
+    return _steady(sub[ran], sta[ran], en[ran], amounts["per_unit_primary"][ran], cap,
+                   fallback, in_use)
+
+
+def _steady(submit: np.ndarray, start: np.ndarray, end: np.ndarray, amount: np.ndarray,
+            cap: int, fallback: float | None, in_use: StepFunction | None
+            ) -> tuple[float, tuple[int, int] | None, bool]:
+    """:func:`steady_state_utilization` of the checked arrays of the jobs that ran
+    (``amount``: units x per-unit primary resource)."""
+    window = _steady_window(submit, start, end, amount, cap, in_use)
     if window is None:
         if fallback is None:
-            fallback = _whole_run_utilization(sub, sta, en, amount, cap)
+            fallback = _whole_run_utilization(submit, start, end, amount, cap)
         return float(fallback), None, True
     in_use, t0, t1 = window
     return _integral(in_use, t0, t1) / (cap * (t1 - t0)), (t0, t1), False
@@ -303,10 +338,11 @@ def _steady_window(
         return None
     if in_use is None:
         in_use = resource_in_use(start, end, amount)
-    reached = np.flatnonzero(in_use.values >= STEADY_THRESHOLD * capacity)
-    if reached.size == 0:
+    reached = in_use.values >= STEADY_THRESHOLD * capacity
+    first = int(reached.argmax()) if len(reached) else 0
+    if not len(reached) or not reached[first]:
         return None
-    t0, t1 = int(in_use.times[reached[0]]), int(submit.max())
+    t0, t1 = int(in_use.times[first]), int(submit.max())
     return (in_use, t0, t1) if t1 > t0 else None
 
 
@@ -501,58 +537,78 @@ def summarize(
     workload = np.ones(len(sub), dtype=bool) if hot is None else ~hot
     if hot is not None:
         in_window &= workload
-    rows = in_window & (st != REJECTED)
-    series = measured_series(sub, sta, en, st, units, resources, cap, measure=measure,
-                             exclude=hot)
+    rejected = st == REJECTED
+    rows = in_window & ~rejected
+    # the measured jobs' arrays, taken once (the columns themselves when every row is
+    # measured): the series, the job metrics and the utilization all work on them, in
+    # table order; each intermediate array is let go once used (the summary is often
+    # the peak of a command's memory)
     _, amounts = _amounts(units, resources, len(sub))
+    used = _measured_amounts(amounts, rows, cap)
+    every = bool(rows.all())
+    m_sub, m_sta, m_en = (sub, sta, en) if every else (sub[rows], sta[rows], en[rows])
+    primary = primary_resource(cap)
+    n = len(m_sub)
+    t0, t1 = (int(m_sub.min()), int(m_en.max())) if n else (None, None)
+    makespan = None if t0 is None else t1 - t0  # type: ignore[operator]
+    run = m_en - m_sta
+    util = _utilization(cap, used, run, makespan)
 
-    cols = job_columns(sub, sta, en, st, tau=t)
+    # the summary reads the queue and the primary resource's in-use series (the steady
+    # state) only: the other resources' series are not built. When every (workload) row
+    # is measured, the measured series already is the in-use function of all (workload)
+    # jobs that ran (on [first submit, last end), which holds every start and end);
+    # else the steady state is of all of them
+    series = _series_of(m_sub, m_sta, m_en, used, cap, (primary,))
+    if t0 is not None and (in_window == workload).all():
+        amount = used[primary] if primary in used else np.zeros(n, np.int64)
+        steady = _steady(m_sub, m_sta, m_en, amount, cap[primary], util[primary],
+                         series.in_use[primary])
+    else:
+        ran = workload & ~rejected
+        amount = amounts[primary][ran] if primary in amounts else \
+            np.zeros(int(ran.sum()), np.int64)
+        steady = _steady(sub[ran], sta[ran], en[ran], amount, cap[primary], util[primary],
+                         None)
+    del amounts, amount
+    queue = _queue_keys(series.queue)
+    del series
+
+    wait = m_sta - m_sub
+    turnaround = m_en - m_sub
+    del m_sub, m_sta, m_en
+    sld, bsld = slowdowns(wait, run, t)
+    block, by_class = class_blocks({"wait": wait, "turnaround": turnaround, "run": run,
+                                    "slowdown": sld, "bounded_slowdown": bsld})
+    del turnaround, sld, bsld
+
     out: dict[str, Any] = {
         "total_jobs": len(sub) if hot is None else int(workload.sum()),
         "measured_jobs": int(in_window.sum()),
-        "jobs": int(rows.sum()),
-        "rejected": int(np.count_nonzero(in_window & (st == REJECTED))),
-        "rejected_total": int(np.count_nonzero(workload & (st == REJECTED))),
+        "jobs": n,
+        "rejected": int(np.count_nonzero(in_window & rejected)),
+        "rejected_total": int(np.count_nonzero(workload & rejected)),
         "killed": int(np.count_nonzero(in_window & (st == KILLED))),
         "tau": t,
         "measure": str(measure),
     }
     if hot is not None:
         out["hot_start_jobs"] = int(hot.sum())
-    block = _block(cols, rows)
     del block["jobs"]
     out.update(block)
     if unstretched_run is not None:
-        out.update(_power_bsld_keys(cols, rows, unstretched_run, len(sub)))
-    out["by_class"] = {
-        label: _block(cols, rows & (cols["job_class"] == code))
-        for code, label in enumerate(_LABELS)
-    }
-
-    makespan = None if series.t0 is None else series.t1 - series.t0  # type: ignore[operator]
-    out["first_submit"] = series.t0
-    out["last_end"] = series.t1
+        out.update(_power_bsld_keys(wait, run, rows, unstretched_run, len(sub)))
+    out["by_class"] = by_class
+    out["first_submit"] = t0
+    out["last_end"] = t1
     out["makespan"] = makespan
-    util = _utilization(cap, amounts, cols["run"], rows, makespan)
-    primary = primary_resource(cap)
     out["utilization_resource"] = primary
     out["utilization"] = util[primary]
     out["utilization_by_resource"] = util
-    # every (workload) row measured: the measured series already is the in-use function
-    # of all (workload) jobs that ran (on [first submit, last end), which holds every start and end)
-    keep = slice(None) if hot is None else workload
-    steady, window, fell_back = steady_state_utilization(
-        sub[keep], sta[keep], en[keep], st[keep], np.asarray(units)[keep],
-        np.asarray(resources.get(primary, np.zeros(len(sub), np.int64)))[keep],
-        cap[primary], fallback=util[primary],
-        in_use=series.in_use[primary]
-        if (in_window == workload).all() and series.t0 is not None else None,
-    )
-    out["steady_utilization"] = steady
-    out["steady_window"] = None if window is None else list(window)
-    out["steady_fallback"] = fell_back
-
-    out.update(_queue_keys(series.queue))
+    out["steady_utilization"] = steady[0]
+    out["steady_window"] = None if steady[1] is None else list(steady[1])
+    out["steady_fallback"] = steady[2]
+    out.update(queue)
     dec = decision_time_stats(decision_times)
     out.update(_decision_keys(dec))
     out.update(_checked_facts(dispatcher_facts, out,
@@ -560,35 +616,36 @@ def summarize(
     return _json_value(out)
 
 
-def _power_bsld_keys(cols: Mapping[str, np.ndarray], rows: np.ndarray,
+def _power_bsld_keys(wait: np.ndarray, run: np.ndarray, rows: np.ndarray,
                      unstretched_run: ArrayLike, n: int) -> dict[str, Any]:
     """``power_bsld_theta``, ``mean_power_bsld`` and ``max_power_bsld`` of
-    :func:`summarize` over the measured ``rows`` (``unstretched_run``: n values, s)."""
+    :func:`summarize` over the measured ``rows`` (``wait`` and ``run``: theirs;
+    ``unstretched_run``: n values, s)."""
     nominal = _int_array(unstretched_run, "unstretched_run")
     if len(nominal) != n:
         raise InputError(f"unstretched_run has {len(nominal)} rows, expected "
                          f"{n}", field="unstretched_run")
-    pb = power_bounded_slowdown(cols["wait"][rows], cols["run"][rows], nominal[rows])
+    pb = power_bounded_slowdown(wait, run, nominal[rows])
     d = describe(pb)
     return {"power_bsld_theta": POWER_BSLD_THETA, "mean_power_bsld": d["mean"],
             "max_power_bsld": d["max"]}
 
 
-def _utilization(cap: Mapping[str, int], amounts: Mapping[str, np.ndarray],
-                 run: np.ndarray, rows: np.ndarray,
-                 makespan: int | None) -> dict[str, float]:
-    """Resource name -> the share of ``cap`` x ``makespan`` the measured ``rows`` used
-    (unit amount x run seconds); NaN without a makespan or for a capacity of 0."""
+def _utilization(cap: Mapping[str, int], used: Mapping[str, np.ndarray],
+                 run: np.ndarray, makespan: int | None) -> dict[str, float]:
+    """Resource name -> the share of ``cap`` x ``makespan`` the measured jobs used
+    (their amounts ``used`` x their ``run`` seconds); NaN without a makespan or for a
+    capacity of 0."""
     util: dict[str, float] = {}
     for name, total in cap.items():
         if not makespan or total == 0:
             util[name] = float("nan")
             continue
         # float64: units x resource x seconds can pass 2**63 on big platforms.
-        used = 0.0
-        if name in amounts:
-            used = float((amounts[name][rows].astype(np.float64) * run[rows]).sum())
-        util[name] = used / (total * makespan)
+        amount = 0.0
+        if name in used:
+            amount = float((used[name].astype(np.float64) * run).sum())
+        util[name] = amount / (total * makespan)
     return util
 
 

@@ -720,13 +720,6 @@ class NativeSimulation:
         self._ran = False
         self._fallback = ((dispatcher, predictor, others) if fallback else None)
 
-    @property
-    def calls_python(self) -> bool:
-        """Whether the run calls Python code as it simulates (a dispatcher or a
-        predictor written in Python): it then holds the GIL for much of the run; else
-        the whole run releases it."""
-        return _via_view(self.dispatcher) or _predictor_reason(self.predictor) is not None
-
     def run(self) -> SimulationResult:
         """Simulate every job to completion and return the result."""
         if self._ran:
