@@ -72,7 +72,6 @@ struct NodeState {
 /// platform ([`Engine::new`]) or a node-level one ([`Engine::with_nodes`]).
 pub struct Engine {
     jobs: CountingWorkload,
-    sim_run: Vec<i64>,
     dispatcher: Box<dyn Dispatcher>,
     predictor: Box<dyn Predictor>,
     limit: i64,
@@ -189,7 +188,6 @@ impl Engine {
             });
         }
         Ok(Engine {
-            sim_run: jobs.sim_run(),
             limit: time_limit(n),
             jobs,
             dispatcher,
@@ -386,7 +384,8 @@ impl Engine {
         if self.observes {
             self.observed.push(job);
         }
-        let killed = self.jobs.overrun == Overrun::Kill && self.sim_run[j] < self.jobs.run[j];
+        let killed =
+            self.jobs.overrun == Overrun::Kill && self.jobs.requested[j] < self.jobs.run[j];
         self.status[j] = if killed { KILLED } else { COMPLETED };
     }
 
@@ -605,7 +604,8 @@ impl Engine {
         let est_end = now + planned(self.est0[j]);
         self.est_end[j] = est_end;
         self.running.insert(job, est_end, self.jobs.units[j]);
-        self.ends.push(Reverse((now + self.sim_run[j], job)));
+        self.ends
+            .push(Reverse((now + self.jobs.sim_run_of(j), job)));
         self.predictor.started(job, now);
     }
 

@@ -149,6 +149,16 @@ impl CountingWorkload {
         self.submit.is_empty()
     }
 
+    /// The simulated run time of job row `j` (s): its run time, cut at its requested
+    /// time under [`Overrun::Kill`] ([`CountingWorkload::sim_run`]'s value for it;
+    /// the engine reads it job by job rather than keep a column of them).
+    pub fn sim_run_of(&self, j: usize) -> i64 {
+        match self.overrun {
+            Overrun::Run => self.run[j],
+            Overrun::Kill => self.run[j].min(self.requested[j]),
+        }
+    }
+
     /// The duration each job is simulated for: its run time, capped by its requested
     /// time under [`Overrun::Kill`].
     pub fn sim_run(&self) -> Vec<i64> {
