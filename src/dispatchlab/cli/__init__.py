@@ -22,7 +22,8 @@ dispatcher that breaks the engine's rules (:class:`~dispatchlab.dispatch.base.
 DispatchError`, a bug in its code) ends with one ``error: ...`` line and status 1, or
 its traceback with ``DISPATCHLAB_TRACEBACK=1``; so does a panic or a broken rule in the
 native core (:class:`~dispatchlab.sim.native.NativeCoreError`, a bug in dispatchlab),
-with the core's message.
+with the core's message. The ``dispatchlab`` program is :func:`run` (:func:`main`, then
+the exit; after ``simulate`` without the interpreter's teardown).
 """
 
 from __future__ import annotations
@@ -272,4 +273,4 @@ def _is_native_core_error(exc: BaseException) -> bool:
     return native is not None and isinstance(exc, native.NativeCoreError)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "run"]
