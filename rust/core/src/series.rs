@@ -317,7 +317,7 @@ mod tests {
                 lo.push(a);
                 hi.push(a + (next() % (1 << 31)) as i64 * (i % 3) as i64);
                 weight.push(if i % 5 == 0 {
-                    next() as i64 * 4099
+                    (next() as i64).wrapping_mul(4099) // huge weights: sums wrap, as in release
                 } else {
                     (next() % 9) as i64
                 });
