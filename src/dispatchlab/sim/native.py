@@ -498,9 +498,22 @@ def _core_params(dispatcher: Dispatcher, jobs: JobTable, platform: Platform,
     return out
 
 
-def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
-               dispatcher: Dispatcher, predictor: Predictor, overrun: str, *,
-               platform: Platform, estimate: np.ndarray,
+def _columns(jobs: JobTable) -> tuple[np.ndarray, ...]:
+    """The job columns every simulate function of the core takes first: submit, run,
+    requested time and units (int64, contiguous)."""
+    return tuple(np.ascontiguousarray(jobs[c], dtype=np.int64)
+                 for c in ("submit", "run", "requested_time", "units"))
+
+
+def _core_resource(platform: Platform) -> int | None:
+    """The index of the ``core`` resource among the platform's (None: it has none)."""
+    names = platform.resource_names
+    return names.index("core") if "core" in names else None
+
+
+def _core_call(jobs: JobTable, total_cores: int, dispatcher: Dispatcher,
+               predictor: Predictor, overrun: str, *, platform: Platform,
+               estimate: np.ndarray,
                calls: NativePredictorCalls | None = None) -> tuple[Any, ...]:
     """The core's ``(start, end, status, events, passes)`` for a native run, and on a
     node-level run the allocations as flat arrays ``(offsets, nodes, counts)`` after
@@ -508,27 +521,20 @@ def _core_call(jobs: JobTable, sim_run: np.ndarray, total_cores: int,
     ``simulate_counting`` for the others). ``estimate``: every job's estimate at
     submission (for the orderings' ranks); ``calls``: the calls of a predictor run in
     Python (:mod:`dispatchlab.sim.native_predict`; None: ``predictor`` is native)."""
-    del sim_run  # the core derives it from run, requested time and overrun
-    col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
-           for c in ("submit", "run", "requested_time", "units")}
     entry = NATIVE_DISPATCHERS[dispatcher.name]
     params = _core_params(dispatcher, jobs, platform, estimate)
-    python_predictor = (None if calls is None
-                        else (calls.at_time, calls.on_expiry, calls.observes))
+    python_predictor = None if calls is None else calls.binding_args
     assert _core is not None  # native_reason refused the run otherwise
     if is_node_level(platform, jobs):
         params["allocator"] = dispatcher.get_params()["allocator"]
-        names = platform.resource_names
         return _core.simulate_nodes(
-            col["submit"], col["run"], col["requested_time"], col["units"],
-            _requests(jobs, platform), platform.capacity_matrix(), entry.core,
-            core=names.index("core") if "core" in names else None,
+            *_columns(jobs), _requests(jobs, platform), platform.capacity_matrix(),
+            entry.core, core=_core_resource(platform),
             weights=platform.node_weights() if platform.has_weights() else None,
             ranks=platform.efficiency_ranks(), unservable=_unservable(jobs),
             predictor=predictor.name, overrun=overrun, params=params,
             python_predictor=python_predictor)
-    return _core.simulate_counting(col["submit"], col["run"], col["requested_time"],
-                                   col["units"], total_cores, entry.core,
+    return _core.simulate_counting(*_columns(jobs), total_cores, entry.core,
                                    predictor=predictor.name, overrun=overrun, counts=True,
                                    params=params, python_predictor=python_predictor)
 
@@ -551,22 +557,19 @@ def _core_call_python(jobs: JobTable, total_cores: int, passes: NativePasses,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """The core's ``(start, end, status, events, passes)`` for a dispatcher written in
     Python (:mod:`dispatchlab.sim.native_view`); ``calls`` as for :func:`_core_call`."""
-    col = {c: np.ascontiguousarray(jobs[c], dtype=np.int64)
-           for c in ("submit", "run", "requested_time", "units")}
     empty = (None if passes.dispatcher.requires.empty_queue_pass
              else passes.empty_queue_pass)
     nodes = None
     if not passes.counting:  # the platform (the Python side makes the allocations)
-        names = passes.platform.resource_names
-        nodes = (_requests(jobs, passes.platform), passes.platform.capacity_matrix(),
-                 names.index("core") if "core" in names else None, _unservable(jobs))
+        platform = passes.platform
+        nodes = (_requests(jobs, platform), platform.capacity_matrix(),
+                 _core_resource(platform), _unservable(jobs))
     assert _core is not None  # native_reason refused the run otherwise
-    return _core.simulate_python(col["submit"], col["run"], col["requested_time"],
-                                 col["units"], total_cores, passes.run_pass,
+    return _core.simulate_python(*_columns(jobs), total_cores, passes.run_pass,
                                  (passes.queue, passes.running), empty_queue=empty,
                                  predictor=predictor.name, overrun=overrun, nodes=nodes,
-                                 python_predictor=None if calls is None else (
-                                     calls.at_time, calls.on_expiry, calls.observes))
+                                 python_predictor=None if calls is None
+                                 else calls.binding_args)
 
 
 def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
@@ -628,7 +631,7 @@ def simulate_native(platform: Platform, jobs: JobTable, dispatcher: Dispatcher,
             decision_times = np.frombuffer(passes_.decision_times, dtype=np.float64).copy()
         else:
             start, end, status, events, passes, *flat = _core_call(
-                jobs, sim_run, total_cores, dispatcher, predictor, overrun,
+                jobs, total_cores, dispatcher, predictor, overrun,
                 platform=platform, estimate=estimate, calls=calls)
     except (ValueError, RuntimeError) as exc:
         if calls is not None and calls.error is exc:

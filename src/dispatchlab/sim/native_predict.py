@@ -31,6 +31,7 @@ written with the ``estimate`` and ``mirrors`` arrays of
 from __future__ import annotations
 
 from collections.abc import MutableSequence
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +73,12 @@ class NativePredictorCalls:
         #: more per-job estimate buffers written at each submission (the View's of a
         #: dispatcher written in Python, :mod:`dispatchlab.sim.native_view`)
         self.mirrors: list[MutableSequence[int]] = []
+
+    @property
+    def binding_args(self) -> tuple[Any, Any, bool]:
+        """The ``python_predictor`` argument of the core's simulate functions:
+        ``(at_time, on_expiry, observes)``."""
+        return self.at_time, self.on_expiry, self.observes
 
     def _started(self, started: tuple[int, ...], times: tuple[int, ...]) -> None:
         if started:
