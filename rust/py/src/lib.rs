@@ -25,6 +25,58 @@ fn column(a: &PyReadonlyArray1<'_, i64>) -> Vec<i64> {
     a.as_array().to_vec()
 }
 
+/// The four job columns every simulate function takes first: submit, run, requested
+/// time, units.
+type JobArrays<'py> = [PyReadonlyArray1<'py, i64>; 4];
+
+/// A counting run's workload of `jobs` (checked by the core: bad input is a ValueError).
+fn counting_workload(
+    jobs: &JobArrays<'_>,
+    total_cores: i64,
+    overrun: Overrun,
+) -> PyResult<CountingWorkload> {
+    let [submit, run, requested, units] = jobs;
+    CountingWorkload::new(
+        column(submit),
+        column(run),
+        column(requested),
+        column(units),
+        total_cores,
+        overrun,
+    )
+    .map_err(value_error)
+}
+
+/// A node-level run's workload of `jobs` on `nodes` (`requests`: jobs x resources
+/// per unit; `unservable`: the request fitting's flags, None for none).
+fn node_workload(
+    jobs: &JobArrays<'_>,
+    requests: &PyReadonlyArray2<'_, i64>,
+    nodes: Nodes,
+    core: Option<usize>,
+    unservable: Option<PyReadonlyArray1<'_, bool>>,
+    overrun: Overrun,
+) -> PyResult<NodeWorkload> {
+    let [submit, run, requested, units] = jobs;
+    let jobs = NodeWorkload::new(
+        column(submit),
+        column(run),
+        column(requested),
+        column(units),
+        matrix("requests", requests)?,
+        nodes,
+        core,
+        overrun,
+    )
+    .map_err(value_error)?;
+    match unservable {
+        Some(flags) => jobs
+            .with_unservable(flags.as_array().to_vec())
+            .map_err(value_error),
+        None => Ok(jobs),
+    }
+}
+
 /// The message of a panic's payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -163,15 +215,7 @@ fn simulate_counting<'py>(
 ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let params = parse_params(params)?;
     let overrun = Overrun::parse(overrun).map_err(value_error)?;
-    let jobs = CountingWorkload::new(
-        column(&submit),
-        column(&run),
-        column(&requested),
-        column(&units),
-        total_cores,
-        overrun,
-    )
-    .map_err(value_error)?;
+    let jobs = counting_workload(&[submit, run, requested, units], total_cores, overrun)?;
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
     let slot = ErrorSlot::default();
     let python = python_predictor.map(|args| adapter(args, &slot));
@@ -313,23 +357,14 @@ fn simulate_nodes<'py>(
     let n_nodes = capacity.rows();
     let ranks = ranks.map_or_else(|| vec![0; n_nodes], |r| column(&r));
     let nodes = Nodes::new(capacity, weights.map(|w| column(&w)), ranks).map_err(value_error)?;
-    let jobs = NodeWorkload::new(
-        column(&submit),
-        column(&run),
-        column(&requested),
-        column(&units),
-        matrix("requests", &requests)?,
+    let jobs = node_workload(
+        &[submit, run, requested, units],
+        &requests,
         nodes,
         core,
+        unservable,
         overrun,
-    )
-    .map_err(value_error)?;
-    let jobs = match unservable {
-        Some(flags) => jobs
-            .with_unservable(flags.as_array().to_vec())
-            .map_err(value_error)?,
-        None => jobs,
-    };
+    )?;
     let (dispatcher, predictor) = (dispatcher.to_string(), predictor.to_string());
     let slot = ErrorSlot::default();
     let python = python_predictor.map(|args| adapter(args, &slot));
@@ -397,17 +432,10 @@ fn simulate_python<'py>(
     let dispatcher = Box::new(PyDispatcher::new(pass_fn, empty_queue, slot.clone(), state));
     let predictor = predictor.to_string();
     let python = python_predictor.map(|args| adapter(args, &slot));
+    let arrays = [submit, run, requested, units];
     let outcome = match nodes {
         None => {
-            let jobs = CountingWorkload::new(
-                column(&submit),
-                column(&run),
-                column(&requested),
-                column(&units),
-                total_cores,
-                overrun,
-            )
-            .map_err(value_error)?;
+            let jobs = counting_workload(&arrays, total_cores, overrun)?;
             detached(py, move || match python {
                 Some(p) => Engine::new(jobs, dispatcher, p).and_then(Engine::run),
                 None => dispatchlab_core::simulate_counting_by(jobs, dispatcher, &predictor),
@@ -417,22 +445,7 @@ fn simulate_python<'py>(
             let capacity = matrix("capacity", &capacity)?;
             let ranks = vec![0; capacity.rows()];
             let platform = Nodes::new(capacity, None, ranks).map_err(value_error)?;
-            let mut jobs = NodeWorkload::new(
-                column(&submit),
-                column(&run),
-                column(&requested),
-                column(&units),
-                matrix("requests", &requests)?,
-                platform,
-                core,
-                overrun,
-            )
-            .map_err(value_error)?;
-            if let Some(flags) = unservable {
-                jobs = jobs
-                    .with_unservable(flags.as_array().to_vec())
-                    .map_err(value_error)?;
-            }
+            let jobs = node_workload(&arrays, &requests, platform, core, unservable, overrun)?;
             detached(py, move || match python {
                 Some(p) => Engine::with_nodes(jobs, dispatcher, p).and_then(Engine::run),
                 None => dispatchlab_core::simulate_nodes_by(jobs, dispatcher, &predictor),
