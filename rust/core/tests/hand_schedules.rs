@@ -6,6 +6,9 @@ use dispatchlab_core::{
     Predictor, COMPLETED, KILLED, REJECTED,
 };
 
+mod common;
+use common::Constant;
+
 #[allow(clippy::too_many_arguments)] // a test helper: the columns side by side
 fn run_with(
     submit: &[i64],
@@ -236,38 +239,6 @@ fn the_real_predictor_plans_with_run_times() {
     assert_eq!(r.start, vec![0, 100, 150]);
 }
 
-/// Every estimate 10 s, known only at submission; Tsafrir's expiry rule.
-struct TenSeconds(Vec<i64>);
-
-impl Predictor for TenSeconds {
-    fn name(&self) -> &'static str {
-        "ten"
-    }
-    fn at_time(
-        &mut self,
-        _now: i64,
-        _completed: &[u32],
-        submitted: &[u32],
-        out: &mut Vec<i64>,
-    ) -> Result<(), Error> {
-        out.extend(submitted.iter().map(|_| 10));
-        Ok(())
-    }
-    fn on_expiry(
-        &mut self,
-        now: i64,
-        expired: &[(u32, i64)],
-        out: &mut Vec<Option<i64>>,
-    ) -> Result<(), Error> {
-        out.extend(
-            expired
-                .iter()
-                .map(|&(j, started)| tsafrir(self.0[j as usize], started, now)),
-        );
-        Ok(())
-    }
-}
-
 /// A learning predictor: each estimate is the run time of the job that completed
 /// last (the requested time before any completed); it records its calls.
 #[derive(Default)]
@@ -447,7 +418,10 @@ fn an_expired_estimate_jumps_to_the_wall_time() {
     let o = Engine::new(
         jobs,
         make_dispatcher("easy").unwrap(),
-        Box::new(TenSeconds(req)),
+        Box::new(Constant {
+            estimate: 10,
+            requested: req,
+        }),
     )
     .unwrap()
     .run()

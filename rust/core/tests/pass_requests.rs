@@ -6,8 +6,11 @@
 use dispatchlab_core::{
     simulate_counting_by, simulate_nodes_by, Allocation, CountingWorkload, Dispatcher, Engine,
     Error, NodeMatrix, NodeView, NodeWorkload, Nodes, Outcome, Overrun, PassContext, PassRequests,
-    Placement, Predictor, View, COMPLETED, REJECTED,
+    Placement, View, COMPLETED, REJECTED,
 };
+
+mod common;
+use common::Constant;
 
 /// One call's script: rows to start, rows to reject, wake-ups, withdrawals, a stop.
 type Step = (Vec<u32>, Vec<u32>, Vec<i64>, Vec<i64>, Option<&'static str>);
@@ -179,40 +182,6 @@ fn a_stop_and_broken_requests_end_the_run() {
     }
 }
 
-/// Estimates 2 s at submission; at expiry, the requested time (Tsafrir's rule).
-struct Short(Vec<i64>);
-
-impl Predictor for Short {
-    fn name(&self) -> &'static str {
-        "short"
-    }
-
-    fn at_time(
-        &mut self,
-        _now: i64,
-        _completed: &[u32],
-        submitted: &[u32],
-        out: &mut Vec<i64>,
-    ) -> Result<(), Error> {
-        out.extend(submitted.iter().map(|_| 2));
-        Ok(())
-    }
-
-    fn on_expiry(
-        &mut self,
-        now: i64,
-        expired: &[(u32, i64)],
-        out: &mut Vec<Option<i64>>,
-    ) -> Result<(), Error> {
-        out.extend(
-            expired
-                .iter()
-                .map(|&(j, started)| dispatchlab_core::tsafrir(self.0[j as usize], started, now)),
-        );
-        Ok(())
-    }
-}
-
 #[test]
 fn new_estimates_are_reported_once() {
     // two cores; J0 (10 s, requested 20) and J1 (8 s, requested 20) start at 0 with
@@ -228,10 +197,17 @@ fn new_estimates_are_reported_once() {
     let seen = d.seen.clone();
     let mut w = jobs(&[0, 0, 2], &[10, 8, 1], &[20, 20, 20]);
     w.total_cores = 2;
-    let out = Engine::new(w, Box::new(d), Box::new(Short(vec![20, 20, 20])))
-        .unwrap()
-        .run()
-        .unwrap();
+    let out = Engine::new(
+        w,
+        Box::new(d),
+        Box::new(Constant {
+            estimate: 2,
+            requested: vec![20, 20, 20],
+        }),
+    )
+    .unwrap()
+    .run()
+    .unwrap();
     assert_eq!(out.start, vec![0, 0, 8]);
     let seen = seen.lock().unwrap();
     assert_eq!(seen[1].0, 2);
