@@ -150,26 +150,12 @@ impl CountingWorkload {
     }
 
     /// The simulated run time of job row `j` (s): its run time, cut at its requested
-    /// time under [`Overrun::Kill`] ([`CountingWorkload::sim_run`]'s value for it;
-    /// the engine reads it job by job rather than keep a column of them).
+    /// time under [`Overrun::Kill`] (read job by job: the engine keeps no column of
+    /// them).
     pub fn sim_run_of(&self, j: usize) -> i64 {
         match self.overrun {
             Overrun::Run => self.run[j],
             Overrun::Kill => self.run[j].min(self.requested[j]),
-        }
-    }
-
-    /// The duration each job is simulated for: its run time, capped by its requested
-    /// time under [`Overrun::Kill`].
-    pub fn sim_run(&self) -> Vec<i64> {
-        match self.overrun {
-            Overrun::Run => self.run.clone(),
-            Overrun::Kill => self
-                .run
-                .iter()
-                .zip(&self.requested)
-                .map(|(&r, &q)| r.min(q))
-                .collect(),
         }
     }
 }
